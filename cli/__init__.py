@@ -1,0 +1,8 @@
+"""Tritonify: lint, benchmark and profile Triton and CUDA kernels.
+
+This folder (`cli/` in the repository) is the root of the `tritonify` package: the command
+line. The engines live in `tritonify.diagnostics` (static rules, ncu parsing, patterns) and
+`tritonify.kernels` (templates, benchmark harness); `tritonify.server` is the LSP glue.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from tritonify.main import main
+
+sys.exit(main())

@@ -1,0 +1,23 @@
+"""`tritonify rule CODE`: print a rule's page (or a pattern's: `tritonify rule K`)."""
+from __future__ import annotations
+
+import sys
+
+from tritonify.diagnostics.registry import rule_page
+
+NAME = "rule"
+HELP = "print the page of a rule (TRI001) or bottleneck pattern (A-N)"
+ORDER = 20
+
+
+def add_arguments(p):
+    p.add_argument("code", help="rule code such as TRI001, or a pattern letter A-N")
+
+
+def run(args) -> int:
+    page = rule_page(args.code)
+    if page is None:
+        print(f"tritonify: error: no rule or pattern named {args.code!r} (see `tritonify rules`)", file=sys.stderr)
+        return 2
+    print(page.rstrip())
+    return 0

@@ -1,0 +1,25 @@
+"""`tritonify rules`: list every rule with its severity and whether it has a fix."""
+from __future__ import annotations
+
+import json
+
+from tritonify.diagnostics.registry import all_rules
+
+NAME = "rules"
+HELP = "list the rules"
+ORDER = 21
+
+
+def add_arguments(p):
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def run(args) -> int:
+    rules = [r.rule for r in all_rules()]
+    if args.format == "json":
+        print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
+                           "fixable": r.fixable, "page": str(r.page)} for r in rules], indent=2))
+        return 0
+    for r in rules:
+        print(f"{r.code}  {r.name:<32} {r.severity.value:<8} {'fix' if r.fixable else '   '}  {r.summary}")
+    return 0

@@ -1,0 +1,95 @@
+"""What a rule's `check(ctx)` receives for a Python file."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable
+
+from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
+
+
+@dataclass
+class PythonContext:
+    source: SourceFile
+    rule: Rule | None = None          # set by the engine before each rule's check
+    settings: object | None = None
+
+    @cached_property
+    def tree(self) -> ast.Module:
+        assert self.source.tree is not None
+        return self.source.tree
+
+    @cached_property
+    def imports(self) -> ImportMap:
+        return ImportMap(self.source.tree)
+
+    @cached_property
+    def kernels(self) -> list[Kernel]:
+        return find_kernels(self.source.tree, self.imports)
+
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """child -> parent for the whole module (built once, shared by all rules)."""
+        out: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                out[child] = node
+        return out
+
+    def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
+        p = self.parents.get(node)
+        while p is not None:
+            yield p
+            p = self.parents.get(p)
+
+    def kernel_of(self, node: ast.AST) -> Kernel | None:
+        for anc in self.ancestors(node):
+            for k in self.kernels:
+                if k.node is anc:
+                    return k
+        return None
+
+    def segment(self, node: ast.AST) -> str:
+        return self.source.segment(node)
+
+    def replace(self, node: ast.AST, text: str) -> Edit:
+        line, col, end_line, end_col = self.source.node_range(node)
+        return Edit(line, col, end_line, end_col, text)
+
+    def finding(
+        self,
+        node: ast.AST,
+        message: str,
+        fixes: Iterable[Fix] = (),
+        *,
+        severity: Severity | None = None,
+        code: str | None = None,
+    ) -> Finding:
+        assert self.rule is not None, "the engine sets ctx.rule before calling check()"
+        line, col, end_line, end_col = self.source.node_range(node)
+        return Finding(
+            code=code or self.rule.code,
+            message=message,
+            line=line,
+            column=col,
+            end_line=end_line,
+            end_column=end_col,
+            severity=severity or self.rule.severity,
+            path=self.source.path,
+            fixes=list(fixes),
+            url=self.rule.url,
+        )
+
+
+@dataclass
+class Import:
+    """An import statement a fix wants in the file (merged, never duplicated)."""
+
+    module: str
+    name: str | None = None   # `from module import name`; None for `import module`
+    asname: str | None = None
+    extra: list = field(default_factory=list)

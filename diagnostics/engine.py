@@ -1,0 +1,248 @@
+"""Run the registered rules over text or files. The CLI and the language server call these."""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.registry import RegisteredRule, Rule, all_rules
+from tritonify.diagnostics.settings import DEFAULT_EXCLUDE, Settings
+from tritonify.diagnostics.source import SourceFile
+
+log = logging.getLogger(__name__)
+
+PYTHON_SUFFIXES = {".py", ".pyi"}
+CUDA_SUFFIXES = {".cu", ".cuh"}
+
+# Problems with the file itself (not a rule): syntax errors, undecodable bytes, size.
+SYNTAX = Rule(code="TRI000", name="invalid-file", summary="the file cannot be read or parsed", severity=Severity.ERROR)
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None          # a problem that stopped part of the analysis
+
+
+def _file_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
+    return Finding(
+        code=SYNTAX.code, message=message, line=max(1, line), column=max(0, column),
+        end_line=max(1, line), end_column=max(0, column) + 1, severity=Severity.ERROR, path=path,
+        url=SYNTAX.url,
+    )
+
+
+def _too_large(path: str, size: int, settings: Settings) -> Finding:
+    return _file_finding(path, f"file is {size / 1e6:.1f} MB, over the {settings.max_file_bytes / 1e6:.0f} MB "
+                               "lint limit (max-file-bytes in [tool.tritonify]); not checked")
+
+
+def _enabled_rules(settings: Settings, path: str, language: str) -> list[RegisteredRule]:
+    out = []
+    for r in all_rules():
+        lang = r.rule.language
+        if language == "python" and lang == "cuda":
+            continue
+        if language == "cuda" and lang != "cuda":
+            continue
+        if settings.enabled(r.code, path):
+            out.append(r)
+    return out
+
+
+def _finish(findings: Iterable[Finding], source_noqa, settings: Settings, path: str) -> list[Finding]:
+    out = []
+    for f in findings:
+        if not settings.enabled(f.code, path):
+            continue
+        if source_noqa is not None and source_noqa(f.code, f.line, f.end_line):
+            continue
+        f.severity = settings.severity_for(f.code, f.severity)
+        f.path = path
+        out.append(f)
+    out.sort(key=Finding.sort_key)
+    return out
+
+
+def lint_source(source: SourceFile, settings: Settings | None = None) -> FileResult:
+    """Lint a parsed Python source (Triton kernels and embedded CUDA)."""
+    settings = settings or Settings()
+    result = FileResult(source.path)
+    findings: list[Finding] = []
+    if source.decode_problem:
+        findings.append(_file_finding(source.path, source.decode_problem))
+    if source.syntax_error is not None:
+        err = source.syntax_error
+        line = err.lineno or 1
+        col = max(0, (err.offset or 1) - 1)
+        msg = err.msg or "invalid syntax"
+        findings.append(_file_finding(source.path, f"SyntaxError: {msg}; fix it to see Tritonify's findings for this file", line, col))
+        result.error = f"SyntaxError: {msg} at {line}:{col + 1}"
+        result.findings = _finish(findings, source.is_suppressed, settings, source.path)
+        return result
+    ctx = PythonContext(source, settings=settings)
+    for reg in _enabled_rules(settings, source.path, "python"):
+        ctx.rule = reg.rule
+        try:
+            findings.extend(reg.check(ctx))
+        except RecursionError:
+            log.warning("%s: %s gave up on a deeply nested expression", source.path, reg.code)
+        except Exception as exc:  # one broken rule must not hide the others
+            log.exception("rule %s failed on %s", reg.code, source.path)
+            result.error = f"internal error in {reg.code}: {type(exc).__name__}: {exc}"
+    findings.extend(_embedded_cuda(source, settings))
+    result.findings = _finish(findings, source.is_suppressed, settings, source.path)
+    return result
+
+
+def _embedded_cuda(source: SourceFile, settings: Settings) -> list[Finding]:
+    rules = _enabled_rules(settings, source.path, "cuda")
+    if not rules or source.tree is None:
+        return []
+    try:
+        from tritonify.diagnostics.cuda import embedded
+    except ImportError:
+        return []
+    if not embedded.might_embed_cuda(source):
+        return []
+    try:
+        return list(embedded.check_python_source(source, rules))
+    except Exception:
+        log.exception("embedded CUDA analysis failed on %s", source.path)
+        return []
+
+
+def lint_cuda_text(text: str, path: str, settings: Settings | None = None) -> FileResult:
+    settings = settings or Settings()
+    result = FileResult(path)
+    rules = _enabled_rules(settings, path, "cuda")
+    try:
+        from tritonify.diagnostics.cuda import embedded
+    except ImportError as exc:
+        result.error = f"CUDA analysis unavailable: {exc}"
+        return result
+    src = SourceFile(text=text, path=path)
+    try:
+        findings = list(embedded.check_cuda_text(text, path, rules))
+    except Exception as exc:
+        log.exception("CUDA analysis failed on %s", path)
+        result.error = f"internal error in CUDA analysis: {type(exc).__name__}: {exc}"
+        findings = []
+    result.findings = _finish(findings, src.is_suppressed, settings, path)
+    return result
+
+
+def language_of(path: str) -> str | None:
+    suffix = Path(path).suffix.lower()
+    if suffix in PYTHON_SUFFIXES:
+        return "python"
+    if suffix in CUDA_SUFFIXES:
+        return "cuda"
+    return None
+
+
+def lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None) -> FileResult:
+    """Lint the contents of one file (as the editor holds it, saved or not)."""
+    settings = settings or Settings()
+    size = len(text)
+    if size > settings.max_file_bytes:
+        return FileResult(path, [_too_large(path, size, settings)])
+    if language_of(path) == "cuda":
+        if isinstance(text, bytes):
+            from tritonify.diagnostics.source import decode_source
+
+            text, problem = decode_source(text)
+        return lint_cuda_text(text, path, settings)
+    source = SourceFile.from_bytes(text, path) if isinstance(text, bytes) else SourceFile.from_text(text, path)
+    return lint_source(source, settings)
+
+
+def lint_file(path: Path, settings: Settings | None = None) -> FileResult:
+    try:
+        size = path.stat().st_size
+        settings = settings or Settings()
+        if size > settings.max_file_bytes:
+            return FileResult(str(path), [_too_large(str(path), size, settings)])
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileResult(str(path), [_file_finding(str(path), f"cannot read file: {exc.strerror or exc}")], error=str(exc))
+    return lint_text(data, str(path), settings)
+
+
+# ---- file discovery ---------------------------------------------------------------------------
+
+def _gitignore_spec(root: Path):
+    try:
+        import pathspec
+    except ImportError:  # pragma: no cover
+        return None
+    patterns: list[str] = []
+    for ignore in (root / ".gitignore",):
+        if ignore.is_file():
+            try:
+                patterns.extend(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
+            except OSError:
+                pass
+    return pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
+
+
+def iter_files(paths: Iterable[str | Path], settings: Settings) -> Iterator[Path]:
+    """Python and CUDA files under `paths`, honouring .gitignore and the exclude settings.
+
+    A file named explicitly is always checked (as ruff does), even if excluded."""
+    import pathspec
+
+    exclude = pathspec.PathSpec.from_lines("gitwildmatch", [*DEFAULT_EXCLUDE, *settings.exclude])
+    seen: set[Path] = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            if p not in seen:
+                seen.add(p)
+                yield p
+            continue
+        if not p.is_dir():
+            continue
+        root = p.resolve()
+        git_specs: dict[Path, object] = {}
+        for dirpath, dirnames, filenames in os.walk(p):
+            d = Path(dirpath)
+            spec = _gitignore_spec(d)
+            if spec is not None:
+                git_specs[d.resolve()] = spec
+
+            def ignored(child: Path, is_dir: bool) -> bool:
+                rel_root = _rel(child, settings.root) or _rel(child, root)
+                probe = rel_root + ("/" if is_dir else "")
+                if exclude.match_file(probe):
+                    return True
+                for base, s in git_specs.items():
+                    rel = _rel(child, base)
+                    if rel is not None and s.match_file(rel + ("/" if is_dir else "")):
+                        return True
+                return False
+
+            dirnames[:] = sorted(x for x in dirnames if not x.startswith(".") and not ignored(d / x, True))
+            for name in sorted(filenames):
+                f = d / name
+                if language_of(name) and not ignored(f, False) and f not in seen:
+                    seen.add(f)
+                    yield f
+
+
+def _rel(path: Path, base: Path | None) -> str | None:
+    if base is None:
+        return None
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def lint_paths(paths: Iterable[str | Path], settings: Settings) -> list[FileResult]:
+    return [lint_file(f, settings) for f in iter_files(paths, settings)]

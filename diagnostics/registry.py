@@ -1,0 +1,104 @@
+"""The rule registry: every module under `diagnostics/rules/` that defines `RULE` and `check`.
+
+A rule module looks like this (see `rules/triton/tri001_libdevice_tanh.py`):
+
+    RULE = Rule(code="TRI001", name="libdevice-tanh", summary="...", severity=Severity.WARNING)
+
+    def check(ctx: PythonContext) -> Iterator[Finding]:
+        for kernel in ctx.kernels:
+            ...
+            yield ctx.finding(node, "message that names the fix", fixes=[...])
+
+Its page is `references/rules/<CODE>.md`; its tests are `tests/rules/test_<code>.py`.
+Adding a rule means adding those three files: nothing else is edited.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+from tritonify.diagnostics.model import Severity
+
+REFERENCES = Path(__file__).resolve().parent.parent / "references"
+
+
+def _references_dir() -> Path:
+    try:
+        import tritonify.references as refs
+
+        return Path(refs.__file__).resolve().parent
+    except Exception:  # pragma: no cover
+        return REFERENCES
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str                    # stable code, e.g. TRI001
+    name: str                    # kebab-case name, e.g. libdevice-tanh
+    summary: str                 # one line: what it detects
+    severity: Severity = Severity.WARNING
+    language: str = "triton"     # "triton" (Python files), "python-host" (host code), "cuda"
+    fixable: bool = False        # has a machine-applicable fix
+
+    @property
+    def page(self) -> Path:
+        return _references_dir() / "rules" / f"{self.code}.md"
+
+    @property
+    def url(self) -> str:
+        return self.page.as_uri()
+
+
+@dataclass(frozen=True)
+class RegisteredRule:
+    rule: Rule
+    check: Callable
+    module: ModuleType
+
+    @property
+    def code(self) -> str:
+        return self.rule.code
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[RegisteredRule, ...]:
+    """Every registered rule, sorted by code."""
+    import tritonify.diagnostics.rules as rules_pkg
+
+    found: dict[str, RegisteredRule] = {}
+    for info in pkgutil.walk_packages(rules_pkg.__path__, prefix=rules_pkg.__name__ + "."):
+        if info.ispkg or info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        mod = importlib.import_module(info.name)
+        rule = getattr(mod, "RULE", None)
+        check = getattr(mod, "check", None)
+        if isinstance(rule, Rule) and callable(check):
+            if rule.code in found:
+                raise RuntimeError(f"duplicate rule code {rule.code} in {info.name} and {found[rule.code].module.__name__}")
+            found[rule.code] = RegisteredRule(rule, check, mod)
+    return tuple(found[c] for c in sorted(found))
+
+
+def get_rule(code: str) -> RegisteredRule | None:
+    code = code.strip().upper()
+    for r in all_rules():
+        if r.code == code or r.rule.name == code.lower():
+            return r
+    return None
+
+
+def rule_page(code: str) -> str | None:
+    """The Markdown page of a rule (or of a pattern: `references/patterns/<X>.md`)."""
+    code = code.strip().upper()
+    r = get_rule(code)
+    candidates = [r.rule.page] if r else []
+    candidates.append(_references_dir() / "patterns" / f"{code}.md")
+    for page in candidates:
+        if page.is_file():
+            return page.read_text(encoding="utf-8")
+    return None

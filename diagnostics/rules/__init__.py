@@ -1,0 +1,1 @@
+"""Lint rules, one module per rule (found by `tritonify.diagnostics.registry`)."""

@@ -1,0 +1,327 @@
+"""Find Triton kernels in a parsed module and resolve what names refer to.
+
+Everything here is static: the user's file is parsed with `ast`, never imported.
+
+* `ImportMap` resolves a name or attribute chain (`tl.load`, `libdevice.tanh`, `tanh` after
+  `from triton.language.extra.cuda.libdevice import tanh`) to a canonical dotted path
+  (`triton.language.load`, `triton.language.extra.libdevice.tanh`).
+* `find_kernels` returns every `@triton.jit` function (any alias, under `@triton.autotune` and
+  `@triton.heuristics`, and the call forms `f = triton.jit(f)` / `triton.jit(...)(f)`).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
+
+TL = "triton.language"
+LIBDEVICE = "triton.language.extra.libdevice"
+
+# Every import path of libdevice seen in real code, mapped to one canonical module.
+_LIBDEVICE_PATHS = (
+    "triton.language.extra.cuda.libdevice",
+    "triton.language.extra.hip.libdevice",
+    "triton.language.extra.intel.libdevice",
+    "triton.language.extra.libdevice",
+    "triton.language.libdevice",  # triton 2.x
+)
+_CANONICAL_PREFIXES = {p: LIBDEVICE for p in _LIBDEVICE_PATHS}
+_CANONICAL_PREFIXES.update({
+    "triton.language.core": TL,            # tl.core.load is tl.load
+    "triton.language.standard": TL,
+    "triton.runtime.jit.jit": "triton.jit",
+    "triton.runtime.jit": "triton.runtime.jit",
+    "triton.runtime.autotuner.autotune": "triton.autotune",
+    "triton.runtime.autotuner.heuristics": "triton.heuristics",
+    "triton.runtime.autotuner.Config": "triton.Config",
+    "triton.runtime.Config": "triton.Config",
+    "triton.runtime.autotune": "triton.autotune",
+    "triton.runtime.heuristics": "triton.heuristics",
+})
+
+
+def canonical(path: str) -> str:
+    """Canonical form of a dotted path (libdevice aliases folded, tl.core folded)."""
+    for prefix in sorted(_CANONICAL_PREFIXES, key=len, reverse=True):
+        if path == prefix or path.startswith(prefix + "."):
+            return _CANONICAL_PREFIXES[prefix] + path[len(prefix):]
+    return path
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class ImportMap:
+    """Module-level names bound by imports (anywhere at module level: also inside try/if)
+    and by simple aliases (`libdevice = tl.extra.cuda.libdevice`)."""
+
+    def __init__(self, tree: ast.Module | None):
+        self.names: dict[str, str] = {}
+        if tree is None:
+            return
+        for node in self._module_level(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.names[alias.asname] = canonical(alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.names.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    self.names[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target = node.targets[0].id
+                value = self.resolve(node.value)
+                if value and value.split(".")[0] in ("triton", "torch"):
+                    self.names[target] = value
+
+    @staticmethod
+    def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for stmt in body:
+            yield stmt
+            if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar"))):
+                yield from ImportMap._module_level(stmt.body)
+                for h in stmt.handlers:
+                    yield from ImportMap._module_level(h.body)
+                yield from ImportMap._module_level(stmt.orelse)
+                yield from ImportMap._module_level(stmt.finalbody)
+            elif isinstance(stmt, ast.If):
+                yield from ImportMap._module_level(stmt.body)
+                yield from ImportMap._module_level(stmt.orelse)
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Canonical dotted path of an expression, or None when it is not a name chain.
+
+        Names that no import binds resolve to themselves (`tanh` -> "tanh"), so rules can
+        still recognise local helpers by name."""
+        path = dotted(node)
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        if head in self.names:
+            base = self.names[head]
+            return canonical(f"{base}.{rest}" if rest else base)
+        return canonical(path)
+
+    def aliases_of(self, module: str) -> set[str]:
+        """Local names bound to a module (e.g. {'tl'} for triton.language)."""
+        return {n for n, p in self.names.items() if p == module}
+
+
+def tl_name(imports: ImportMap, node: ast.AST) -> str | None:
+    """`load` for `tl.load(...)`'s callee (any alias of triton.language), else None.
+    Sub-modules are kept: `math.rsqrt`, `extra.libdevice.tanh` is reported as None
+    (use `libdevice_name`)."""
+    path = imports.resolve(node)
+    if path and path.startswith(TL + ".") and not path.startswith(LIBDEVICE + "."):
+        return path[len(TL) + 1:]
+    return None
+
+
+def libdevice_name(imports: ImportMap, node: ast.AST) -> str | None:
+    """`tanh` for any libdevice import path's `tanh`, else None."""
+    path = imports.resolve(node)
+    if path and path.startswith(LIBDEVICE + "."):
+        return path[len(LIBDEVICE) + 1:]
+    return None
+
+
+def call_path(imports: ImportMap, call: ast.AST) -> str | None:
+    """Canonical path of a call's callee."""
+    if isinstance(call, ast.Call):
+        return imports.resolve(call.func)
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+@dataclass
+class Param:
+    name: str
+    node: ast.arg
+    constexpr: bool
+    default: ast.expr | None
+    annotation: str | None
+
+
+@dataclass
+class Kernel:
+    """A Triton JIT function."""
+
+    node: ast.FunctionDef
+    jit: ast.expr | None = None             # the decorator or call that made it a kernel
+    autotune: ast.Call | None = None        # @triton.autotune(...) call, if any
+    heuristics: ast.Call | None = None      # @triton.heuristics(...) call, if any
+    params: list[Param] = field(default_factory=list)
+    is_helper: bool = False                 # called from another kernel (constexpr-ness inherited)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @cached_property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    @cached_property
+    def constexpr_names(self) -> set[str]:
+        names = {p.name for p in self.params if p.constexpr}
+        # autotune configs and heuristics supply constexprs by name
+        for call in (self.autotune, self.heuristics):
+            names |= _config_keys(call)
+        return names
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    def walk(self) -> Iterator[ast.AST]:
+        """Every node of the kernel's body (not its decorators or signature)."""
+        for stmt in self.node.body:
+            yield from ast.walk(stmt)
+
+    def calls(self) -> Iterator[ast.Call]:
+        for node in self.walk():
+            if isinstance(node, ast.Call):
+                yield node
+
+
+def _config_keys(call: ast.Call | None) -> set[str]:
+    """Names that `triton.Config({...})` dicts or `heuristics({...})` set."""
+    keys: set[str] = set()
+    if call is None:
+        return keys
+    for node in ast.walk(call):
+        if isinstance(node, ast.Dict):
+            for k in node.keys:
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    keys.add(k.value)
+    return keys
+
+
+def _is_constexpr_annotation(imports: ImportMap, ann: ast.expr | None) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.endswith("constexpr")
+    path = imports.resolve(ann)
+    return bool(path) and (path == f"{TL}.constexpr" or path.endswith(".constexpr") or path == "constexpr")
+
+
+def _unparse(node: ast.AST | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse is total on parsed trees
+        return None
+
+
+def _params(imports: ImportMap, fn: ast.FunctionDef) -> list[Param]:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = [
+        Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d, _unparse(a.annotation))
+        for a, d in zip(positional, defaults)
+    ]
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d, _unparse(a.annotation)))
+    return out
+
+
+def _jit_like(imports: ImportMap, node: ast.expr) -> str | None:
+    """'jit', 'autotune' or 'heuristics' when a decorator (or callee) is that Triton API."""
+    target = node.func if isinstance(node, ast.Call) else node
+    path = imports.resolve(target)
+    if not path:
+        return None
+    for kind in ("jit", "autotune", "heuristics"):
+        if path in (f"triton.{kind}", f"triton.runtime.{kind}", f"triton.runtime.jit.{kind}"):
+            return kind
+    # `@jit` with no import we could see (e.g. star import): accept the bare name `jit` only
+    # when the module imports triton at all; that is checked by the caller.
+    if path == "jit":
+        return "jit?"
+    return None
+
+
+def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None) -> list[Kernel]:
+    """All Triton kernels in a module, in source order (nested and method definitions too)."""
+    if tree is None:
+        return []
+    imports = imports or ImportMap(tree)
+    uses_triton = any(p.split(".")[0] == "triton" for p in imports.names.values())
+    kernels: dict[ast.FunctionDef, Kernel] = {}
+    functions: dict[str, ast.FunctionDef] = {}
+
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        functions.setdefault(node.name, node)
+        kernel = None
+        for dec in node.decorator_list:
+            kind = _jit_like(imports, dec)
+            if kind == "jit?" and not uses_triton:
+                kind = None
+            if kind in ("jit", "jit?"):
+                kernel = kernel or Kernel(node)
+                kernel.jit = dec
+            elif kind == "autotune" and isinstance(dec, ast.Call):
+                kernel = kernel or Kernel(node)
+                kernel.autotune = dec
+            elif kind == "heuristics" and isinstance(dec, ast.Call):
+                kernel = kernel or Kernel(node)
+                kernel.heuristics = dec
+        if kernel is not None and kernel.jit is not None:
+            kernels[node] = kernel
+
+    # Call forms: f = triton.jit(f); g = triton.jit(do_not_specialize=[..])(f);
+    # k = triton.autotune(configs=..., key=...)(triton.jit(f))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        kind = _jit_like(imports, node.func if not isinstance(node.func, ast.Call) else node.func)
+        if kind in ("jit", "jit?") or (isinstance(node.func, ast.Call) and _jit_like(imports, node.func) in ("jit", "jit?")):
+            for arg in node.args[:1]:
+                if isinstance(arg, ast.Name) and arg.id in functions:
+                    fn = functions[arg.id]
+                    if fn not in kernels:
+                        kernels[fn] = Kernel(fn, jit=node)
+
+    result = sorted(kernels.values(), key=lambda k: (k.node.lineno, k.node.col_offset))
+    for k in result:
+        k.params = _params(imports, k.node)
+    # A kernel called by name from another kernel is a helper: its block sizes may be plain
+    # parameters because constexpr-ness is inherited from the caller.
+    names = {k.name for k in result}
+    called: set[str] = set()
+    for k in result:
+        for call in k.calls():
+            if isinstance(call.func, ast.Name) and call.func.id in names and call.func.id != k.name:
+                called.add(call.func.id)
+    for k in result:
+        k.is_helper = k.name in called and not any(
+            isinstance(n, ast.Subscript) and dotted(n.value) == k.name for n in ast.walk(tree)
+        )
+    return result

@@ -1,0 +1,1 @@
+"""Kernel templates and the benchmark harness."""

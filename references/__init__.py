@@ -1,0 +1,1 @@
+"""Knowledge pages (Markdown) that diagnostics, hovers and `tritonify rule` show."""

@@ -1,0 +1,1 @@
+"""Language-server glue: every feature calls the functions the CLI calls."""

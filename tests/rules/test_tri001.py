@@ -1,0 +1,90 @@
+import ast
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI001.py", "TRI001")
+    assert [f.line for f in findings] == marked_lines("TRI001.py", "TRI001")
+
+
+def test_severity_says_where_it_matters():
+    findings = {f.line: f for f in lint_fixture("TRI001.py", "TRI001")}
+    lines = marked_lines("TRI001.py", "TRI001")
+    assert findings[lines[0]].severity is Severity.INFO          # one tanh, memory-bound
+    assert "costs nothing measurable" in findings[lines[0]].message
+    assert findings[lines[1]].severity is Severity.WARNING       # in a loop
+    assert "inside a loop" in findings[lines[1]].message
+
+
+SNIPPET = """
+import triton
+import triton.language as tl
+from triton.language.extra.libdevice import tanh
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    for i in range(4):
+        x = tanh(x * 0.5 + 1)
+    tl.store(x_ptr + offs, x)
+"""
+
+
+def test_sigmoid_fix_is_safe_and_exact_text():
+    (f,) = lint(SNIPPET, "TRI001")
+    assert f.fixes[0].applicability is Applicability.SAFE
+    out = fixed(SNIPPET, f, 0)
+    assert "x = 2 * tl.sigmoid(2 * (x * 0.5 + 1)) - 1" in out
+    ast.parse(out)
+    assert lint(out, "TRI001") == []
+
+
+def test_asm_fix_is_unsafe_and_parses():
+    (f,) = lint(SNIPPET, "TRI001")
+    assert f.fixes[1].applicability is Applicability.UNSAFE
+    out = fixed(SNIPPET, f, 1)
+    assert 'tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;"' in out
+    ast.parse(out)
+    assert lint(out, "TRI001") == []
+
+
+def test_aliases_and_import_paths():
+    code = """
+    import triton as tr
+    import triton.language as language
+    from triton.language.extra.cuda import libdevice as ld
+
+    @tr.jit
+    def k(p):
+        a = ld.tanh(tl_load(p))
+        b = language.math.tanh(a)
+        c = language.extra.cuda.libdevice.tanh(b)
+    """
+    assert len(lint(code, "TRI001")) == 3
+
+
+def test_call_form_kernel_and_no_triton():
+    code = """
+    import triton
+    from triton.language.extra import libdevice
+
+    def k(p):
+        return libdevice.tanh(p)
+
+    k = triton.jit(k)
+    """
+    assert len(lint(code, "TRI001")) == 1
+    plain = """
+    import math
+    def f(x):
+        return math.tanh(x)
+    """
+    assert lint(plain, "TRI001") == []
+
+
+def test_noqa_suppresses():
+    code = SNIPPET.replace("x = tanh(x * 0.5 + 1)", "x = tanh(x * 0.5 + 1)  # noqa: TRI001")
+    assert lint(code, "TRI001") == []
