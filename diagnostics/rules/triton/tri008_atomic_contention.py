@@ -1,0 +1,120 @@
+"""TRI008 atomic-contention: atomics issued every loop iteration, or by every program to one address."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._atomic_calls import (
+    atomic_calls,
+    lock_pointers,
+    mask_arg,
+    pointer_arg,
+    spin_loops,
+    value_arg,
+)
+from tritonify.diagnostics.rules.triton._kernel_flow import (
+    assigned_in,
+    bindings,
+    depends_on,
+    enclosing_loops,
+    is_tl_call,
+    names_in,
+    program_dependent,
+    value_is_used,
+)
+from tritonify.diagnostics.triton_ast import Kernel
+
+RULE = Rule(
+    code="TRI008",
+    name="atomic-contention",
+    summary="atomic inside a loop, or every program's atomic on the same address",
+    severity=Severity.WARNING,
+    fixable=False,
+)
+
+
+def _is_persistent_loop(loop: ast.stmt, varying: set[str], seed) -> bool:
+    """`for tile in range(pid, num_tiles, NUM_SMS)`: each iteration is a different tile of this
+    program, so one atomic per iteration is already one atomic per output tile."""
+    return isinstance(loop, ast.For) and depends_on(loop.iter, varying, seed)
+
+
+def _guarded_by_program(ctx: PythonContext, node: ast.AST, kernel: Kernel, varying: set[str], seed) -> bool:
+    """Inside `if pid == 0:` (or any test that differs between programs): not every program runs it."""
+    for anc in ctx.ancestors(node):
+        if anc is kernel.node:
+            return False
+        if isinstance(anc, (ast.If, ast.IfExp)) and depends_on(anc.test, varying, seed):
+            return True
+    return False
+
+
+def _loop_message(op: str, invariant: bool, result_used: bool) -> str:
+    if result_used:
+        return (
+            f"`tl.{op}` inside a loop, and its result steers the work (a shared counter or work queue): every "
+            "iteration serialises on one address and such loops have hung on some backends; prefer a static "
+            "persistent schedule `for tile in range(pid, num_tiles, NUM_PROGRAMS)`"
+        )
+    if invariant:
+        return (
+            f"`tl.{op}` on the same address every iteration: accumulate into a local variable inside the loop and "
+            "issue one atomic per program after it (or a two-stage reduction)"
+        )
+    return (
+        f"`tl.{op}` every iteration into memory that other programs update too: the atomics serialise on hot "
+        "addresses and the float sum order is nondeterministic; accumulate locally and issue one atomic per "
+        "program, or write per-program partials and reduce them in a second stage"
+    )
+
+
+def _one_address_message(op: str, value: ast.expr | None) -> str:
+    counter = isinstance(value, ast.Constant) and isinstance(value.value, int)
+    order = "" if counter else " (and float sums land in a different order each run)"
+    return (
+        f"every program issues `tl.{op}` on the same address, so they all serialise on it{order}; write one "
+        "partial per program and reduce them in a second stage (or count with `tl.sum` over a block first)"
+        if counter else
+        f"every program issues `tl.{op}` on the same address, so they all serialise on it{order}; write one "
+        "partial per program and reduce them in a second stage"
+    )
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        sites = list(atomic_calls(ctx, kernel))
+        if not sites:
+            continue
+        spins = spin_loops(ctx, kernel)
+        polls = {id(s.poll) for s in spins}
+        locks = lock_pointers(ctx, spins)
+        binds = bindings(kernel)
+        varying, seed = program_dependent(ctx, kernel, binds)
+        has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
+
+        for call, op in sites:
+            ptr = pointer_arg(call)
+            if ptr is None or id(call) in polls or ast.unparse(ptr) in locks:
+                continue  # lock traffic: TRI018's business
+            loops = enclosing_loops(ctx, call, kernel.node)
+            if loops:
+                loop = loops[0]
+                if _is_persistent_loop(loop, varying, seed) and names_in(ptr) & assigned_in(loop):
+                    continue
+                invariant = not (names_in(ptr) & assigned_in(loop))
+                yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call)))
+                continue
+            # One address from every program: the pointer never depends on program_id/arange.
+            if kernel.is_helper or not has_program_id or value_is_used(ctx, call):
+                continue  # helpers get offset pointers; a used result is a ticket, not an accumulation
+            if depends_on(ptr, varying, seed):
+                continue
+            mask = mask_arg(call, op)
+            if mask is not None and depends_on(mask, varying, seed):
+                continue
+            if _guarded_by_program(ctx, call, kernel, varying, seed):
+                continue
+            yield ctx.finding(call, _one_address_message(op, value_arg(call, op)))

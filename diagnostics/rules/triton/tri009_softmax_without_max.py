@@ -1,0 +1,108 @@
+"""TRI009 softmax-without-max: exp -> sum -> divide (softmax) or log (log-sum-exp) with an
+exponent that nothing shifted by a maximum, so large logits overflow to inf."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._exp_calls import Bounds, exp_kind
+from tritonify.diagnostics.rules.triton._kernel_flow import bindings, depends_on, is_tl_call, taint
+from tritonify.diagnostics.triton_ast import TL, Kernel, keyword
+
+RULE = Rule(
+    code="TRI009",
+    name="softmax-without-max",
+    summary="softmax or log-sum-exp whose exponent is not shifted by the row max (overflows for logits > 88)",
+    severity=Severity.WARNING,
+    fixable=True,
+)
+
+_LOGS = ("log", "log2", "math.log", "math.log2", "log1p")
+
+
+def _tl(ctx: PythonContext) -> str:
+    aliases = sorted(ctx.imports.aliases_of(TL))
+    return "tl" if "tl" in aliases or not aliases else aliases[0]
+
+
+class _Chain:
+    """How one exp's value flows: the sums over it, and whether a sum is divided by or logged."""
+
+    def __init__(self, ctx: PythonContext, kernel: Kernel, binds, exp_call: ast.Call):
+        from_exp = taint(kernel, binds, lambda n: n is exp_call)
+        self.sums = [
+            c for c in kernel.calls()
+            if is_tl_call(ctx, c, "sum") and c.args and depends_on(c.args[0], from_exp, lambda n: n is exp_call)
+        ]
+        sum_ids = {id(c) for c in self.sums}
+        from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids)
+
+        def uses_sum(e: ast.AST) -> bool:
+            return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
+
+        self.divides = any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and uses_sum(n.right) for n in kernel.walk()
+        )
+        self.logs = any(is_tl_call(ctx, c, *_LOGS) and c.args and uses_sum(c.args[0]) for c in kernel.calls())
+
+
+def _axis(call: ast.Call) -> ast.expr | None:
+    kw = keyword(call, "axis")
+    if kw is not None:
+        return kw.value
+    return call.args[1] if len(call.args) > 1 else None
+
+
+def _shift_fix(ctx: PythonContext, exp_call: ast.Call, chain: _Chain) -> list[Fix]:
+    """`tl.exp(x)` -> `tl.exp(x - tl.max(x, axis=<the sum's axis>))` when the exp feeds one
+    `tl.sum(e, axis)` of a plain name and the result is only divided (a log-sum-exp would then
+    need the max added back, which is not mechanical)."""
+    arg = exp_call.args[0]
+    if not isinstance(arg, ast.Name) or chain.logs or not chain.divides or len(chain.sums) != 1:
+        return []
+    total = chain.sums[0]
+    axis = _axis(total)
+    tl = _tl(ctx)
+    x = arg.id
+    if axis is None:
+        row_max = f"{tl}.max({x})"
+    elif isinstance(axis, ast.Constant) and axis.value == 0:
+        row_max = f"{tl}.max({x}, axis=0)"
+    else:
+        row_max = f"{tl}.max({x}, axis={ctx.segment(axis)}, keep_dims=True)"
+    return [Fix(
+        title=f"Shift by the row max: {x} - {row_max}",
+        edits=(ctx.replace(arg, f"{x} - {row_max}"),),
+        applicability=Applicability.UNSAFE,
+    )]
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        exps = [c for c in kernel.calls() if exp_kind(ctx, c)]
+        if not exps:
+            continue
+        binds = bindings(kernel)
+        bounds = Bounds(ctx, binds)
+        for call in exps:
+            if bounds.shifted(call.args[0], call.lineno):
+                continue
+            chain = _Chain(ctx, kernel, binds, call)
+            if not chain.sums or not (chain.divides or chain.logs):
+                continue
+            kind = exp_kind(ctx, call)
+            limit = "88" if kind == "exp" else "128"
+            what = "a softmax (sum, then divide)" if chain.divides else "a log-sum-exp (sum, then log)"
+            tail = (
+                "subtract the row max first: `x - tl.max(x, axis)` (softmax is unchanged)"
+                if chain.divides and not chain.logs else
+                "subtract the row max m first and add it back: `lse = m + tl.log(tl.sum(tl.exp(x - m), axis))`"
+            )
+            message = (
+                f"`{ctx.segment(call.func)}` feeds {what} but its argument is not shifted by a max: fp32 {kind} "
+                f"overflows to inf above {limit} and the result becomes nan; {tail}"
+            )
+            yield ctx.finding(call, message, _shift_fix(ctx, call, chain))

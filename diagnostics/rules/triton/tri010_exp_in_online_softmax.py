@@ -1,0 +1,87 @@
+"""TRI010 exp-in-online-softmax: `tl.exp` in an attention or online-softmax loop, where
+`tl.exp2` with log2(e) folded into the existing scale saves a multiply per element."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._exp_calls import is_natural_tl_exp
+from tritonify.diagnostics.rules.triton._kernel_flow import enclosing_loops, is_tl_call, names_in
+from tritonify.diagnostics.triton_ast import TL
+
+RULE = Rule(
+    code="TRI010",
+    name="exp-in-online-softmax",
+    summary="tl.exp in an attention / online-softmax loop (tl.exp2 with log2(e) folded into the scale is faster)",
+    severity=Severity.INFO,
+    fixable=True,
+)
+
+LOG2E = "1.44269504"
+# Operators that bind less tightly than `*`: `E * c` needs parentheses around them.
+_LOOSER = (ast.Add, ast.Sub, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult)
+
+
+def _loop_kind(ctx: PythonContext, loop: ast.stmt) -> str | None:
+    """'attention' when the loop computes a tl.dot, 'online-softmax' when it keeps a running max
+    (`m_new = tl.maximum(m, ...)`) and exponentiates a difference against it."""
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
+    if any(is_tl_call(ctx, c, "dot") for c in calls):
+        return "attention"
+    running: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
+            running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for c in calls:
+        if is_natural_tl_exp(ctx, c):
+            arg = c.args[0]
+            if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and names_in(arg) & running:
+                return "online-softmax"
+    return None
+
+
+def _exp2_callee(ctx: PythonContext, func: ast.expr) -> str | None:
+    """`tl.exp2` for `tl.exp`, `tl.math.exp2` for `tl.math.exp`; for a bare `exp` imported from
+    triton.language, the module alias if there is one."""
+    if isinstance(func, ast.Attribute):
+        return f"{ctx.segment(func.value)}.{func.attr}2"
+    aliases = sorted(ctx.imports.aliases_of(TL))
+    if aliases:
+        return f"{'tl' if 'tl' in aliases else aliases[0]}.exp2"
+    exp2 = [n for n, p in ctx.imports.names.items() if p == f"{TL}.exp2"]
+    return exp2[0] if exp2 else None
+
+
+def _scaled(ctx: PythonContext, arg: ast.expr) -> str:
+    text = ctx.segment(arg)
+    loose = (isinstance(arg, ast.BinOp) and isinstance(arg.op, _LOOSER)) or isinstance(
+        arg, (ast.Compare, ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)
+    )
+    return f"({text}) * {LOG2E}" if loose else f"{text} * {LOG2E}"
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        for call in kernel.calls():
+            if not is_natural_tl_exp(ctx, call):
+                continue
+            loops = enclosing_loops(ctx, call, kernel.node)
+            kind = next((k for k in (_loop_kind(ctx, loop) for loop in loops) if k), None)
+            if kind is None:
+                continue
+            where = "an attention loop (tl.dot)" if kind == "attention" else "an online-softmax loop"
+            message = (
+                f"`tl.exp` in {where} lowers to a multiply by log2(e) plus `ex2`; call `tl.exp2` and fold "
+                f"{LOG2E} into the scale you already apply after `tl.dot` (`qk_scale = sm_scale * {LOG2E}`), "
+                "keeping the running max in the same base, to save one multiply per element"
+            )
+            callee = _exp2_callee(ctx, call.func)
+            fixes = [Fix(
+                title=f"Rewrite as exp2(E * {LOG2E}) (same value up to rounding; then fold the constant into the scale)",
+                edits=(ctx.replace(call, f"{callee}({_scaled(ctx, call.args[0])})"),),
+                applicability=Applicability.UNSAFE,
+            )] if callee else []
+            yield ctx.finding(call, message, fixes)

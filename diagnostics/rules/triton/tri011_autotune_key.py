@@ -1,0 +1,182 @@
+"""TRI011 autotune-key: `key=` names a non-argument, is empty, or leaves out a size that the tuned
+block sizes tile."""
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._autotune_call import autotune_arg, read_configs, resolve_list
+from tritonify.diagnostics.rules.triton._kernel_flow import bindings, names_in, taint
+from tritonify.diagnostics.triton_ast import Kernel, tl_name
+
+RULE = Rule(
+    code="TRI011",
+    name="autotune-key",
+    summary="autotune key names a non-argument, is empty, or omits a size that tuned block sizes tile",
+    severity=Severity.WARNING,
+    fixable=True,
+)
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _key_entries(ctx: PythonContext, autotune: ast.Call) -> tuple[ast.expr | None, list[ast.Constant] | None]:
+    """The key expression as written and its string entries; entries None when not a literal list."""
+    written = autotune_arg(autotune, 1, "key")
+    literal = resolve_list(ctx, written)
+    if not isinstance(literal, (ast.List, ast.Tuple)):
+        return written, None
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in literal.elts):
+        return written, None
+    return literal, list(literal.elts)  # type: ignore[arg-type]
+
+
+def _is_cdiv(ctx: PythonContext, call: ast.Call) -> bool:
+    if tl_name(ctx.imports, call.func) == "cdiv":
+        return True
+    path = ctx.imports.resolve(call.func) or ""
+    return path in ("triton.cdiv", "cdiv")
+
+
+def _is_range(ctx: PythonContext, call: ast.Call) -> bool:
+    if isinstance(call.func, ast.Name) and call.func.id == "range":
+        return True
+    return tl_name(ctx.imports, call.func) in ("range", "static_range")
+
+
+def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: set[str]) -> dict[str, ast.AST]:
+    """Parameters that a tuned block size tiles, with the first place that shows it:
+    `tl.cdiv(n, BLOCK)`, `(n + BLOCK - 1) // BLOCK`, `range(0, n, BLOCK)`, or a mask
+    `offs < n` where offs is built from BLOCK. Sizes reached through locals count
+    (`hi = N_CTX; range(0, hi, BLOCK_N)`)."""
+    if not blocks:
+        return {}
+    binds = bindings(kernel)
+    by_block = taint(kernel, binds, lambda n: False, seed_names=blocks)
+    candidates = {p.name for p in kernel.params} - meta - blocks
+
+    def params_behind(expr: ast.AST) -> set[str]:
+        out, todo, seen = set(), list(names_in(expr)), set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in candidates:
+                out.add(name)
+            elif name not in by_block:
+                for b in binds.get(name, []):
+                    if not isinstance(b.stmt, ast.For):
+                        todo.extend(names_in(b.value))
+        return out
+
+    def tiled(expr: ast.AST) -> bool:
+        return bool(names_in(expr) & by_block)
+
+    found: dict[str, ast.AST] = {}
+
+    def note(size_expr: ast.AST, where: ast.AST) -> None:
+        for name in sorted(params_behind(size_expr)):
+            found.setdefault(name, where)
+
+    for node in kernel.walk():
+        if isinstance(node, ast.Call) and _is_cdiv(ctx, node) and len(node.args) == 2 and tiled(node.args[1]):
+            note(node.args[0], node)
+        elif isinstance(node, ast.Call) and _is_range(ctx, node) and len(node.args) >= 3 and tiled(node.args[2]):
+            note(node.args[1], node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and tiled(node.right):
+            if isinstance(node.left, ast.BinOp) and tiled(node.left):
+                note(node.left, node)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _ORDER):
+            # offs < n, offs_k < K - k * BLOCK_K: a side built from the block bounds a size
+            if tiled(node.left) or tiled(node.comparators[0]):
+                note(node, node)
+    return found
+
+
+def _meta_names(ctx: PythonContext, kernel: Kernel, config_names: set[str]) -> set[str]:
+    """Names the autotuner or `@triton.heuristics` supply: they are not sizes the caller passes."""
+    names = set(config_names)
+    if kernel.heuristics is not None:
+        table = autotune_arg(kernel.heuristics, 0, "values")
+        if isinstance(table, ast.Dict):
+            names |= {k.value for k in table.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return names
+
+
+def _append_edit(ctx: PythonContext, key_list: ast.expr, names: list[str]) -> Edit:
+    text = ", ".join(f'"{n}"' for n in names)
+    elts = getattr(key_list, "elts", [])
+    if elts:
+        _, _, line, col = ctx.source.node_range(elts[-1])
+        return Edit.insert(line, col, f", {text}")
+    return ctx.replace(key_list, f"[{text}]")
+
+
+def _unknown_entry_findings(ctx: PythonContext, kernel: Kernel, entries: list[ast.Constant]) -> Iterator[Finding]:
+    for entry in entries:
+        if entry.value in kernel.param_names:
+            continue
+        close = difflib.get_close_matches(entry.value, kernel.param_names, n=1, cutoff=0.6)
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        fixes = [Fix(
+            title=f'Use the parameter name "{close[0]}"',
+            edits=(ctx.replace(entry, f'"{close[0]}"'),),
+            applicability=Applicability.UNSAFE,
+        )] if close else []
+        yield ctx.finding(
+            entry,
+            f"autotune key `{entry.value}` is not a parameter of `{kernel.name}`{hint}: older Triton drops it "
+            "silently (the kernel tunes once and never re-tunes), Triton 3.9 raises ValueError at import; "
+            "name a kernel argument",
+            fixes,
+            severity=Severity.ERROR,
+        )
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        if kernel.autotune is None:
+            continue
+        key_list, entries = _key_entries(ctx, kernel.autotune)
+        if entries is None or key_list is None:
+            continue
+        yield from _unknown_entry_findings(ctx, kernel, entries)
+        configs = read_configs(ctx, kernel.autotune)
+        if not configs.many:
+            continue  # one config: nothing is tuned, the key is never consulted
+        keyed = {e.value for e in entries}
+        meta = _meta_names(ctx, kernel, configs.meta_names)
+        sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta)
+        missing = [n for n in sizes if n not in keyed]
+        written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
+        fix_list = (
+            [Fix(
+                title=f"Add {', '.join(missing)} to the autotune key",
+                edits=(_append_edit(ctx, key_list, missing),),
+                applicability=Applicability.UNSAFE,
+            )]
+            if missing and written_here else []
+        )
+        if not entries:
+            tail = f"; add the sizes it tiles: {', '.join(missing)}" if missing else "; list the sizes that change the best config"
+            yield ctx.finding(
+                key_list,
+                "`key=[]` with several configs tunes once, on the first call's shapes, and reuses that config for "
+                "every later shape" + tail,
+                fix_list,
+            )
+        elif missing:
+            where = ", ".join(f"`{n}` ({ctx.segment(sizes[n]) or 'tiled'})" for n in missing)
+            yield ctx.finding(
+                key_list,
+                f"the configs vary block sizes that tile {where}, but the key leaves "
+                f"{'it' if len(missing) == 1 else 'them'} out: the config tuned for the first shape is reused for "
+                "every other; add them to `key` (bucket a size that changes every call, e.g. with "
+                "`triton.next_power_of_2`, in the launcher)",
+                fix_list,
+            )
