@@ -1,0 +1,61 @@
+"""Build the edit that silences one rule on one line with a `# noqa: CODE` comment.
+
+The editor's "Disable CODE for this line" action calls this. The comment goes where
+`SourceFile.is_suppressed` looks for it (the finding's first line); an existing
+`# noqa: A, B` on that line is extended rather than duplicated, and a bare `# noqa` (which
+already silences everything) is left as it is.
+"""
+from __future__ import annotations
+
+import io
+import tokenize
+
+from tritonify.diagnostics.model import Edit
+from tritonify.diagnostics.source import NOQA_RE
+
+
+def _line(text: str, line: int) -> str | None:
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].rstrip("\r")
+
+
+def _comment_start(line_text: str) -> int | None:
+    """Column of the `#` that starts a real comment on this line (not one inside a string)."""
+    if "#" not in line_text:
+        return None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line_text + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.start[1]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # the line alone is not valid (e.g. inside a multi-line string): fall back below
+    return None
+
+
+def noqa_edit(text: str, line: int, code: str) -> Edit | None:
+    """An edit adding `code` to the `# noqa` comment of 1-based `line`, or None when the line
+    does not exist or is already silenced for `code`."""
+    code = code.strip().upper()
+    line_text = _line(text, line)
+    if line_text is None or not code:
+        return None
+    hash_col = _comment_start(line_text)
+    if hash_col is not None:
+        comment = line_text[hash_col:]
+        m = NOQA_RE.search(comment)
+        if m:
+            codes = m.group("codes")
+            if not codes:
+                return None  # a bare `# noqa` silences every rule already
+            present = [c.strip().upper() for c in codes.split(",")]
+            if any(code.startswith(c) for c in present):
+                return None
+            start = hash_col + m.start("codes")
+            end = hash_col + m.end("codes")
+            return Edit(line, start, line, end, ", ".join([*present, code]))
+        # another comment: put the noqa in front of it, keeping it
+        return Edit(line, hash_col, line, hash_col, f"# noqa: {code} ")
+    stripped = len(line_text.rstrip())
+    return Edit(line, stripped, line, len(line_text), f"  # noqa: {code}")

@@ -1,0 +1,416 @@
+"""The Tritonify language server: a small core that hands each LSP method to a feature.
+
+What the core does (and only that):
+* builds the pygls server, registers each feature module (`diagnostics_feature`,
+  `code_actions`, `hover`, `code_lens`, `jobs_feature`);
+* reads settings (initialization options, `workspace/configuration`) into `EditorSettings`;
+* keeps diagnostics per (source, document), so lint results and job results can be published
+  together without clobbering each other (esbonio's model);
+* makes sure every request is answered: a feature that fails is logged through
+  `window/logMessage` and answers an empty result; a request whose params do not convert is
+  answered with JSON-RPC error -32602 (pygls 2.1 drops it); a request after `shutdown` gets
+  -32600.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+import logging
+import os
+import sys
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from tritonify import __version__
+from tritonify.diagnostics.settings import Settings
+from tritonify.server.analysis import Analysis, AnalysisCache, analyse
+from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
+from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings
+
+log = logging.getLogger("tritonify.server")
+
+CONFIG_TIMEOUT_S = 2.0
+INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+PARSE_ERROR = -32700
+VS_CODE_NAMES = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
+
+
+class _Answered:
+    """Stands in for a message the protocol already answered with an error."""
+
+    jsonrpc = "2.0"
+
+
+ANSWERED = _Answered()
+
+
+# The ExecuteCommandParams of the command being run: pygls hands a command its arguments only,
+# and the work-done token the client chose lives on the params.
+COMMAND_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar("command_params", default=None)
+
+
+class TritonifyProtocol(LanguageServerProtocol):
+    """pygls' protocol, with the answers JSON-RPC requires and pygls 2.1 leaves out."""
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
+        COMMAND_PARAMS.set(params)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not isinstance(data, dict):
+                raise
+            msg_id = data.get("id")
+            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+            if "method" in data and valid_id:
+                method = data.get("method")
+                detail = _cause(exc)
+                self._send_response(msg_id, error=types.ResponseError(
+                    code=INVALID_PARAMS, message=f"invalid params for {method}: {detail}"))
+                self._server.log(types.MessageType.Warning, f"answered {method} (id {msg_id}) with invalid-params: {detail}")
+                return ANSWERED
+            if valid_id and msg_id in self._request_futures:  # a malformed answer to our own request
+                future = self._request_futures.pop(msg_id)
+                if not future.done():
+                    future.set_exception(exc)
+                return ANSWERED
+            raise
+
+    def handle_message(self, message):
+        if message is ANSWERED:
+            return
+        method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        is_request = method is not None and msg_id is not None and not isinstance(msg_id, bool)
+        if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
+            self._send_response(msg_id, error=types.ResponseError(code=INVALID_REQUEST, message="jsonrpc must be \"2.0\""))
+            return
+        if is_request and self._shutdown and method != types.EXIT:
+            self._send_response(msg_id, error=types.ResponseError(
+                code=INVALID_REQUEST, message=f"server is shutting down; {method} refused"))
+            return
+        super().handle_message(message)
+
+
+def _cause(exc: BaseException) -> str:
+    """What was wrong with the params, in cattrs' words ("invalid value ... @ $.params.range")."""
+    cause = exc.__cause__ or exc
+    try:
+        from cattrs import transform_error
+
+        if isinstance(cause, Exception) and hasattr(cause, "exceptions"):
+            return "; ".join(transform_error(cause, path="$"))[:500]
+    except Exception:
+        pass
+    text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+    return text[:500]
+
+
+class TritonifyServer(LanguageServer):
+    def __init__(self):
+        super().__init__("tritonify", __version__, protocol_cls=TritonifyProtocol, max_workers=4)
+        self._base_settings = EditorSettings()
+        self._initial_raw: Any = None       # initializationOptions
+        self._global_raw: Any = None        # latest workspace/configuration (or pushed settings)
+        self._folder_raw: dict[str, Any] = {}
+        self.editor_settings = EditorSettings()
+        self.folder_settings: dict[str, EditorSettings] = {}   # folder URI -> its settings
+        self.pyproject = LintSettingsCache()
+        self.analyses = AnalysisCache()
+        self.lint_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonify-lint")
+        # (source, uri) -> diagnostics; published together per document
+        self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        self._versions: dict[str, int | None] = {}
+        self._reported: set[str] = set()
+        self.on_settings_changed: list[Callable[[], Any]] = []
+        self.on_shutdown: list[Callable[[], Any]] = []
+
+    # ---- logging ---------------------------------------------------------------------------
+    def log(self, level: types.MessageType, message: str) -> None:
+        """window/logMessage, never raising (the client may be gone)."""
+        getattr(log, {1: "error", 2: "warning"}.get(int(level), "info"))(message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
+        except Exception:  # pragma: no cover - nothing left to tell
+            pass
+
+    def log_once(self, level: types.MessageType, message: str) -> None:
+        if message not in self._reported:
+            self._reported.add(message)
+            self.log(level, message)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls' out-of-band errors: log them (pygls would pop up a message box)."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            # An unreadable message has no id to answer; JSON-RPC's answer is a parse error.
+            try:
+                self.protocol._send_data({"jsonrpc": "2.0", "id": None,
+                                          "error": {"code": PARSE_ERROR, "message": f"parse error: {error}"}})
+            except Exception:
+                pass
+        self.log(types.MessageType.Error, f"{getattr(source, '__name__', source)}: {type(error).__name__}: {error}")
+
+    # ---- settings --------------------------------------------------------------------------
+    def settings_for(self, uri: str) -> EditorSettings:
+        """The editor settings of the workspace folder holding `uri` (longest match)."""
+        best, best_len = self.editor_settings, -1
+        for folder, settings in self.folder_settings.items():
+            if uri.startswith(folder.rstrip("/") + "/") and len(folder) > best_len:
+                best, best_len = settings, len(folder)
+        return best
+
+    def lint_settings_for(self, uri: str, path: str) -> Settings:
+        editor = self.settings_for(uri)
+        local = file_path(uri)
+        if local is not None:
+            base, problem = self.pyproject.for_folder(local.parent)
+            if problem:
+                self.log_once(types.MessageType.Warning, problem)
+        else:
+            base = Settings()
+        settings, problem = lint_settings(base, editor)
+        if problem:
+            self.log_once(types.MessageType.Warning, problem)
+        return settings
+
+    def apply_settings(self, raw: Any, folder: str | None = None, *, initial: bool = False) -> None:
+        """Record a settings object (initialization options when `initial`, else the latest
+        global or per-folder configuration) and recompute the effective settings."""
+        if folder:
+            self._folder_raw[folder] = raw
+        elif initial:
+            self._initial_raw = raw
+        else:
+            self._global_raw = raw
+        self.editor_settings = self._base_settings.updated(self._initial_raw).updated(self._global_raw)
+        self.folder_settings = {f: self.editor_settings.updated(r) for f, r in self._folder_raw.items()}
+        for settings in (self.editor_settings, *self.folder_settings.values()):
+            for problem in settings.problems:
+                self.log_once(types.MessageType.Warning, f"setting ignored: {problem}")
+
+    async def fetch_configuration(self) -> None:
+        """Ask the client for the `tritonify` section, globally and per folder."""
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            folders = list(self.workspace.folders.values())
+        except RuntimeError:
+            return
+        items = [types.ConfigurationItem(section="tritonify")]
+        items += [types.ConfigurationItem(scope_uri=f.uri, section="tritonify") for f in folders]
+        try:
+            results = await asyncio.wait_for(
+                self.workspace_configuration_async(types.ConfigurationParams(items=items)), CONFIG_TIMEOUT_S)
+        except Exception as exc:
+            self.log(types.MessageType.Warning, f"workspace/configuration failed, keeping the current settings: {exc!r}")
+            return
+        if not isinstance(results, (list, tuple)):
+            return
+        if results:
+            self.apply_settings(results[0])
+        for folder, raw in zip(folders, results[1:]):
+            if isinstance(raw, dict) and raw:
+                self.apply_settings(raw, folder=folder.uri)
+        self.pyproject.clear()
+
+    def settings_changed(self) -> None:
+        for callback in self.on_settings_changed:
+            try:
+                callback()
+            except Exception:
+                self.log(types.MessageType.Error, f"settings callback failed:\n{traceback.format_exc()}")
+
+    # ---- analyses ----------------------------------------------------------------------------
+    @property
+    def position_encoding(self):
+        try:
+            return self.workspace.position_encoding
+        except RuntimeError:
+            return types.PositionEncodingKind.Utf16
+
+    def current_analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the open document's current version (linting it if needed), or
+        None when `uri` is not open or not a Triton/CUDA document."""
+        doc = open_document(self, uri)
+        if doc is None:
+            return None
+        path = lint_path(doc)
+        if path is None:
+            return None
+        text = doc.source
+        hit = self.analyses.get(doc.uri, doc.version, text)
+        if hit is not None:
+            return hit
+        analysis = analyse(doc.uri, doc.version, text, path, self.lint_settings_for(doc.uri, path), self.position_encoding)
+        self.analyses.put(analysis)
+        return analysis
+
+    # ---- diagnostics per source ------------------------------------------------------------
+    def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
+        per_source = self._diagnostics.setdefault(uri, {})
+        per_source[source] = diagnostics
+        self._versions[uri] = version
+        merged = [d for items in per_source.values() for d in items]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=merged, version=version))
+
+    def clear_diagnostics(self, uri: str) -> None:
+        self._diagnostics.pop(uri, None)
+        self._versions.pop(uri, None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    # ---- trust -------------------------------------------------------------------------------
+    def client_is_vscode(self) -> bool:
+        info = getattr(self.protocol, "_client_info", None)
+        return bool(info and any(n in (info.name or "").lower() for n in VS_CODE_NAMES))
+
+    def shutdown(self):
+        self.lint_executor.shutdown(wait=False, cancel_futures=True)
+        super().shutdown()
+
+
+def guarded(server: TritonifyServer, feature: str, default: Any = None):
+    """Wrap a feature handler so that its failure is logged and answered with `default`:
+    one broken feature must not take the others (or the request) down."""
+
+    def decorate(fn):
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def wrapper(*args, **kwargs):
+                try:
+                    return await fn(*args, **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    server.log(types.MessageType.Error, f"{feature} failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+                    return default() if callable(default) else default
+        else:
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                try:
+                    return fn(*args, **kwargs)
+                except Exception as exc:
+                    server.log(types.MessageType.Error, f"{feature} failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+                    return default() if callable(default) else default
+        return wrapper
+
+    return decorate
+
+
+def _register_lifecycle(server: TritonifyServer) -> None:
+    @server.feature(types.INITIALIZE)
+    @guarded(server, "initialize")
+    def initialize(params: types.InitializeParams):
+        server.protocol._client_info = params.client_info
+        replace_workspace(server.protocol)
+        options = params.initialization_options
+        if server.client_is_vscode() and not (isinstance(options, dict) and "trusted" in (options.get("tritonify", options) or {})):
+            # VS Code passes its workspace trust; without it, do not run anything
+            server._base_settings = EditorSettings(trusted=False)
+        server.apply_settings(options, initial=True)
+
+    @server.feature(types.INITIALIZED)
+    @guarded(server, "initialized")
+    async def initialized(params: types.InitializedParams):
+        await server.fetch_configuration()
+        server.settings_changed()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded(server, "didChangeConfiguration")
+    async def did_change_configuration(params: types.DidChangeConfigurationParams):
+        raw = params.settings
+        if isinstance(raw, dict) and raw:
+            server.apply_settings(raw)
+        await server.fetch_configuration()
+        server.pyproject.clear()
+        server.settings_changed()
+
+    @server.feature(types.SHUTDOWN)
+    @guarded(server, "shutdown")
+    def shutdown(params=None):
+        for callback in server.on_shutdown:
+            try:
+                callback()
+            except Exception:
+                server.log(types.MessageType.Error, f"shutdown callback failed:\n{traceback.format_exc()}")
+
+
+def create_server() -> TritonifyServer:
+    """A fresh server with every feature registered."""
+    from tritonify.server import code_actions, code_lens, diagnostics_feature, hover, jobs_feature
+
+    server = TritonifyServer()
+    _register_lifecycle(server)
+    for feature in (diagnostics_feature, code_actions, hover, code_lens, jobs_feature):
+        feature.register(server)
+    return server
+
+
+class _SafeStdin:
+    """stdin for the server loop: a message body that is not UTF-8 is repaired (bad bytes
+    become U+FFFD) so the request in it can still be read and answered."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def readline(self) -> bytes:
+        return self._raw.readline()
+
+    def read(self, n: int) -> bytes:
+        data = self._raw.read(n)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            data = data.decode("utf-8", errors="replace").encode("utf-8")
+        return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve LSP on stdin/stdout until `exit` (or until the client closes stdin)."""
+    import argparse
+
+    from tritonify.commands.server import add_arguments
+
+    parser = argparse.ArgumentParser(prog="tritonify server", description="Tritonify language server (stdio)")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return serve(args)
+
+
+def serve(args) -> int:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if getattr(args, "log_file", None):
+        try:
+            handlers.append(logging.FileHandler(args.log_file, encoding="utf-8"))
+        except OSError as exc:
+            print(f"tritonify server: cannot write log file {args.log_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    logging.basicConfig(level=getattr(args, "log_level", "WARNING"), handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
+    server = create_server()
+    server.start_io(_SafeStdin(stdin), stdout)
+    code = 0 if server.protocol._shutdown else 1
+    try:
+        stdout.flush()
+    except Exception:
+        pass
+    logging.shutdown()
+    # The stdin reader thread may still be blocked in read(); don't wait for it.
+    os._exit(code)

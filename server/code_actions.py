@@ -1,0 +1,210 @@
+"""Code actions: each rule's quick fixes, "Disable CODE for this line", fix-all on save,
+"Insert template ...", and "Benchmark / Profile this kernel".
+
+Edits are computed by the engine (`Finding.fixes`, `diagnostics.noqa`, `fixes.apply_fixes`);
+this module only turns them into WorkspaceEdits. Costly edits (fix-all re-lints the file until
+nothing changes; a template reads its source) are left out of the list and filled in by
+`codeAction/resolve` when the client supports that.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from tritonify.diagnostics.fixes import apply_fixes
+from tritonify.diagnostics.lookup import enclosing_definitions, mentions_op
+from tritonify.diagnostics.model import Applicability, Finding
+from tritonify.diagnostics.noqa import noqa_edit
+from tritonify.server.analysis import Analysis, analyse
+from tritonify.server.app import TritonifyServer, guarded
+from tritonify.server.diagnostics_feature import to_diagnostic
+from tritonify.server.positions import overlaps
+
+FIX_ALL = "source.fixAll.tritonify"
+INSERT_TEMPLATE = "refactor.tritonify.insertTemplate"
+RUN_KERNEL = "source.tritonify.runKernel"
+MAX_FIX_PASSES = 10
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, INSERT_TEMPLATE, RUN_KERNEL]
+
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    """LSP's `only` filter: a requested kind matches itself and its sub-kinds."""
+    if not only:
+        return True
+    return any(kind == k or kind.startswith(k + ".") or k == "" for k in only)
+
+
+def workspace_edit(server: TritonifyServer, analysis: Analysis, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    """A WorkspaceEdit for one document; versioned (so a stale edit is refused by the
+    client) when the client supports documentChanges."""
+    caps = server.client_capabilities.workspace
+    if caps and caps.workspace_edit and caps.workspace_edit.document_changes and analysis.version is not None:
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=analysis.uri, version=analysis.version),
+            edits=edits)])
+    return types.WorkspaceEdit(changes={analysis.uri: edits})
+
+
+def _resolve_supported(server: TritonifyServer) -> bool:
+    caps = server.client_capabilities.text_document
+    ca = caps.code_action if caps else None
+    return bool(ca and ca.resolve_support and "edit" in (ca.resolve_support.properties or []))
+
+
+# ---- edits ------------------------------------------------------------------------------------
+def fix_all_text(analysis: Analysis) -> tuple[str, int]:
+    """The document with every safe fix applied (re-linting between passes, as `check --fix`)."""
+    text, total, findings = analysis.text, 0, analysis.findings
+    for _ in range(MAX_FIX_PASSES):
+        text, n = apply_fixes(text, findings, safe_only=True)
+        if not n:
+            break
+        total += n
+        findings = analyse(analysis.uri, None, text, analysis.path, analysis.settings, analysis.index.encoding).findings
+    return text, total
+
+
+def fix_all_edit(server: TritonifyServer, analysis: Analysis) -> types.WorkspaceEdit | None:
+    text, n = fix_all_text(analysis)
+    if not n or text == analysis.text:
+        return None
+    return workspace_edit(server, analysis, [types.TextEdit(range=analysis.index.whole_document(), new_text=text)])
+
+
+def _has_safe_fix(analysis: Analysis) -> bool:
+    return any(f.fix is not None and f.fix.applicability == Applicability.SAFE for f in analysis.findings)
+
+
+# ---- templates ----------------------------------------------------------------------------------
+def load_templates(server: TritonifyServer) -> list[Any]:
+    """`tritonify.kernels.templates.list_templates()`, or [] while that package is missing."""
+    try:
+        from tritonify.kernels import templates as templates_module
+    except ImportError:
+        return []
+    try:
+        return list(templates_module.list_templates())
+    except Exception as exc:
+        server.log_once(types.MessageType.Error, f"listing templates failed: {type(exc).__name__}: {exc}")
+        return []
+
+
+def applicable_templates(templates: list[Any], analysis: Analysis, line: int) -> list[Any]:
+    """Templates that fit the place: those whose ops the enclosing function or class names
+    (an `rms_norm` template inside `def rms_norm_fwd`), or every template on a blank line
+    at module level."""
+    names = enclosing_definitions(analysis.source, line)
+    if not names:
+        if analysis.source.tree is None or analysis.index.line_text(line).strip():
+            return []
+        return list(templates)
+    return [t for t in templates if any(mentions_op(n, op) for n in names for op in (getattr(t, "ops", None) or []))]
+
+
+def template_edit(server: TritonifyServer, analysis: Analysis, name: str, line: int) -> types.WorkspaceEdit | None:
+    for template in load_templates(server):
+        if getattr(template, "name", None) == name:
+            source = template.source()
+            if not source.endswith("\n"):
+                source += "\n"
+            pos = analysis.index.position(line, 0)
+            return workspace_edit(server, analysis, [types.TextEdit(range=types.Range(start=pos, end=pos), new_text=source)])
+    return None
+
+
+# ---- the list ------------------------------------------------------------------------------------
+def quick_fixes(server: TritonifyServer, analysis: Analysis, finding: Finding) -> list[types.CodeAction]:
+    diagnostic = to_diagnostic(finding, analysis.index)
+    actions = []
+    for i, fix in enumerate(finding.fixes):
+        edits = [analysis.index.text_edit(e) for e in fix.edits]
+        title = fix.title if fix.applicability == Applicability.SAFE else f"{fix.title} (changes behaviour: review it)"
+        actions.append(types.CodeAction(
+            title=f"{finding.code}: {title}", kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+            is_preferred=(i == 0 and fix.applicability == Applicability.SAFE) or None,
+            edit=workspace_edit(server, analysis, edits)))
+    edit = noqa_edit(analysis.text, finding.line, finding.code)
+    if edit is not None and finding.code != "TRI000":
+        actions.append(types.CodeAction(
+            title=f"Disable {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic], edit=workspace_edit(server, analysis, [analysis.index.text_edit(edit)])))
+    return actions
+
+
+def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    analysis = server.current_analysis(params.text_document.uri)
+    if analysis is None:
+        return []
+    only = list(params.context.only or []) if params.context else []
+    actions: list[types.CodeAction] = []
+    line, _ = analysis.index.code_point(params.range.start)
+    lazy = _resolve_supported(server)
+
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        for finding in analysis.findings:
+            rng = analysis.index.range(finding.line, finding.column, finding.end_line, finding.end_column)
+            if overlaps(rng, params.range):
+                actions.extend(quick_fixes(server, analysis, finding))
+
+    if _wanted(only, FIX_ALL) and _has_safe_fix(analysis):
+        data = {"uri": analysis.uri, "version": analysis.version, "action": "fixAll"}
+        action = types.CodeAction(title="Tritonify: apply all safe fixes", kind=FIX_ALL, data=data)
+        if lazy:
+            actions.append(action)
+        else:
+            action.edit = fix_all_edit(server, analysis)
+            if action.edit is not None:
+                actions.append(action)
+
+    if _wanted(only, INSERT_TEMPLATE):
+        for template in applicable_templates(load_templates(server), analysis, line):
+            name = getattr(template, "name", "?")
+            title = getattr(template, "title", name)
+            data = {"uri": analysis.uri, "version": analysis.version, "action": "template", "name": name, "line": line}
+            action = types.CodeAction(title=f"Insert template: {title}", kind=INSERT_TEMPLATE, data=data)
+            if not lazy:
+                action.edit = template_edit(server, analysis, name, line)
+            actions.append(action)
+
+    if _wanted(only, RUN_KERNEL):
+        for kernel in analysis.kernels:
+            first = min([kernel.node.lineno, *(d.lineno for d in kernel.node.decorator_list)])
+            if first <= line <= (kernel.node.end_lineno or kernel.node.lineno):
+                for verb, command in (("Benchmark", "tritonify.benchmark"), ("Profile", "tritonify.profile")):
+                    actions.append(types.CodeAction(
+                        title=f"{verb} this kernel ({kernel.name})", kind=RUN_KERNEL,
+                        command=types.Command(title=f"{verb} {kernel.name}", command=command,
+                                              arguments=[analysis.uri, kernel.name])))
+    return actions
+
+
+def resolve(server: TritonifyServer, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    analysis = server.current_analysis(data.get("uri")) if isinstance(data.get("uri"), str) else None
+    if analysis is None or action.edit is not None:
+        return action
+    if data.get("action") == "fixAll":
+        action.edit = fix_all_edit(server, analysis) or types.WorkspaceEdit(changes={})
+    elif data.get("action") == "template" and isinstance(data.get("name"), str) and isinstance(data.get("line"), int):
+        action.edit = template_edit(server, analysis, data["name"], data["line"])
+    return action
+
+
+def register(server: TritonifyServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True))
+    @guarded(server, "codeAction", default=list)
+    def on_code_action(params: types.CodeActionParams):
+        return code_actions(server, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def on_resolve(params: types.CodeAction):
+        # guarded by hand: on failure the answer is the action as it came (never null)
+        try:
+            return resolve(server, params)
+        except Exception as exc:
+            import traceback
+
+            server.log(types.MessageType.Error, f"codeAction/resolve failed: {exc!r}\n{traceback.format_exc()}")
+            return params

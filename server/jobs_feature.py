@@ -1,0 +1,238 @@
+"""Long jobs: "Benchmark" and "Profile" a kernel through `workspace/executeCommand`.
+
+The job runs `[interpreter, "-m", "tritonify", "bench"|"profile", "FILE::KERNEL", "--format",
+"json"]` in a child process (`tritonify.jobs`), with the user's interpreter (the one with
+torch and triton; setting `interpreter`, default: the server's own). Never inside the server:
+the server keeps answering while the job runs, and a job that crashes, runs out of memory or
+hangs ends with a message while the server carries on.
+
+Progress: the child's `{"progress": ..., "percent": N}` stderr lines become work-done progress
+reports. Cancel: the client's `window/workDoneProgress/cancel` on the job's token (pygls 2.1
+does not deliver `$/cancelRequest` to command handlers; it is honoured too when it arrives)
+stops the child's whole process group. Nothing runs unless a command is executed, and nothing
+runs in an untrusted workspace (setting `trusted`).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+
+from tritonify.jobs import JobResult, NOT_STARTED, OK, kill_job, run_job
+from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
+from tritonify.server.documents import file_path
+
+BENCHMARK, PROFILE = "benchmark", "profile"
+SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
+ENGINE = {BENCHMARK: "benchmark engine", PROFILE: "profile engine"}
+PROGRESS_CREATE_TIMEOUT_S = 2.0
+
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    message: str
+    summary: str | None = None
+    result: Any = None
+    status: str = ""
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "status": self.status, "message": self.message, "summary": self.summary, "result": self.result}
+
+
+def parse_result(stdout: str) -> dict | None:
+    """The JSON object the child printed: the whole of stdout, or else its last JSON line."""
+    text = stdout.strip()
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        return data if isinstance(data, dict) else None
+    except ValueError:
+        pass
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
+    """Turn what the child did into an outcome with a message that says what is missing.
+    Never invents a result: no JSON object on stdout means no result."""
+    engine, sub = ENGINE[kind], SUBCOMMAND[kind]
+    stderr = job.stderr
+    if job.status == NOT_STARTED:
+        return Outcome(False, f"{job.message} (set tritonify.interpreter to the Python that has torch and triton)", status=job.status)
+    if job.status != OK:
+        if "invalid choice" in stderr and repr(sub) in stderr:
+            return Outcome(False, f"{engine} not installed in {interpreter}: `tritonify {sub}` is not a sub-command there "
+                                  "(install a Tritonify that has it into that interpreter)", status="missing-engine")
+        if "No module named tritonify" in stderr or "No module named 'tritonify'" in stderr:
+            return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there "
+                                  f"(pip install tritonify into it, or set tritonify.interpreter)", status="missing-engine")
+        return Outcome(False, job.message, status=job.status)
+    data = parse_result(job.stdout)
+    if data is None:
+        first = job.stdout.strip().splitlines()[0][:200] if job.stdout.strip() else "nothing"
+        return Outcome(False, f"{engine} in {interpreter} gave no JSON result (stdout: {first}); "
+                              f"is `tritonify {sub} --format json` the version this editor expects?", status="bad-output")
+    summary = data.get("summary") if isinstance(data.get("summary"), str) else None
+    message = f"{kind} finished: {summary}" if summary else f"{kind} finished (the result has no summary line)"
+    return Outcome(True, message, summary, data, status=OK)
+
+
+class JobsFeature:
+    def __init__(self, server: TritonifyServer):
+        self.server = server
+        self.running: dict[tuple[str, str, str], int | None] = {}   # (kind, uri, kernel) -> child pid
+        self.full_results: dict[tuple[str, str, str], dict] = {}
+        server.job_results = {}   # (uri, kernel) -> {kind: summary}, read by the code lens
+        self._stopping = False
+
+    # ---- progress ------------------------------------------------------------------------
+    async def _progress_token(self) -> types.ProgressToken | None:
+        params = COMMAND_PARAMS.get()
+        if params is not None and params.work_done_token is not None:
+            return params.work_done_token
+        caps = self.server.client_capabilities.window
+        if not (caps and caps.work_done_progress):
+            return None
+        token = f"tritonify-{uuid.uuid4()}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
+        except Exception as exc:
+            self.server.log(types.MessageType.Warning, f"no progress shown: window/workDoneProgress/create failed: {exc!r}")
+            return None
+        return token
+
+    def _cancel_probe(self, token):
+        progress = self.server.work_done_progress
+        request_future = self.server.protocol._request_futures.get(self.server.protocol.msg_id) if self.server.protocol.msg_id else None
+
+        def cancelled() -> bool:
+            if self._stopping:
+                return True
+            future = progress.tokens.get(token) if token is not None else None
+            if future is not None and future.cancelled():
+                return True
+            return request_future is not None and request_future.cancelled()
+
+        return cancelled
+
+    # ---- the job -------------------------------------------------------------------------
+    async def run(self, kind: str, args: tuple) -> dict:
+        server = self.server
+        if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str) or not args[1].isidentifier():
+            return Outcome(False, f"tritonify.{kind} takes two arguments: the document URI and the kernel name",
+                           status="bad-arguments").to_dict()
+        uri, kernel = args[0], args[1]
+        settings = server.settings_for(uri)
+        if not settings.trusted:
+            return self._tell(Outcome(False, f"{kind} refused: this workspace is not trusted, and a {kind} runs its code "
+                                             "(trust the workspace, or set tritonify.trusted)", status="untrusted"))
+        path = file_path(uri)
+        if path is None or not path.is_file():
+            return self._tell(Outcome(False, f"{kind} needs a saved file on disk; {uri} is not one", status="no-file"))
+        key = (kind, uri, kernel)
+        if key in self.running:
+            return self._tell(Outcome(False, f"a {kind} of {kernel} is already running", status="busy"))
+        interpreter = settings.interpreter[0]
+        argv = [*settings.interpreter, "-m", "tritonify", SUBCOMMAND[kind], f"{path}::{kernel}", "--format", "json"]
+        self.running[key] = None
+        token = await self._progress_token()
+        progress = server.work_done_progress
+        if token is not None:
+            progress.begin(token, types.WorkDoneProgressBegin(title=f"Tritonify {kind}: {kernel}", cancellable=True,
+                                                              message=f"starting {interpreter}", percentage=0))
+
+        def on_progress(message: str, percent: int | None) -> None:
+            if token is not None:
+                progress.report(token, types.WorkDoneProgressReport(message=message, percentage=percent))
+
+        def on_started(pid: int) -> None:
+            self.running[key] = pid
+
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        try:
+            job = await run_job(argv, what=f"{kind} of {kernel}", timeout_s=settings.job_timeout_s, on_progress=on_progress,
+                                cancelled=self._cancel_probe(token), cwd=str(path.parent), env=env, on_started=on_started)
+        finally:
+            self.running.pop(key, None)
+        outcome = interpret(kind, job, interpreter)
+        if token is not None:
+            progress.end(token, types.WorkDoneProgressEnd(message=outcome.message))
+            progress.tokens.pop(token, None)
+        if outcome.ok:
+            self.full_results[key] = outcome.result
+            if outcome.summary:
+                server.job_results.setdefault((uri, kernel), {})[kind] = outcome.summary
+                self._refresh_lenses()
+        return self._tell(outcome)
+
+    def _tell(self, outcome: Outcome) -> dict:
+        level = types.MessageType.Info if outcome.ok else types.MessageType.Warning
+        try:
+            self.server.window_show_message(types.ShowMessageParams(type=level, message=f"Tritonify: {outcome.message}"))
+        except Exception:
+            pass
+        self.server.log(level, outcome.message)
+        return outcome.to_dict()
+
+    def _refresh_lenses(self) -> None:
+        caps = self.server.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            try:
+                self.server.workspace_code_lens_refresh(None)
+            except Exception:
+                pass
+
+    def stop_all(self) -> None:
+        """At shutdown: kill every running job's process group now."""
+        self._stopping = True
+        for pid in list(self.running.values()):
+            if pid:
+                kill_job(pid)
+
+
+def register(server: TritonifyServer) -> JobsFeature:
+    feature = JobsFeature(server)
+    server.jobs_feature = feature
+    server.on_shutdown.append(feature.stop_all)
+
+    async def guarded_run(kind: str, args: tuple) -> dict:
+        try:
+            return await feature.run(kind, args)
+        except Exception as exc:
+            import traceback
+
+            server.log(types.MessageType.Error, f"{kind} failed inside the server: {exc!r}\n{traceback.format_exc()}")
+            return Outcome(False, f"{kind} failed inside the server: {type(exc).__name__}: {exc}", status="internal-error").to_dict()
+
+    @server.command("tritonify.benchmark")
+    async def benchmark(*args):
+        return await guarded_run(BENCHMARK, args)
+
+    @server.command("tritonify.profile")
+    async def profile(*args):
+        return await guarded_run(PROFILE, args)
+
+    @server.command("tritonify.showResult")
+    def show_result(*args):
+        if len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
+            uri, kernel, kind = args[:3]
+            return feature.full_results.get((kind, uri, kernel))
+        return None
+
+    return feature

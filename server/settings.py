@@ -1,0 +1,148 @@
+"""The editor's settings for Tritonify, typed, and the lint settings of each document.
+
+Where settings come from, later wins:
+1. the defaults below;
+2. `initializationOptions` (any client: Neovim's `init_options`, Helix's `config`), either
+   flat or under a `tritonify` key;
+3. `workspace/configuration`, section `tritonify`, globally and per workspace folder;
+and for linting, the `[tool.tritonify]` table of the nearest `pyproject.toml` of each
+document is read first, then the editor's select / ignore / severity override it (ruff's order).
+
+Editor shape (camelCase as VS Code settings are written):
+
+    {"lint": {"run": "onType" | "onSave", "select": [...], "ignore": [...],
+              "severity": {"TRI001": "error"}},
+     "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
+     "trusted": true,
+     "jobs": {"timeoutSeconds": 600}}
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tritonify.diagnostics.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+
+RUN_ON_TYPE = "onType"
+RUN_ON_SAVE = "onSave"
+PYPROJECT_TTL_S = 2.0   # how long a folder's [tool.tritonify] is trusted before it is read again
+
+
+@dataclass(frozen=True)
+class EditorSettings:
+    lint_run: str = RUN_ON_TYPE
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: dict = field(default_factory=dict)
+    interpreter: tuple[str, ...] = (sys.executable,)
+    trusted: bool = True
+    job_timeout_s: float = 600.0
+    problems: tuple[str, ...] = ()   # what was wrong with the values given, for the log
+
+    def updated(self, raw: Any) -> "EditorSettings":
+        """These settings with the values of a client's settings object applied; wrong
+        values are skipped and described in `problems` (a setting never stops the server)."""
+        if not isinstance(raw, dict):
+            return self
+        if isinstance(raw.get("tritonify"), dict):
+            raw = raw["tritonify"]
+        changes: dict[str, Any] = {}
+        problems: list[str] = []
+        lint = raw.get("lint", {})
+        if not isinstance(lint, dict):
+            problems.append("lint must be an object")
+            lint = {}
+        run = lint.get("run")
+        if run is not None:
+            if run in (RUN_ON_TYPE, RUN_ON_SAVE):
+                changes["lint_run"] = run
+            else:
+                problems.append(f"lint.run must be {RUN_ON_TYPE!r} or {RUN_ON_SAVE!r}, not {run!r}")
+        for key in ("select", "ignore"):
+            value = lint.get(key)
+            if value is None:
+                continue
+            codes = _codes(value)
+            if codes is None:
+                problems.append(f"lint.{key} must be a list of codes")
+            else:
+                changes[key] = codes
+        severity = lint.get("severity")
+        if severity is not None:
+            if isinstance(severity, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in severity.items()):
+                changes["severity"] = dict(severity)
+            else:
+                problems.append("lint.severity must map codes to error, warning, info or hint")
+        interpreter = raw.get("interpreter")
+        if interpreter is not None:
+            if isinstance(interpreter, str) and interpreter.strip():
+                changes["interpreter"] = (interpreter,)
+            elif isinstance(interpreter, list) and interpreter and all(isinstance(a, str) and a for a in interpreter):
+                changes["interpreter"] = tuple(interpreter)
+            elif interpreter in ("", []):
+                pass  # empty means "the default"
+            else:
+                problems.append("interpreter must be a path or a list of strings")
+        trusted = raw.get("trusted")
+        if trusted is not None:
+            if isinstance(trusted, bool):
+                changes["trusted"] = trusted
+            else:
+                problems.append("trusted must be true or false")
+        jobs = raw.get("jobs", {})
+        timeout = jobs.get("timeoutSeconds") if isinstance(jobs, dict) else None
+        if timeout is not None:
+            if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+                changes["job_timeout_s"] = float(timeout)
+            else:
+                problems.append("jobs.timeoutSeconds must be a positive number")
+        changes["problems"] = self.problems + tuple(problems)
+        return replace(self, **changes)
+
+
+def _codes(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    return tuple(v.strip().upper() for v in value if v.strip())
+
+
+class LintSettingsCache:
+    """`[tool.tritonify]` per folder, read again when older than a couple of seconds (so an
+    edited pyproject.toml takes effect without restarting the server)."""
+
+    def __init__(self):
+        self._cache: dict[Path, tuple[float, Settings, str | None]] = {}
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def for_folder(self, folder: Path) -> tuple[Settings, str | None]:
+        """(settings, problem) for files in `folder`; problem describes a broken pyproject."""
+        now = time.monotonic()
+        hit = self._cache.get(folder)
+        if hit and now - hit[0] < PYPROJECT_TTL_S:
+            return hit[1], hit[2]
+        problem = None
+        try:
+            settings = load_settings(folder) if folder.is_dir() else Settings()
+        except (SettingsError, ValueError, OSError, KeyError, TypeError) as exc:
+            problem = f"ignoring [tool.tritonify] near {folder}: {exc}"
+            settings = Settings()
+        self._cache[folder] = (now, settings, problem)
+        return settings, problem
+
+
+def lint_settings(base: Settings, editor: EditorSettings) -> tuple[Settings, str | None]:
+    """`base` ([tool.tritonify]) overridden by the editor's select / ignore / severity."""
+    try:
+        return base.merged(select=list(editor.select), ignore=list(editor.ignore), severity=editor.severity), None
+    except (SettingsError, ValueError) as exc:
+        return base, f"ignoring the editor's lint settings: {exc}"
