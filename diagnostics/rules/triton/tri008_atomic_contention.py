@@ -23,6 +23,7 @@ from tritonify.diagnostics.rules.triton._kernel_flow import (
     is_tl_call,
     names_in,
     program_dependent,
+    taint,
     value_is_used,
 )
 from tritonify.diagnostics.triton_ast import Kernel
@@ -42,12 +43,22 @@ def _is_persistent_loop(loop: ast.stmt, varying: set[str], seed) -> bool:
     return isinstance(loop, ast.For) and depends_on(loop.iter, varying, seed)
 
 
-def _guarded_by_program(ctx: PythonContext, node: ast.AST, kernel: Kernel, varying: set[str], seed) -> bool:
-    """Inside `if pid == 0:` (or any test that differs between programs): not every program runs it."""
+def _selects_programs(test: ast.expr, pid_names: set[str], pid_seed) -> bool:
+    """`pid == 0`, `pid_k == SPLIT_K - 1`: a test that lets only chosen programs through.
+    (A data-dependent test such as `tl.max(x) > 0` lets any number through.)"""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.Is)) for op in node.ops):
+            if any(depends_on(side, pid_names, pid_seed) for side in (node.left, *node.comparators)):
+                return True
+    return False
+
+
+def _guarded_by_program(ctx: PythonContext, node: ast.AST, kernel: Kernel, pid_names: set[str], pid_seed) -> bool:
+    """Inside `if pid == 0:`: not every program runs it."""
     for anc in ctx.ancestors(node):
         if anc is kernel.node:
             return False
-        if isinstance(anc, (ast.If, ast.IfExp)) and depends_on(anc.test, varying, seed):
+        if isinstance(anc, (ast.If, ast.IfExp)) and _selects_programs(anc.test, pid_names, pid_seed):
             return True
     return False
 
@@ -93,6 +104,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         locks = lock_pointers(ctx, spins)
         binds = bindings(kernel)
         varying, seed = program_dependent(ctx, kernel, binds)
+
+        def pid_seed(n: ast.AST) -> bool:
+            return is_tl_call(ctx, n, "program_id")
+
+        pid_names = taint(kernel, binds, pid_seed)
         has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
 
         for call, op in sites:
@@ -113,8 +129,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if depends_on(ptr, varying, seed):
                 continue
             mask = mask_arg(call, op)
-            if mask is not None and depends_on(mask, varying, seed):
+            if mask is not None and _selects_programs(mask, pid_names, pid_seed):
                 continue
-            if _guarded_by_program(ctx, call, kernel, varying, seed):
+            if _guarded_by_program(ctx, call, kernel, pid_names, pid_seed):
                 continue
             yield ctx.finding(call, _one_address_message(op, value_arg(call, op)))

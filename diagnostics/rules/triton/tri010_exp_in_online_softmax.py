@@ -72,12 +72,18 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             kind = next((k for k in (_loop_kind(ctx, loop) for loop in loops) if k), None)
             if kind is None:
                 continue
-            where = "an attention loop (tl.dot)" if kind == "attention" else "an online-softmax loop"
-            message = (
-                f"`tl.exp` in {where} lowers to a multiply by log2(e) plus `ex2`; call `tl.exp2` and fold "
-                f"{LOG2E} into the scale you already apply after `tl.dot` (`qk_scale = sm_scale * {LOG2E}`), "
-                "keeping the running max in the same base, to save one multiply per element"
-            )
+            if kind == "attention":
+                message = (
+                    f"`tl.exp` in an attention loop (tl.dot) lowers to a multiply by log2(e) plus `ex2`; call "
+                    f"`tl.exp2` and fold {LOG2E} into the scale you already apply after `tl.dot` "
+                    f"(`qk_scale = sm_scale * {LOG2E}`, running max in the same base) to save one multiply per element"
+                )
+            else:
+                message = (
+                    f"`tl.exp` in an online-softmax loop lowers to a multiply by log2(e) plus `ex2`; call `tl.exp2` "
+                    f"on values pre-multiplied by {LOG2E} once (fold it into any existing scale, keep the running "
+                    "max in the same base) to save one multiply per element"
+                )
             callee = _exp2_callee(ctx, call.func)
             fixes = [Fix(
                 title=f"Rewrite as exp2(E * {LOG2E}) (same value up to rounding; then fold the constant into the scale)",

@@ -117,15 +117,24 @@ def _append_edit(ctx: PythonContext, key_list: ast.expr, names: list[str]) -> Ed
     return ctx.replace(key_list, f"[{text}]")
 
 
+def _closest(name: str, params: list[str]) -> str | None:
+    """The parameter a misspelt key entry most likely means (`k` -> `K`, `n_element` -> `n_elements`)."""
+    same_case = [p for p in params if p.lower() == name.lower()]
+    if same_case:
+        return same_case[0]
+    close = difflib.get_close_matches(name, params, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def _unknown_entry_findings(ctx: PythonContext, kernel: Kernel, entries: list[ast.Constant]) -> Iterator[Finding]:
     for entry in entries:
         if entry.value in kernel.param_names:
             continue
-        close = difflib.get_close_matches(entry.value, kernel.param_names, n=1, cutoff=0.6)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        close = _closest(entry.value, kernel.param_names)
+        hint = f" (did you mean `{close}`?)" if close else ""
         fixes = [Fix(
-            title=f'Use the parameter name "{close[0]}"',
-            edits=(ctx.replace(entry, f'"{close[0]}"'),),
+            title=f'Use the parameter name "{close}"',
+            edits=(ctx.replace(entry, f'"{close}"'),),
             applicability=Applicability.UNSAFE,
         )] if close else []
         yield ctx.finding(
@@ -149,7 +158,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         configs = read_configs(ctx, kernel.autotune)
         if not configs.many:
             continue  # one config: nothing is tuned, the key is never consulted
-        keyed = {e.value for e in entries}
+        # a misspelt entry already gets its own finding (with the correction as its fix)
+        keyed = {e.value for e in entries} | {
+            _closest(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
+        }
         meta = _meta_names(ctx, kernel, configs.meta_names)
         sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta)
         missing = [n for n in sizes if n not in keyed]
@@ -171,12 +183,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 fix_list,
             )
         elif missing:
+            pronoun = "it" if len(missing) == 1 else "them"
             where = ", ".join(f"`{n}` ({ctx.segment(sizes[n]) or 'tiled'})" for n in missing)
             yield ctx.finding(
                 key_list,
-                f"the configs vary block sizes that tile {where}, but the key leaves "
-                f"{'it' if len(missing) == 1 else 'them'} out: the config tuned for the first shape is reused for "
-                "every other; add them to `key` (bucket a size that changes every call, e.g. with "
-                "`triton.next_power_of_2`, in the launcher)",
+                f"the configs vary block sizes that tile {where}, but the key leaves {pronoun} out: the config "
+                f"tuned for the first shape is reused for every other; add {pronoun} to `key` (bucket a size that "
+                "changes every call, e.g. with `triton.next_power_of_2`, in the launcher)",
                 fix_list,
             )

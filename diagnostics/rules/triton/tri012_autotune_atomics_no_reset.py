@@ -138,10 +138,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         params = list(dict.fromkeys(r for r in roots if r is not None))
         known = all(r is not None for r in roots) and params
         target = f"`{'`, `'.join(params)}`" if known else "the atomically updated output"
+        quoted = ", ".join(f'"{p}"' for p in params)
         message = (
             f"autotuning runs this kernel once per config on the real arguments, so {target} accumulates every "
             "benchmark run and the first call for each new key returns garbage; add "
-            + (f"`restore_value=[{', '.join(repr(p) for p in params)}]` (or `reset_to_zero=` when callers pass zeros)"
+            + (f"`restore_value=[{quoted}]` (or `reset_to_zero=` when callers pass zeros)"
                if known else "`restore_value=[...]` or `reset_to_zero=[...]` naming it")
             + " to `@triton.autotune`"
         )

@@ -1,0 +1,110 @@
+from tritonify.diagnostics.model import Severity
+from tests.lintutil import lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI008.py", "TRI008")
+    assert [f.line for f in findings] == marked_lines("TRI008.py", "TRI008")
+    assert all(f.severity is Severity.WARNING and not f.fixes for f in findings)
+
+
+def test_messages_fit_the_pattern():
+    by_line = {f.line: f.message for f in lint_fixture("TRI008.py", "TRI008")}
+    loop_inv, hot_bins, one_sum, one_counter, queue, _ = marked_lines("TRI008.py", "TRI008")
+    assert "one atomic per program after it" in by_line[loop_inv]
+    assert "hot addresses" in by_line[hot_bins]
+    assert "same address" in by_line[one_sum] and "float sums" in by_line[one_sum]
+    assert "float sums" not in by_line[one_counter]  # an integer counter has no rounding order
+    assert "persistent schedule" in by_line[queue]
+
+
+LOOPED = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        tl.atomic_add(out_ptr + pid, tl.sum(tl.load(x_ptr + offs), axis=0))
+"""
+
+
+def test_hoisting_the_atomic_out_of_the_loop_silences_it():
+    assert len(lint(LOOPED, "TRI008")) == 1
+    hoisted = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = 0.0
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.sum(tl.load(x_ptr + offs), axis=0)
+        tl.atomic_add(out_ptr + pid, acc)
+    """
+    assert lint(hoisted, "TRI008") == []
+
+
+def test_every_atomic_op_is_recognised_under_an_alias():
+    for op in ("atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"):
+        code = f"""
+        import triton
+        import triton.language as T
+
+        @triton.jit
+        def k(p, v, n):
+            for i in range(n):
+                T.{op}(p, v)
+        """
+        (f,) = lint(code, "TRI008")
+        assert op in f.message
+
+
+def test_pid_offset_address_and_guarded_program_are_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        s = tl.sum(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0)
+        tl.atomic_add(out_ptr + pid % 8, s)
+        tl.atomic_add(out_ptr, s, mask=pid == 0)
+    """
+    assert lint(code, "TRI008") == []
+
+
+def test_data_dependent_guard_still_reaches_every_program():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, count_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK))
+        if tl.max(x, axis=0) > 0:
+            tl.atomic_add(count_ptr, 1)
+    """
+    assert len(lint(code, "TRI008")) == 1
+
+
+def test_kernel_without_program_id_is_not_called_every_program():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def single_program(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK)), axis=0))
+    """
+    assert lint(code, "TRI008") == []
+
+
+def test_noqa_and_plain_python():
+    assert lint(LOOPED.replace("axis=0))", "axis=0))  # noqa: TRI008"), "TRI008") == []
+    assert lint("import threading\nfor i in range(3):\n    atomic_add(p, 1)\n", "TRI008") == []

@@ -1,0 +1,120 @@
+import ast
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI011.py", "TRI011")
+    assert [f.line for f in findings] == marked_lines("TRI011.py", "TRI011")
+
+
+def test_severity_error_only_for_a_non_parameter():
+    by_line = {f.line: f for f in lint_fixture("TRI011.py", "TRI011")}
+    missing_k, typo, empty, missing_cols = marked_lines("TRI011.py", "TRI011")
+    assert by_line[typo].severity is Severity.ERROR
+    assert "did you mean `n_elements`" in by_line[typo].message
+    for line in (missing_k, empty, missing_cols):
+        assert by_line[line].severity is Severity.WARNING
+    assert "`K`" in by_line[missing_k].message and "tl.cdiv(K, BLOCK_K)" in by_line[missing_k].message
+    assert "`n_cols`" in by_line[missing_cols].message
+
+
+MATMUL = """
+import triton
+import triton.language as tl
+
+@triton.autotune(
+    configs=[triton.Config({"BM": 64, "BK": 32}), triton.Config({"BM": 128, "BK": 64})],
+    key=["M"],
+)
+@triton.jit
+def mm(a_ptr, c_ptr, M, K, BM: tl.constexpr, BK: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    acc = tl.zeros([BM], tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.sum(tl.load(a_ptr + offs_m[:, None] * K + k + tl.arange(0, BK)[None, :]), axis=1)
+    tl.store(c_ptr + offs_m, acc, mask=offs_m < M)
+"""
+
+
+def test_add_missing_size_fix_is_unsafe_and_complete():
+    (f,) = lint(MATMUL, "TRI011")
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    out = fixed(MATMUL, f, 0)
+    assert 'key=["M", "K"]' in out
+    ast.parse(out)
+    assert lint(out, "TRI011") == []
+
+
+def test_empty_key_fix_fills_the_list():
+    code = MATMUL.replace('key=["M"]', "key=[]")
+    (f,) = lint(code, "TRI011")
+    assert "key=[]" in f.message
+    out = fixed(code, f, 0)
+    assert 'key=["M", "K"]' in out or 'key=["K", "M"]' in out
+    assert lint(out, "TRI011") == []
+
+
+def test_typo_fix_renames_the_entry():
+    code = MATMUL.replace('key=["M"]', 'key=["M", "k"]')
+    (f,) = [f for f in lint(code, "TRI011") if f.severity is Severity.ERROR]
+    out = fixed(code, f, 0)
+    assert 'key=["M", "K"]' in out
+    assert lint(out, "TRI011") == []
+
+
+def test_sizes_reached_through_locals_and_ceil_div():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"B": 64}), triton.Config({"B": 128})], key=["x"])
+    @triton.jit
+    def k(p, x, seq_len, total, B: tl.constexpr):
+        hi = seq_len
+        for s in range(0, hi, B):
+            tl.store(p + s, x)
+        n_blocks = (total + B - 1) // B
+        tl.store(p, n_blocks)
+    """
+    (f,) = lint(code, "TRI011")
+    assert "`seq_len`" in f.message and "`total`" in f.message
+
+
+def test_key_from_module_constant_and_generated_configs():
+    code = """
+    import triton
+    import triton.language as tl
+
+    KEYS = ["n"]
+
+    def configs():
+        return [triton.Config({"B": b}, num_warps=w) for b in (64, 128) for w in (4, 8)]
+
+    @triton.autotune(configs=configs(), key=KEYS)
+    @triton.jit
+    def k(p, n, m, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(p + offs, 0, mask=offs < m)
+    """
+    (f,) = lint(code, "TRI011")
+    assert "`m`" in f.message
+    assert f.fixes == []  # the list lives elsewhere: no in-place edit
+    bad = code.replace('KEYS = ["n"]', 'KEYS = ["nn", "m"]')
+    assert any(f.severity is Severity.ERROR for f in lint(bad, "TRI011"))
+
+
+def test_unreadable_key_or_configs_stay_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+    from somewhere import KEY, CONFIGS
+
+    @triton.autotune(configs=CONFIGS, key=KEY)
+    @triton.jit
+    def k(p, n, B: tl.constexpr):
+        offs = tl.arange(0, B)
+        tl.store(p + offs, 0, mask=offs < n)
+    """
+    assert lint(code, "TRI011") == []

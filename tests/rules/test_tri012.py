@@ -1,0 +1,114 @@
+import ast
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI012.py", "TRI012")
+    assert [f.line for f in findings] == marked_lines("TRI012.py", "TRI012")
+    assert all(f.severity is Severity.ERROR for f in findings)
+
+
+SPLIT_K = """
+import triton
+import triton.language as tl
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK": 64}, num_warps=4),
+        triton.Config({"BLOCK": 128}, num_warps=8),
+    ],
+    key=["M"],
+)
+@triton.jit
+def split_k(a_ptr, c_ptr, M, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c_ptrs = c_ptr + offs
+    tl.atomic_add(c_ptrs, tl.load(a_ptr + offs), mask=offs < M)
+"""
+
+
+def test_unknown_caller_gets_restore_value_as_the_safe_fix():
+    (f,) = lint(SPLIT_K, "TRI012")
+    assert "`c_ptr`" in f.message
+    restore, reset = f.fixes
+    assert restore.applicability is Applicability.SAFE and "restore_value" in restore.title
+    assert reset.applicability is Applicability.UNSAFE and "zero-filled" in reset.title
+    out = fixed(SPLIT_K, f, 0)
+    assert 'key=["M"], restore_value=["c_ptr"],\n)' in out
+    ast.parse(out)
+    assert lint(out, "TRI012") == []
+    out = fixed(SPLIT_K, f, 1)
+    assert 'reset_to_zero=["c_ptr"]' in out
+    assert lint(out, "TRI012") == []
+
+
+def test_caller_passing_zeros_makes_reset_to_zero_the_safe_fix():
+    code = SPLIT_K + """
+def launch(a):
+    c = torch.zeros(a.shape[0], device=a.device)
+    split_k[(4,)](a, c, a.shape[0])
+    return c
+"""
+    (f,) = lint(code, "TRI012")
+    assert f.fixes[0].applicability is Applicability.SAFE
+    assert "reset_to_zero" in f.fixes[0].title
+    assert lint(fixed(code, f, 0), "TRI012") == []
+
+
+def test_caller_passing_an_existing_buffer_keeps_restore_value_first():
+    code = SPLIT_K + """
+def launch(a, grad):
+    split_k[(4,)](a, grad, a.shape[0])
+"""
+    (f,) = lint(code, "TRI012")
+    assert "restore_value" in f.fixes[0].title
+
+
+def test_one_line_decorator_and_positional_configs():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune([triton.Config({"B": 1}), triton.Config({"B": 2})], ["n"])
+    @triton.jit
+    def k(x_ptr, out_ptr, n, B: tl.constexpr):
+        tl.atomic_add(out_ptr + tl.program_id(0), tl.load(x_ptr))
+    """
+    (f,) = lint(code, "TRI012")
+    out = fixed(code, f, 0)
+    assert '["n"], restore_value=["out_ptr"])' in out
+    ast.parse(out)
+
+
+def test_unresolvable_pointer_gets_no_fix():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"B": 1}), triton.Config({"B": 2})], key=["n"])
+    @triton.jit
+    def k(a_ptr, b_ptr, n, B: tl.constexpr):
+        p = a_ptr if n > 0 else b_ptr
+        tl.atomic_add(p, 1.0)
+    """
+    (f,) = lint(code, "TRI012")
+    assert f.fixes == []
+    assert "restore_value=[...]" in f.message
+
+
+def test_lock_release_and_atomic_reads_do_not_count():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"B": 1}), triton.Config({"B": 2})], key=["n"])
+    @triton.jit
+    def k(lock_ptr, flag_ptr, n, B: tl.constexpr):
+        while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+            pass
+        seen = tl.atomic_add(flag_ptr, 0)
+        tl.atomic_xchg(lock_ptr, 0)
+    """
+    assert lint(code, "TRI012") == []
