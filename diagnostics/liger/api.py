@@ -1,0 +1,215 @@
+"""The liger-kernel 0.8.5 API that TRI003 and TRI023 suggest, as static tables.
+
+Importing liger costs about 2 s and logs backend warnings, and the monkey-patch functions need
+`transformers`; a linter must not pay that on every keystroke. So the names live here, copied
+from the installed 0.8.5 source, and `tests/test_liger_api.py` checks every one of them against
+the installed package (or, for names that need transformers, against its source text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LIGER_VERSION = "0.8.5"
+TRANSFORMERS = "liger_kernel.transformers"
+FUNCTIONAL = "liger_kernel.transformers.functional"
+
+
+@dataclass(frozen=True)
+class LigerOp:
+    """One op Liger ships, and how to call it instead of a hand-written kernel."""
+
+    key: str
+    title: str            # what the user reads: "RMSNorm"
+    signature: str        # the data flow that identified it, in words
+    module_class: str     # name in liger_kernel.transformers (an nn.Module or function)
+    module_call: str      # its constructor / call, as documented in 0.8.5
+    functional: str       # name in liger_kernel.transformers.functional
+    functional_call: str  # its signature
+    helper_params: str    # parameters of the helper the fix writes
+    helper_body: str      # the call the helper returns
+    caveat: str = ""      # a behaviour of the Liger op the user must know before switching
+
+    @property
+    def module_api(self) -> str:
+        return f"{TRANSFORMERS}.{self.module_call}"
+
+    @property
+    def functional_api(self) -> str:
+        return f"{FUNCTIONAL}.{self.functional_call}"
+
+
+OPS: dict[str, LigerOp] = {op.key: op for op in (
+    LigerOp(
+        "rms_norm", "RMSNorm", "mean of squares -> rsqrt -> scale",
+        "LigerRMSNorm", "LigerRMSNorm(hidden_size, eps=1e-6)",
+        "liger_rms_norm", "liger_rms_norm(X, W, eps)",
+        "x, weight, eps=1e-6", "liger_rms_norm(x, weight, eps)",
+    ),
+    LigerOp(
+        "fused_add_rms_norm", "residual add + RMSNorm", "x + residual, then mean of squares -> rsqrt -> scale",
+        "LigerFusedAddRMSNorm", "LigerFusedAddRMSNorm(hidden_size, eps=1e-6)",
+        "liger_fused_add_rms_norm", "liger_fused_add_rms_norm(X, R, W, eps)",
+        "x, residual, weight, eps=1e-6", "liger_fused_add_rms_norm(x, residual, weight, eps)",
+        "returns (normed, x + residual)",
+    ),
+    LigerOp(
+        "layer_norm", "LayerNorm", "mean subtraction + variance -> rsqrt -> scale",
+        "LigerLayerNorm", "LigerLayerNorm(hidden_size, eps=1e-6)",
+        "liger_layer_norm", "liger_layer_norm(X, W, B, eps)",
+        "x, weight, bias, eps=1e-5", "liger_layer_norm(x, weight, bias, eps)",
+        "LigerLayerNorm's eps defaults to 1e-6, nn.LayerNorm's to 1e-5",
+    ),
+    LigerOp(
+        "swiglu", "SwiGLU", "silu(gate) * up",
+        "LigerSwiGLUMLP", "LigerSwiGLUMLP(config)",
+        "liger_swiglu", "liger_swiglu(a, b)",
+        "gate, up", "liger_swiglu(gate, up)",
+        "its backward overwrites gate and up in place",
+    ),
+    LigerOp(
+        "geglu", "GeGLU", "gelu(gate) * up",
+        "LigerGEGLUMLP", "LigerGEGLUMLP(config)",
+        "liger_geglu", "liger_geglu(a, b)",
+        "gate, up", "liger_geglu(gate, up)",
+        "Liger uses the tanh approximation of GELU; its backward overwrites gate and up in place",
+    ),
+    LigerOp(
+        "cross_entropy", "cross-entropy", "row logsumexp + target gather",
+        "LigerCrossEntropyLoss", "LigerCrossEntropyLoss(ignore_index=-100)",
+        "liger_cross_entropy", "liger_cross_entropy(input, target, ignore_index=-100)",
+        "logits, target, ignore_index=-100", "liger_cross_entropy(logits, target, ignore_index=ignore_index)",
+        "its forward overwrites the 2-D logits with their gradient",
+    ),
+    LigerOp(
+        "fused_linear_cross_entropy", "fused linear + cross-entropy",
+        "tl.dot logits -> logsumexp + target gather, logits never stored",
+        "LigerFusedLinearCrossEntropyLoss", "LigerFusedLinearCrossEntropyLoss()(lin_weight, _input, target)",
+        "liger_fused_linear_cross_entropy", "liger_fused_linear_cross_entropy(input, weight, target, bias=None, ignore_index=-100)",
+        "hidden, weight, target, bias=None, ignore_index=-100",
+        "liger_fused_linear_cross_entropy(hidden, weight, target, bias=bias, ignore_index=ignore_index)",
+        "the module form takes the weight FIRST",
+    ),
+    LigerOp(
+        "softmax", "softmax", "row max -> exp -> sum -> divide, no target",
+        "LigerSoftmax", "LigerSoftmax()",
+        "liger_softmax", "liger_softmax(x)",
+        "x", "liger_softmax(x)",
+    ),
+    LigerOp(
+        "kl_div", "KL divergence", "p * (log p - log q)",
+        "LigerKLDIVLoss", "LigerKLDIVLoss(reduction='batchmean')",
+        "liger_kl_div", "liger_kl_div(input, target, reduction='mean', log_target=False)",
+        "log_q, p, reduction='batchmean'", "liger_kl_div(log_q, p, reduction=reduction)",
+        "input is log q, target is p (as torch.nn.KLDivLoss); the functional default reduction is 'mean'",
+    ),
+    LigerOp(
+        "jsd", "Jensen-Shannon divergence", "mixture 0.5*(p+q), then KL of each side against it",
+        "LigerJSD", "LigerJSD(beta=0.5)",
+        "liger_jsd", "liger_jsd(input, target, beta=0.5)",
+        "log_q, log_p, beta=0.5", "liger_jsd(log_q, log_p, beta=beta)",
+        "both inputs are log-probabilities",
+    ),
+    LigerOp(
+        "tvd", "total variation distance", "0.5 * |p - q|",
+        "LigerTVDLoss", "LigerTVDLoss(reduction='batchmean')",
+        "liger_tvd", "liger_tvd(input, target, reduction='mean')",
+        "p, q, reduction='batchmean'", "liger_tvd(p, q, reduction=reduction)",
+    ),
+    LigerOp(
+        "rope", "rotary position embedding (RoPE)", "x1*cos - x2*sin, x2*cos + x1*sin (rotate-half)",
+        "liger_rotary_pos_emb", "liger_rotary_pos_emb(q, k, cos, sin)",
+        "liger_rope", "liger_rope(q, k, cos, sin)",
+        "q, k, cos, sin", "liger_rope(q, k, cos, sin)",
+        "cos/sin are Hugging Face style (both halves duplicated); q and k are rotated together",
+    ),
+)}
+
+
+# ---- host-code replacements (TRI023) ------------------------------------------------------
+# torch module -> Liger module. Both keep a `weight` parameter, so state dicts still load.
+RMS_NORM_MODULE = "LigerRMSNorm"            # LigerRMSNorm(hidden_size, eps=1e-6, ..., elementwise_affine=True)
+LAYER_NORM_MODULE = "LigerLayerNorm"        # LigerLayerNorm(hidden_size, eps=1e-6, bias=False, ...)
+FLCE_MODULE = "LigerFusedLinearCrossEntropyLoss"
+FLCE_FUNCTION = "liger_fused_linear_cross_entropy"
+AUTO_MODEL = "AutoLigerKernelForCausalLM"   # needs transformers; from_pretrained(...) as AutoModelForCausalLM
+APPLY_TO_INSTANCE = "_apply_liger_kernel_to_instance"
+
+# model_type -> (apply function, Hugging Face classes it patches). The class names were read from
+# each apply function's body in monkey_patch.py (0.8.5); the test re-checks that statically.
+HF_MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
+    mt: (f"apply_liger_kernel_to_{mt}", classes) for mt, classes in {
+        "llama": ("LlamaForCausalLM", "LlamaModel"),
+        "mistral": ("MistralForCausalLM", "MistralModel"),
+        "ministral": ("MinistralForCausalLM", "MinistralModel"),
+        "mixtral": ("MixtralForCausalLM", "MixtralModel"),
+        "qwen2": ("Qwen2ForCausalLM", "Qwen2Model"),
+        "qwen3": ("Qwen3ForCausalLM", "Qwen3Model"),
+        "qwen3_moe": ("Qwen3MoeForCausalLM", "Qwen3MoeModel"),
+        "qwen3_next": ("Qwen3NextForCausalLM", "Qwen3NextModel"),
+        "qwen3_5": ("Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration"),
+        "qwen3_5_moe": ("Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration"),
+        "gemma": ("GemmaForCausalLM", "GemmaModel"),
+        "gemma2": ("Gemma2ForCausalLM", "Gemma2Model"),
+        "gemma3_text": ("Gemma3ForCausalLM",),
+        "gemma3": ("Gemma3ForConditionalGeneration",),
+        "gemma4_text": ("Gemma4ForCausalLM",),
+        "gemma4": ("Gemma4ForConditionalGeneration",),
+        "phi3": ("Phi3ForCausalLM", "Phi3Model"),
+        "granite": ("GraniteForCausalLM", "GraniteModel"),
+        "olmo2": ("Olmo2ForCausalLM", "Olmo2Model"),
+        "olmo3": ("Olmo3ForCausalLM", "Olmo3Model"),
+        "glm4": ("Glm4ForCausalLM", "Glm4Model"),
+        "glm4v": ("Glm4vForConditionalGeneration",),
+        "glm4v_moe": ("Glm4vMoeForConditionalGeneration",),
+        "gpt_oss": ("GptOssForCausalLM", "GptOssModel"),
+        "nemotron": ("NemotronForCausalLM",),
+        "smollm3": ("SmolLM3ForCausalLM", "SmolLM3Model"),
+        "smolvlm": ("SmolVLMForConditionalGeneration",),
+        "llava": ("LlavaForConditionalGeneration",),
+        "internvl": ("InternVLForConditionalGeneration",),
+        "paligemma": ("PaliGemmaForConditionalGeneration",),
+        "mllama": ("MllamaForConditionalGeneration", "MllamaForCausalLM"),
+        "llama4": ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"),
+        "qwen2_vl": ("Qwen2VLForConditionalGeneration",),
+        "qwen2_5_vl": ("Qwen2_5_VLForConditionalGeneration",),
+        "qwen3_vl": ("Qwen3VLForConditionalGeneration",),
+        "qwen3_vl_moe": ("Qwen3VLMoeForConditionalGeneration",),
+        "falcon_h1": ("FalconH1ForCausalLM", "FalconH1Model"),
+        "hunyuan_v1_dense": ("HunYuanDenseV1ForCausalLM",),
+        "hunyuan_v1_moe": ("HunYuanMoEV1ForCausalLM",),
+        "deepseek_v2": ("DeepseekV2ForCausalLM", "DeepseekV2Model"),
+        "deepseek_v3": ("DeepseekV3ForCausalLM", "DeepseekV3Model"),
+        "deepseek_v4": ("DeepseekV4ForCausalLM", "DeepseekV4Model"),
+        "exaone4": ("Exaone4ForCausalLM", "Exaone4Model"),
+    }.items()
+}
+
+# Hugging Face class name -> (model_type, apply function)
+HF_CLASS_TO_APPLY: dict[str, tuple[str, str]] = {
+    cls: (mt, fn) for mt, (fn, classes) in HF_MODELS.items() for cls in classes
+}
+
+# Every apply function liger-kernel 0.8.5 exports (45), including those this table does not
+# map a class to (pixtral: a vision tower; muse_glimmer: not in transformers).
+APPLY_FUNCTIONS: tuple[str, ...] = tuple(sorted({fn for fn, _ in HF_MODELS.values()} | {
+    "apply_liger_kernel_to_pixtral", "apply_liger_kernel_to_muse_glimmer",
+}))
+
+# Names that mean "Liger is already applied in this file".
+LIGER_ENTRY_POINTS = frozenset(APPLY_FUNCTIONS) | {APPLY_TO_INSTANCE, "_apply_liger_kernel", AUTO_MODEL}
+
+
+def referenced_names() -> list[tuple[str, str]]:
+    """(module, name) for every name the rules put in a message or a fix, for the API test.
+
+    Names that need transformers at import time are listed by `transformers_only_names`."""
+    names = {(TRANSFORMERS, op.module_class) for op in OPS.values()}
+    names |= {(FUNCTIONAL, op.functional) for op in OPS.values()}
+    names |= {(TRANSFORMERS, RMS_NORM_MODULE), (TRANSFORMERS, LAYER_NORM_MODULE), (TRANSFORMERS, FLCE_MODULE),
+              (FUNCTIONAL, FLCE_FUNCTION)}
+    return sorted(names)
+
+
+def transformers_only_names() -> list[str]:
+    """Names exported lazily by liger_kernel.transformers that need transformers installed."""
+    return sorted(LIGER_ENTRY_POINTS)

@@ -1,0 +1,433 @@
+"""Which Liger op, if any, a kernel's expression graph computes.
+
+Each recogniser looks for the data flow that defines an op, among the values that reach a
+store (dead code does not count). `recognise` then decides whether the kernel is a standalone
+re-implementation worth flagging:
+
+* a kernel with `tl.dot` is a matmul or attention kernel, unless the op is fused linear
+  cross-entropy (whose logits come from the dot);
+* a kernel that also quantises (casts to 8-bit) or scatters through loaded indices (a KV-cache
+  write) does other work Liger does not do;
+* a kernel in which two unrelated ops are found (RMSNorm + RoPE) is a fused kernel.
+Ops that contain another (cross-entropy contains a softmax, JSD contains KL terms, fused
+add + RMSNorm contains RMSNorm) keep only the larger one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from tritonify.diagnostics.liger.symbolic import KernelGraph
+
+SUBSUMES: dict[str, set[str]] = {
+    "fused_linear_cross_entropy": {"cross_entropy", "softmax", "kl_div"},
+    "cross_entropy": {"softmax", "kl_div"},
+    "jsd": {"kl_div", "softmax"},
+    "fused_add_rms_norm": {"rms_norm"},
+    "layer_norm": {"rms_norm"},
+    "geglu": {"swiglu"},
+}
+
+
+@dataclass(frozen=True)
+class Recognition:
+    op: str | None                  # the Liger op key, when the kernel is a standalone one
+    found: tuple[str, ...] = ()     # every op recognised, before the standalone decision
+    reason: str = ""                # why nothing is reported although something was found
+
+
+class _Matcher:
+    def __init__(self, g: KernelGraph):
+        self.g = g
+        self.live = g.live()
+
+    # ---- small predicates ---------------------------------------------------------------
+    def loads(self, n: int) -> frozenset[int]:
+        return self.g.value_loads(n)
+
+    def of_kind(self, kind: str) -> list[int]:
+        return [n for n in self.live if self.g.kind(n) == kind]
+
+    def calls(self, *names: str) -> list[int]:
+        return [n for n in self.live if self.g.is_call(n, *names)]
+
+    def contains_call(self, n: int, *names: str) -> bool:
+        return any(self.g.is_call(m, *names) for m in self.g.walk([n], into_pointers=False))
+
+    def is_const(self, n: int, value: float) -> bool:
+        return self.g.node(n) == ("const", float(value))
+
+    def arg(self, n: int) -> int:
+        return self.g.node(n)[2]
+
+    def squares(self, n: int) -> set[int]:
+        """Bases b of every `b * b` that flows into n."""
+        out = set()
+        for m in self.g.walk([n], into_pointers=False):
+            if self.g.kind(m) == "mul":
+                f = self.g.factors(m)
+                out.update(x for x in set(f) if f.count(x) >= 2)
+        return out
+
+    def is_mean_of(self, mu: int, x: int) -> bool:
+        """mu is sum(...x...) scaled: a mean of x's values."""
+        return self.contains_call(mu, "sum") and bool(self.loads(mu) & self.loads(x))
+
+    def centred(self, d: int) -> tuple[int, int] | None:
+        """(x, mean) when d is x - mean(x) (possibly under a where)."""
+        node = self.g.node(d)
+        if node[0] == "call" and node[1] == "where" and len(node) == 5:
+            for branch in node[3:5]:
+                got = self.centred(branch)
+                if got:
+                    return got
+            return None
+        if node[0] == "sub" and self.loads(node[1]) and self.is_mean_of(node[2], node[1]):
+            return node[1], node[2]
+        return None
+
+    # ---- norms ---------------------------------------------------------------------------
+    def norms(self) -> set[str]:
+        found: set[str] = set()
+        for r in self.calls("rsqrt"):
+            arg = self.arg(r)
+            if not self.contains_call(arg, "sum"):
+                continue
+            bases = self.squares(arg)
+            if not bases:
+                continue
+            for m in self.of_kind("mul"):
+                f = self.g.factors(m)
+                if r not in f:
+                    continue
+                for x in f:
+                    if x == r:
+                        continue
+                    if self.centred(x):
+                        found.add("layer_norm")
+                    elif x in bases and self.loads(x) and self.g.kind(x) != "sub":
+                        found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
+        return found
+
+    def _is_residual_sum(self, x: int) -> bool:
+        node = self.g.node(x)
+        if node[0] != "add":
+            return False
+        with_loads = [t for t in node[1:] if self.loads(t)]
+        return len(with_loads) >= 2 and len({self.loads(t) for t in with_loads}) >= 2
+
+    # ---- gated activations -----------------------------------------------------------------
+    def gated(self) -> set[str]:
+        found: set[str] = set()
+        for m in self.of_kind("mul"):
+            f = list(self.g.factors(m))
+            for s in f:
+                if not self.g.is_call(s, "sigmoid", "tanh", "erf") and not self._has_gelu_term(s):
+                    continue
+                rest = list(f)
+                rest.remove(s)
+                if self.g.is_call(s, "sigmoid") and self._swish_of(s, rest):
+                    found.add("swiglu")
+                    continue
+                for gate in set(rest):
+                    if self.loads(gate) and self._gelu_of(s, gate) and self._up_besides(rest, [gate]):
+                        found.add("geglu")
+        return found
+
+    def _swish_of(self, s: int, rest: list[int]) -> bool:
+        """rest holds every factor of the sigmoid's argument (silu(g) = g * sigmoid(g), with g
+        itself possibly a product such as `a * gate_multiplier`) plus an `up` with other loads."""
+        gate_factors = list(self.g.factors(self.arg(s)))
+        pool = list(rest)
+        for x in gate_factors:
+            if x not in pool:
+                return False
+            pool.remove(x)
+        return bool(self.loads(self.arg(s))) and self._up_besides(pool, gate_factors)
+
+    def _up_besides(self, pool: list[int], gate_factors: list[int]) -> bool:
+        gate_loads = frozenset().union(*(self.loads(x) for x in gate_factors))
+        return any(self.loads(u) - gate_loads for u in pool if u not in gate_factors)
+
+    def _has_gelu_term(self, s: int) -> bool:
+        return self.contains_call(s, "tanh", "erf", "sigmoid")
+
+    def _gelu_of(self, s: int, gate: int) -> bool:
+        """s is the GELU factor of gate: 1 + tanh(k*(g + c*g^3)), 1 + erf(g/sqrt2), or the
+        sigmoid form sigmoid(k*(g + c*g^3))."""
+        for t in self.g.walk([s], into_pointers=False):
+            if not self.g.is_call(t, "tanh", "erf", "sigmoid"):
+                continue
+            arg = self.arg(t)
+            inner = self.g.walk([arg], into_pointers=False)
+            if any(cube_part(self.g, x, gate) for x in inner):
+                return True
+            if self.g.is_call(t, "erf"):
+                f = self.g.factors(arg)
+                if gate in f and all(self.g.kind(x) == "const" for x in f if x != gate):
+                    return True
+        return False
+
+    # ---- softmax, cross-entropy ------------------------------------------------------------
+    def _exp_of_shifted(self, e: int) -> bool:
+        """exp(x - max) (the scale of an exp2 form is folded away)."""
+        for t in self.g.walk([self.arg(e)], into_pointers=False):
+            node = self.g.node(t)
+            if node[0] == "sub" and self.contains_call(node[2], "max", "maximum") and self.loads(node[1]) | self._dots(node[1]):
+                return True
+        return False
+
+    def _dots(self, n: int) -> frozenset[int]:
+        return frozenset(m for m in self.g.walk([n], into_pointers=False) if self.g.is_call(m, "dot"))
+
+    def softmax(self) -> bool:
+        for m in self.of_kind("mul"):
+            f = self.g.factors(m)
+            recips = [x for x in f if self.g.kind(x) == "recip" and self.contains_call(self.g.node(x)[1], "sum")
+                      and self.contains_call(self.g.node(x)[1], "exp")]
+            exps = [x for x in f if self.g.is_call(x, "exp") and self._exp_of_shifted(x)]
+            if recips and exps:
+                return True
+        return False
+
+    def _lse_nodes(self) -> list[int]:
+        return [n for n in self.calls("log") if self.contains_call(self.arg(n), "sum") and self.contains_call(self.arg(n), "exp")]
+
+    def _onehot_compares(self) -> list[int]:
+        """`cols == target` where target is loaded and cols is an arange (target gather)."""
+        out = []
+        for c in self.of_kind("cmp"):
+            _, op, a, b = self.g.node(c)
+            if op != "==":
+                continue
+            for idx, tgt in ((a, b), (b, a)):
+                if self.contains_call(idx, "arange") and self.loads(tgt) and not self.loads(idx):
+                    out.append(c)
+        return out
+
+    def _gathers(self) -> set[int]:
+        """Values picked at the target: loads whose address holds a loaded index, and
+        where(cols == target, x, ...)."""
+        out = set()
+        for ld in self.of_kind("load"):
+            ptr = self.g.node(ld)[1]
+            if self.loads(ptr):
+                out.add(ld)
+        onehot = set(self._onehot_compares())
+        for w in self.calls("where"):
+            if self.g.node(w)[2] in onehot:
+                out.add(w)
+        return out
+
+    def cross_entropy(self) -> str | None:
+        lses = self._lse_nodes()
+        if not lses:
+            return None
+        gathers = self._gathers()
+        onehot = self._onehot_compares()
+        linked = False
+        for s in self.of_kind("sub"):
+            _, left, right = self.g.node(s)
+            walk_l = self.g.walk([left], into_pointers=False)
+            walk_r = self.g.walk([right], into_pointers=False)
+            if any(l in walk_l for l in lses) and (gathers & walk_r):
+                linked = True
+                break
+        if not linked and onehot:
+            # the gradient form: softmax - onehot(target), written with the compare
+            linked = any(self.g.node(w)[2] in onehot for w in self.calls("where"))
+        if not linked:
+            return None
+        logits_from_dot = any(self._dots(self.arg(l)) for l in lses)
+        return "fused_linear_cross_entropy" if logits_from_dot else "cross_entropy"
+
+    def policy_ratio(self) -> bool:
+        """exp(logp - old_logp) with logp from a logsumexp: a GRPO/PPO-style policy loss, which
+        contains a log-softmax but is not a cross-entropy."""
+        lses = set(self._lse_nodes())
+        for e in self.calls("exp"):
+            arg = self.g.node(self.arg(e))
+            if arg[0] != "sub":
+                continue
+            _, a, b = arg
+            walk_a = self.g.walk([a], into_pointers=False)
+            if lses & walk_a and self.loads(b) - self.loads(a):
+                return True
+        return False
+
+    # ---- divergences -------------------------------------------------------------------------
+    def _log_of(self, lg: int, p: int) -> bool:
+        """lg is log(p), log(max(p, eps)) or log(p + eps)."""
+        if not self.g.is_call(lg, "log"):
+            return False
+        inner = self.arg(lg)
+        if inner == p:
+            return True
+        node = self.g.node(inner)
+        return (node[0] == "add" or (node[0] == "call" and node[1] == "maximum")) and p in self.g.children(inner)
+
+    def kl_div(self) -> bool:
+        for m in self.of_kind("mul"):
+            f = self.g.factors(m)
+            for p in f:
+                if not self.loads(p):
+                    continue
+                for d in f:
+                    node = self.g.node(d)
+                    if d == p:
+                        continue
+                    if node[0] == "sub":
+                        _, left, right = node
+                        if self._log_of(left, p) and self.loads(right) - self.loads(p):
+                            return True            # p * (log p - log q)
+                        if self.g.is_call(p, "exp") and left == self.arg(p) and self.loads(right) - self.loads(left):
+                            return True            # exp(t) * (t - log q): log-space target
+                    if self.g.is_call(d, "log"):
+                        inner = self.arg(d)
+                        if p in self.g.factors(inner) and any(self.g.kind(x) == "recip" for x in self.g.factors(inner)):
+                            return True            # p * log(p / q)
+        return False
+
+    def _mixture(self, mx: int) -> bool:
+        """0.5 * (p + q), (p + q) / 2, or beta * p + (1 - beta) * q (possibly max-shifted)."""
+        node = self.g.node(mx)
+        if node[0] == "mul":
+            halves = [x for x in node[1:] if self.is_const(x, 0.5)]
+            sums = [x for x in node[1:] if self.g.kind(x) == "add"]
+            if halves and sums and self._two_distributions(self.g.node(sums[0])[1:]):
+                return True
+        if node[0] == "add" and len(node) == 3:
+            parts = []
+            for t in node[1:]:
+                f = self.g.factors(t)
+                weights = [x for x in f if not self.loads(x)]
+                dist = [x for x in f if self.loads(x)]
+                if not weights or len(dist) != 1:
+                    return False
+                parts.append(dist[0])
+            return self._two_distributions(parts)
+        return False
+
+    def _two_distributions(self, terms) -> bool:
+        if len(terms) != 2 or terms[0] == terms[1]:
+            return False
+        a, b = (self.loads(t) for t in terms)
+        return bool(a) and bool(b)
+
+    def jsd(self) -> bool:
+        return any(self._mixture(self.arg(lg)) for lg in self.calls("log"))
+
+    def tvd(self) -> bool:
+        for m in self.of_kind("mul"):
+            f = self.g.factors(m)
+            if not any(self.is_const(x, 0.5) for x in f):
+                continue
+            for a in f:
+                if self.g.is_call(a, "abs"):
+                    inner = self.g.node(self.arg(a))
+                    if inner[0] == "sub" and self._two_distributions(inner[1:]):
+                        return True
+        return False
+
+    # ---- rope ------------------------------------------------------------------------------
+    def _angle(self, n: int) -> bool:
+        return bool(self.loads(n)) or self.contains_call(n, "cos", "sin")
+
+    def rope(self) -> bool:
+        """x1*cos - x2*sin stored beside x2*cos + x1*sin (x1, x2 may be products themselves)."""
+        g = self.g
+        for s in self.of_kind("sub"):
+            _, left, right = g.node(s)
+            lf, rf = list(g.factors(left)), list(g.factors(right))
+            if len(lf) < 2 or len(rf) < 2:
+                continue
+            for c in set(lf):
+                a = _without(lf, c)
+                for sn in set(rf):
+                    b = _without(rf, sn)
+                    if self._rotation(a, b, c, sn):
+                        return True
+        return False
+
+    def _rotation(self, a: list[int], b: list[int], c: int, sn: int) -> bool:
+        g = self.g
+        if sorted(a) == sorted(b) or c == sn:
+            return False
+        la = frozenset().union(*(self.loads(x) for x in a))
+        lb = frozenset().union(*(self.loads(x) for x in b))
+        if not la or not lb or not (self._angle(c) and self._angle(sn)):
+            return False
+        if la & self.loads(c) or lb & self.loads(sn):
+            return False
+        bc = g.find(("mul", *sorted([*b, c])))
+        as_ = g.find(("mul", *sorted([*a, sn])))
+        if bc is None or as_ is None:
+            return False
+        partner = g.find(("add", *sorted((bc, as_))))
+        return partner is not None and partner in self.live
+
+
+def _without(items: list[int], x: int) -> list[int]:
+    out = list(items)
+    out.remove(x)
+    return out
+
+
+def cube_part(g: KernelGraph, x: int, gate: int) -> bool:
+    """x is c * g * g * g (the cubic term of tanh-GELU)."""
+    return g.factors(x).count(gate) == 3
+
+
+def _bases(g: KernelGraph, ptr: int) -> set[int]:
+    """The pointer parameters an address is built on (`X_ptr` in `X_ptr + row * stride + y`)."""
+    terms = g.node(ptr)[1:] if g.kind(ptr) == "add" else (ptr,)
+    return {t for t in terms if g.kind(t) == "param"}
+
+
+def _indirect_store(g: KernelGraph) -> bool:
+    """A store whose address holds a loaded index into a tensor the kernel does not read: a
+    scatter such as a KV-cache write. (Writing a gradient back at the target index of the
+    tensor that was read, as cross-entropy does, is not one.)"""
+    read = set()
+    for n in range(len(g.nodes)):
+        if g.kind(n) == "load":
+            read |= _bases(g, g.node(n)[1])
+    return any(g.value_loads(s.ptr) and not _bases(g, s.ptr) <= read for s in g.stores if not s.atomic)
+
+
+def recognise(g: KernelGraph) -> Recognition:
+    m = _Matcher(g)
+    if not g.stores:
+        return Recognition(None)
+    found: set[str] = set()
+    found |= m.norms()
+    found |= m.gated()
+    ce = m.cross_entropy()
+    if ce:
+        if m.policy_ratio():
+            return Recognition(None, (ce,), "policy-gradient loss (GRPO family), not a plain cross-entropy")
+        found.add(ce)
+    if m.softmax():
+        found.add("softmax")
+    if m.jsd():
+        found.add("jsd")
+    if m.kl_div():
+        found.add("kl_div")
+    if m.tvd():
+        found.add("tvd")
+    if m.rope():
+        found.add("rope")
+    if not found:
+        return Recognition(None)
+    kept = set(found)
+    for big, small in SUBSUMES.items():
+        if big in kept:
+            kept -= small
+    ordered = tuple(sorted(found))
+    if g.has_dot and kept != {"fused_linear_cross_entropy"}:
+        return Recognition(None, ordered, "matmul or attention kernel (tl.dot)")
+    if g.quantises:
+        return Recognition(None, ordered, "fused with quantisation")
+    if _indirect_store(g):
+        return Recognition(None, ordered, "fused with a scattered store (e.g. a KV-cache write)")
+    if len(kept) > 1:
+        return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
+    return Recognition(next(iter(kept)), ordered)

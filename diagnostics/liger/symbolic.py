@@ -1,0 +1,474 @@
+"""A Triton kernel body as a small expression graph, so rules can ask what it computes.
+
+Why a graph and not name matching: a kernel called `rmsnorm` may do something else, and a
+kernel called `foo` may be an RMSNorm. What identifies an op is its data flow (mean of
+squares -> rsqrt -> scale). `KernelGraph` evaluates the body symbolically, statement by
+statement, and records every value that reaches a `tl.store`.
+
+Nodes are hash-consed integers: the same expression built twice is the same id, so "is the
+value that was squared the one that is scaled" is an integer comparison. Normal forms make
+equal things look equal:
+
+* casts (`.to`, `tl.cast`), broadcasts (`x[:, None]`) and reshapes are dropped;
+* `+` and `*` are flattened and their operands sorted (`a*b*c` == `c*(a*b)`);
+* `a / b` is `a * recip(b)`, `1 / sqrt(x)` is `rsqrt(x)`, `1 / (1 + exp(-x))` is `sigmoid(x)`;
+* `-x` is `-1 * x`; `x ** 2` is `x * x`;
+* a name assigned in both branches of an `if` is a `phi` of both values; a loop-carried
+  name is a `phi` of its value before the loop and after one pass (`var` stands for itself).
+
+Node kinds: const, param, var, load (ptr), call (name, args...), mul, add, sub, recip,
+cmp (op, a, b), phi, other (label, args...).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from tritonify.diagnostics.triton_ast import ImportMap, Kernel, libdevice_name, tl_name
+
+MAX_INLINE_DEPTH = 3
+MAX_NODES = 20000          # a pathological kernel stops growing the graph here
+QUANT_DTYPES = {
+    "int8", "uint8", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
+    "float8_e4m3fn", "float8_e5m2",
+}
+IDENTITY_METHODS = {"to", "cast", "reshape", "view", "broadcast_to", "expand_dims", "trans", "permute", "ravel"}
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.MatMult: "dot"}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+class GraphTooLarge(Exception):
+    """Raised when a kernel's graph passes MAX_NODES; the caller then gives up quietly."""
+
+
+@dataclass
+class Store:
+    ptr: int
+    value: int
+    node: ast.AST
+    atomic: bool = False
+
+
+@dataclass
+class KernelGraph:
+    """The expression graph of one kernel, with its stores and a few whole-kernel facts."""
+
+    nodes: list[tuple] = field(default_factory=list)
+    index: dict[tuple, int] = field(default_factory=dict)
+    stores: list[Store] = field(default_factory=list)
+    has_dot: bool = False
+    quantises: bool = False            # casts to an 8-bit type: a quantisation epilogue
+
+    # ---- construction ---------------------------------------------------------------
+    def intern(self, key: tuple) -> int:
+        found = self.index.get(key)
+        if found is not None:
+            return found
+        if len(self.nodes) >= MAX_NODES:
+            raise GraphTooLarge
+        self.nodes.append(key)
+        self.index[key] = len(self.nodes) - 1
+        return len(self.nodes) - 1
+
+    def const(self, value) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return self.intern(("const", repr(value)))
+        return self.intern(("const", float(value)))
+
+    def mul(self, *args: int) -> int:
+        flat: list[int] = []
+        for a in args:
+            node = self.nodes[a]
+            flat.extend(node[1:] if node[0] == "mul" else (a,))
+        if len(flat) == 1:
+            return flat[0]
+        return self.intern(("mul", *sorted(flat)))
+
+    def add(self, *args: int) -> int:
+        flat: list[int] = []
+        for a in args:
+            node = self.nodes[a]
+            flat.extend(node[1:] if node[0] == "add" else (a,))
+        if len(flat) == 1:
+            return flat[0]
+        return self.intern(("add", *sorted(flat)))
+
+    def neg(self, a: int) -> int:
+        return self.mul(self.const(-1.0), a)
+
+    def recip(self, a: int) -> int:
+        node = self.nodes[a]
+        if node[0] == "const" and isinstance(node[1], float) and node[1] != 0.0:
+            return self.const(1.0 / node[1])
+        if node[0] == "call" and node[1] == "sqrt":
+            return self.call("rsqrt", node[2])
+        if node[0] == "recip":
+            return node[1]
+        sig = self._sigmoid_argument(a)
+        if sig is not None:
+            return self.call("sigmoid", sig)
+        return self.intern(("recip", a))
+
+    def _sigmoid_argument(self, a: int) -> int | None:
+        """x when `a` is `1 + exp(-x)` (the denominator of a hand-written sigmoid)."""
+        node = self.nodes[a]
+        if node[0] != "add" or len(node) != 3:
+            return None
+        one = self.const(1.0)
+        others = [t for t in node[1:] if t != one]
+        if len(others) != 1 or len(node[1:]) - len(others) != 1:
+            return None
+        e = self.nodes[others[0]]
+        if e[0] != "call" or e[1] != "exp" or len(e) != 3:
+            return None
+        inner = self.nodes[e[2]]
+        minus = self.const(-1.0)
+        if inner[0] == "mul" and minus in inner[1:]:
+            rest = list(inner[1:])
+            rest.remove(minus)
+            return self.mul(*rest)
+        return None
+
+    def div(self, a: int, b: int) -> int:
+        if self.nodes[a] == ("const", 1.0):
+            return self.recip(b)
+        return self.mul(a, self.recip(b))
+
+    def sub(self, a: int, b: int) -> int:
+        return self.intern(("sub", a, b))
+
+    def call(self, name: str, *args: int) -> int:
+        return self.intern(("call", name, *args))
+
+    def phi(self, *args: int) -> int:
+        flat: set[int] = set()
+        for a in args:
+            node = self.nodes[a]
+            flat.update(node[1:] if node[0] == "phi" else (a,))
+        if len(flat) == 1:
+            return next(iter(flat))
+        return self.intern(("phi", *sorted(flat)))
+
+    # ---- queries ----------------------------------------------------------------------
+    def kind(self, n: int) -> str:
+        return self.nodes[n][0]
+
+    def node(self, n: int) -> tuple:
+        return self.nodes[n]
+
+    def children(self, n: int) -> tuple[int, ...]:
+        node = self.nodes[n]
+        kind = node[0]
+        if kind in ("const", "param", "var"):
+            return ()
+        if kind in ("call", "other"):
+            return tuple(node[2:])
+        if kind == "cmp":
+            return tuple(node[2:])
+        return tuple(node[1:])
+
+    def is_call(self, n: int, *names: str) -> bool:
+        node = self.nodes[n]
+        return node[0] == "call" and node[1] in names
+
+    def walk(self, roots: Iterable[int], *, into_pointers: bool = True) -> set[int]:
+        """Every node reachable from `roots` (through load pointers unless told not to)."""
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if not into_pointers and self.nodes[n][0] == "load":
+                continue
+            stack.extend(self.children(n))
+        return seen
+
+    def value_loads(self, n: int) -> frozenset[int]:
+        """The loads whose *values* flow into `n` (not loads only used to form an address)."""
+        cache = self.__dict__.setdefault("_value_loads", {})
+        if n not in cache:
+            cache[n] = frozenset(m for m in self.walk([n], into_pointers=False) if self.nodes[m][0] == "load")
+        return cache[n]
+
+    def reaches(self, n: int, target: int) -> bool:
+        return target in self.walk([n])
+
+    def live(self) -> set[int]:
+        """Every node that reaches memory through a store (value or address)."""
+        cache = self.__dict__.get("_live")
+        if cache is None:
+            cache = self.walk([s.value for s in self.stores] + [s.ptr for s in self.stores])
+            self.__dict__["_live"] = cache
+        return cache
+
+    def factors(self, n: int) -> tuple[int, ...]:
+        node = self.nodes[n]
+        return tuple(node[1:]) if node[0] == "mul" else (n,)
+
+    def find(self, key: tuple) -> int | None:
+        """The id of an expression if the kernel computes it, without creating it."""
+        return self.index.get(key)
+
+    def mul_key(self, *args: int) -> tuple:
+        flat: list[int] = []
+        for a in args:
+            flat.extend(self.factors(a))
+        return ("mul", *sorted(flat))
+
+
+class _Builder:
+    """Evaluates a kernel's statements into a KernelGraph."""
+
+    def __init__(self, imports: ImportMap, helpers: dict[str, ast.FunctionDef]):
+        self.g = KernelGraph()
+        self.imports = imports
+        self.helpers = helpers
+        self.depth = 0
+
+    # ---- statements -----------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt], env: dict[str, int]) -> int | None:
+        """Run statements; returns the value of a `return` (for inlined helpers)."""
+        for stmt in stmts:
+            result = self.stmt(stmt, env)
+            if result is not None:
+                return result
+        return None
+
+    def stmt(self, stmt: ast.stmt, env: dict[str, int]) -> int | None:
+        g = self.g
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value, env)
+            for target in stmt.targets:
+                self.bind(target, value, stmt.value, env)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self.bind(stmt.target, self.expr(stmt.value, env), stmt.value, env)
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            name = stmt.target.id
+            old = env.get(name, g.intern(("var", name)))
+            env[name] = self.binop(type(stmt.op), old, self.expr(stmt.value, env))
+        elif isinstance(stmt, ast.Expr):
+            self.expr(stmt.value, env)
+        elif isinstance(stmt, ast.If):
+            self.expr(stmt.test, env)
+            left, right = dict(env), dict(env)
+            ret_l = self.block(stmt.body, left)
+            ret_r = self.block(stmt.orelse, right)
+            self.merge(env, left, right)
+            rets = [r for r in (ret_l, ret_r) if r is not None]
+            if rets and len(rets) == 2:
+                return g.phi(*rets)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            self.loop(stmt, env)
+        elif isinstance(stmt, ast.With):
+            return self.block(stmt.body, env)
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            return self.expr(stmt.value, env)
+        return None
+
+    def loop(self, stmt: ast.For | ast.While, env: dict[str, int]) -> None:
+        g = self.g
+        assigned = {t.id for node in stmt.body for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        before = dict(env)
+        if isinstance(stmt, ast.For):
+            self.expr(stmt.iter, env)
+            for t in ast.walk(stmt.target):
+                if isinstance(t, ast.Name):
+                    env[t.id] = g.intern(("var", t.id))
+        else:
+            self.expr(stmt.test, env)
+        for name in assigned:
+            carried = g.intern(("var", name))
+            env[name] = g.phi(before[name], carried) if name in before else carried
+        self.block(stmt.body, env)
+        for name in assigned:
+            if name in before:
+                env[name] = g.phi(before[name], env[name])
+
+    def merge(self, env: dict[str, int], left: dict[str, int], right: dict[str, int]) -> None:
+        for name in set(left) | set(right):
+            values = [v for v in (left.get(name), right.get(name)) if v is not None]
+            env[name] = self.g.phi(*values)
+
+    def bind(self, target: ast.expr, value: int, value_node: ast.expr, env: dict[str, int]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            parts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) else None
+            for i, t in enumerate(target.elts):
+                if parts is not None and i < len(parts) and isinstance(t, ast.Name):
+                    env[t.id] = self.expr(parts[i], env)
+                else:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            env[n.id] = self.g.intern(("other", "unpack", value, self.g.const(i)))
+
+    # ---- expressions ------------------------------------------------------------------
+    def binop(self, op: type, a: int, b: int) -> int:
+        g = self.g
+        kind = _BINOPS.get(op)
+        if kind == "add":
+            return g.add(a, b)
+        if kind == "sub":
+            return g.sub(a, b)
+        if kind == "mul":
+            return g.mul(a, b)
+        if kind == "div":
+            return g.div(a, b)
+        if kind == "dot":
+            g.has_dot = True
+            return g.call("dot", a, b)
+        return g.intern(("other", op.__name__, a, b))
+
+    def expr(self, node: ast.expr | None, env: dict[str, int]) -> int:
+        g = self.g
+        if node is None:
+            return g.const(None)
+        if isinstance(node, ast.Name):
+            return env.get(node.id) if node.id in env else g.intern(("var", node.id))
+        if isinstance(node, ast.Constant):
+            return g.const(node.value)
+        if isinstance(node, ast.BinOp):
+            a, b = self.expr(node.left, env), self.expr(node.right, env)
+            if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value in (2, 3):
+                return g.mul(*([a] * int(node.right.value)))
+            return self.binop(type(node.op), a, b)
+        if isinstance(node, ast.UnaryOp):
+            a = self.expr(node.operand, env)
+            if isinstance(node.op, ast.USub):
+                return g.neg(a)
+            if isinstance(node.op, ast.UAdd):
+                return a
+            return g.intern(("other", type(node.op).__name__, a))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op = _CMPOPS.get(type(node.ops[0]), type(node.ops[0]).__name__)
+            return g.intern(("cmp", op, self.expr(node.left, env), self.expr(node.comparators[0], env)))
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test, env)
+            return g.phi(self.expr(node.body, env), self.expr(node.orelse, env))
+        if isinstance(node, ast.Subscript):
+            base = self.expr(node.value, env)
+            if _is_broadcast_index(node.slice):
+                return base
+            return g.intern(("other", "subscript", base, self.expr(node.slice, env) if not isinstance(node.slice, ast.Slice) else g.const("slice")))
+        if isinstance(node, ast.Call):
+            return self.call(node, env)
+        if isinstance(node, ast.Attribute):
+            path = self.imports.resolve(node)
+            if path and path.split(".")[0] in ("triton", "torch"):
+                return g.const(path)
+            base = self.expr(node.value, env)
+            if node.attr == "T":
+                return base
+            return g.intern(("other", "attr." + node.attr, base))
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return g.intern(("other", "tuple", *[self.expr(e, env) for e in node.elts]))
+        if isinstance(node, ast.BoolOp):
+            return g.intern(("other", type(node.op).__name__, *[self.expr(v, env) for v in node.values]))
+        return g.intern(("other", type(node).__name__))
+
+    def _note_dtype(self, node: ast.expr) -> None:
+        for n in ast.walk(node):
+            path = self.imports.resolve(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
+            if path and path.rsplit(".", 1)[-1] in QUANT_DTYPES:
+                self.g.quantises = True
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lstrip("*") in {"i8", "u8", "fp8e4nv", "fp8e5"}:
+                self.g.quantises = True
+
+    def call(self, node: ast.Call, env: dict[str, int]) -> int:
+        g = self.g
+        func = node.func
+        # tensor methods: x.to(...), x.reshape(...)
+        if isinstance(func, ast.Attribute) and tl_name(self.imports, func) is None and libdevice_name(self.imports, func) is None:
+            base_path = self.imports.resolve(func.value)
+            if not (base_path and base_path.split(".")[0] in ("triton", "torch")):
+                base = self.expr(func.value, env)
+                if func.attr in IDENTITY_METHODS:
+                    for a in [*node.args, *[k.value for k in node.keywords]]:
+                        self._note_dtype(a)
+                    return base
+                args = [self.expr(a, env) for a in node.args]
+                return g.intern(("other", "." + func.attr, base, *args))
+        name = tl_name(self.imports, func) or libdevice_name(self.imports, func)
+        args = [self.expr(a, env) for a in node.args]
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+        if name is None:
+            if isinstance(func, ast.Name) and func.id in self.helpers and self.depth < MAX_INLINE_DEPTH:
+                return self.inline(self.helpers[func.id], args, kwargs, env)
+            name = self.imports.resolve(func) or "?"
+        name = name.rsplit(".", 1)[-1] if name.startswith(("math.", "extra.", "standard.")) else name
+        if name in ("cast",):
+            for a in node.args[1:]:
+                self._note_dtype(a)
+            for k in node.keywords:
+                self._note_dtype(k.value)
+            return args[0] if args else g.const(None)
+        if name == "load":
+            ptr = args[0] if args else self.expr(kwargs.get("pointer"), env)
+            return g.intern(("load", ptr))
+        if name in ("store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"):
+            ptr = args[0] if args else self.expr(kwargs.get("pointer"), env)
+            value = args[1] if len(args) > 1 else self.expr(kwargs.get("value") or kwargs.get("val"), env)
+            g.stores.append(Store(ptr, value, node, atomic=name != "store"))
+            return g.const(None)
+        if name in ("dot", "dot_scaled"):
+            g.has_dot = True
+        if name == "fma" and len(args) == 3:
+            return g.add(g.mul(args[0], args[1]), args[2])
+        if name in ("div_rn", "fdiv") and len(args) == 2:
+            return g.div(args[0], args[1])
+        if name in ("sqrt_rn",):
+            name = "sqrt"
+        if name in ("exp2",) and args:
+            return g.call("exp", args[0])   # exp2(x * log2e) is exp(x): the scale does not matter here
+        if name in ("log2",) and args:
+            return g.call("log", args[0])
+        if name == "fast_expf":
+            name = "exp"
+        if name == "where" and len(args) == 3:
+            return g.call("where", *args)
+        return g.call(name, *args)
+
+    def inline(self, fn: ast.FunctionDef, args: list[int], kwargs: dict[str, ast.expr], env: dict[str, int]) -> int:
+        params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        local: dict[str, int] = {}
+        for p, v in zip(params, args):
+            local[p] = v
+        for k, v in kwargs.items():
+            local[k] = self.expr(v, env)
+        for p in params:
+            local.setdefault(p, self.g.intern(("param", p)))
+        self.depth += 1
+        try:
+            result = self.block(fn.body, local)
+        finally:
+            self.depth -= 1
+        return result if result is not None else self.g.const(None)
+
+
+def _is_broadcast_index(s: ast.expr) -> bool:
+    """`[:, None]`, `[None, :]`, `[:]`: indexing that only adds axes."""
+    elts = s.elts if isinstance(s, ast.Tuple) else [s]
+    return all(
+        (isinstance(e, ast.Constant) and e.value is None) or (isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None)
+        for e in elts
+    )
+
+
+def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.FunctionDef]) -> KernelGraph | None:
+    """The graph of a kernel's body, or None when it is too large to analyse."""
+    builder = _Builder(imports, {k: v for k, v in helpers.items() if v is not kernel.node})
+    env = {p.name: builder.g.intern(("param", p.name)) for p in kernel.params}
+    try:
+        builder.block(kernel.node.body, env)
+    except (GraphTooLarge, RecursionError):
+        return None
+    return builder.g
+
+
+def iter_nodes(g: KernelGraph, ids: Iterable[int], kind: str) -> Iterator[int]:
+    for n in ids:
+        if g.nodes[n][0] == kind:
+            yield n

@@ -1,0 +1,122 @@
+"""TRI003 liger-reimplementation: a standalone kernel computes an op Liger-Kernel already ships.
+
+The op is recognised from what the body computes (see `tritonify.diagnostics.liger.recognise`),
+never from the kernel's name. Severity is information: Liger is not always faster than a good
+hand-written kernel (on an H200 its RMSNorm forward reached 60% of copy bandwidth where eager
+PyTorch reached 76%), so the point is maintenance: Liger's op has a tested backward, int64
+offsets and dtype handling that a private copy has to keep up by itself.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.fixes import import_edit
+from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
+from tritonify.diagnostics.liger.recognise import recognise
+from tritonify.diagnostics.liger.symbolic import build_graph
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.triton_ast import Kernel
+
+RULE = Rule(
+    code="TRI003",
+    name="liger-reimplementation",
+    summary="hand-written kernel re-implements an op Liger-Kernel ships",
+    severity=Severity.INFO,
+    fixable=True,
+)
+
+HELPER_STEMS = {
+    "rms_norm": "rms_norm", "fused_add_rms_norm": "add_rms_norm", "layer_norm": "layer_norm",
+    "swiglu": "swiglu", "geglu": "geglu", "cross_entropy": "cross_entropy",
+    "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
+    "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope",
+}
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        elif isinstance(stmt, ast.Assign):
+            names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _helper_name(op: LigerOp, taken: set[str]) -> str:
+    stem = HELPER_STEMS.get(op.key, op.key)
+    for candidate in (stem, f"{stem}_liger"):
+        if candidate not in taken:
+            return candidate
+    i = 2
+    while f"{stem}_liger_{i}" in taken:
+        i += 1
+    return f"{stem}_liger_{i}"
+
+
+def _helper_text(op: LigerOp, kernel: Kernel, name: str, indent: str) -> str:
+    note = f" Note: {op.caveat}." if op.caveat else ""
+    lines = [
+        f"def {name}({op.helper_params}):",
+        f'    """{op.title} through Liger-Kernel {LIGER_VERSION} (forward and backward), in place of `{kernel.name}`.{note}"""',
+        f"    return {op.helper_body}",
+    ]
+    return "\n\n\n" + "\n".join(indent + line for line in lines)
+
+
+def _fix(ctx: PythonContext, kernel: Kernel, op: LigerOp) -> Fix:
+    node = kernel.node
+    end_line = node.end_lineno or node.lineno
+    end_col = len(ctx.source.lines[end_line - 1]) if end_line - 1 < len(ctx.source.lines) else 0
+    name = _helper_name(op, _module_names(ctx.tree))
+    indent = " " * node.col_offset
+    edits = [Edit.insert(end_line, end_col, _helper_text(op, kernel, name, indent))]
+    imp = import_edit(ctx.source, FUNCTIONAL, op.functional)
+    if imp is not None:
+        edits.insert(0, imp)
+    return Fix(
+        title=f"Add `{name}()` calling Liger's {op.functional} beside `{kernel.name}`",
+        edits=tuple(edits),
+        applicability=Applicability.UNSAFE,  # adds a dependency on liger-kernel; the kernel stays
+    )
+
+
+def _name_anchor(ctx: PythonContext, kernel: Kernel, finding: Finding) -> Finding:
+    """Point the finding at the kernel's name, not its whole body."""
+    node = kernel.node
+    line_text = ctx.source.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.source.lines) else ""
+    col = line_text.find(f"def {kernel.name}")
+    if col >= 0:
+        col += len("def ")
+        finding.line = finding.end_line = node.lineno
+        finding.column, finding.end_column = col, col + len(kernel.name)
+    return finding
+
+
+def _message(kernel: Kernel, op: LigerOp) -> str:
+    caveat = f" (note: {op.caveat})" if op.caveat else ""
+    return (
+        f"`{kernel.name}` re-implements {op.title} ({op.signature}), which Liger-Kernel {LIGER_VERSION} ships with a tested "
+        f"backward: use `{op.module_api}` or `{op.functional_api}`{caveat}"
+    )
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    helpers = {k.name: k.node for k in ctx.kernels}
+    for kernel in ctx.kernels:
+        if kernel.is_helper:
+            continue  # its work is judged where it is inlined
+        graph = build_graph(kernel, ctx.imports, helpers)
+        if graph is None:
+            continue
+        result = recognise(graph)
+        if result.op is None:
+            continue
+        op = OPS[result.op]
+        finding = ctx.finding(kernel.node, _message(kernel, op), [_fix(ctx, kernel, op)])
+        yield _name_anchor(ctx, kernel, finding)
