@@ -335,8 +335,9 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     async def did_change_configuration(params: types.DidChangeConfigurationParams):
         raw = params.settings
         if isinstance(raw, dict) and raw:
-            server.apply_settings(raw)
-        await server.fetch_configuration()
+            server.apply_settings(raw)   # pushed settings (older clients, Neovim's `settings`)
+        else:
+            await server.fetch_configuration()   # pulled: the client just says "something changed"
         server.pyproject.clear()
         server.settings_changed()
 
