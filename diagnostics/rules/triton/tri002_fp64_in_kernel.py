@@ -1,0 +1,150 @@
+"""TRI002 fp64-in-kernel: FP64 inside a Triton kernel, or float64 tensors launched into one.
+
+FP64 runs at a fraction of FP32 throughput (1/2 on H100/H200, 1/64 on consumer GPUs), takes two
+registers per value and doubles the bytes a memory-bound kernel moves. It sneaks in three ways:
+
+1. an explicit dtype in the kernel (`tl.float64` in `.to()`, `tl.cast`, `dtype=`);
+2. a float literal fp32 cannot hold (|v| > 3.4028234e38 or 0 < |v| < 2**-126): Triton types it
+   fp64, and as a loop-carried value or next to an int tensor it turns the arithmetic FP64
+   (the common FLT_MAX spelling `3.4028235e38` is just above fp32's maximum);
+3. host code in the same file that passes float64 tensors (`.double()`, `dtype=torch.float64`)
+   to `kernel[grid](...)`: every load, store and op on them is FP64.
+
+Dtypes behind a `tl.constexpr` flag branch (`if USE_FP64:`) are intentional and stay quiet: that
+is the recommended way to keep an FP64 reference path.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._precision import (
+    FLOAT_KINDS, HostDtypes, KernelDtypes, Launch, dtype_kind, float_literal_outside_fp32,
+    in_constexpr_branch, launches, pointer_dtypes, tl_alias,
+)
+from tritonify.diagnostics.triton_ast import TL, Kernel
+
+RULE = Rule(
+    code="TRI002",
+    name="fp64-in-kernel",
+    summary="FP64 arithmetic or float64 tensors in a Triton kernel",
+    severity=Severity.WARNING,
+    fixable=True,
+)
+
+ADVICE = "keep fp32 accumulation (Kahan/pairwise sums if precision matters) or gate FP64 behind a `tl.constexpr` flag"
+
+
+def _fp64_dtype_nodes(ctx: PythonContext, kernel: Kernel) -> Iterator[ast.AST]:
+    """`tl.float64` (any alias) in the kernel body, outermost attribute only."""
+    inner: set[int] = set()
+    for node in kernel.walk():
+        if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        if isinstance(node, ast.Attribute):
+            inner.update(id(n) for n in ast.walk(node.value))
+        path = ctx.imports.resolve(node) or ""
+        if path in (f"{TL}.float64", f"{TL}.fp64"):
+            yield node
+
+
+def _usage(ctx: PythonContext, node: ast.AST) -> str:
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword) and parent.arg in ("dtype", "out_dtype"):
+        return f"a float64 `{parent.arg}=`"
+    if isinstance(parent, ast.Call):
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cast"):
+            return "a cast to float64"
+        if (ctx.imports.resolve(func) or "") == f"{TL}.cast":
+            return "a cast to float64"
+    return "float64"
+
+
+def _dtype_fix(ctx: PythonContext, node: ast.AST) -> list[Fix]:
+    if isinstance(node, ast.Attribute):
+        text = f"{ctx.segment(node.value)}.float32"
+    else:
+        text = f"{tl_alias(ctx)}.float32"
+        if not ctx.imports.aliases_of(TL) and ctx.imports.names.get("float32") != f"{TL}.float32":
+            return []
+    return [Fix(
+        title="Use float32 instead of float64 (changes precision on purpose)",
+        edits=(ctx.replace(node, text),),
+        applicability=Applicability.UNSAFE,
+    )]
+
+
+def _literal_findings(ctx: PythonContext, kernel: Kernel, types: KernelDtypes) -> Iterator[Finding]:
+    for node in kernel.walk():
+        if not float_literal_outside_fp32(node) or in_constexpr_branch(ctx, node, kernel):
+            continue
+        anchor = node
+        parent = ctx.parents.get(anchor)
+        while isinstance(parent, ast.UnaryOp):
+            anchor, parent = parent, ctx.parents.get(parent)
+        if isinstance(parent, (ast.BinOp, ast.Compare)):
+            operands = [parent.left, parent.right] if isinstance(parent, ast.BinOp) else [parent.left, *parent.comparators]
+            others = [types.of(o) for o in operands if o is not anchor]
+            if others and all(k in FLOAT_KINDS - {"fp64"} for k in others):
+                continue  # weakly typed next to a float tensor: rounded to that tensor's dtype
+        text = ctx.segment(anchor)
+        yield ctx.finding(
+            anchor,
+            f"float literal `{text}` is outside fp32's normal range, so Triton types it float64: as a "
+            "loop-carried value, a scalar or next to an int tensor it makes the arithmetic FP64; "
+            "use a value fp32 can hold (e.g. `float(\"inf\")` or 3.4028234e38 for FLT_MAX)",
+        )
+
+
+def _launch_findings(ctx: PythonContext, host: HostDtypes, launch: Launch) -> Iterator[Finding]:
+    for param, arg in launch.bound_args().items():
+        dtype = host.of(arg, launch.scope, launch.call.lineno)
+        if dtype is None or dtype.kind != "fp64":
+            continue
+        origin = dtype.origin
+        inside = any(n is origin for n in ast.walk(arg))
+        where = "" if inside else f" (float64 from `{ctx.segment(origin)}` on line {origin.lineno})"
+        fixes = _host_fix(ctx, origin)
+        yield ctx.finding(
+            arg,
+            f"`{ctx.segment(arg)}` is a float64 tensor{where} passed to kernel `{launch.kernel.name}` "
+            f"as `{param}`: its loads, math and stores run in FP64; pass fp32 and {ADVICE}",
+            fixes,
+        )
+
+
+def _host_fix(ctx: PythonContext, origin: ast.AST) -> list[Fix]:
+    if isinstance(origin, ast.Call) and isinstance(origin.func, ast.Attribute) and origin.func.attr == "double":
+        edit = ctx.replace(origin, f"{ctx.segment(origin.func.value)}.float()")
+    elif isinstance(origin, ast.Attribute) and dtype_kind(ctx, origin) == "fp64":
+        edit = ctx.replace(origin, f"{ctx.segment(origin.value)}.float32")
+    else:
+        return []
+    return [Fix(
+        title="Make the tensor float32 (changes precision on purpose)",
+        edits=(edit,),
+        applicability=Applicability.UNSAFE,
+    )]
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    all_launches = launches(ctx)
+    host = HostDtypes(ctx)
+    for kernel in ctx.kernels:
+        for node in _fp64_dtype_nodes(ctx, kernel):
+            if in_constexpr_branch(ctx, node, kernel):
+                continue
+            yield ctx.finding(
+                node,
+                f"{_usage(ctx, node)} in kernel `{kernel.name}` makes the math FP64 "
+                f"(1/2 to 1/64 of FP32 throughput, twice the registers); {ADVICE}",
+                _dtype_fix(ctx, node),
+            )
+        types = KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches))
+        yield from _literal_findings(ctx, kernel, types)
+    for launch in all_launches:
+        yield from _launch_findings(ctx, host, launch)

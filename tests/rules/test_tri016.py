@@ -1,0 +1,121 @@
+import ast
+
+from tritonify.diagnostics.fixes import apply_fixes
+from tritonify.diagnostics.model import Applicability
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI016.py", "TRI016")
+    assert [f.line for f in findings] == marked_lines("TRI016.py", "TRI016")
+
+
+SNIPPET = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, eps, BLOCK: tl.constexpr):
+    \"\"\"Docstring stays first.\"\"\"
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(x_ptr + offs, x / (x + eps), mask=offs < n)
+"""
+
+
+def test_message_cites_evidence_and_names_the_fix():
+    (f,) = lint(SNIPPET, "TRI016")
+    assert "`eps`" in f.message and "`x + eps`" in f.message
+    assert "fp64" in f.message and "Liger-Kernel#1350" in f.message
+    assert "eps = eps.to(tl.float32)" in f.message
+
+
+def test_fix_inserts_cast_after_docstring_with_body_indentation():
+    (f,) = lint(SNIPPET, "TRI016")
+    assert f.fixes[0].applicability is Applicability.SAFE
+    out = fixed(SNIPPET, f)
+    lines = out.splitlines()
+    doc = lines.index('    """Docstring stays first."""')
+    assert lines[doc + 1] == "    eps = eps.to(tl.float32)"
+    ast.parse(out)
+    assert lint(out, "TRI016") == []
+
+
+def test_fix_without_docstring_and_nested_indentation():
+    code = """
+    import triton
+    import triton.language as tl
+
+    class Ops:
+        @staticmethod
+        @triton.jit
+        def k(x_ptr, sm_scale, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            q = tl.load(x_ptr + offs)
+            tl.store(x_ptr + offs, q * sm_scale)
+    """
+    (f,) = lint(code, "TRI016")
+    out = fixed(code, f)
+    assert "    def k(x_ptr, sm_scale, BLOCK: tl.constexpr):\n        sm_scale = sm_scale.to(tl.float32)\n        offs" in out
+    ast.parse(out)
+
+
+def test_two_params_fix_over_two_passes():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, alpha, beta, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, alpha * x + beta)
+    """
+    import textwrap
+
+    text = textwrap.dedent(code)
+    findings = lint(text, "TRI016")
+    assert len(findings) == 2
+    for _ in range(3):
+        findings = lint(text, "TRI016")
+        if not findings:
+            break
+        text, _ = apply_fixes(text, findings)
+    assert "alpha = alpha.to(tl.float32)" in text and "beta = beta.to(tl.float32)" in text
+    ast.parse(text)
+    assert lint(text, "TRI016") == []
+
+
+def test_use_before_cast_still_fires_and_helpers_are_skipped():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def helper(x, eps):
+        return x * eps
+
+    @triton.jit
+    def k(x_ptr, eps, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        y = x + eps
+        eps = eps.to(tl.float32)
+        tl.store(x_ptr + offs, helper(y, eps))
+    """
+    findings = lint(code, "TRI016")
+    assert [f.line for f in findings] == [13]
+
+
+def test_unrelated_names_and_int_params_are_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs * stride, mask=offs < n_cols)
+        tl.store(x_ptr + offs, x * n_cols)
+    """
+    assert lint(code, "TRI016") == []

@@ -1,0 +1,77 @@
+import ast
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI022.py", "TRI022")
+    assert [f.line for f in findings] == marked_lines("TRI022.py", "TRI022")
+    static = [f for f in findings if "static_print" in f.message]
+    assert len(static) == 1 and static[0].severity is Severity.INFO
+
+
+SNIPPET = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_print("x", x)  # looking at x
+    tl.store(x_ptr + offs, x)
+"""
+
+
+def test_fix_deletes_the_whole_line():
+    (f,) = lint(SNIPPET, "TRI022")
+    assert "DEBUG: tl.constexpr" in f.message
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    out = fixed(SNIPPET, f)
+    assert "device_print" not in out and "looking at x" not in out
+    assert "    x = tl.load(x_ptr + offs)\n    tl.store(x_ptr + offs, x)\n" in out
+    ast.parse(out)
+
+
+def test_only_statement_in_block_becomes_pass():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, n):
+        x = tl.load(x_ptr)
+        if n > 0:
+            print("n", n)
+        tl.store(x_ptr, x)
+    """
+    (f,) = lint(code, "TRI022")
+    out = fixed(code, f)
+    assert "    if n > 0:\n        pass\n" in out
+    ast.parse(out)
+
+
+def test_gated_prints_asserts_and_host_prints_are_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def helper(x, VERBOSE):
+        if VERBOSE:
+            tl.device_print("x", x)
+        return x
+
+    @triton.jit
+    def k(x_ptr, DEBUG: tl.constexpr):
+        x = tl.load(x_ptr)
+        if DEBUG:
+            tl.device_print("x", x)
+        tl.device_assert(x == x)
+        tl.store(x_ptr, helper(x, DEBUG))
+
+    def host():
+        print("done")
+    """
+    assert lint(code, "TRI022") == []
