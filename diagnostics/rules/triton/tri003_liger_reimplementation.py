@@ -60,13 +60,14 @@ def _helper_name(op: LigerOp, taken: set[str]) -> str:
 
 
 def _helper_text(op: LigerOp, kernel: Kernel, name: str, indent: str) -> str:
-    note = f" Note: {op.caveat}." if op.caveat else ""
-    lines = [
-        f"def {name}({op.helper_params}):",
-        f'    """{op.title} through Liger-Kernel {LIGER_VERSION} (forward and backward), in place of `{kernel.name}`.{note}"""',
-        f"    return {op.helper_body}",
-    ]
-    return "\n\n\n" + "\n".join(indent + line for line in lines)
+    doc = [f'    """{op.title} through Liger-Kernel {LIGER_VERSION} (forward and backward), in place of `{kernel.name}`.']
+    if op.caveat:
+        doc += ["", f"    Note: {op.caveat}."]
+    doc[-1] += '"""' if len(doc) == 1 else ""
+    if len(doc) > 1:
+        doc.append('    """')
+    lines = [f"def {name}({op.helper_params}):", *doc, f"    return {op.helper_body}"]
+    return "\n\n\n" + "\n".join(indent + line if line else line for line in lines)
 
 
 def _fix(ctx: PythonContext, kernel: Kernel, op: LigerOp) -> Fix:

@@ -1,0 +1,266 @@
+"""TRI023 liger-replaces-torch: PyTorch host code for which Liger-Kernel ships a Triton op or patch.
+
+Three cases, all recognised statically (neither the user's file nor liger is imported):
+
+* `torch.nn.RMSNorm(...)` / `torch.nn.LayerNorm(...)` modules -> `LigerRMSNorm` / `LigerLayerNorm`,
+  with eps written out because the defaults differ (nn.LayerNorm 1e-5, LigerLayerNorm 1e-6;
+  nn.RMSNorm None = machine epsilon of the dtype, LigerRMSNorm 1e-6);
+* cross-entropy of an `lm_head` projection (`F.cross_entropy(lm_head(h).view(-1, V), y)`, also
+  through a local `logits = ...` and a causal shift) -> fused linear cross-entropy, which never
+  materialises the (tokens x vocab) logits;
+* Hugging Face model classes that an `apply_liger_kernel_to_<arch>` function patches, built
+  without Liger anywhere in the file -> that function, called before the model is built.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.fixes import import_edit
+from tritonify.diagnostics.liger import api
+from tritonify.diagnostics.liger.host import (
+    Projection, cross_entropy_objects, is_cross_entropy_call, lm_head_projection,
+)
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+
+RULE = Rule(
+    code="TRI023",
+    name="liger-replaces-torch",
+    summary="PyTorch host code that a Liger-Kernel module or patch replaces",
+    severity=Severity.INFO,
+    language="python-host",
+    fixable=True,
+)
+
+V = api.LIGER_VERSION
+RMS_PATHS = {"torch.nn.RMSNorm", "torch.nn.modules.normalization.RMSNorm"}
+LN_PATHS = {"torch.nn.LayerNorm", "torch.nn.modules.normalization.LayerNorm"}
+BUILDERS = {"from_pretrained", "from_config", "_from_config"}
+CE_KWARGS = {"ignore_index": "ignore_index", "reduction": "reduction", "label_smoothing": "label_smoothing", "weight": "ce_weight"}
+
+
+def _kw(call: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == name), None)
+
+
+def _is_false(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _hidden_size(ctx: PythonContext, call: ast.Call) -> str | None:
+    """The single normalised size as text (`4096`, `cfg.hidden`, `(d,)` -> `d`), else None."""
+    shape = call.args[0] if call.args else (_kw(call, "normalized_shape").value if _kw(call, "normalized_shape") else None)
+    if shape is None:
+        return None
+    if isinstance(shape, (ast.Tuple, ast.List)):
+        return ctx.segment(shape.elts[0]) if len(shape.elts) == 1 else None
+    return ctx.segment(shape)
+
+
+def _normalises_several_dims(ctx: PythonContext, call: ast.Call) -> bool:
+    """nn.RMSNorm([16, dim]) normalises over two dims; Liger's modules only over the last."""
+    shape = call.args[0] if call.args else (_kw(call, "normalized_shape").value if _kw(call, "normalized_shape") else None)
+    return isinstance(shape, (ast.Tuple, ast.List)) and len(shape.elts) > 1
+
+
+def _import(ctx: PythonContext, module: str, name: str) -> list[Edit]:
+    edit = import_edit(ctx.source, module, name)
+    return [edit] if edit is not None else []
+
+
+# ---- norms ----------------------------------------------------------------------------------
+def _rms_norm(ctx: PythonContext, call: ast.Call) -> Finding:
+    eps = _kw(call, "eps")
+    eps_text = ctx.segment(eps.value) if eps is not None else "1e-6"
+    message = (
+        f"`nn.RMSNorm` can be Liger-Kernel {V}'s Triton RMSNorm: "
+        f"`{api.TRANSFORMERS}.{api.RMS_NORM_MODULE}(hidden_size, eps=1e-6)` (same `weight` parameter"
+        + ("; nn.RMSNorm's eps=None means the dtype's machine epsilon, write eps explicitly)" if eps is None else ")")
+    )
+    fixes = []
+    size = _hidden_size(ctx, call)
+    allowed = {"normalized_shape", "eps", "elementwise_affine"}
+    if size is not None and all(k.arg in allowed for k in call.keywords) and len(call.args) <= 2:
+        if len(call.args) == 2:
+            eps_text = ctx.segment(call.args[1])
+        affine = _kw(call, "elementwise_affine")
+        extra = f", elementwise_affine={ctx.segment(affine.value)}" if affine is not None else ""
+        text = f"{api.RMS_NORM_MODULE}({size}, eps={eps_text}{extra})"
+        fixes.append(Fix(
+            title=f"Replace with {api.RMS_NORM_MODULE}({size}, eps={eps_text})",
+            edits=(*_import(ctx, api.TRANSFORMERS, api.RMS_NORM_MODULE), ctx.replace(call, text)),
+            applicability=Applicability.UNSAFE,
+        ))
+    return ctx.finding(call.func, message, fixes)
+
+
+def _layer_norm(ctx: PythonContext, call: ast.Call) -> Finding | None:
+    if _is_false((_kw(call, "elementwise_affine") or ast.keyword(value=None)).value):
+        return None  # LigerLayerNorm always has a weight: not a drop-in
+    eps = _kw(call, "eps")
+    eps_text = ctx.segment(eps.value) if eps is not None else (ctx.segment(call.args[1]) if len(call.args) > 1 else "1e-5")
+    no_bias = _is_false((_kw(call, "bias") or ast.keyword(value=None)).value)
+    message = (
+        f"`nn.LayerNorm` can be Liger-Kernel {V}'s Triton LayerNorm: `{api.TRANSFORMERS}.{api.LAYER_NORM_MODULE}"
+        f"(hidden_size, eps={eps_text})`; write eps out, Liger's default is 1e-6 where nn.LayerNorm's is 1e-5"
+        + ("; Liger always keeps a (zero-initialised, trainable) bias" if no_bias else "")
+    )
+    fixes = []
+    size = _hidden_size(ctx, call)
+    allowed = {"normalized_shape", "eps", "elementwise_affine"}
+    if size is not None and not no_bias and all(k.arg in allowed for k in call.keywords) and len(call.args) <= 2:
+        # bias=False in Liger is a zero-initialised Parameter, like nn.LayerNorm's bias;
+        # bias=True would initialise it with randn.
+        text = f"{api.LAYER_NORM_MODULE}({size}, eps={eps_text})"
+        fixes.append(Fix(
+            title=f"Replace with {text}",
+            edits=(*_import(ctx, api.TRANSFORMERS, api.LAYER_NORM_MODULE), ctx.replace(call, text)),
+            applicability=Applicability.UNSAFE,
+        ))
+    return ctx.finding(call.func, message, fixes)
+
+
+# ---- fused linear cross-entropy ---------------------------------------------------------
+def _enclosing_function(ctx: PythonContext, node: ast.AST) -> ast.AST | None:
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return anc
+    return ctx.tree
+
+
+def _flce_text(ctx: PythonContext, call: ast.Call, proj: Projection) -> str | None:
+    if len(call.args) < 2 or not proj.reshaped:
+        return None
+    ce_kwargs = []
+    for k in call.keywords:
+        if k.arg not in CE_KWARGS:
+            return None
+        ce_kwargs.append(f"{CE_KWARGS[k.arg]}={ctx.segment(k.value)}")
+    base = ctx.segment(proj.hidden)
+    if not isinstance(proj.hidden, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        base = f"({base})"
+    shifted = f"{base}[{ctx.segment(proj.shift.slice)}]" if proj.shift is not None else base
+    flat = f"{shifted}.reshape(-1, {base}.size(-1))"
+    args = [flat, proj.weight, ctx.segment(call.args[1])]
+    if proj.bias is not None:
+        args.append(f"bias={proj.bias}")
+    return f"{api.FLCE_FUNCTION}({', '.join(args + ce_kwargs)})"
+
+
+def _cross_entropy(ctx: PythonContext, call: ast.Call, functional: bool) -> Finding | None:
+    if not call.args:
+        return None
+    proj = lm_head_projection(call.args[0], _enclosing_function(ctx, call), call.lineno, ctx.imports, ctx.source.text)
+    if proj is None:
+        return None
+    message = (
+        f"cross-entropy of {proj.label} materialises the (tokens x vocab) "
+        f"logits; Liger-Kernel {V} fuses both in chunks: `{api.FUNCTIONAL}.{api.FLCE_FUNCTION}(hidden, weight, target)` "
+        f"or `{api.TRANSFORMERS}.{api.FLCE_MODULE}()(weight, hidden, target)` (module form: weight FIRST)"
+    )
+    fixes = []
+    text = _flce_text(ctx, call, proj) if functional else None
+    if text is not None:
+        fixes.append(Fix(
+            title=f"Replace with {api.FLCE_FUNCTION}(hidden, {proj.weight}, target)",
+            edits=(*_import(ctx, api.FUNCTIONAL, api.FLCE_FUNCTION), ctx.replace(call, text)),
+            applicability=Applicability.UNSAFE,
+        ))
+    return ctx.finding(call, message, fixes)
+
+
+# ---- Hugging Face models ----------------------------------------------------------------
+def _liger_already_applied(ctx: PythonContext) -> bool:
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call):
+            path = ctx.imports.resolve(node.func) or ""
+            if path.rsplit(".", 1)[-1] in api.LIGER_ENTRY_POINTS or path.split(".")[0] == "liger_kernel" and "apply" in path:
+                return True
+            if any(k.arg == "use_liger_kernel" and not _is_false(k.value) for k in node.keywords):
+                return True
+        if isinstance(node, ast.Attribute) and node.attr in api.LIGER_ENTRY_POINTS:
+            return True
+    return False
+
+
+def _hf_class(ctx: PythonContext, node: ast.expr) -> str | None:
+    path = ctx.imports.resolve(node) or ""
+    if not path.startswith("transformers."):
+        return None
+    return path.rsplit(".", 1)[-1]
+
+
+def _statement_of(ctx: PythonContext, node: ast.AST) -> ast.stmt | None:
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, ast.stmt):
+            return anc
+    return None
+
+
+def _model_build(ctx: PythonContext, call: ast.Call) -> Finding | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in BUILDERS:
+        cls_node = func.value
+    elif call.args or call.keywords:
+        cls_node = func   # LlamaForCausalLM(config)
+    else:
+        return None
+    cls = _hf_class(ctx, cls_node)
+    if cls is None:
+        return None
+    if cls == "AutoModelForCausalLM" and cls_node is not func:
+        message = (
+            f"`AutoModelForCausalLM.{func.attr}` loads the model without Liger-Kernel: "
+            f"`{api.TRANSFORMERS}.{api.AUTO_MODEL}.{func.attr}(...)` takes the same arguments and applies "
+            f"the matching `apply_liger_kernel_to_<arch>` first"
+        )
+        fix = Fix(
+            title=f"Use {api.AUTO_MODEL}",
+            edits=(*_import(ctx, api.TRANSFORMERS, api.AUTO_MODEL), ctx.replace(cls_node, api.AUTO_MODEL)),
+            applicability=Applicability.UNSAFE,
+        )
+        return ctx.finding(cls_node, message, [fix])
+    if cls not in api.HF_CLASS_TO_APPLY:
+        return None
+    _, fn = api.HF_CLASS_TO_APPLY[cls]
+    message = (
+        f"`{cls}` is built without Liger-Kernel: call `{api.TRANSFORMERS}.{fn}()` before building it "
+        f"(swaps in Liger's RMSNorm, MLP, RoPE and fused linear cross-entropy), or `{fn}(model=model)` / "
+        f"`{api.TRANSFORMERS}.{api.APPLY_TO_INSTANCE}(model=model)` on a model already built"
+    )
+    fixes = []
+    stmt = _statement_of(ctx, call)
+    if stmt is not None:
+        indent = " " * stmt.col_offset
+        fixes.append(Fix(
+            title=f"Call {fn}() before building the model",
+            edits=(*_import(ctx, api.TRANSFORMERS, fn), Edit.insert(stmt.lineno, 0, f"{indent}{fn}()\n")),
+            applicability=Applicability.UNSAFE,
+        ))
+    return ctx.finding(cls_node, message, fixes)
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    loss_objects = cross_entropy_objects(ctx.tree, ctx.imports)
+    check_models = not _liger_already_applied(ctx)
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if ctx.kernel_of(node) is not None:
+            continue  # inside a Triton kernel: not host code
+        path = ctx.imports.resolve(node.func) or ""
+        finding = None
+        if path in RMS_PATHS | LN_PATHS and _normalises_several_dims(ctx, node):
+            continue
+        if path in RMS_PATHS:
+            finding = _rms_norm(ctx, node)
+        elif path in LN_PATHS:
+            finding = _layer_norm(ctx, node)
+        elif is_cross_entropy_call(node, ctx.imports, loss_objects):
+            finding = _cross_entropy(ctx, node, functional=path == "torch.nn.functional.cross_entropy")
+        elif check_models:
+            finding = _model_build(ctx, node)
+        if finding is not None:
+            yield finding
