@@ -45,6 +45,10 @@ def _constant_root(ctx: CudaContext, leaf):
                 and ctx.types.kind(parent) == Kind.CONSTANT:
             node = parent
             continue
+        call = parent.parent if parent.type == "argument_list" else None
+        if call is not None and call.type == "call_expression" and ctx.types.kind(call) == Kind.CONSTANT:
+            node = call   # exp(1.0): a double constant too; `exp(1.0f)` picks the float overload
+            continue
         break
     return node
 
