@@ -57,7 +57,8 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
         return {}
     binds = bindings(kernel)
     by_block = taint(kernel, binds, lambda n: False, seed_names=blocks)
-    candidates = {p.name for p in kernel.params} - meta - blocks
+    # runtime sizes only: a constexpr parameter is a launcher constant more often than a shape
+    candidates = {p.name for p in kernel.params if not p.constexpr} - meta - blocks
 
     def params_behind(expr: ast.AST) -> set[str]:
         out, todo, seen = set(), list(names_in(expr)), set()
