@@ -1,0 +1,103 @@
+"""What a pattern detector sees: one launch's metrics, ncu's rules for it, and its source lines."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tritonify.diagnostics.ncu.details_page import NcuRule
+from tritonify.diagnostics.ncu.lines import LineProfile, LineStats
+from tritonify.diagnostics.ncu.metrics import CPI, STALL, candidates
+from tritonify.diagnostics.ncu.raw_page import Launch
+
+H200_SMS = 132
+
+
+@dataclass(frozen=True)
+class Pattern:
+    letter: str
+    title: str
+    ncu_rules: tuple[str, ...] = ()    # ncu guided-analysis rules that speak to the same thing
+    fix: str = ""                      # one line: what to change
+
+
+@dataclass
+class Hit:
+    """A pattern found on a launch. `impact` is the estimated share of the kernel's time the fix
+    could recover (0..1); it orders the hits and sets the severity."""
+
+    pattern: Pattern
+    impact: float
+    evidence: dict[str, float | str]
+    message: str
+    lines: list[int] = field(default_factory=list)   # where the cost is, best first
+    explained_by: str | None = None                   # another hit that causes this one
+
+    @property
+    def severity(self) -> str:
+        return "warning" if self.impact >= 0.2 else "info"
+
+    def to_dict(self) -> dict:
+        return {
+            "pattern": self.pattern.letter, "title": self.pattern.title, "severity": self.severity,
+            "impact": round(self.impact, 3),
+            "evidence": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.evidence.items()},
+            "message": self.message, "fix": self.pattern.fix, "lines": self.lines,
+            **({"explained_by": self.explained_by} if self.explained_by else {}),
+        }
+
+
+@dataclass
+class Context:
+    launch: Launch
+    rules: list[NcuRule] = field(default_factory=list)
+    profile: LineProfile | None = None
+
+    def m(self, name: str, default: float = 0.0) -> float:
+        """A metric by its sm_90 name, falling back to its sm_80/sm_100 equivalents."""
+        value = self.launch.get(*candidates(name))
+        return default if value is None else value
+
+    def has(self, name: str) -> bool:
+        return self.launch.get(*candidates(name)) is not None
+
+    @property
+    def sm_count(self) -> int:
+        return int(self.m("launch__sm_count", H200_SMS)) or H200_SMS
+
+    def stall_share(self, reason: str) -> float:
+        """Cycles stalled for `reason` per issued instruction, as a share of all cycles per issued
+        instruction (what ncu's CPIStall rule computes)."""
+        cpi = self.m(CPI)
+        return self.m(STALL.format(reason)) / cpi if cpi > 0 else 0.0
+
+    def stall_cycles(self, reason: str) -> float:
+        return self.m(STALL.format(reason))
+
+    @property
+    def memory_pct(self) -> float:
+        """The busiest memory unit, in % of its peak (DRAM, L2 or L1)."""
+        return max(self.m("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+                   self.m("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+                   self.m("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+                   self.m("l1tex__throughput.avg.pct_of_peak_sustained_active"))
+
+    @property
+    def sm_pct(self) -> float:
+        return self.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+
+    def rule(self, name: str) -> NcuRule | None:
+        for r in self.rules:
+            if r.name == name:
+                return r
+        return None
+
+    def lines_by(self, key, n: int = 3, minimum: float = 0.0) -> list[int]:
+        """The kernel's lines ranked by `key(LineStats)`, best first (empty without a source page)."""
+        if self.profile is None:
+            return []
+        return [s.line for s in self.profile.ranked(key, minimum)[:n]]
+
+    def def_line(self) -> list[int]:
+        return [self.profile.def_line] if self.profile and self.profile.def_line else []
+
+    def line(self, number: int) -> LineStats | None:
+        return self.profile.lines.get(number) if self.profile else None

@@ -1,0 +1,103 @@
+"""Run the 14 pattern detectors on parsed ncu pages and order what they find by impact.
+
+    diagnoses = diagnose_pages(raw_csv_text, details_text, {"kernel": source_csv_text})
+    json.dumps([d.to_dict() for d in diagnoses])
+
+A pattern that another one causes (low achieved occupancy under a small grid, long-scoreboard
+stalls under uncoalesced loads or spills) is kept but marked `explained_by` and ranked after
+the cause, so the first pattern of a launch is the one to fix first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tritonify.diagnostics.ncu.context import Context, Hit
+from tritonify.diagnostics.ncu.details_page import NcuRule, by_launch, parse_details
+from tritonify.diagnostics.ncu.lines import LineProfile, attribute
+from tritonify.diagnostics.ncu.ncu_rules import compare
+from tritonify.diagnostics.ncu.patterns import detectors
+from tritonify.diagnostics.ncu.raw_page import Launch, parse_raw
+from tritonify.diagnostics.ncu.source_page import SourcePage, parse_source
+
+# cause -> effects it produces (an effect found together with its cause is marked explained_by)
+EXPLAINS = {
+    "A": ("J", "E", "B"), "B": ("J",), "C": ("E",), "D": ("E",), "G": ("E",), "K": ("E", "J"),
+    "J": ("E",), "M": ("E",), "H": ("I",),
+}
+
+
+@dataclass
+class Diagnosis:
+    launch: Launch
+    hits: list[Hit]
+    rules: list[NcuRule] = field(default_factory=list)
+    profile: LineProfile | None = None
+
+    @property
+    def letters(self) -> list[str]:
+        return [h.pattern.letter for h in self.hits]
+
+    def primary(self) -> list[Hit]:
+        return [h for h in self.hits if not h.explained_by]
+
+    def hot_lines(self, n: int = 10) -> list[dict]:
+        if self.profile is None:
+            return []
+        total = self.profile.total_samples or 1.0
+        out = []
+        for rank, stats in enumerate(self.profile.hot_lines(n), 1):
+            letters = [h.pattern.letter for h in self.hits if stats.line in h.lines]
+            out.append({"rank": rank, **stats.to_dict(), "sample_share": round(stats.samples / total, 4),
+                        "patterns": letters})
+        return out
+
+    def to_dict(self) -> dict:
+        theirs = [r.to_dict() for r in self.rules if r.type in ("OPT", "WRN")]
+        return {
+            "id": self.launch.id,
+            "kernel": self.launch.kernel,
+            "grid": list(self.launch.grid), "block": list(self.launch.block),
+            "duration_ns": self.launch.get("gpu__time_duration.sum"),
+            "source_file": self.profile.path if self.profile else None,
+            "patterns": [h.to_dict() for h in self.hits],
+            "lines": self.hot_lines(),
+            "ncu_rules": theirs,
+            "comparison": compare(set(self.letters), self.rules),
+        }
+
+
+def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
+                    source: SourcePage | None = None, source_text: str | None = None) -> Diagnosis:
+    profile = attribute(source, source_text=source_text) if source is not None else None
+    ctx = Context(launch, list(rules or []), profile)
+    hits = [h for mod in detectors() if (h := mod.detect(ctx)) is not None]
+    found = {h.pattern.letter for h in hits}
+    for h in hits:
+        for cause, effects in EXPLAINS.items():
+            if cause in found and h.pattern.letter in effects and cause != h.pattern.letter:
+                h.explained_by = cause
+                break
+    hits.sort(key=lambda h: (h.explained_by is not None, -h.impact, h.pattern.letter))
+    return Diagnosis(launch, hits, list(rules or []), profile)
+
+
+def diagnose_pages(raw_text: str, details_text: str | None = None,
+                   sources: dict[str, str] | list[str] | None = None,
+                   source_texts: dict[str, str] | None = None) -> list[Diagnosis]:
+    """Diagnose every launch of a raw page. `sources` are source-page CSVs (matched to launches by
+    the function name they name); `source_texts` maps a kernel file's path to its text."""
+    launches = parse_raw(raw_text)
+    rules = by_launch(parse_details(details_text)) if details_text else {}
+    pages: dict[str, SourcePage] = {}
+    for text in (sources.values() if isinstance(sources, dict) else sources or []):
+        page = parse_source(text)
+        pages.setdefault(page.function, page)
+    out = []
+    for launch in launches:
+        page = pages.get(launch.kernel)
+        text = None
+        if page is not None and source_texts:
+            path = page.kernel_file()
+            text = source_texts.get(path) if path else None
+        out.append(diagnose_launch(launch, rules.get(launch.id, []), page, text))
+    return out

@@ -1,0 +1,199 @@
+"""Attribute the source page's per-instruction counters to the lines of the kernel's own file.
+
+Every SASS instruction on the page carries its warp-stall samples, excessive global sectors,
+shared-memory wavefronts, address space and thread counts. They are summed per line of the file
+that defines the kernel. Instructions that ncu attributes to inlined library code (Triton's
+`triton/language/standard.py` for `tl.sum`/`tl.max`, CUDA's `sm_20_atomic_functions.hpp`)
+are folded into the user's line nearest to them in the instruction stream, which is where the
+library call was inlined: the call site, not the library, is what the user can change.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tritonify.diagnostics.ncu.source_page import SassInstruction, SourcePage
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+INST = "Instructions Executed"
+THREAD_INST = "Thread Instructions Executed"
+EXCESSIVE = "L2 Theoretical Sectors Global Excessive"
+SECTORS = "L2 Theoretical Sectors Global"
+SHARED_EXCESSIVE = "L1 Wavefronts Shared Excessive"
+SHARED_WAVEFRONTS = "L1 Wavefronts Shared"
+DIVERGENT = "Divergent Branches"
+FP64_OPCODES = ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX")
+ATOMIC_OPCODES = ("ATOM", "ATOMG", "RED", "REDG", "ATOMS", "REDUX")
+
+
+@dataclass
+class LineStats:
+    line: int
+    text: str = ""
+    samples: float = 0.0
+    stalls: Counter = field(default_factory=Counter)
+    inst: float = 0.0
+    thread_inst: float = 0.0
+    excessive_load_sectors: float = 0.0
+    excessive_store_sectors: float = 0.0
+    global_sectors: float = 0.0
+    shared_excessive_wavefronts: float = 0.0
+    shared_wavefronts: float = 0.0
+    local_inst: float = 0.0
+    divergent_branches: float = 0.0
+    barrier_wait: float = 0.0       # barrier samples, moved back onto the BAR instruction's line
+    opcodes: Counter = field(default_factory=Counter)
+    from_library: bool = False
+
+    @property
+    def threads_per_inst(self) -> float | None:
+        """Per-line average, computed from the sums: the page's own "Avg. Threads Executed" on a
+        source-line row is a sum over the line's instructions, not an average."""
+        return self.thread_inst / self.inst if self.inst else None
+
+    def count(self, prefixes: tuple[str, ...]) -> float:
+        return sum(n for op, n in self.opcodes.items() if op.split(".")[0] in prefixes)
+
+    def to_dict(self) -> dict:
+        top = [{"reason": r, "samples": int(n)} for r, n in self.stalls.most_common(3) if n]
+        return {
+            "line": self.line, "source": self.text.strip(), "samples": int(self.samples),
+            "top_stalls": top, "excessive_global_sectors": int(self.excessive_load_sectors + self.excessive_store_sectors),
+            "shared_excessive_wavefronts": int(self.shared_excessive_wavefronts),
+            "local_memory_instructions": int(self.local_inst),
+            "divergent_branches": int(self.divergent_branches),
+            "threads_per_instruction": round(self.threads_per_inst, 2) if self.threads_per_inst else None,
+        }
+
+
+@dataclass
+class LineProfile:
+    path: str
+    function: str
+    def_line: int | None
+    lines: dict[int, LineStats]
+
+    @property
+    def total_samples(self) -> float:
+        return sum(s.samples for s in self.lines.values())
+
+    def ranked(self, key, minimum: float = 0.0) -> list[LineStats]:
+        rows = [s for s in self.lines.values() if key(s) > minimum]
+        return sorted(rows, key=lambda s: (-key(s), s.line))
+
+    def hot_lines(self, n: int = 10) -> list[LineStats]:
+        return self.ranked(lambda s: s.samples)[:n]
+
+
+def _stall_reason(column: str) -> str | None:
+    if column.startswith("stall_") and "(Not Issued)" not in column:
+        return column[len("stall_"):]
+    return None
+
+
+def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str | None = None) -> LineProfile | None:
+    """Sum the page's per-instruction counters per line of the kernel's file.
+
+    `source_text` is the kernel file's text when it can be read: the page lists only lines that
+    own instructions, so a `tl.max(...)` line whose code is all inlined library code appears
+    only there, and library instructions can then be folded onto it.
+    """
+    path = kernel_file or page.kernel_file()
+    if path is None:
+        return None
+    texts = {ln.line: ln.text for ln in page.lines if ln.path == path}
+    all_texts = dict(texts)
+    if source_text:
+        all_texts.update({n: t for n, t in enumerate(source_text.splitlines(), 1)})
+    own = sorted((i for i in page.instructions if i.path == path), key=lambda i: i.address)
+    if not own:
+        return None
+    addresses = [i.address for i in own]
+    stats: dict[int, LineStats] = {}
+
+    library_texts = {(ln.path, ln.line): ln.text for ln in page.lines if ln.path != path}
+
+    def target(ins: SassInstruction) -> tuple[int, bool]:
+        if ins.path == path:
+            return ins.line, False
+        k = bisect.bisect_left(addresses, ins.address)
+        near = [own[j] for j in (k - 1, k) if 0 <= j < len(own)]
+        best = min(near, key=lambda o: abs(o.address - ins.address)).line
+        hint = _library_hint(library_texts.get((ins.path, ins.line), ""))
+        if hint:
+            calls = [n for n, t in all_texts.items() if re.search(rf"\.{hint}\(", t)]
+            if calls:
+                return min(calls, key=lambda n: (abs(n - best), n)), True
+        return best, True
+
+    barrier_line: dict[int, int] = {}     # address -> line of the BAR that this instruction waited at
+    ordered = sorted(page.instructions, key=lambda i: i.address)
+    for prev, ins in zip(ordered, ordered[1:]):
+        if prev.opcode.startswith("BAR") and not ins.opcode.startswith("BAR"):
+            barrier_line[ins.address] = target(prev)[0]
+
+    for ins in page.instructions:
+        line, via_library = target(ins)
+        s = stats.get(line)
+        if s is None:
+            s = stats[line] = LineStats(line, all_texts.get(line, ""))
+        s.from_library |= via_library
+        v = ins.value
+        s.samples += v(SAMPLES)
+        for column, value in ins.values.items():
+            reason = _stall_reason(column)
+            if reason and value:
+                s.stalls[reason] += value
+        s.inst += v(INST)
+        s.thread_inst += v(THREAD_INST)
+        if ins.access.startswith("Store"):
+            s.excessive_store_sectors += v(EXCESSIVE)
+        else:
+            s.excessive_load_sectors += v(EXCESSIVE)
+        s.global_sectors += v(SECTORS)
+        s.shared_excessive_wavefronts += v(SHARED_EXCESSIVE)
+        s.shared_wavefronts += v(SHARED_WAVEFRONTS)
+        if ins.address_space == "Local":
+            s.local_inst += v(INST)
+        s.divergent_branches += v(DIVERGENT)
+        # ncu samples a warp waiting at a barrier on the instruction after BAR.SYNC; the BAR's
+        # own line (the __syncthreads / tl.debug_barrier) is the one to change.
+        waited = v("stall_barrier")
+        if waited:
+            owner = barrier_line.get(ins.address, line)
+            if owner not in stats:
+                stats[owner] = LineStats(owner, all_texts.get(owner, ""))
+            stats[owner].barrier_wait += waited
+        if ins.opcode:
+            s.opcodes[ins.opcode] += v(INST)
+    def_line = _def_line(texts, page.function)
+    return LineProfile(path=path, function=page.function, def_line=def_line, lines=stats)
+
+
+_HINTS = (
+    (re.compile(r"\b_?(?:elementwise_)?(argmax|argmin)\b"), None),
+    (re.compile(r"_elementwise_max\b|core\.maximum\b"), "max"),
+    (re.compile(r"_elementwise_min\b|core\.minimum\b"), "min"),
+    (re.compile(r"_sum_combine\b"), "sum"),
+    (re.compile(r"_prod_combine\b"), "prod"),
+    (re.compile(r"_xor_combine\b"), "xor_sum"),
+)
+
+
+def _library_hint(text: str) -> str | None:
+    """The `tl.<name>` a line of Triton's library belongs to, when its text says so."""
+    for pattern, name in _HINTS:
+        m = pattern.search(text)
+        if m:
+            return name or m.group(1)
+    return None
+
+
+def _def_line(texts: dict[int, str], function: str) -> int | None:
+    pattern = re.compile(rf"\b(def|void)\s+{re.escape(function)}\s*\(") if function else None
+    for line in sorted(texts):
+        if pattern and pattern.search(texts[line]):
+            return line
+    return min(texts) if texts else None

@@ -1,0 +1,33 @@
+"""Atomics contention: many atomic/reduction operations on few addresses serialise at L2.
+
+Condition (ncu has no rule for it): atomic and reduction requests are >= 10 % of global memory
+requests (`l1tex__t_requests_pipe_lsu_mem_global_op_{atom,red}.sum`) and warps stall on them
+(long scoreboard + membar + lg_throttle + drain >= 40 % of CPI; a RED that returns nothing
+shows up as drain stalls at EXIT, as on the H200). Triton's default `sem="acq_rel"` adds
+fences, seen as membar stalls on the H200. Same names on sm_80 and sm_100. Line: the lines of
+ATOM/RED instructions with the most samples.
+"""
+from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.lines import ATOMIC_OPCODES
+
+PATTERN = Pattern("G", "Atomics contention", (),
+                  "reduce inside the program first (tl.sum) and issue one atomic per program, spread "
+                  "hot addresses over several copies, or pass sem='relaxed' when no ordering is needed")
+
+
+def detect(ctx: Context) -> Hit | None:
+    atomic = (ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum")
+              + ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"))
+    total = atomic + ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") + ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+    if not total or atomic / total < 0.1:
+        return None
+    stall = sum(ctx.stall_share(r) for r in ("long_scoreboard", "membar", "lg_throttle", "drain"))
+    if stall < 0.4:
+        return None
+    lines = ctx.lines_by(lambda s: s.samples if s.count(ATOMIC_OPCODES) else 0)
+    return Hit(PATTERN, min(1.0, stall),
+               {"atomic_share_of_global_requests": atomic / total, "atomic_stall_share_of_cpi": stall,
+                "lts__t_sectors_op_atom.sum": ctx.m("lts__t_sectors_op_atom.sum"),
+                "lts__t_sectors_op_red.sum": ctx.m("lts__t_sectors_op_red.sum")},
+               f"{atomic / total:.0%} of global requests are atomics and {stall:.0%} of each instruction's "
+               "cycles wait on memory or fences", lines)

@@ -1,0 +1,44 @@
+"""Low occupancy, in theory (a resource limits blocks per SM) or against the theory.
+
+Two conditions, reported with the limiter named:
+* in theory: `sm__maximum_warps_per_active_cycle_pct` < 20 %, the limiter being the smallest of
+  `launch__occupancy_limit_{registers,shared_mem,warps,blocks,barriers}`. (A Triton matmul at
+  25 % theoretical occupancy ran its tensor pipe at 79 % on the H200, so 25 % is not low.)
+* against the theory: achieved `sm__warps_active.avg.pct_of_peak_sustained_active` below 50 %
+  and more than 20 points under the theory (ncu's AchievedOccupancy uses 10 points); a small
+  grid (A) or imbalance (B) usually explains this and then takes the finding.
+Same names on sm_80 and sm_100. Line: the kernel's `def` line.
+"""
+from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+
+PATTERN = Pattern("J", "Low occupancy", ("TheoreticalOccupancy", "AchievedOccupancy"),
+                  "free the limiting resource: fewer pipeline stages or smaller tiles (shared memory), "
+                  "fewer live values or more warps per tile (registers), larger blocks (block limit)")
+
+LIMITS = ("registers", "shared_mem", "warps", "blocks", "barriers")
+
+
+def limiter(ctx: Context) -> str:
+    values = {n: ctx.m(f"launch__occupancy_limit_{n}", 1e9) for n in LIMITS}
+    return min(values, key=values.get)
+
+
+def detect(ctx: Context) -> Hit | None:
+    theory = ctx.m("sm__maximum_warps_per_active_cycle_pct", 100)
+    achieved = ctx.m("sm__warps_active.avg.pct_of_peak_sustained_active", theory)
+    evidence = {"sm__maximum_warps_per_active_cycle_pct": theory,
+                "sm__warps_active.avg.pct_of_peak_sustained_active": achieved,
+                "limiter": limiter(ctx),
+                "launch__registers_per_thread": ctx.m("launch__registers_per_thread"),
+                "launch__shared_mem_per_block": ctx.m("launch__shared_mem_per_block_allocated",
+                                                      ctx.m("launch__shared_mem_per_block"))}
+    idle = 1 - max(ctx.sm_pct, ctx.memory_pct) / 100
+    if theory < 20:
+        return Hit(PATTERN, max(0.05, (1 - theory / 20) * idle), evidence,
+                   f"theoretical occupancy is {theory:.1f}% (achieved {achieved:.1f}%), limited by "
+                   f"{evidence['limiter'].replace('_', ' ')}", ctx.def_line())
+    if achieved < 50 and theory - achieved > 20:
+        return Hit(PATTERN, (theory - achieved) / 100 * idle, evidence,
+                   f"achieved occupancy is {achieved:.1f}% against a theoretical {theory:.1f}%",
+                   ctx.def_line())
+    return None

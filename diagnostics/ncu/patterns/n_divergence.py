@@ -1,0 +1,33 @@
+"""Warp divergence: lanes of a warp take different paths, or most lanes are predicated off.
+
+Condition: active threads per executed instruction
+(`smsp__average_thread_inst_executed_per_inst_executed.ratio`; sm_80 and the deprecated gh100
+name `smsp__thread_inst_executed_per_inst_executed.ratio`) below 24 (ncu's ThreadDivergence
+threshold), or predicated-on threads per instruction below 16. A masked Triton kernel runs
+about 31 predicated-on threads, a reduction about 24, so the bars sit below those. Line:
+per-line thread instructions / instructions, and "Divergent Branches".
+"""
+from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+
+PATTERN = Pattern("N", "Warp divergence", ("ThreadDivergence",),
+                  "make the condition uniform per warp: sort or bucket the work so a warp's lanes take the "
+                  "same branch, or move the rare path to its own kernel")
+
+
+def detect(ctx: Context) -> Hit | None:
+    active = ctx.m("smsp__average_thread_inst_executed_per_inst_executed.ratio", 32)
+    pred_on = ctx.m("smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio", 32)
+    if active >= 24 and pred_on >= 16:
+        return None
+    low = min(active, pred_on)
+
+    def line_waste(s):
+        tpi = s.threads_per_inst
+        return (32 - tpi) * s.inst if tpi is not None and tpi < 24 else 0
+
+    return Hit(PATTERN, 1 - low / 32,
+               {"smsp__average_thread_inst_executed_per_inst_executed.ratio": active,
+                "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio": pred_on,
+                "smsp__sass_branch_targets_threads_divergent.sum": ctx.m("smsp__sass_branch_targets_threads_divergent.sum")},
+               f"only {active:.1f} of 32 lanes execute each instruction on average ({pred_on:.1f} with their predicate on)",
+               ctx.lines_by(line_waste))
