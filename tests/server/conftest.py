@@ -6,6 +6,7 @@ import asyncio
 import sys
 import textwrap
 from pathlib import Path
+from typing import Union
 
 import pytest
 import pytest_lsp
@@ -71,6 +72,25 @@ async def client(lsp_client: LanguageClient):
         return handler(params)
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = recording
+
+    # lsprotocol's converter reads any code action that has a `command` key as a bare
+    # Command, even when that key holds a Command object (a CodeAction with a command, as
+    # the spec allows): read it as the spec says.
+    converter = lsp_client.protocol._converter
+
+    def code_action_or_command(obj, _):
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], code_action_or_command)
+
+    lsp_client.lens_refreshes = 0
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params):
+        lsp_client.lens_refreshes += 1
+
     yield
     try:
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)

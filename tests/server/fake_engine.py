@@ -4,7 +4,8 @@ the server's job plumbing only (progress, cancel, timeout, crash, result parsing
 The real engines are other modules; these tests never pretend to measure anything. The
 server is pointed at it with the setting `interpreter: [python, fake_engine.py]`, so it
 receives `-m tritonify bench FILE::KERNEL --format json`. The kernel name picks a behaviour.
-If TRITONIFY_FAKE_PIDFILE is set, the fake writes its pid (and its child's) there.
+It leaves `<FILE>.ran` behind (so a test can tell it ran) and, for `hang`, writes its pid and
+its child's pid to `<FILE>.pids`.
 """
 import json
 import os
@@ -14,10 +15,13 @@ import sys
 import time
 
 args = sys.argv[1:]
-kind = args[3] if len(args) > 3 else "?"
-target = args[4] if len(args) > 4 else "?::?"
+kind = args[2] if len(args) > 2 else "?"
+target = args[3] if len(args) > 3 else "?::?"
 kernel = target.rsplit("::", 1)[-1]
-pidfile = os.environ.get("TRITONIFY_FAKE_PIDFILE")
+path = target.rsplit("::", 1)[0]
+pidfile = path + ".pids"
+with open(path + ".ran", "a") as marker:
+    marker.write(f"{kind} {kernel}\n")
 
 
 def progress(message, percent):
@@ -26,9 +30,9 @@ def progress(message, percent):
 
 if kernel == "hang":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    if pidfile:
-        with open(pidfile, "w") as f:
-            f.write(f"{os.getpid()} {child.pid}\n")
+    with open(pidfile + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {child.pid}\n")
+    os.replace(pidfile + ".tmp", pidfile)
     progress("warming up", 5)
     time.sleep(60)
 elif kernel == "crash":

@@ -1,0 +1,147 @@
+"""Long jobs through workspace/executeCommand, end to end: progress, result and code lens,
+cancel, timeout, crash / out-of-memory / garbage output, trust, the missing-engine message.
+
+The child is `fake_engine.py` (see its docstring) except in the missing-engine test: these
+tests check the server's plumbing, never a measurement.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.server.conftest import FAKE_ENGINE, KERNEL, open_doc, start
+from tests.server.test_jobs import _alive
+
+FAKE = {"interpreter": [sys.executable, str(FAKE_ENGINE)]}
+
+
+async def run_command(client, command, uri, kernel, token=None):
+    if token is not None:
+        client.progress_reports.setdefault(token, [])   # a client-chosen token needs no create
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command, arguments=[uri, kernel], work_done_token=token))
+
+
+async def test_benchmark_reports_progress_and_its_summary_reaches_the_code_lens(client, workspace):
+    await start(client, workspace, options=FAKE)
+    path = workspace / "kernel.py"
+    uri = path.as_uri()
+    open_doc(client, uri, KERNEL)
+    result = await run_command(client, "tritonify.benchmark", uri, "gelu_kernel")
+    assert result["ok"] is True and result["summary"] == "0.41 ms, 3.1 TB/s, 1.8x eager"
+    assert result["result"]["argv"] == ["-m", "tritonify", "bench", f"{path}::gelu_kernel", "--format", "json"]
+    (token, reports), = client.progress_reports.items()     # the server created one token
+    kinds = [type(r).__name__ for r in reports]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    assert reports[0].cancellable is True
+    assert [r.percentage for r in reports if isinstance(r, types.WorkDoneProgressReport)] == [10, 50, 90]
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [lens.command.title for lens in lenses] == ["Benchmark", "Profile", "bench: 0.41 ms, 3.1 TB/s, 1.8x eager"]
+    assert client.lens_refreshes == 1          # the client was told to ask again
+    shown = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonify.showResult", arguments=[uri, "gelu_kernel", "benchmark"]))
+    assert shown["summary"] == "0.41 ms, 3.1 TB/s, 1.8x eager"
+
+
+async def test_profile_uses_the_clients_token(client, workspace):
+    await start(client, workspace, options=FAKE)
+    uri = (workspace / "kernel.py").as_uri()
+    result = await run_command(client, "tritonify.profile", uri, "gelu_kernel", token="my-token")
+    assert result["ok"] and result["summary"] == "memory-bound, 92% of DRAM peak"
+    assert list(client.progress_reports) == ["my-token"]
+    assert isinstance(client.progress_reports["my-token"][-1], types.WorkDoneProgressEnd)
+
+
+async def test_cancel_through_the_progress_token_kills_the_process_group(client, workspace):
+    await start(client, workspace, options=FAKE)
+    path = workspace / "kernel.py"
+    uri = path.as_uri()
+    pids = Path(str(path) + ".pids")
+    job = asyncio.ensure_future(run_command(client, "tritonify.benchmark", uri, "hang", token="hang-token"))
+    for _ in range(200):
+        if pids.exists():
+            break
+        await asyncio.sleep(0.02)
+    parent, child = map(int, pids.read_text().split())
+    # the server keeps answering while the job runs
+    started = time.monotonic()
+    await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)))
+    assert time.monotonic() - started < 1.0
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="hang-token"))
+    result = await asyncio.wait_for(job, 10)
+    assert result["ok"] is False and result["status"] == "cancelled"
+    deadline = time.monotonic() + 3
+    while (_alive(parent) or _alive(child)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _alive(parent) and not _alive(child)
+
+
+@pytest.mark.parametrize("kernel,status,words", [
+    ("crash", "crashed", "SIGSEGV"),
+    ("oom", "out-of-memory", "out-of-memory killer"),
+    ("garbage", "bad-output", "gave no JSON result"),
+    ("usage", "missing-engine", "benchmark engine not installed in"),
+])
+async def test_bad_endings_give_clear_messages_and_the_server_carries_on(client, workspace, kernel, status, words):
+    await start(client, workspace, options=FAKE)
+    uri = (workspace / "kernel.py").as_uri()
+    result = await run_command(client, "tritonify.benchmark", uri, kernel)
+    assert result["ok"] is False and result["status"] == status and words in result["message"]
+    assert result["summary"] is None and result["result"] is None      # never a made-up result
+    assert any(words in m.message for m in client.messages)              # the user is told
+    ok = await run_command(client, "tritonify.benchmark", uri, "gelu_kernel")
+    assert ok["ok"] is True
+
+
+async def test_a_hang_ends_at_the_timeout(client, workspace):
+    await start(client, workspace, options={**FAKE, "jobs": {"timeoutSeconds": 1}})
+    uri = (workspace / "kernel.py").as_uri()
+    started = time.monotonic()
+    result = await run_command(client, "tritonify.profile", uri, "hang")
+    assert result["status"] == "timeout" and "within 1 s" in result["message"]
+    assert time.monotonic() - started < 8
+
+
+async def test_untrusted_workspace_refuses_to_run_anything(client, workspace):
+    await start(client, workspace, options={**FAKE, "trusted": False})
+    path = workspace / "kernel.py"
+    result = await run_command(client, "tritonify.benchmark", path.as_uri(), "gelu_kernel")
+    assert result["status"] == "untrusted" and "not trusted" in result["message"]
+    assert not Path(str(path) + ".ran").exists()
+
+
+async def test_vscode_without_a_trust_option_is_untrusted(client, workspace):
+    await client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri(),
+        client_info=types.ClientInfo(name="Visual Studio Code", version="1.100.0"), initialization_options=FAKE))
+    result = await run_command(client, "tritonify.benchmark", (workspace / "kernel.py").as_uri(), "gelu_kernel")
+    assert result["status"] == "untrusted"
+
+
+@pytest.mark.parametrize("arguments", [[], ["file:///x.py"], [1, 2], ["file:///x.py", "not an identifier"], [None, "k"]])
+async def test_bad_arguments_are_answered(client, workspace, arguments):
+    await start(client, workspace, options=FAKE)
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="tritonify.benchmark", arguments=arguments))
+    assert result["ok"] is False and result["status"] == "bad-arguments"
+
+
+async def test_unsaved_documents_cannot_be_benchmarked(client, workspace):
+    await start(client, workspace, options=FAKE)
+    result = await run_command(client, "tritonify.benchmark", "untitled:Untitled-1", "k")
+    assert result["status"] == "no-file"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tritonify.commands.bench") is not None,
+                    reason="the benchmark engine has landed; this checks the message given without it")
+async def test_without_the_engine_the_message_says_what_is_missing(client, workspace):
+    await start(client, workspace)        # the default interpreter: the one running the server
+    result = await run_command(client, "tritonify.benchmark", (workspace / "kernel.py").as_uri(), "gelu_kernel")
+    assert result["ok"] is False and result["status"] == "missing-engine"
+    assert result["message"].startswith(f"benchmark engine not installed in {sys.executable}")
