@@ -27,7 +27,7 @@ def test_message_cites_evidence_and_names_the_fix():
     (f,) = lint(SNIPPET, "TRI016")
     assert "`eps`" in f.message and "`x + eps`" in f.message
     assert "fp64" in f.message and "Liger-Kernel#1350" in f.message
-    assert "eps = eps.to(tl.float32)" in f.message
+    assert "eps = tl.cast(eps, tl.float32)" in f.message
 
 
 def test_fix_inserts_cast_after_docstring_with_body_indentation():
@@ -36,7 +36,7 @@ def test_fix_inserts_cast_after_docstring_with_body_indentation():
     out = fixed(SNIPPET, f)
     lines = out.splitlines()
     doc = lines.index('    """Docstring stays first."""')
-    assert lines[doc + 1] == "    eps = eps.to(tl.float32)"
+    assert lines[doc + 1] == "    eps = tl.cast(eps, tl.float32)"
     ast.parse(out)
     assert lint(out, "TRI016") == []
 
@@ -56,7 +56,7 @@ def test_fix_without_docstring_and_nested_indentation():
     """
     (f,) = lint(code, "TRI016")
     out = fixed(code, f)
-    assert "    def k(x_ptr, sm_scale, BLOCK: tl.constexpr):\n        sm_scale = sm_scale.to(tl.float32)\n        offs" in out
+    assert "    def k(x_ptr, sm_scale, BLOCK: tl.constexpr):\n        sm_scale = tl.cast(sm_scale, tl.float32)\n        offs" in out
     ast.parse(out)
 
 
@@ -81,7 +81,7 @@ def test_two_params_fix_over_two_passes():
         if not findings:
             break
         text, _ = apply_fixes(text, findings)
-    assert "alpha = alpha.to(tl.float32)" in text and "beta = beta.to(tl.float32)" in text
+    assert "alpha = tl.cast(alpha, tl.float32)" in text and "beta = tl.cast(beta, tl.float32)" in text
     ast.parse(text)
     assert lint(text, "TRI016") == []
 

@@ -9,8 +9,12 @@ A parameter is a float scalar when it is not `tl.constexpr` and its default is a
 in the same file passes a float (`1e-6`, `1.0 / math.sqrt(d)`), or its name says so (`eps`,
 `scale`, `alpha`, `softcap`, `temperature`, `*_eps`, `*_scale`, ...), unless it is used as a
 pointer or a launch passes it an int. The rule fires at its first use in arithmetic with a
-tensor, unless a cast (`eps = eps.to(tl.float32)`) comes first. `@jit` helpers are skipped: their
-arguments come from the calling kernel, where the cast belongs.
+tensor, unless a cast (`eps = eps.to(tl.float32)` or `tl.cast`) comes first. `@jit` helpers are
+skipped: their arguments come from the calling kernel, where the cast belongs.
+
+The fix inserts `eps = tl.cast(eps, tl.float32)` rather than `eps.to(tl.float32)`: both compile
+to the same (nothing for fp32, one `truncf` for fp64), but Triton's CPU interpreter
+(TRITON_INTERPRET=1) passes Python floats unwrapped, so `.to` raises AttributeError there.
 """
 from __future__ import annotations
 
@@ -156,10 +160,10 @@ class _Flow:
 
     def _is_float_cast(self, call: ast.Call) -> bool:
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("to", "cast"):
-            target = call.args[0] if call.args else None
-        elif self._tl(func) == "cast":
+        if self._tl(func) == "cast":
             target = call.args[1] if len(call.args) > 1 else None
+        elif isinstance(func, ast.Attribute) and func.attr in ("to", "cast"):
+            target = call.args[0] if call.args else None
         else:
             return False
         return dtype_kind(self.ctx, target) in ("fp32", "fp16", "bf16")
@@ -258,7 +262,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 line, indent = point
                 fixes.append(Fix(
                     title=f"Cast `{name}` to fp32 at kernel entry",
-                    edits=(Edit.insert(line, 0, f"{indent}{name} = {name}.to({tl}.float32)\n"),),
+                    edits=(Edit.insert(line, 0, f"{indent}{name} = {tl}.cast({name}, {tl}.float32)\n"),),
                     applicability=Applicability.SAFE,
                 ))
             snippet = ctx.segment(use)
@@ -268,6 +272,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 use,
                 f"`{name}` is a Python-float kernel argument: launched from torch.compile/Inductor it "
                 f"arrives as fp64 and `{snippet}` runs in FP64 (Liger-Kernel#1350: 56.1 us vs 108.5 us on H100); "
-                f"add `{name} = {name}.to({tl}.float32)` at the top of the kernel or make it `tl.constexpr`",
+                f"add `{name} = {tl}.cast({name}, {tl}.float32)` at the top of the kernel or make it `tl.constexpr`",
                 fixes,
             )
