@@ -97,7 +97,7 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
     ),
     LigerOp(
         "kl_div", "KL divergence", "p * (log p - log q)",
-        "LigerKLDIVLoss", "LigerKLDIVLoss(reduction='batchmean')",
+        "LigerKLDIVLoss", "LigerKLDIVLoss(eps=1e-10)",
         "liger_kl_div", "liger_kl_div(input, target, reduction='mean', log_target=False)",
         "log_q, p, reduction='batchmean'", "liger_kl_div(log_q, p, reduction=reduction)",
         "input is log q, target is p (as torch.nn.KLDivLoss); the functional default reduction is 'mean'",

@@ -1,0 +1,300 @@
+import ast
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tritonify.diagnostics.fixes import apply_edits
+from tritonify.diagnostics.liger.api import OPS
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
+
+
+def _expected_ops() -> dict[int, str]:
+    """line -> op key, from the `# TRI003 <op>` markers of the fixture."""
+    out = {}
+    for i, line in enumerate((FIXTURES / "TRI003.py").read_text().splitlines(), 1):
+        m = re.search(r"# TRI003 (\w+)", line)
+        if m:
+            out[i] = m.group(1)
+    return out
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI003.py", "TRI003")
+    assert [f.line for f in findings] == marked_lines("TRI003.py", "TRI003")
+
+
+def test_each_finding_names_the_op_and_its_exact_liger_api():
+    expected = _expected_ops()
+    for f in lint_fixture("TRI003.py", "TRI003"):
+        op = OPS[expected[f.line]]
+        assert op.title in f.message
+        assert f"`{op.module_api}`" in f.message
+        assert f"`{op.functional_api}`" in f.message
+        assert f.severity is Severity.INFO
+
+
+def test_finding_points_at_the_kernel_name():
+    (f,) = lint(RMS, "TRI003")
+    line = textwrap.dedent(RMS).splitlines()[f.line - 1]
+    assert line[f.column:f.end_column] == "foo"
+
+
+RMS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def foo(Y, X, W, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols, mask=cols < N, other=0.0).to(tl.float32)
+    var = tl.sum(x * x, axis=0) / N
+    y = x * tl.rsqrt(var + eps)
+    y = y * tl.load(W + cols, mask=cols < N)
+    tl.store(Y + row * N + cols, y, mask=cols < N)
+"""
+
+
+def test_recognition_does_not_depend_on_names():
+    renamed = re.sub(r"\bx\b", "a", RMS.replace("def foo", "def totally_unrelated"))
+    assert "a * a" in renamed
+    (f,) = lint(renamed, "TRI003")
+    assert "RMSNorm" in f.message and "`totally_unrelated`" in f.message
+
+
+def test_dead_code_does_not_count():
+    # the norm is computed but a copy of the input is stored
+    code = RMS.replace("tl.store(Y + row * N + cols, y, mask=cols < N)", "tl.store(Y + row * N + cols, x, mask=cols < N)")
+    assert lint(code, "TRI003") == []
+
+
+def test_gemma_offset_weight_and_call_form_kernel():
+    code = """
+    import triton
+    import triton.language as tl
+
+    def norm(Y, X, W, N, eps, offset, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + tl.program_id(0) * N + cols)
+        rstd = 1 / tl.sqrt(tl.sum(x ** 2, 0) / N + eps)
+        tl.store(Y + tl.program_id(0) * N + cols, x * rstd * (offset + tl.load(W + cols)))
+
+    norm = triton.jit(norm)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "RMSNorm" in f.message
+
+
+def test_swiglu_through_a_helper_and_gate_multiplier():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def silu(x):
+        return x * tl.sigmoid(x)
+
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, mult, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs).to(tl.float32) * mult
+        tl.store(c_ptr + offs, silu(a) * tl.load(b_ptr + offs))
+    """
+    findings = lint(code, "TRI003")
+    assert [f.message.split("`")[1] for f in findings] == ["k"]       # the helper itself is not reported
+    assert "SwiGLU" in findings[0].message
+
+
+def test_gelu_and_silu_alone_are_not_gated_ops():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(a_ptr, c_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs)
+        tl.store(c_ptr + offs, a * tl.sigmoid(a))
+    """
+    assert lint(code, "TRI003") == []
+
+
+def test_gated_matmul_epilogue_is_not_flagged():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mlp(X, WG, WU, O, K, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        g = tl.zeros([BLOCK, BLOCK], dtype=tl.float32)
+        u = tl.zeros([BLOCK, BLOCK], dtype=tl.float32)
+        for k0 in range(0, K, BLOCK):
+            x = tl.load(X + offs[:, None] * K + k0 + offs[None, :])
+            g += tl.dot(x, tl.load(WG + offs[:, None] * K + k0 + offs[None, :]))
+            u += tl.dot(x, tl.load(WU + offs[:, None] * K + k0 + offs[None, :]))
+        tl.store(O + offs[:, None] * BLOCK + offs[None, :], g * tl.sigmoid(g) * u)
+    """
+    assert lint(code, "TRI003") == []
+
+
+def test_softmax_with_an_external_target_is_cross_entropy_not_softmax():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(X, Y, L, V, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * V + cols, mask=cols < V, other=float("-inf"))
+        y = tl.load(Y + row)
+        m = tl.max(x, 0)
+        lse = m + tl.log(tl.sum(tl.exp(x - m), 0))
+        x_y = tl.sum(tl.where(cols == y, x, 0.0), 0)
+        tl.store(L + row, lse - x_y)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "cross-entropy" in f.message and "LigerCrossEntropyLoss" in f.message
+    assert "overwrites the 2-D logits" in f.message
+
+
+def test_fix_adds_import_and_helper_that_parse():
+    (f,) = lint(RMS, "TRI003")
+    fix = f.fixes[0]
+    assert fix.applicability is Applicability.UNSAFE
+    out = fixed(RMS, f)
+    tree = ast.parse(out)
+    assert "from liger_kernel.transformers.functional import liger_rms_norm" in out
+    helper = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "rms_norm")
+    assert ast.unparse(helper.body[-1]) == "return liger_rms_norm(x, weight, eps)"
+    # the helper sits after the kernel, the kernel is kept
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert names == ["foo", "rms_norm"]
+
+
+def test_fix_never_duplicates_the_import_or_a_name():
+    code = "from liger_kernel.transformers.functional import liger_rms_norm\n" + textwrap.dedent(RMS) + "\n\ndef rms_norm(x):\n    return x\n"
+    (f,) = lint(code, "TRI003")
+    out = fixed(code, f)
+    assert out.count("import liger_rms_norm") == 1
+    tree = ast.parse(out)
+    assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == ["foo", "rms_norm_liger", "rms_norm"]
+
+
+def test_nested_kernel_helper_keeps_indentation():
+    code = "class Ops:\n" + textwrap.indent(textwrap.dedent(RMS).split("\n", 3)[3], "    ")
+    code = "import triton\nimport triton.language as tl\n" + code
+    (f,) = lint(code, "TRI003")
+    out = fixed(code, f)
+    cls = ast.parse(out).body[-1]
+    assert [n.name for n in cls.body] == ["foo", "rms_norm"]
+
+
+def test_noqa_suppresses():
+    assert lint(RMS.replace("def foo(Y, X, W, N, eps, BLOCK: tl.constexpr):", "def foo(Y, X, W, N, eps, BLOCK: tl.constexpr):  # noqa: TRI003"), "TRI003") == []
+
+
+# ---- Liger's own kernels, as installed: the recogniser must call them what they are -------
+LIGER_KERNELS = [
+    ("rms_norm.py", "_rms_norm_forward_kernel", "RMSNorm"),
+    ("fused_add_rms_norm.py", "_fused_add_rms_norm_forward_kernel", "residual add + RMSNorm"),
+    ("layer_norm.py", "_layer_norm_forward_kernel", "LayerNorm"),
+    ("swiglu.py", "_swiglu_forward_kernel", "SwiGLU"),
+    ("geglu.py", "_geglu_tanh_forward_kernel", "GeGLU"),
+    ("cross_entropy.py", "liger_cross_entropy_kernel", "cross-entropy"),
+    ("softmax.py", "_softmax_single_block_forward_kernel", "softmax"),
+    ("kl_div.py", "_kldiv_kernel_forward", "KL divergence"),
+    ("jsd.py", "_jsd_kernel", "Jensen-Shannon divergence"),
+    ("tvd.py", "_tv_distance_kernel", "total variation distance"),
+    ("rope.py", "_triton_rope", "rotary position embedding"),
+]
+
+
+def _liger_ops_dir() -> Path:
+    spec = importlib.util.find_spec("liger_kernel")   # locates the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("liger-kernel is not installed")
+    return Path(list(spec.submodule_search_locations)[0]) / "ops"
+
+
+@pytest.mark.parametrize("filename,kernel,title", LIGER_KERNELS, ids=[k[1] for k in LIGER_KERNELS])
+def test_liger_own_kernels_are_recognised(filename, kernel, title):
+    path = _liger_ops_dir() / filename
+    findings = {f.message.split("`")[1]: f for f in lint(path.read_text(), "TRI003", path=str(path))}
+    assert kernel in findings, sorted(findings)
+    assert f"re-implements {title}" in findings[kernel].message
+
+
+def test_liger_fused_moe_gemm_kernels_are_left_alone():
+    path = _liger_ops_dir() / "fused_moe_kernels.py"
+    assert lint(path.read_text(), "TRI003", path=str(path)) == []
+
+
+# ---- the helper the fix writes really runs Liger (CPU, Triton interpreter) ----------------
+SOFTMAX_AND_CE = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def probs(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols, mask=cols < N, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(Y + row * N + cols, e / tl.sum(e, axis=0), mask=cols < N)
+
+@triton.jit
+def nll(X, T, L, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * V + cols, mask=cols < V, other=float("-inf"))
+    t = tl.load(T + row)
+    m = tl.max(x, 0)
+    tl.store(L + row, m + tl.log(tl.sum(tl.exp(x - m), 0)) - tl.load(X + row * V + t))
+"""
+
+RUN_HELPERS = """
+import torch, torch.nn.functional as F, sys
+sys.path.insert(0, sys.argv[1])
+import user_kernels as m
+x = torch.randn(4, 33)
+torch.testing.assert_close(m.softmax(x.clone()), torch.softmax(x, -1))
+t = torch.tensor([1, 5, -100, 32])
+ref = F.cross_entropy(x, t, ignore_index=-100)       # before: Liger writes the gradient into the logits
+torch.testing.assert_close(m.cross_entropy(x.clone(), t), ref)
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_generated_helpers_run_and_match_torch(tmp_path):
+    for mod in ("torch", "triton"):
+        pytest.importorskip(mod)
+    if importlib.util.find_spec("liger_kernel") is None:
+        pytest.skip("liger-kernel is not installed")
+    code = textwrap.dedent(SOFTMAX_AND_CE)
+    findings = lint(code, "TRI003")
+    assert [f.message.split("`")[1] for f in findings] == ["probs", "nll"]
+    code = apply_edits(code, [e for f in findings for e in f.fixes[0].edits])
+    (tmp_path / "user_kernels.py").write_text(code)
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run([sys.executable, "-c", RUN_HELPERS, str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=240)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_page_lists_every_op_with_the_api_the_message_prints():
+    from tritonify.diagnostics.registry import all_rules
+
+    page = next(r for r in all_rules() if r.code == "TRI003").rule.page.read_text(encoding="utf-8")
+    for op in OPS.values():
+        assert op.module_call in page, op.key
+        assert op.functional_call in page, op.key

@@ -1,0 +1,156 @@
+import ast
+import subprocess
+import sys
+import textwrap
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI023.py", "TRI023")
+    assert [f.line for f in findings] == marked_lines("TRI023.py", "TRI023")
+    assert all(f.severity is Severity.INFO for f in findings)
+
+
+def test_rms_norm_fix_keeps_eps_and_imports_once():
+    code = """
+    import torch
+    from torch import nn
+
+    class M(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.RMSNorm(d, eps=1e-5)
+            self.b = torch.nn.RMSNorm((d,), elementwise_affine=False)
+    """
+    a, b = lint(code, "TRI023")
+    assert "liger_kernel.transformers.LigerRMSNorm(hidden_size, eps=1e-6)" in a.message
+    assert "machine epsilon" in b.message          # eps=None in torch
+    assert a.fixes[0].applicability is Applicability.UNSAFE
+    out = fixed(code, a)
+    assert "self.a = LigerRMSNorm(d, eps=1e-5)" in out
+    assert "from liger_kernel.transformers import LigerRMSNorm" in out
+    out = fixed(out, lint(out, "TRI023")[0])
+    assert "self.b = LigerRMSNorm(d, eps=1e-6, elementwise_affine=False)" in out
+    assert out.count("import LigerRMSNorm") == 1
+    ast.parse(out)
+    assert lint(out, "TRI023") == []
+
+
+def test_layer_norm_fix_writes_torch_default_eps():
+    code = """
+    from torch import nn
+    norm = nn.LayerNorm(768)
+    no_bias = nn.LayerNorm(768, bias=False)
+    """
+    ln, no_bias = lint(code, "TRI023")
+    assert "eps=1e-5" in ln.message and "1e-6" in ln.message
+    assert "norm = LigerLayerNorm(768, eps=1e-5)" in fixed(code, ln)
+    assert no_bias.fixes == [] and "zero-initialised" in no_bias.message
+
+
+LM = """
+import torch.nn.functional as F
+
+def loss(model, h, labels):
+    logits = model.lm_head(h)
+    return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-1, label_smoothing=0.1)
+"""
+
+
+def test_lm_head_cross_entropy_becomes_fused_linear_cross_entropy():
+    (f,) = lint(LM, "TRI023")
+    assert "liger_kernel.transformers.functional.liger_fused_linear_cross_entropy(hidden, weight, target)" in f.message
+    assert "LigerFusedLinearCrossEntropyLoss()(weight, hidden, target)" in f.message and "weight FIRST" in f.message
+    out = fixed(LM, f)
+    assert ("return liger_fused_linear_cross_entropy(h.reshape(-1, h.size(-1)), model.lm_head.weight, labels.view(-1), "
+            "bias=model.lm_head.bias, ignore_index=-1, label_smoothing=0.1)") in out
+    assert "from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy" in out
+    ast.parse(out)
+
+
+def test_cross_entropy_without_a_projection_or_with_unmappable_args():
+    plain = """
+    import torch.nn.functional as F
+    def loss(logits, labels):
+        return F.cross_entropy(logits, labels)
+    """
+    assert lint(plain, "TRI023") == []
+    legacy = LM.replace("ignore_index=-1, label_smoothing=0.1", "size_average=False")
+    (f,) = lint(legacy, "TRI023")
+    assert f.fixes == []                       # reported, but size_average has no Liger spelling
+    unflattened = LM.replace("logits.view(-1, logits.size(-1))", "logits")
+    (f,) = lint(unflattened, "TRI023")
+    assert f.fixes == []                       # 3-D logits: Liger wants 2-D input
+
+
+def test_model_patch_is_inserted_before_the_build_statement():
+    code = """
+    import torch
+    from transformers import LlamaForCausalLM
+
+    def main(path):
+        model = LlamaForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16)
+        return model
+    """
+    (f,) = lint(code, "TRI023")
+    assert "liger_kernel.transformers.apply_liger_kernel_to_llama()" in f.message
+    assert "_apply_liger_kernel_to_instance(model=model)" in f.message
+    assert "monkey_patch(" not in f.message
+    out = fixed(code, f)
+    assert "    apply_liger_kernel_to_llama()\n    model = LlamaForCausalLM.from_pretrained" in out
+    assert "from liger_kernel.transformers import apply_liger_kernel_to_llama" in out
+    ast.parse(out)
+    assert lint(out, "TRI023") == []           # Liger is now applied in this file
+
+
+def test_models_are_quiet_when_liger_is_applied_some_other_way():
+    base = """
+    from transformers import Gemma2ForCausalLM, TrainingArguments
+    model = Gemma2ForCausalLM.from_pretrained("google/gemma-2-2b")
+    """
+    (f,) = lint(base, "TRI023")
+    assert "apply_liger_kernel_to_gemma2" in f.message
+    trainer = base + "args = TrainingArguments(output_dir='o', use_liger_kernel=True)\n"
+    assert lint(trainer, "TRI023") == []
+    instance = base + "import liger_kernel.transformers as lk\nlk._apply_liger_kernel_to_instance(model=model)\n"
+    assert lint(instance, "TRI023") == []
+
+
+def test_auto_model_becomes_auto_liger_model():
+    code = """
+    from transformers import AutoModelForCausalLM
+    m = AutoModelForCausalLM.from_pretrained("x", torch_dtype="auto")
+    """
+    (f,) = lint(code, "TRI023")
+    out = fixed(code, f)
+    assert 'm = AutoLigerKernelForCausalLM.from_pretrained("x", torch_dtype="auto")' in out
+    assert "from liger_kernel.transformers import AutoLigerKernelForCausalLM" in out
+
+
+def test_unknown_or_local_classes_are_quiet():
+    code = """
+    from transformers import BertForMaskedLM
+    from mylib import LlamaForCausalLM
+    a = BertForMaskedLM.from_pretrained("bert-base-uncased")
+    b = LlamaForCausalLM.from_pretrained("x")
+    """
+    assert lint(code, "TRI023") == []
+
+
+def test_linting_never_imports_liger_or_torch():
+    probe = textwrap.dedent("""
+        import sys
+        from tritonify.diagnostics.engine import lint_text
+        from tritonify.diagnostics.settings import Settings
+        src = open(sys.argv[1]).read()
+        lint_text(src, "x.py", Settings(select=("TRI003", "TRI023")))
+        bad = sorted(m for m in sys.modules if m.split(".")[0] in ("liger_kernel", "torch", "triton", "transformers"))
+        print(bad)
+        sys.exit(1 if bad else 0)
+    """)
+    from tests.lintutil import FIXTURES
+    for name in ("TRI003.py", "TRI023.py"):
+        proc = subprocess.run([sys.executable, "-c", probe, str(FIXTURES / name)], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
