@@ -108,3 +108,29 @@ def test_kernel_without_program_id_is_not_called_every_program():
 def test_noqa_and_plain_python():
     assert lint(LOOPED.replace("axis=0))", "axis=0))  # noqa: TRI008"), "TRI008") == []
     assert lint("import threading\nfor i in range(3):\n    atomic_add(p, 1)\n", "TRI008") == []
+
+
+def test_moving_address_owned_by_the_program_is_quiet_but_data_indexed_is_not():
+    own = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, B: tl.constexpr):
+        pid = tl.program_id(0)
+        for i in tl.static_range(3):
+            tl.atomic_add(out_ptr + pid * 3 + i, tl.load(x_ptr + pid))
+    """
+    assert lint(own, "TRI008") == []
+    scattered = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(idx_ptr, out_ptr, n, B: tl.constexpr):
+        pid = tl.program_id(0)
+        for i in range(4):
+            j = tl.load(idx_ptr + pid * 4 + i)
+            tl.atomic_add(out_ptr + j, 1.0)
+    """
+    assert len(lint(scattered, "TRI008")) == 1

@@ -75,3 +75,37 @@ def test_shift_by_a_loaded_lse_is_quiet():
         tl.store(y_ptr + row, tl.log(tl.sum(p, 0)))
     """
     assert lint(code, "TRI009") == []
+
+
+def test_helper_parameters_are_the_callers_responsibility():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _normalize(z):
+        e = tl.exp(z)
+        return e / tl.sum(e, axis=0)
+
+    @triton.jit
+    def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(y_ptr + tl.arange(0, BLOCK), _normalize(x - tl.max(x, axis=0)))
+    """
+    assert lint(code, "TRI009") == []
+
+
+def test_where_with_minus_inf_string_keeps_the_shift():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        z = tl.where(offs < n, x - tl.max(x, axis=0), float("-inf"))
+        e = tl.exp(z)
+        tl.store(y_ptr + offs, e / tl.sum(e, axis=0))
+    """
+    assert lint(code, "TRI009") == []

@@ -71,3 +71,26 @@ def test_exp_in_loop_without_dot_or_running_max_is_quiet():
             tl.store(x_ptr + s + tl.arange(0, B), tl.exp(x * 2.0))
     """
     assert lint(code, "TRI010") == []
+
+
+def test_only_the_softmax_exps_of_an_outer_loop_around_an_online_softmax():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, old_ptr, out_ptr, n_tokens, vocab, B: tl.constexpr):
+        for t in range(n_tokens):
+            m = float("-inf")
+            d = 0.0
+            for s in range(0, vocab, B):
+                x = tl.load(x_ptr + t * vocab + s + tl.arange(0, B))
+                m_new = tl.maximum(m, tl.max(x, 0))
+                d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), 0)
+                m = m_new
+            logp = tl.load(x_ptr + t) - m - tl.log(d)
+            ratio = tl.exp(logp - tl.load(old_ptr + t))
+            tl.store(out_ptr + t, ratio)
+    """
+    findings = lint(code, "TRI010")
+    assert [f.line for f in findings] == [13, 13]

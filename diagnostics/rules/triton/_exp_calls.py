@@ -40,6 +40,9 @@ def is_natural_tl_exp(ctx: PythonContext, node: ast.AST) -> bool:
 def _is_nonpositive_constant(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value <= 0
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "float" and node.args:
+        text = node.args[0]
+        return isinstance(text, ast.Constant) and isinstance(text.value, str) and text.value.strip().startswith("-")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = node.operand
         if isinstance(inner, ast.Constant) and isinstance(inner.value, (int, float)):
@@ -56,9 +59,10 @@ class Bounds:
     `m_old - m_new`) counts as shifted, because the point of the rule is to find the exps
     that were never shifted at all."""
 
-    def __init__(self, ctx: PythonContext, binds: dict[str, list[Binding]]):
+    def __init__(self, ctx: PythonContext, binds: dict[str, list[Binding]], trusted: set[str] | None = None):
         self.ctx = ctx
         self.binds = binds
+        self.trusted = trusted or set()   # names whose values the caller is responsible for
 
     def shifted(self, expr: ast.AST, before_line: int, depth: int = 0) -> bool:
         if depth > 10:
@@ -90,7 +94,8 @@ class Bounds:
         if isinstance(expr, ast.Name):
             blist = [b for b in self.binds.get(expr.id, []) if not isinstance(b.stmt, ast.For)]
             if not blist:
-                return False  # a parameter or a loop variable: nothing shifted it
+                # a helper's parameter may arrive shifted (`_softmax(x - m)`); a kernel's cannot
+                return expr.id in self.trusted
             earlier = [b for b in blist if b.stmt.lineno < before_line]
             if earlier:
                 last = earlier[-1]

@@ -109,6 +109,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             return is_tl_call(ctx, n, "program_id")
 
         pid_names = taint(kernel, binds, pid_seed)
+
+        def loaded(n: ast.AST) -> bool:
+            return is_tl_call(ctx, n, "load")
+
+        # addresses computed from the pid by arithmetic (not through loaded data such as bin ids)
+        pid_indexed = taint(kernel, binds, pid_seed, opaque=loaded)
         has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
 
         for call, op in sites:
@@ -121,6 +127,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 if _is_persistent_loop(loop, varying, seed) and names_in(ptr) & assigned_in(loop):
                     continue
                 invariant = not (names_in(ptr) & assigned_in(loop))
+                if not invariant and depends_on(ptr, pid_indexed, pid_seed, opaque=loaded):
+                    continue  # each program walks its own slice of addresses: no one else contends
                 yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call)))
                 continue
             # One address from every program: the pointer never depends on program_id/arange.

@@ -80,13 +80,20 @@ def _shift_fix(ctx: PythonContext, exp_call: ast.Call, chain: _Chain) -> list[Fi
     )]
 
 
+def _helper_params(ctx: PythonContext, kernel: Kernel) -> set[str]:
+    """Parameters of a value-level helper (called from another kernel, or touching no memory):
+    whoever calls `_softmax(x)` may already have shifted x, so its exponent is not judged here."""
+    touches_memory = any(is_tl_call(ctx, c, "load", "store", "program_id") for c in kernel.calls())
+    return set(kernel.param_names) if kernel.is_helper or not touches_memory else set()
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         exps = [c for c in kernel.calls() if exp_kind(ctx, c)]
         if not exps:
             continue
         binds = bindings(kernel)
-        bounds = Bounds(ctx, binds)
+        bounds = Bounds(ctx, binds, _helper_params(ctx, kernel))
         for call in exps:
             if bounds.shifted(call.args[0], call.lineno):
                 continue

@@ -25,21 +25,19 @@ LOG2E = "1.44269504"
 _LOOSER = (ast.Add, ast.Sub, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult)
 
 
-def _loop_kind(ctx: PythonContext, loop: ast.stmt) -> str | None:
-    """'attention' when the loop computes a tl.dot, 'online-softmax' when it keeps a running max
-    (`m_new = tl.maximum(m, ...)`) and exponentiates a difference against it."""
-    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
-    if any(is_tl_call(ctx, c, "dot") for c in calls):
+def _loop_kind(ctx: PythonContext, loop: ast.stmt, exp_call: ast.Call) -> str | None:
+    """'attention' when the exp's innermost loop computes a tl.dot; 'online-softmax' when that loop
+    keeps a running max (`m_new = tl.maximum(m, ...)`) and this exp takes a difference against
+    it. Other exps in such a loop (a policy ratio, a gate) are left alone unless tl.dot is there."""
+    if any(is_tl_call(ctx, n, "dot") for n in ast.walk(loop)):
         return "attention"
     running: set[str] = set()
     for node in ast.walk(loop):
         if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
             running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    for c in calls:
-        if is_natural_tl_exp(ctx, c):
-            arg = c.args[0]
-            if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and names_in(arg) & running:
-                return "online-softmax"
+    arg = exp_call.args[0]
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and names_in(arg) & running:
+        return "online-softmax"
     return None
 
 
@@ -69,7 +67,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if not is_natural_tl_exp(ctx, call):
                 continue
             loops = enclosing_loops(ctx, call, kernel.node)
-            kind = next((k for k in (_loop_kind(ctx, loop) for loop in loops) if k), None)
+            kind = _loop_kind(ctx, loops[0], call) if loops else None
             if kind is None:
                 continue
             if kind == "attention":
