@@ -134,3 +134,9 @@ def test_moving_address_owned_by_the_program_is_quiet_but_data_indexed_is_not():
             tl.atomic_add(out_ptr + j, 1.0)
     """
     assert len(lint(scattered, "TRI008")) == 1
+
+
+def test_integer_counts_are_not_described_as_float_sums():
+    by_line = {f.line: f.message for f in lint_fixture("TRI008.py", "TRI008")}
+    hot_bins = marked_lines("TRI008.py", "TRI008")[1]
+    assert "float" not in by_line[hot_bins] and "tl.histogram" in by_line[hot_bins]

@@ -63,7 +63,11 @@ def _guarded_by_program(ctx: PythonContext, node: ast.AST, kernel: Kernel, pid_n
     return False
 
 
-def _loop_message(op: str, invariant: bool, result_used: bool) -> str:
+def _is_int_constant(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool)
+
+
+def _loop_message(op: str, invariant: bool, result_used: bool, counts: bool) -> str:
     if result_used:
         return (
             f"`tl.{op}` inside a loop, and its result steers the work (a shared counter or work queue): every "
@@ -75,20 +79,18 @@ def _loop_message(op: str, invariant: bool, result_used: bool) -> str:
             f"`tl.{op}` on the same address every iteration: accumulate into a local variable inside the loop and "
             "issue one atomic per program after it (or a two-stage reduction)"
         )
+    order = "" if counts else " and the float sum order is nondeterministic"
+    local = "count locally (e.g. `tl.histogram`)" if counts else "accumulate locally"
     return (
         f"`tl.{op}` every iteration into memory that other programs update too: the atomics serialise on hot "
-        "addresses and the float sum order is nondeterministic; accumulate locally and issue one atomic per "
-        "program, or write per-program partials and reduce them in a second stage"
+        f"addresses{order}; {local} and issue one atomic per program, or write per-program partials and reduce "
+        "them in a second stage"
     )
 
 
 def _one_address_message(op: str, value: ast.expr | None) -> str:
-    counter = isinstance(value, ast.Constant) and isinstance(value.value, int)
-    order = "" if counter else " (and float sums land in a different order each run)"
+    order = "" if _is_int_constant(value) else " (and float sums land in a different order each run)"
     return (
-        f"every program issues `tl.{op}` on the same address, so they all serialise on it{order}; write one "
-        "partial per program and reduce them in a second stage (or count with `tl.sum` over a block first)"
-        if counter else
         f"every program issues `tl.{op}` on the same address, so they all serialise on it{order}; write one "
         "partial per program and reduce them in a second stage"
     )
@@ -129,7 +131,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 invariant = not (names_in(ptr) & assigned_in(loop))
                 if not invariant and depends_on(ptr, pid_indexed, pid_seed, opaque=loaded):
                     continue  # each program walks its own slice of addresses: no one else contends
-                yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call)))
+                counts = _is_int_constant(value_arg(call, op))
+                yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call), counts))
                 continue
             # One address from every program: the pointer never depends on program_id/arange.
             if kernel.is_helper or not has_program_id or value_is_used(ctx, call):
