@@ -178,8 +178,24 @@ class _Matcher:
     def _dots(self, n: int) -> frozenset[int]:
         return frozenset(m for m in self.g.walk([n], into_pointers=False) if self.g.is_call(m, "dot"))
 
+    def _stored_directly(self) -> set[int]:
+        """Values written as they are (or under a mask `where`): what a kernel outputs, as opposed
+        to what only feeds a later reduction, argmax or sampling step."""
+        out = set()
+        for st in self.g.stores:
+            out.add(st.value)
+            node = self.g.node(st.value)
+            if node[0] == "call" and node[1] == "where" and len(node) == 5:
+                out.update(node[3:5])
+            if node[0] == "phi":
+                out.update(node[1:])
+        return out
+
     def softmax(self) -> bool:
+        stored = self._stored_directly()
         for m in self.of_kind("mul"):
+            if m not in stored:
+                continue
             f = self.g.factors(m)
             recips = [x for x in f if self.g.kind(x) == "recip" and self.contains_call(self.g.node(x)[1], "sum")
                       and self.contains_call(self.g.node(x)[1], "exp")]

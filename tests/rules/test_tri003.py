@@ -298,3 +298,54 @@ def test_page_lists_every_op_with_the_api_the_message_prints():
     for op in OPS.values():
         assert op.module_call in page, op.key
         assert op.functional_call in page, op.key
+
+
+def test_softmax_that_only_feeds_sampling_or_log_softmax_is_not_flagged():
+    sampling = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def sample(X, U, OUT, N, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * N + cols, mask=cols < N, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, 0))
+        p = e / tl.sum(e, 0)
+        u = tl.load(U + row * N + cols, mask=cols < N, other=1.0)
+        tl.store(OUT + row, tl.argmax(p / u, 0))        # exponential-race sampling
+    """
+    assert lint(sampling, "TRI003") == []
+    log_softmax = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def logsm(X, Y, N, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * N + cols, mask=cols < N, other=-float("inf"))
+        m = tl.max(x, 0)
+        tl.store(Y + row * N + cols, x - m - tl.log(tl.sum(tl.exp(x - m), 0)), mask=cols < N)
+    """
+    assert lint(log_softmax, "TRI003") == []
+
+
+def test_policy_gradient_loss_is_not_called_cross_entropy():
+    grpo = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def grpo(LOGITS, IDS, OLD, ADV, LOSS, V, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(LOGITS + row * V + cols, mask=cols < V, other=float("-inf"))
+        m = tl.max(x, 0)
+        lse = m + tl.log(tl.sum(tl.exp(x - m), 0))
+        logp = tl.load(LOGITS + row * V + tl.load(IDS + row)) - lse
+        ratio = tl.exp(logp - tl.load(OLD + row))
+        adv = tl.load(ADV + row)
+        tl.store(LOSS + row, -tl.minimum(ratio * adv, tl.clamp(ratio, 0.8, 1.2) * adv))
+    """
+    assert lint(grpo, "TRI003") == []
