@@ -56,22 +56,9 @@ def bindings(kernel: Kernel) -> dict[str, list[Binding]]:
     return out
 
 
-def _walk(expr: ast.AST, opaque: Callable[[ast.AST], bool] | None) -> Iterator[ast.AST]:
-    """ast.walk that does not descend into nodes `opaque` accepts (they are yielded, their insides are not)."""
-    if opaque is None:
-        yield from ast.walk(expr)
-        return
-    todo = [expr]
-    while todo:
-        node = todo.pop()
-        yield node
-        if not opaque(node):
-            todo.extend(ast.iter_child_nodes(node))
-
-
-def names_in(expr: ast.AST, opaque: Callable[[ast.AST], bool] | None = None) -> set[str]:
-    """Names read anywhere in an expression (not inside `opaque` sub-expressions)."""
-    return {n.id for n in _walk(expr, opaque) if isinstance(n, ast.Name)}
+def names_in(expr: ast.AST) -> set[str]:
+    """Names read anywhere in an expression."""
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
 def taint(
@@ -79,13 +66,11 @@ def taint(
     binds: dict[str, list[Binding]],
     seed: Callable[[ast.AST], bool],
     seed_names: Iterable[str] = (),
-    opaque: Callable[[ast.AST], bool] | None = None,
 ) -> set[str]:
     """Local names whose value can depend on a node matching `seed` (or on `seed_names`).
 
     A fixpoint over the bindings: a name is tainted when any value bound to it contains a seed
-    node or a tainted name. Dependence does not flow out of `opaque` sub-expressions (e.g. the
-    address of a `tl.load`, when the question is "which addresses are computed from the pid")."""
+    node or a tainted name."""
     tainted = set(seed_names)
     seeded: dict[int, bool] = {}
     value_names: dict[int, set[str]] = {}
@@ -93,13 +78,13 @@ def taint(
     def has_seed(value: ast.expr) -> bool:
         key = id(value)
         if key not in seeded:
-            seeded[key] = any(seed(n) for n in _walk(value, opaque))
+            seeded[key] = any(seed(n) for n in ast.walk(value))
         return seeded[key]
 
     def read(value: ast.expr) -> set[str]:
         key = id(value)
         if key not in value_names:
-            value_names[key] = names_in(value, opaque)
+            value_names[key] = names_in(value)
         return value_names[key]
 
     changed = True
@@ -114,11 +99,9 @@ def taint(
     return tainted
 
 
-def depends_on(
-    expr: ast.AST, tainted: set[str], seed: Callable[[ast.AST], bool], opaque: Callable[[ast.AST], bool] | None = None
-) -> bool:
-    """`expr` contains a seed node or reads a tainted name (outside `opaque` sub-expressions)."""
-    return any(seed(n) for n in _walk(expr, opaque)) or bool(names_in(expr, opaque) & tainted)
+def depends_on(expr: ast.AST, tainted: set[str], seed: Callable[[ast.AST], bool]) -> bool:
+    """`expr` contains a seed node or reads a tainted name."""
+    return any(seed(n) for n in ast.walk(expr)) or bool(names_in(expr) & tainted)
 
 
 def is_tl_call(ctx: PythonContext, node: ast.AST, *names: str) -> bool:

@@ -37,10 +37,22 @@ RULE = Rule(
 )
 
 
-def _is_persistent_loop(loop: ast.stmt, varying: set[str], seed) -> bool:
-    """`for tile in range(pid, num_tiles, NUM_SMS)`: each iteration is a different tile of this
-    program, so one atomic per iteration is already one atomic per output tile."""
-    return isinstance(loop, ast.For) and depends_on(loop.iter, varying, seed)
+def _is_persistent_loop(ctx: PythonContext, kernel: Kernel, loop: ast.stmt, varying: set[str], seed) -> bool:
+    """`for tile in range(pid, num_tiles, NUM_SMS)`: a grid-stride loop over tiles, so one atomic per
+    iteration is already one atomic per output tile. The start depends on the program and the
+    stride is a program count (`tl.num_programs`, NUM_SMS), not a tile size used by `tl.arange`
+    (`range(begin_m, seqlen, BLOCK_M)` walks the rows other programs also visit)."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and len(loop.iter.args) >= 3):
+        return False
+    start, step = loop.iter.args[0], loop.iter.args[2]
+    if not depends_on(start, varying, seed):
+        return False
+    if any(is_tl_call(ctx, n, "num_programs") for n in ast.walk(step)):
+        return True
+    tile_sizes = {
+        name for c in kernel.calls() if is_tl_call(ctx, c, "arange", "zeros", "full") for a in c.args for name in names_in(a)
+    }
+    return isinstance(step, ast.Name) and step.id not in tile_sizes
 
 
 def _selects_programs(test: ast.expr, pid_names: set[str], pid_seed) -> bool:
@@ -111,12 +123,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             return is_tl_call(ctx, n, "program_id")
 
         pid_names = taint(kernel, binds, pid_seed)
-
-        def loaded(n: ast.AST) -> bool:
-            return is_tl_call(ctx, n, "load")
-
-        # addresses computed from the pid by arithmetic (not through loaded data such as bin ids)
-        pid_indexed = taint(kernel, binds, pid_seed, opaque=loaded)
         has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
 
         for call, op in sites:
@@ -126,11 +132,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             loops = enclosing_loops(ctx, call, kernel.node)
             if loops:
                 loop = loops[0]
-                if _is_persistent_loop(loop, varying, seed) and names_in(ptr) & assigned_in(loop):
+                if _is_persistent_loop(ctx, kernel, loop, varying, seed) and names_in(ptr) & assigned_in(loop):
                     continue
                 invariant = not (names_in(ptr) & assigned_in(loop))
-                if not invariant and depends_on(ptr, pid_indexed, pid_seed, opaque=loaded):
-                    continue  # each program walks its own slice of addresses: no one else contends
                 counts = _is_int_constant(value_arg(call, op))
                 yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call), counts))
                 continue
