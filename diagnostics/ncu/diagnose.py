@@ -15,6 +15,7 @@ from tritonify.diagnostics.ncu.context import Context, Hit
 from tritonify.diagnostics.ncu.details_page import NcuRule, by_launch, parse_details
 from tritonify.diagnostics.ncu.lines import LineProfile, attribute
 from tritonify.diagnostics.ncu.ncu_rules import compare
+from tritonify.diagnostics.ncu.paths import read_local
 from tritonify.diagnostics.ncu.patterns import detectors
 from tritonify.diagnostics.ncu.raw_page import Launch, parse_raw
 from tritonify.diagnostics.ncu.source_page import SourcePage, parse_source
@@ -83,9 +84,11 @@ def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
 
 def diagnose_pages(raw_text: str, details_text: str | None = None,
                    sources: dict[str, str] | list[str] | None = None,
-                   source_texts: dict[str, str] | None = None) -> list[Diagnosis]:
+                   source_texts: dict[str, str] | None = None,
+                   roots: list[str] | None = None) -> list[Diagnosis]:
     """Diagnose every launch of a raw page. `sources` are source-page CSVs (matched to launches by
-    the function name they name); `source_texts` maps a kernel file's path to its text."""
+    the function name they name); `source_texts` maps a kernel file's path to its text, else the
+    file is looked up locally (under `roots` when the report came from another machine)."""
     launches = parse_raw(raw_text)
     rules = by_launch(parse_details(details_text)) if details_text else {}
     pages: dict[str, SourcePage] = {}
@@ -96,8 +99,8 @@ def diagnose_pages(raw_text: str, details_text: str | None = None,
     for launch in launches:
         page = pages.get(launch.kernel)
         text = None
-        if page is not None and source_texts:
-            path = page.kernel_file()
-            text = source_texts.get(path) if path else None
+        path = page.kernel_file() if page is not None else None
+        if path:
+            text = (source_texts or {}).get(path) or read_local(path, roots)
         out.append(diagnose_launch(launch, rules.get(launch.id, []), page, text))
     return out

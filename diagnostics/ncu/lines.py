@@ -114,6 +114,7 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
     stats: dict[int, LineStats] = {}
 
     library_texts = {(ln.path, ln.line): ln.text for ln in page.lines if ln.path != path}
+    call_sites: dict[str, list[int]] = {}
 
     def target(ins: SassInstruction) -> tuple[int, bool]:
         if ins.path == path:
@@ -123,7 +124,9 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
         best = min(near, key=lambda o: abs(o.address - ins.address)).line
         hint = _library_hint(library_texts.get((ins.path, ins.line), ""))
         if hint:
-            calls = [n for n, t in all_texts.items() if re.search(rf"\.{hint}\(", t)]
+            if hint not in call_sites:
+                call_sites[hint] = [n for n, t in all_texts.items() if re.search(rf"\.{hint}\(", t)]
+            calls = call_sites[hint]
             if calls:
                 return min(calls, key=lambda n: (abs(n - best), n)), True
         return best, True

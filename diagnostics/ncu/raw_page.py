@@ -77,6 +77,8 @@ def parse_raw(text: str) -> list[Launch]:
         raise PageError("not an ncu raw page: expected a header row starting with \"ID\" and a "
                         "\"Kernel Name\" column (export with `ncu --import R.ncu-rep --csv --page raw`)")
     header, units = rows[0], rows[1]
+    if "Rule Name" in header or "Metric Value" in header:
+        raise PageError("this is ncu's details page, not the raw page (export with `--page raw`)")
     col = {name: i for i, name in enumerate(header)}
     nvtx_cols = [i for i, name in enumerate(header) if "Push/Pop_Range" in name or "Start/Stop_Range" in name]
     launches = []

@@ -99,7 +99,7 @@ def _address(cell: str) -> int | None:
 def parse_source(text: str) -> SourcePage:
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
     page = SourcePage(function="")
-    path, header, current_line = None, None, None
+    path, header, current_line, col = None, None, None, {}
     seen: set[tuple[str, int]] = set()
     for row in rows:
         if not row:
@@ -112,12 +112,16 @@ def parse_source(text: str) -> SourcePage:
             continue
         if row[0] == "Line No":
             header = row
+            col = {name: i for i, name in enumerate(header)}
             continue
         if header is None or path is None or len(row) < 4:
             continue
         metrics = {}
         for i in range(4, min(len(row), len(header))):
-            v = parse_number(row[i])
+            c = row[i]
+            if c == "0" or c == "-" or not c:
+                continue  # zeros are the default of SassInstruction.value
+            v = parse_number(c)
             if v is not None:
                 metrics[header[i]] = v
         if row[0].strip():
@@ -134,8 +138,6 @@ def parse_source(text: str) -> SourcePage:
         if (path, addr) in seen:
             continue
         seen.add((path, addr))
-        col = {name: i for i, name in enumerate(header)}
-
         def cell(name):
             i = col.get(name)
             return row[i].strip() if i is not None and i < len(row) and row[i].strip() != "-" else ""

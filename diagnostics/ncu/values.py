@@ -29,17 +29,18 @@ def parse_number(cell: str | None) -> float | None:
     """The number in a cell, or None for text, `n/a`, `no data` and empty cells."""
     if cell is None:
         return None
+    try:
+        return float(cell)  # the common case: "0", "32", "2048.000000"
+    except ValueError:
+        pass
     text = cell.strip()
-    if not text:
+    if not text or text in ("-", "n/a", "no data"):
         return None
     if " (" in text and text.endswith(")"):  # instanced: "929,176 (18; 4,680; ...)"
         text = text.split(" (", 1)[0].strip()
     if _NUMBER.match(text):
         return float(text.replace(",", ""))
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    return None
 
 
 def _split_prefix(word: str) -> tuple[float, str]:

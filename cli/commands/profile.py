@@ -1,0 +1,78 @@
+"""`tritonify profile FILE::KERNEL -- COMMAND...`: run a kernel's launcher under Nsight Compute.
+
+Only KERNEL is profiled (`-k`), only `--launch-count` launches, inside `--nvtx-range` when the
+launcher marks its measured launch. The `.ncu-rep` is kept (`--output`) for Nsight Compute's GUI.
+With `--format json`, stdout is the diagnose JSON list (each launch also carries `report` and
+`gpu`), stderr carries progress as `{"progress": "...", "percent": N}` lines, and a failure is
+one JSON object `{"error": CODE, "message", "hint", "stderr_tail"}` with exit code 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+NAME = "profile"
+HELP = "profile one kernel with Nsight Compute and name its bottleneck patterns"
+ORDER = 41
+
+
+def add_arguments(p):
+    p.add_argument("target", metavar="FILE::KERNEL", help="the kernel's file and function name")
+    p.add_argument("launcher", nargs="*", metavar="-- COMMAND",
+                   help="the command that launches the kernel (after --), e.g. -- python bench.py")
+    p.add_argument("--launch-count", type=int, default=1, help="launches of KERNEL to profile (default 1)")
+    p.add_argument("--launch-skip", type=int, default=0, help="matching launches to skip first (warm-up)")
+    p.add_argument("--nvtx-range", help="profile only inside this NVTX push/pop range")
+    p.add_argument("--full", action="store_true", help="collect --set full instead of the targeted sections")
+    p.add_argument("--output", "-o", help="where to keep the .ncu-rep (default .tritonify/profiles/)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds before the launcher is killed")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def _split_target(target: str) -> tuple[str, str] | None:
+    if "::" not in target:
+        return None
+    file, _, kernel = target.rpartition("::")
+    return (file, kernel) if file and kernel.isidentifier() else None
+
+
+def run(args) -> int:
+    from tritonify.diagnostics.ncu.errors import ProfileError
+    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
+    from tritonify.diagnostics.ncu.render import to_json_list, to_text
+
+    as_json = args.format == "json"
+
+    def fail(err: ProfileError) -> int:
+        if as_json:
+            print(json.dumps(err.to_dict()))
+        else:
+            print(f"tritonify: error: {err}", file=sys.stderr)
+        return 2
+
+    parts = _split_target(args.target)
+    if parts is None:
+        return fail(ProfileError("bad-target", f"{args.target!r} is not FILE::KERNEL",
+                                 "e.g. tritonify profile kernels.py::my_kernel -- python bench.py"))
+
+    def progress(text: str, percent: int) -> None:
+        if as_json:
+            print(json.dumps({"progress": text, "percent": percent}), file=sys.stderr, flush=True)
+        else:
+            print(f"[{percent:3d}%] {text}", file=sys.stderr, flush=True)
+
+    req = ProfileRequest(file=parts[0], kernel=parts[1], command=list(args.launcher), output=args.output,
+                         launch_count=args.launch_count, launch_skip=args.launch_skip,
+                         nvtx_range=args.nvtx_range, full=args.full, timeout=args.timeout)
+    try:
+        result = run_profile(req, progress)
+    except ProfileError as exc:
+        return fail(exc)
+    for w in result.warnings:
+        print(json.dumps({"warning": w}) if as_json else f"warning: {w}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(to_json_list(result.diagnoses, extra={"report": result.report, "gpu": result.gpu}), indent=1))
+    else:
+        print(to_text(result.diagnoses))
+        print(f"\nreport: {result.report} (open it in Nsight Compute for the full picture)")
+    return 1 if any(d.hits for d in result.diagnoses) else 0

@@ -1,0 +1,76 @@
+"""Read what `tritonify diagnose` is given: an `.ncu-rep`, or the CSV pages ncu exports.
+
+A CSV is recognised by its first rows, not its name: the raw page starts with `"ID"` and has a
+`"Kernel Name"` column, the details page has `"Rule Name"`, a source page starts with
+`"File Path"`. `.gz` files are read transparently (reports copied from a cluster are often
+compressed).
+"""
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonify.diagnostics.ncu.ncu_tool import export_pages, find_ncu
+from tritonify.diagnostics.ncu.errors import ProfileError
+
+
+@dataclass
+class Pages:
+    raw: str
+    details: str | None = None
+    sources: list[str] = field(default_factory=list)
+
+
+def read_text(path: str | Path) -> str:
+    p = Path(path)
+    data = p.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def kind_of(text: str) -> str:
+    """'raw', 'details', 'source' or 'unknown'."""
+    head = text.lstrip()[:4000]
+    first = head.splitlines()[0] if head else ""
+    if first.startswith('"File Path"'):
+        return "source"
+    if '"Rule Name"' in first:
+        return "details"
+    if first.startswith('"ID"') and '"Kernel Name"' in first:
+        return "raw"
+    return "unknown"
+
+
+def load(report: str, sources: list[str] | None = None, details: str | None = None) -> Pages:
+    path = Path(report)
+    if not path.is_file():
+        raise ProfileError("not-found", f"{report}: no such file")
+    if path.suffix in (".ncu-rep", ".ncu-repz"):
+        if find_ncu() is None:
+            raise ProfileError("ncu-missing", f"{report} is an Nsight Compute report and reading it needs `ncu`",
+                               "install Nsight Compute, or export the pages where ncu exists: "
+                               "`ncu --import R.ncu-rep --csv --page raw --print-units base > raw.csv` "
+                               "(and --page details, --page source --print-source cuda,sass -k regex:NAME), "
+                               "then `tritonify diagnose raw.csv --details details.csv --source src.csv`")
+        raw, det, srcs = export_pages(str(path))
+        return Pages(raw, det, srcs + [read_text(s) for s in sources or []])
+    text = read_text(path)
+    kind = kind_of(text)
+    if kind != "raw":
+        what = {"details": "a details page", "source": "a source page"}.get(kind, "not an ncu CSV page")
+        raise ProfileError("bad-input", f"{report} is {what}; REPORT must be an .ncu-rep or the raw page",
+                           "export it with `ncu --import R.ncu-rep --csv --page raw --print-units base`; pass "
+                           "details pages with --details and source pages with --source")
+    pages = Pages(text)
+    for extra in ([details] if details else []) + list(sources or []):
+        extra_text = read_text(extra)
+        extra_kind = kind_of(extra_text)
+        if extra_kind == "details":
+            pages.details = extra_text
+        elif extra_kind == "source":
+            pages.sources.append(extra_text)
+        else:
+            raise ProfileError("bad-input", f"{extra} is neither a details page nor a source page")
+    return pages

@@ -1,0 +1,229 @@
+"""Profile one kernel: run its launcher under `ncu` in a child process, then diagnose the report.
+
+    req = ProfileRequest(file="k.py", kernel="my_kernel", command=["python", "bench.py"])
+    result = run_profile(req, progress=lambda text, percent: ...)
+
+What ncu is asked for, and why:
+* `-k regex:^KERNEL$` and `-c/--launch-count`: only this kernel, only the launches asked for;
+* `--nvtx --nvtx-include RANGE/` when the launcher marks its measured launch with an NVTX
+  push/pop range, so warm-up and autotuning launches of the same kernel are skipped;
+* `--import-source yes`: the Python/CUDA source goes into the report (line attribution, and the
+  user can open the `.ncu-rep` in Nsight Compute's GUI, which is kept);
+* `--clock-control none`: the GPU's clocks are left as they are;
+* the sections the 14 patterns and the line attribution read (`SECTIONS`) plus a few metrics
+  no section collects (`EXTRA_METRICS`), not `--set full` unless asked (`full=True`).
+The launcher runs in its own process group; on timeout the whole group is killed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tritonify.diagnostics.ncu.diagnose import Diagnosis, diagnose_pages
+from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
+from tritonify.diagnostics.ncu.gpu_info import gpu_info
+from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
+
+SECTIONS = (
+    "LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution", "ComputeWorkloadAnalysis",
+    "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "SourceCounters", "WarpStateStats",
+    "SchedulerStats", "InstructionStats", "SpeedOfLight_RooflineChart",
+)
+# Read by the detectors but collected by no section above (or only by --set full); all checked
+# against `ncu --query-metrics --chip gh100` (ncu 2025.3.1).
+EXTRA_METRICS = (
+    "lts__t_sectors_op_atom.sum", "lts__t_sectors_op_red.sum",
+    "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
+    "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum",
+    "smsp__average_thread_inst_executed_per_inst_executed.ratio",
+    "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__sass_inst_executed_op_local_ld.sum", "smsp__sass_inst_executed_op_local_st.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
+    "smsp__sass_inst_executed_op_ldgsts.sum", "smsp__inst_executed.sum", "smsp__sass_thread_inst_executed.sum",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio",
+    "smsp__average_warp_latency_per_inst_issued.ratio",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "sm__cycles_active.max", "sm__cycles_active.avg",
+)
+
+Progress = Callable[[str, int], None]
+
+
+@dataclass
+class ProfileRequest:
+    file: str                       # the kernel's source file (FILE of FILE::KERNEL)
+    kernel: str                     # the kernel's function name
+    command: list[str]              # the launcher, an argument list
+    output: str | None = None       # where the .ncu-rep goes (default: .tritonify/profiles/)
+    launch_count: int = 1
+    launch_skip: int = 0
+    nvtx_range: str | None = None
+    full: bool = False              # --set full instead of SECTIONS
+    timeout: float = 600.0
+    cwd: str | None = None
+
+    def report_path(self) -> Path:
+        if self.output:
+            p = Path(self.output)
+            return p if p.suffix == ".ncu-rep" else p.with_name(p.name + ".ncu-rep")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return Path(self.cwd or ".") / ".tritonify" / "profiles" / f"{self.kernel}-{stamp}.ncu-rep"
+
+
+@dataclass
+class ProfileResult:
+    report: str
+    diagnoses: list[Diagnosis]
+    gpu: dict
+    argv: list[str]
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def kernel_filter(kernel: str) -> str:
+    """ncu's `-k` value: the exact function name (Triton kernels and extern "C" CUDA kernels)."""
+    return f"regex:^{re.escape(kernel)}$"
+
+
+def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = None) -> list[str]:
+    report = report or req.report_path()
+    argv = [ncu, "--target-processes", "all", "--import-source", "yes", "--clock-control", "none",
+            "-k", kernel_filter(req.kernel), "--launch-count", str(max(1, req.launch_count))]
+    if req.launch_skip:
+        argv += ["--launch-skip", str(req.launch_skip)]
+    if req.nvtx_range:
+        rng = req.nvtx_range if req.nvtx_range.endswith("/") else req.nvtx_range + "/"
+        argv += ["--nvtx", "--nvtx-include", rng]
+    if req.full:
+        argv += ["--set", "full"]
+    else:
+        for section in SECTIONS:
+            argv += ["--section", section]
+    argv += ["--metrics", ",".join(EXTRA_METRICS)]
+    argv += ["-f", "-o", str(report.with_suffix(""))]
+    return argv + list(req.command)
+
+
+def contract_launcher(file: str, kernel: str) -> list[str] | None:
+    """The launcher a benchmark contract defines for this kernel, once the bench package offers
+    one (`tritonify.kernels.bench.*.profile_command(file, kernel) -> argv`); None until then."""
+    for module in ("tritonify.kernels.bench.contract", "tritonify.kernels.bench.runner"):
+        try:
+            mod = __import__(module, fromlist=["profile_command"])
+        except Exception:
+            continue
+        make = getattr(mod, "profile_command", None)
+        if callable(make):
+            argv = make(file, kernel)
+            if argv:
+                return list(argv)
+    return None
+
+
+def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress) -> tuple[int, str]:
+    """Run in a new process group, stream ncu's progress, kill the whole group on timeout."""
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
+                                start_new_session=True, text=True, errors="replace")
+    except FileNotFoundError as exc:
+        raise ProfileError("ncu-missing", f"could not start {argv[0]}: {exc}") from None
+    chunks: list[str] = []
+
+    def pump():
+        for line in proc.stdout:  # type: ignore[union-attr]
+            chunks.append(line)
+            m = re.search(r'==PROF== Profiling "([^"]+)"', line)
+            if m:
+                progress(f"profiling {m.group(1)}", 50)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        reader.join(2)
+        raise ProfileError("timeout", f"the launcher did not finish within {timeout:.0f}s; its process group was killed",
+                           "raise --timeout, or make the launcher run fewer iterations under ncu "
+                           "(every profiled launch is replayed tens of times)",
+                           tail("".join(chunks)) or None) from None
+    reader.join(5)
+    return proc.returncode, "".join(chunks)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        return
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_profile(req: ProfileRequest, progress: Progress | None = None) -> ProfileResult:
+    progress = progress or (lambda text, percent: None)
+    if not req.command:
+        launcher = contract_launcher(req.file, req.kernel)
+        if not launcher:
+            raise ProfileError("no-launcher", f"nothing launches {req.kernel}",
+                               f"name the command that runs it: tritonify profile {req.file}::{req.kernel} -- python script.py")
+        req.command = launcher
+    progress("looking for ncu", 2)
+    ncu = require_ncu()
+    gpu = gpu_info()
+    if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
+        raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
+    report = req.report_path()
+    report.parent.mkdir(parents=True, exist_ok=True)
+    argv = build_ncu_argv(req, ncu, report)
+    progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
+    start = time.time()
+    code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+    error = classify(code, output, kernel=req.kernel)
+    if error is not None:
+        raise error
+    if not report.is_file():
+        raise ProfileError("no-kernel", f"ncu wrote no report: no launch of {req.kernel!r} matched",
+                           "check the kernel name, --nvtx-range and --launch-skip", tail(output) or None)
+    progress("exporting the report", 75)
+    raw, details, sources = export_pages(str(report), [req.kernel], ncu=ncu)
+    progress("diagnosing", 90)
+    texts = {}
+    try:
+        texts[str(Path(req.file).resolve())] = Path(req.file).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
+    diagnoses = diagnose_pages(raw, details, sources, texts)
+    warnings = list(gpu.get("warnings", []))
+    if "Running with unmodified GPU clocks" in output:
+        warnings.append("ncu ran with the GPU's clocks unlocked (--clock-control none): numbers vary with boost")
+    progress("done", 100)
+    return ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings)

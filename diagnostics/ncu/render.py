@@ -1,0 +1,67 @@
+"""Print diagnoses: readable text, or the JSON the editor and scripts read.
+
+JSON (`--format json`): a list, one object per launch, in the report's order:
+`{id, kernel, grid, block, duration_ns, source_file, patterns: [{pattern, title, severity,
+impact, evidence, message, fix, lines, explained_by?}], lines: [hot lines, ranked],
+ncu_rules: [...], comparison: {both, tritonify_only, ncu_only}, findings: [Finding.to_dict()]}`.
+Patterns are ordered by estimated impact (causes before the effects they explain).
+"""
+from __future__ import annotations
+
+import json
+
+from tritonify.diagnostics.ncu.diagnose import Diagnosis
+from tritonify.diagnostics.ncu.findings import line_findings
+
+
+def to_json_list(diagnoses: list[Diagnosis], *, roots=None, extra: dict | None = None) -> list[dict]:
+    out = []
+    for d in diagnoses:
+        obj = d.to_dict()
+        obj["findings"] = [f.to_dict() for f in line_findings([d], roots=roots)]
+        if extra:
+            obj.update(extra)
+        out.append(obj)
+    return out
+
+
+def to_json(diagnoses: list[Diagnosis], *, roots=None, extra: dict | None = None) -> str:
+    return json.dumps(to_json_list(diagnoses, roots=roots, extra=extra), indent=1)
+
+
+def _us(ns) -> str:
+    return f"{ns / 1000:.1f} us" if isinstance(ns, (int, float)) else "?"
+
+
+def to_text(diagnoses: list[Diagnosis], *, hot_lines: int = 5) -> str:
+    blocks = []
+    for d in diagnoses:
+        head = (f"launch {d.launch.id}  {d.launch.kernel}  grid {tuple(d.launch.grid)}  block {tuple(d.launch.block)}"
+                f"  {_us(d.launch.get('gpu__time_duration.sum'))}")
+        rows = [head]
+        if not d.hits:
+            rows.append("  no bottleneck pattern found")
+        for h in d.hits:
+            cause = f" (caused by {h.explained_by})" if h.explained_by else ""
+            rows.append(f"  {h.pattern.letter}  {h.severity:7}  {h.pattern.title}: {h.message}{cause}"
+                        f"  [impact {h.impact:.0%}]")
+            where = ", ".join(str(n) for n in h.lines[:3])
+            if where and d.profile:
+                rows.append(f"     at {d.profile.path}:{where}")
+            rows.append(f"     fix: {h.pattern.fix}")
+        cmp = d.to_dict()["comparison"]
+        if d.rules:
+            theirs = ", ".join(sorted({r.name for r in d.rules if r.type in ('OPT', 'WRN')})) or "none"
+            rows.append(f"  ncu rules: {theirs}")
+            only_ncu = "; ".join(k + " (" + ", ".join(v) + ")" for k, v in cmp["ncu_only"].items()) or "-"
+            agree = ", ".join(cmp["both"]) or "-"
+            ours = ", ".join(cmp["tritonify_only"]) or "-"
+            rows.append(f"  agree: {agree}; tritonify only: {ours}; ncu only: {only_ncu}")
+        hot = d.hot_lines(hot_lines)
+        if hot:
+            rows.append("  hot lines:")
+            for h in hot:
+                tag = f" [{''.join(h['patterns'])}]" if h["patterns"] else ""
+                rows.append(f"    {h['line']:>5}  {h['sample_share']:6.1%}  {h['source'][:70]}{tag}")
+        blocks.append("\n".join(rows))
+    return "\n\n".join(blocks)
