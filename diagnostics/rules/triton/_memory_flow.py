@@ -1,0 +1,239 @@
+"""Where the local names of one Triton kernel come from, for rules that follow values.
+
+Kernels are short and mostly straight-line, so a flow-insensitive view is enough for most
+questions: every binding of a name (assignment, augmented assignment, loop target) is kept, in
+source order, and `expand` follows names back to everything that may have produced them. Rules that
+need order (a value sanitised by a later rebinding) walk the statements themselves.
+
+Shared by TRI004/5/6/7/14/19; the leading underscore keeps the registry from loading it as a rule.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+from tritonify.diagnostics.triton_ast import ImportMap, Kernel, Param, keyword, tl_name
+
+# Parameter names that hold pointers by convention (Triton has no pointer annotation).
+_POINTER_NAME = re.compile(r"(^|_)(ptr|ptrs|pointer)s?($|_)|_ptr\d*$|^[A-Z]$|^(X|Y|Z|Out|Q|K|V|W|B)_?\w*$")
+# Names that read as a number of elements or rows: the runtime bound a mask compares against.
+SIZE_NAME = re.compile(
+    r"^(n|N|M|K|L|T|D|H|numel|size|length|len)$"
+    r"|^(n|num)_?[a-z]\w*$"
+    r"|(_size|_len|_length|_numel|_elements|_cols|_rows|_tokens|_dim)$"
+    r"|^(seq|seqlen|ctx|context|n_ctx|N_CTX|hidden)\w*$",
+)
+_FLOAT_NAME = re.compile(r"(eps|epsilon|scale|alpha|beta|gamma|temperature|softcap|momentum|lr|dropout|p_drop)", re.I)
+
+MEMORY_OPS = {"load", "store"}
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One assignment of a local name. `value` is None when the value cannot be named
+    (a loop target, a tuple unpacked from a call)."""
+
+    name: str
+    value: ast.expr | None
+    stmt: ast.AST
+    augmented: bool = False
+    loop_target: bool = False
+
+
+@dataclass(frozen=True)
+class Access:
+    """A `tl.load` / `tl.store` call and its arguments, positional or keyword."""
+
+    call: ast.Call
+    op: str
+    pointer: ast.expr | None
+    mask: ast.expr | None
+    other: ast.expr | None
+    boundary_check: ast.expr | None
+
+
+def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    kw = keyword(call, name)
+    if kw is not None:
+        return None if _is_none(kw.value) else kw.value
+    if len(call.args) > index and not isinstance(call.args[index], ast.Starred):
+        value = call.args[index]
+        return None if _is_none(value) else value
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+class KernelFlow:
+    """Bindings and helpers for one kernel."""
+
+    def __init__(self, imports: ImportMap, kernel: Kernel):
+        self.imports = imports
+        self.kernel = kernel
+
+    # ---- bindings --------------------------------------------------------------------------
+    @cached_property
+    def bindings(self) -> dict[str, list[Binding]]:
+        out: dict[str, list[Binding]] = {}
+
+        def add(target: ast.expr, value: ast.expr | None, stmt: ast.AST, **kw) -> None:
+            if isinstance(target, ast.Name):
+                out.setdefault(target.id, []).append(Binding(target.id, value, stmt, **kw))
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                pairs = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+                for i, elt in enumerate(target.elts):
+                    add(elt, pairs[i] if pairs else None, stmt, **kw)
+            elif isinstance(target, ast.Starred):
+                add(target.value, None, stmt, **kw)
+
+        for node in self.kernel.walk():
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    add(t, node.value, node)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                add(node.target, node.value, node)
+            elif isinstance(node, ast.AugAssign):
+                add(node.target, node.value, node, augmented=True)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                add(node.target, None, node, loop_target=True)
+            elif isinstance(node, ast.NamedExpr):
+                add(node.target, node.value, node)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                add(node.optional_vars, None, node)
+        for value in out.values():
+            value.sort(key=lambda b: (getattr(b.stmt, "lineno", 0), getattr(b.stmt, "col_offset", 0)))
+        return out
+
+    def single_value(self, name: str) -> ast.expr | None:
+        """The value of a name assigned exactly once by a plain assignment, else None."""
+        found = self.bindings.get(name, [])
+        if len(found) == 1 and not found[0].augmented and not found[0].loop_target:
+            return found[0].value
+        return None
+
+    def is_local(self, name: str) -> bool:
+        return name in self.bindings
+
+    # ---- parameters --------------------------------------------------------------------------
+    def param(self, name: str) -> Param | None:
+        return self.kernel.param(name)
+
+    def is_constexpr(self, name: str) -> bool:
+        return name in self.kernel.constexpr_names
+
+    @cached_property
+    def pointer_params(self) -> set[str]:
+        """Parameters used as the base of a memory access (or named like a pointer)."""
+        names = {p.name for p in self.kernel.params if _POINTER_NAME.search(p.name) and not self.is_constexpr(p.name)}
+        for access in self.accesses:
+            if access.pointer is None:
+                continue
+            for node in self.expand(access.pointer):
+                if isinstance(node, ast.Name) and self.param(node.id) and not self.is_constexpr(node.id):
+                    if self._adds_to_pointer(node, access.pointer):
+                        names.add(node.id)
+        return names
+
+    def _adds_to_pointer(self, name: ast.Name, pointer: ast.expr) -> bool:
+        """True when `name` is a term of an addition (not a factor of a product) in the pointer."""
+        for node in self.expand(pointer):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                if name in (node.left, node.right):
+                    return False
+        return True
+
+    def runtime_int_params(self) -> list[Param]:
+        """Parameters that are runtime integers: not constexpr, not pointers, not float scalars."""
+        out = []
+        for p in self.kernel.params:
+            if self.is_constexpr(p.name) or p.name in self.pointer_params:
+                continue
+            if isinstance(p.default, ast.Constant) and isinstance(p.default.value, (float, bool, str)):
+                continue
+            if _FLOAT_NAME.search(p.name) and not SIZE_NAME.search(p.name) and "stride" not in p.name:
+                continue
+            if p.annotation and any(t in p.annotation for t in ("float", "fp", "bool", "tensor")):
+                continue
+            out.append(p)
+        return out
+
+    # ---- expressions -----------------------------------------------------------------------
+    def expand(self, expr: ast.AST, limit: int = 2000) -> list[ast.AST]:
+        """Every node of `expr` plus, for each local name it reads, every value bound to that
+        name (recursively). Flow-insensitive: over-approximates what may reach `expr`."""
+        seen_names: set[str] = set()
+        out: list[ast.AST] = []
+        stack = [expr]
+        while stack and len(out) < limit:
+            node = stack.pop()
+            for sub in ast.walk(node):
+                out.append(sub)
+                if isinstance(sub, ast.Name) and sub.id not in seen_names and sub.id in self.bindings:
+                    seen_names.add(sub.id)
+                    for b in self.bindings[sub.id]:
+                        if b.value is not None:
+                            stack.append(b.value)
+        return out
+
+    def names_in(self, expr: ast.AST) -> set[str]:
+        return {n.id for n in self.expand(expr) if isinstance(n, ast.Name)}
+
+    def tl_call(self, node: ast.AST, *names: str) -> bool:
+        """True when `node` is a call of `tl.<name>` for one of `names` (any alias of tl)."""
+        return isinstance(node, ast.Call) and tl_name(self.imports, node.func) in names
+
+    def mentions_tl(self, expr: ast.AST, *names: str) -> bool:
+        return any(self.tl_call(n, *names) for n in self.expand(expr))
+
+    def is_block_pointer(self, expr: ast.AST) -> bool:
+        """Pointer made by `tl.make_block_ptr` / `tl.advance` (bounds via boundary_check)."""
+        return self.mentions_tl(expr, "make_block_ptr", "advance")
+
+    # ---- memory accesses ---------------------------------------------------------------------
+    @cached_property
+    def accesses(self) -> list[Access]:
+        out = []
+        for call in self.kernel.calls():
+            op = tl_name(self.imports, call.func)
+            if op == "load":
+                out.append(Access(call, op, _arg(call, 0, "pointer"), _arg(call, 1, "mask"), _arg(call, 2, "other"),
+                                  _arg(call, 3, "boundary_check")))
+            elif op == "store":
+                out.append(Access(call, op, _arg(call, 0, "pointer"), _arg(call, 2, "mask"), None,
+                                  _arg(call, 3, "boundary_check")))
+        return out
+
+    def statements(self) -> Iterator[ast.stmt]:
+        """The kernel's statements in source order, nested bodies included."""
+        def visit(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+            for stmt in body:
+                yield stmt
+                for field_name in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, field_name, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        yield from visit(inner)
+                for handler in getattr(stmt, "handlers", []) or []:
+                    yield from visit(handler.body)
+        yield from visit(self.kernel.node.body)
+
+
+def position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def tl_alias(imports: ImportMap) -> str | None:
+    """The local name of `triton.language` in this file ('tl' preferred), or None."""
+    aliases = sorted(imports.aliases_of("triton.language"))
+    if "tl" in aliases:
+        return "tl"
+    if aliases:
+        return aliases[0]
+    triton = sorted(imports.aliases_of("triton"))
+    if triton:
+        return f"{triton[0]}.language"
+    return None

@@ -1,0 +1,159 @@
+"""TRI004 arange-not-power-of-two: a `tl.arange` range that is not a power of two fails to compile.
+
+Two places show it: the kernel itself (`tl.arange(0, 48)`, a constexpr default or an autotune
+config that makes the range 48), and a launch in the same file that passes a run-time tensor
+dimension (`BLOCK=n_cols` with `n_cols = x.shape[1]`) for a constexpr used as an arange bound,
+instead of `triton.next_power_of_2(n_cols)`. The first fails for every launch; the second only
+for the shapes that are not powers of two, which is why it reaches production.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.fixes import import_edit
+from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._launch_sites import Origin, launches, origin
+from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
+from tritonify.diagnostics.rules.triton._static_sizes import (
+    MAX_NUMEL,
+    KernelSizes,
+    is_power_of_two,
+    next_power_of_two,
+)
+from tritonify.diagnostics.triton_ast import Kernel, tl_name
+
+RULE = Rule(
+    code="TRI004",
+    name="arange-not-power-of-two",
+    summary="tl.arange range that is not a power of two (or over 2**20 elements)",
+    severity=Severity.ERROR,
+    fixable=True,
+)
+
+
+def _problem(start: int, end: int) -> str | None:
+    span = end - start
+    if span <= 0:
+        return f"ends at {end}, not after its start {start}"
+    if span > MAX_NUMEL:
+        return f"spans {span} elements, over Triton's limit of {MAX_NUMEL} (2**20) per tensor"
+    if not is_power_of_two(span):
+        return f"spans {span} elements, not a power of two"
+    return None
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _in_kernel(ctx: PythonContext, kernel: Kernel, sizes: KernelSizes) -> Iterator[Finding]:
+    for call in kernel.calls():
+        if tl_name(ctx.imports, call.func) != "arange" or len(call.args) != 2 or call.keywords:
+            continue
+        start_node, end_node = call.args
+        for scenario in sizes.scenarios:
+            start, end = sizes.value(start_node, scenario), sizes.value(end_node, scenario)
+            if start is None or end is None:
+                continue
+            problem = _problem(start, end)
+            if problem is None:
+                continue
+            span = end - start
+            used = sizes.names(call)
+            where = scenario.describe(used)
+            known = ", ".join(f"{n}={v}" for n, v in sorted(scenario.env.items()) if n in used and n not in scenario.config)
+            if known:
+                problem = problem.replace(" elements", f" elements ({known})", 1)
+            rounded = next_power_of_two(span) if 0 < span <= MAX_NUMEL else None
+            if rounded is not None:
+                advice = (f"round the block up to {rounded} (e.g. `triton.next_power_of_2`) and mask the extra lanes "
+                          f"(`offs < {span}`)")
+            elif span > MAX_NUMEL:
+                advice = "split the work into blocks of at most 2**20 elements and loop over them"
+            else:
+                advice = "make the end larger than the start"
+            message = f"`{ctx.segment(call)}` {problem}{f' under {where}' if where else ''}: Triton rejects it at compile time; {advice}"
+            fixes = []
+            a, b = _literal_int(start_node), _literal_int(end_node)
+            if a is not None and b is not None and rounded is not None:
+                fixes.append(Fix(
+                    title=f"Round the range up to {rounded} elements (add a mask for the {rounded - span} extra lanes)",
+                    edits=(ctx.replace(end_node, str(a + rounded)),),
+                    applicability=Applicability.UNSAFE,
+                ))
+            yield ctx.finding(call, message, fixes)
+            break  # one finding per call: the first scenario that breaks
+
+
+def _arange_bounds(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> set[str]:
+    """Constexpr parameters that are (directly) the start or end of a `tl.arange`."""
+    bounds: set[str] = set()
+    for call in kernel.calls():
+        if tl_name(ctx.imports, call.func) == "arange":
+            for arg in call.args:
+                if isinstance(arg, ast.Name) and flow.is_constexpr(arg.id) and not flow.is_local(arg.id):
+                    bounds.add(arg.id)
+    return bounds
+
+
+def _triton_name(ctx: PythonContext) -> tuple[str, list]:
+    """How to spell `triton` in this file, and the import edit when it is not imported."""
+    aliases = sorted(ctx.imports.aliases_of("triton"))
+    if aliases:
+        return aliases[0], []
+    edit = import_edit(ctx.source, "triton")
+    return "triton", [edit] if edit else []
+
+
+def _at_launch(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> Iterator[Finding]:
+    bounds = _arange_bounds(ctx, kernel, flow)
+    if not bounds:
+        return
+    for launch in launches(ctx, kernel):
+        for name in sorted(bounds):
+            arg = launch.args.get(name)
+            if arg is None:
+                continue
+            kind = origin(ctx, arg, launch.host)
+            text = ctx.segment(arg)
+            if kind is Origin.DIMENSION:
+                triton, imports = _triton_name(ctx)
+                message = (
+                    f"`{text}` (a tensor dimension) is passed as `{name}`, a `tl.arange` bound of `{kernel.name}`: "
+                    f"it fails to compile for every size that is not a power of two; pass "
+                    f"`{triton}.next_power_of_2({text})` and mask the tail in the kernel"
+                )
+                fix = Fix(
+                    title=f"Pass {triton}.next_power_of_2({text}) (the kernel must mask offsets >= {text})",
+                    edits=(ctx.replace(arg, f"{triton}.next_power_of_2({text})"), *imports),
+                    applicability=Applicability.UNSAFE,
+                )
+                yield ctx.finding(arg, message, [fix])
+            elif kind is Origin.LITERAL and isinstance(arg, ast.Constant):
+                value = int(arg.value)
+                if value <= 0:
+                    continue
+                rounded = next_power_of_two(value)
+                message = (
+                    f"{text} is passed as `{name}`, a `tl.arange` bound of `{kernel.name}`, and is not a power of two: "
+                    f"compile error; pass {rounded} and mask the tail"
+                )
+                fix = Fix(
+                    title=f"Pass {rounded} (the kernel must mask the {rounded - value} extra lanes)",
+                    edits=(ctx.replace(arg, str(rounded)),),
+                    applicability=Applicability.UNSAFE,
+                )
+                yield ctx.finding(arg, message, [fix])
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        flow = KernelFlow(ctx.imports, kernel)
+        sizes = KernelSizes(ctx, kernel, flow)
+        yield from _in_kernel(ctx, kernel, sizes)
+        yield from _at_launch(ctx, kernel, flow)

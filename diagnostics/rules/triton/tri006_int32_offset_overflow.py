@@ -1,0 +1,162 @@
+"""TRI006 int32-offset-overflow: `pid * stride` is computed in 32 bits and wraps on large tensors.
+
+`tl.program_id` is an int32, and so is an integer kernel argument below 2**31 (Triton promotes an
+argument to int64 only when its own value needs it). Their product, used as a pointer offset,
+wraps negative once it reaches 2**31: a tensor of more than 2**31 elements (a 1M-token sequence
+times a 4096 hidden size) reads or writes the wrong place, or faults. Casting the program id once
+makes the whole offset 64-bit.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, position, tl_alias
+from tritonify.diagnostics.triton_ast import Kernel, dotted, tl_name
+
+RULE = Rule(
+    code="TRI006",
+    name="int32-offset-overflow",
+    summary="tl.program_id times a runtime stride or size used as a pointer offset, in int32",
+    severity=Severity.WARNING,
+    fixable=True,
+)
+
+_WIDE = ("int64", "uint64")
+
+
+def _is_wide_dtype(ctx: PythonContext, node: ast.AST) -> bool:
+    path = ctx.imports.resolve(node) or dotted(node) or ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        path = node.value
+    return path.rsplit(".", 1)[-1] in _WIDE
+
+
+def _casts_to_int64(ctx: PythonContext, node: ast.AST) -> ast.expr | None:
+    """The casted expression of `x.to(tl.int64)`, `x.cast(tl.int64)` or `tl.cast(x, tl.int64)`."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and node.args:
+        if _is_wide_dtype(ctx, node.args[0]):
+            return node.func.value
+    if tl_name(ctx.imports, node.func) == "cast" and len(node.args) >= 2 and _is_wide_dtype(ctx, node.args[1]):
+        return node.args[0]
+    return None
+
+
+def _program_ids(ctx: PythonContext, flow: KernelFlow) -> dict[str, list[ast.Call]]:
+    """Names bound only to `tl.program_id(...)` (directly or through `row = pid`), with the
+    program_id calls behind each."""
+    out: dict[str, list[ast.Call]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, found in flow.bindings.items():
+            if name in out or flow.param(name):
+                continue
+            calls: list[ast.Call] = []
+            for b in found:
+                v = b.value
+                if b.augmented or b.loop_target or v is None:
+                    break
+                if flow.tl_call(v, "program_id"):
+                    calls.append(v)  # type: ignore[arg-type]
+                elif isinstance(v, ast.Name) and v.id in out:
+                    calls.extend(out[v.id])
+                else:
+                    break
+            else:
+                if calls:
+                    out[name] = calls
+                    changed = True
+    return out
+
+
+def _cast_positions(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[int, int]]]:
+    """Where each name is cast to a 64-bit integer."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for node in kernel.walk():
+        inner = _casts_to_int64(ctx, node)
+        if isinstance(inner, ast.Name):
+            out.setdefault(inner.id, []).append(position(node))
+    return out
+
+
+def _wide_params(ctx: PythonContext, flow: KernelFlow, casts: dict[str, list]) -> set[str]:
+    """Integer parameters that are already 64-bit, cast, or rebound in the kernel."""
+    out = set()
+    for p in flow.kernel.params:
+        if p.annotation and any(w in p.annotation for w in _WIDE):
+            out.add(p.name)
+        elif p.name in casts or flow.is_local(p.name):
+            out.add(p.name)
+    return out
+
+
+def _pointer_nodes(ctx: PythonContext, flow: KernelFlow) -> set[int]:
+    """ids of every node that may flow into the address of a memory access."""
+    pointers: list[ast.expr] = [a.pointer for a in flow.accesses if a.pointer is not None]
+    for call in flow.kernel.calls():
+        name = tl_name(ctx.imports, call.func) or ""
+        if (name.startswith("atomic_") or name == "make_block_ptr") and call.args:
+            pointers.append(call.args[0])
+    ids: set[int] = set()
+    for ptr in pointers:
+        ids.update(id(n) for n in flow.expand(ptr))
+    return ids
+
+
+def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    edits = []
+    for call in calls:
+        _, _, end_line, end_col = ctx.source.node_range(call)
+        edits.append(Edit.insert(end_line, end_col, f".to({tl}.int64)"))
+    return Fix(
+        title="Make the program id 64-bit: tl.program_id(...).to(tl.int64)",
+        edits=tuple(edits),
+        applicability=Applicability.SAFE,
+    )
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        flow = KernelFlow(ctx.imports, kernel)
+        pids = _program_ids(ctx, flow)
+        casts = _cast_positions(ctx, kernel)
+        runtime = {p.name for p in flow.runtime_int_params()} - _wide_params(ctx, flow, casts)
+        if not runtime:
+            continue
+        in_pointer: set[int] | None = None
+        for node in kernel.walk():
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+                continue
+            for pid_side, other in ((node.left, node.right), (node.right, node.left)):
+                if not (isinstance(other, ast.Name) and other.id in runtime):
+                    continue
+                if flow.tl_call(pid_side, "program_id"):
+                    calls = [pid_side]
+                elif isinstance(pid_side, ast.Name) and pid_side.id in pids:
+                    if any(pos < position(node) for pos in casts.get(pid_side.id, [])):
+                        continue  # cast before this use: the author handles the width
+                    calls = pids[pid_side.id]
+                else:
+                    continue
+                if in_pointer is None:
+                    in_pointer = _pointer_nodes(ctx, flow)
+                if id(node) not in in_pointer:
+                    continue
+                product = ctx.segment(node)
+                message = (
+                    f"`{product}` is an int32 product: it wraps past 2**31 (tensors over 2**31 elements, e.g. "
+                    f"long sequences) and the access goes out of bounds; make the program id 64-bit with "
+                    f"`tl.program_id(...).to(tl.int64)`"
+                )
+                fix = _fix(ctx, calls)  # type: ignore[arg-type]
+                yield ctx.finding(node, message, [fix] if fix else [])
+                break

@@ -1,0 +1,215 @@
+"""TRI007 unmasked-access: a `tl.load`/`tl.store` over `tl.arange` offsets with no mask, where the
+kernel shows the offsets can run past a run-time bound.
+
+Most unmasked vector accesses are deliberate: a constexpr tile that exactly covers a dimension
+(`tl.arange(0, HEAD_DIM)`), a branch under `if EVEN_K:`, offsets wrapped with `% M`. So the rule
+fires only on evidence that this access should have been masked:
+
+1. the same offsets are masked at another access of the kernel;
+2. the offsets are compared with a run-time size parameter (`mask = offs < n`), but not here;
+3. the same base pointer is masked at another access, and these offsets move with the program id;
+4. the offsets move with the program id and a size parameter (`n_elements`) is never used at all.
+
+Block pointers (`boundary_check=`) and tensor descriptors are not this rule's business.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._memory_flow import SIZE_NAME, Access, KernelFlow, position
+from tritonify.diagnostics.triton_ast import Kernel
+
+RULE = Rule(
+    code="TRI007",
+    name="unmasked-access",
+    summary="tl.load/tl.store over tl.arange offsets without a mask where a run-time bound exists",
+    severity=Severity.WARNING,
+    fixable=True,
+)
+
+_DIVISIBILITY_FLAG = re.compile(r"even|divisible|aligned|full|no_?mask|exact", re.I)
+_CLAMPS = ("where", "minimum", "maximum", "clamp")
+
+
+@dataclass
+class Evidence:
+    message: str
+    mask_text: str | None = None           # what to add as mask=
+    safe: bool = False
+
+
+class _Kernel:
+    """The facts about one kernel that every access is judged against."""
+
+    def __init__(self, ctx: PythonContext, kernel: Kernel):
+        self.ctx = ctx
+        self.kernel = kernel
+        self.flow = KernelFlow(ctx.imports, kernel)
+        self.runtime_sizes = {p.name for p in self.flow.runtime_int_params()}
+
+    def arange_derived(self, name: str) -> bool:
+        if not self.flow.is_local(name):
+            return False
+        return any(self.flow.tl_call(n, "arange") for b in self.flow.bindings[name] if b.value is not None
+                   for n in self.flow.expand(b.value))
+
+    def offset_names(self, pointer: ast.expr) -> frozenset[str]:
+        """The arange-derived locals behind a pointer that are offsets, not pointers."""
+        out = set()
+        for name in self.flow.names_in(pointer):
+            if self.arange_derived(name) and not (self.flow.names_in(ast.Name(id=name)) & self.flow.pointer_params):
+                out.add(name)
+        return frozenset(out)
+
+    def base_pointers(self, pointer: ast.expr) -> set[str]:
+        return self.flow.names_in(pointer) & self.flow.pointer_params
+
+    def moves_with_program(self, pointer: ast.expr) -> bool:
+        return self.flow.mentions_tl(pointer, "program_id")
+
+    def clamped(self, pointer: ast.expr) -> bool:
+        """Offsets wrapped (`% M`) or clamped (`tl.minimum`, `tl.where`) stay in bounds by construction."""
+        for node in self.flow.expand(pointer):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+                if self.flow.mentions_tl(node.left, "arange"):
+                    return True
+            if self.flow.tl_call(node, *_CLAMPS) and self.flow.mentions_tl(node, "arange"):
+                return True
+        return False
+
+    def under_flag(self, call: ast.Call) -> bool:
+        """Inside `if EVEN_K:` (a constexpr or divisibility flag): the author split the masked case off."""
+        for anc in self.ctx.ancestors(call):
+            if anc is self.kernel.node:
+                return False
+            if isinstance(anc, (ast.If, ast.IfExp)):
+                names = self.flow.names_in(anc.test)
+                if any(self.flow.is_constexpr(n) or _DIVISIBILITY_FLAG.search(n) for n in names):
+                    return True
+        return False
+
+    def available_before(self, expr: ast.expr, call: ast.Call) -> bool:
+        """Every name in `expr` is a parameter, a global, or a local bound before `call`."""
+        here = position(call)
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and self.flow.is_local(node.id):
+                if not any(position(b.stmt) < here for b in self.flow.bindings[node.id]):
+                    return False
+        return True
+
+    def size_comparisons(self, offsets: frozenset[str]) -> list[tuple[ast.Compare, str]]:
+        """`offs < n` anywhere in the kernel, for an offset name and a run-time size parameter."""
+        out = []
+        for node in self.kernel.walk():
+            if not isinstance(node, ast.Compare):
+                continue
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            sizes = names & self.runtime_sizes
+            if names & offsets and sizes:
+                out.append((node, sorted(sizes)[0]))
+        return out
+
+    def unused_sizes(self) -> list[str]:
+        read = {n.id for n in self.kernel.walk() if isinstance(n, ast.Name)}
+        return [p for p in sorted(self.runtime_sizes) if p not in read and SIZE_NAME.search(p)]
+
+    def mask_variable(self, compare: ast.Compare) -> str | None:
+        parent = self.ctx.parents.get(compare)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            return parent.targets[0].id
+        return None
+
+
+def _line(node: ast.AST) -> int:
+    return getattr(node, "lineno", 0)
+
+
+def _evidence(k: _Kernel, access: Access, masked: list[Access]) -> Evidence | None:
+    ptr = access.pointer
+    assert ptr is not None
+    offsets = k.offset_names(ptr)
+    text = k.ctx.segment(ptr)
+    what = f"`tl.{access.op}({text}, ...)`" if len(text) <= 40 else f"this `tl.{access.op}`"
+
+    for other in masked:
+        if offsets and k.offset_names(other.pointer) == offsets:  # type: ignore[arg-type]
+            mask_text = k.ctx.segment(other.mask)  # type: ignore[arg-type]
+            usable = k.available_before(other.mask, access.call)  # type: ignore[arg-type]
+            return Evidence(
+                f"{what} has no mask, but the same offsets are masked at line {_line(other.call)} "
+                f"(`mask={mask_text}`): the lanes past the bound {'read' if access.op == 'load' else 'write'} out of bounds; "
+                f"add `mask={mask_text}`",
+                mask_text if usable else None,
+                safe=usable,
+            )
+
+    for compare, size in k.size_comparisons(offsets):
+        variable = k.mask_variable(compare)
+        mask_text = variable or k.ctx.segment(compare)
+        usable = k.available_before(ast.Name(id=variable) if variable else compare, access.call)
+        return Evidence(
+            f"{what} has no mask, but its offsets are bounded by the run-time size `{size}` at line "
+            f"{_line(compare)} (`{k.ctx.segment(compare)}`): the tail goes out of bounds; add `mask={mask_text}`",
+            mask_text if usable else None,
+        )
+
+    tiled = k.moves_with_program(ptr)
+    if tiled:
+        bases = k.base_pointers(ptr)
+        for other in masked:
+            shared = bases & k.base_pointers(other.pointer)  # type: ignore[arg-type]
+            if shared:
+                return Evidence(
+                    f"{what} has no mask, but `{sorted(shared)[0]}` is masked at line {_line(other.call)}: the block "
+                    "that runs past the end is unguarded here; mask it like the other access"
+                )
+        unused = k.unused_sizes()
+        if unused and len(offsets) == 1:
+            size = unused[0]
+            (offs,) = offsets
+            return Evidence(
+                f"{what} has no mask and `{size}` is never used: the last program's block "
+                f"{'reads' if access.op == 'load' else 'writes'} past the end unless every size is a multiple "
+                f"of the block; add `mask={offs} < {size}`",
+                f"{offs} < {size}",
+            )
+    return None
+
+
+def _fix(k: _Kernel, access: Access, evidence: Evidence) -> Fix | None:
+    call = access.call
+    positional_limit = 1 if access.op == "load" else 2
+    if evidence.mask_text is None or len(call.args) > positional_limit:
+        return None
+    last = call.keywords[-1].value if call.keywords else call.args[-1]
+    _, _, end_line, end_col = k.ctx.source.node_range(last)
+    return Fix(
+        title=f"Add mask={evidence.mask_text}",
+        edits=(Edit.insert(end_line, end_col, f", mask={evidence.mask_text}"),),
+        applicability=Applicability.SAFE if evidence.safe else Applicability.UNSAFE,
+    )
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        k = _Kernel(ctx, kernel)
+        accesses = [a for a in k.flow.accesses if a.pointer is not None and not k.flow.is_block_pointer(a.pointer)]
+        masked = [a for a in accesses if a.mask is not None]
+        for access in accesses:
+            if access.mask is not None or access.boundary_check is not None:
+                continue
+            if not k.flow.mentions_tl(access.pointer, "arange"):  # type: ignore[arg-type]
+                continue  # a scalar access
+            if k.clamped(access.pointer) or k.under_flag(access.call):  # type: ignore[arg-type]
+                continue
+            evidence = _evidence(k, access, [m for m in masked if m is not access])
+            if evidence is None:
+                continue
+            fix = _fix(k, access, evidence)
+            yield ctx.finding(access.call, evidence.message, [fix] if fix else [])

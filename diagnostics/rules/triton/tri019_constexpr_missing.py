@@ -1,0 +1,115 @@
+"""TRI019 constexpr-missing: a kernel parameter used as a shape is not `tl.constexpr`.
+
+Shapes in Triton are compile-time values. A plain parameter is a run-time scalar, so
+`tl.arange(0, BLOCK)`, `tl.zeros((BLOCK_M, BLOCK_N), ...)`, `tl.reshape(x, (R, C))` or
+`tl.static_range(N)` with a non-constexpr `BLOCK`/`R`/`N` fails to compile ("arange's arguments
+must be of type tl.constexpr"). Helpers called from other kernels are skipped: a `@triton.jit`
+function called from a kernel receives its caller's constexpr values, so plain parameters are
+fine there. Names supplied by `@triton.autotune` configs or `@triton.heuristics` are constexpr.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, tl_alias
+from tritonify.diagnostics.triton_ast import Kernel, Param, keyword, tl_name
+
+RULE = Rule(
+    code="TRI019",
+    name="constexpr-missing",
+    summary="kernel parameter used as a shape but not annotated tl.constexpr",
+    severity=Severity.ERROR,
+    fixable=True,
+)
+
+_SHAPE_KEYWORDS = ("shape", "block_shape")
+
+
+def _shape_expressions(ctx: PythonContext, call: ast.Call) -> tuple[str, list[ast.expr]] | None:
+    """(what, the expressions that must be compile-time) for a shape-taking call."""
+    name = tl_name(ctx.imports, call.func)
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    if name == "arange":
+        return "a `tl.arange` bound", list(call.args)
+    if name == "static_range":
+        return "a `tl.static_range` bound", list(call.args)
+    if name in ("zeros", "full"):
+        shape = call.args[0] if call.args else kw.get("shape")
+        return f"a `tl.{name}` shape", [shape] if shape is not None else []
+    if name in ("reshape", "view", "broadcast_to"):
+        return f"a `tl.{name}` shape", [*call.args[1:], *(kw[k] for k in _SHAPE_KEYWORDS if k in kw)]
+    if name in ("make_block_ptr", "make_tensor_descriptor"):
+        shape = kw.get("block_shape")
+        if shape is None and name == "make_block_ptr" and len(call.args) > 4:
+            shape = call.args[4]
+        return "a block shape", [shape] if shape is not None else []
+    if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in ("reshape", "view", "broadcast_to"):
+        return f"a `.{call.func.attr}` shape", [*call.args, *(kw[k] for k in _SHAPE_KEYWORDS if k in kw)]
+    return None
+
+
+def _names(expr: ast.expr) -> Iterator[ast.Name]:
+    """Names an expression uses arithmetically (not inside calls or subscripts)."""
+    if isinstance(expr, ast.Name):
+        yield expr
+    elif isinstance(expr, ast.BinOp):
+        yield from _names(expr.left)
+        yield from _names(expr.right)
+    elif isinstance(expr, ast.UnaryOp):
+        yield from _names(expr.operand)
+    elif isinstance(expr, (ast.Tuple, ast.List)):
+        for elt in expr.elts:
+            yield from _names(elt)
+
+
+def _is_device_function(kernel: Kernel) -> bool:
+    """A jit function that returns a value is called from another kernel (possibly in another file)."""
+    return any(isinstance(n, ast.Return) and n.value is not None for n in kernel.walk())
+
+
+def _fix(ctx: PythonContext, param: Param) -> Fix | None:
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    annotation = f"{tl}.constexpr"
+    arg = param.node
+    if arg.annotation is not None:
+        edit = ctx.replace(arg.annotation, annotation)
+    else:
+        line, col, _, _ = ctx.source.node_range(arg)
+        end = col + len(arg.arg)
+        if param.default is not None:
+            d_line, d_col, _, _ = ctx.source.node_range(param.default)
+            edit = Edit(line, end, d_line, d_col, f": {annotation} = ")
+        else:
+            edit = Edit.insert(line, end, f": {annotation}")
+    return Fix(title=f"Annotate `{param.name}: {annotation}`", edits=(edit,), applicability=Applicability.SAFE)
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        if kernel.is_helper or _is_device_function(kernel):
+            continue
+        flow = KernelFlow(ctx.imports, kernel)
+        reported: set[str] = set()
+        for call in kernel.calls():
+            found = _shape_expressions(ctx, call)
+            if found is None:
+                continue
+            what, exprs = found
+            for expr in exprs:
+                for name in _names(expr):
+                    param = kernel.param(name.id)
+                    if param is None or name.id in reported or flow.is_constexpr(name.id) or flow.is_local(name.id):
+                        continue
+                    reported.add(name.id)
+                    message = (
+                        f"`{name.id}` is {what} but a run-time parameter of `{kernel.name}`: Triton rejects it at "
+                        f"compile time (it must be known when the kernel compiles); annotate `{name.id}: tl.constexpr`"
+                    )
+                    fix = _fix(ctx, param)
+                    yield ctx.finding(name, message, [fix] if fix else [])

@@ -1,0 +1,151 @@
+import ast
+
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI004.py", "TRI004")
+    assert [f.line for f in findings] == marked_lines("TRI004.py", "TRI004")
+    assert all(f.severity is Severity.ERROR for f in findings)
+
+
+def test_message_names_the_value_and_where_it_comes_from():
+    by_line = {f.line: f.message for f in lint_fixture("TRI004.py", "TRI004")}
+    lines = marked_lines("TRI004.py", "TRI004")
+    assert "spans 48 elements (BLOCK=48)" in by_line[lines[1]]
+    assert "round the block up to 64" in by_line[lines[1]]
+    assert "over Triton's limit" in by_line[lines[3]]
+    assert "autotune config 2 (BLOCK=384)" in by_line[lines[4]]
+    assert "next_power_of_2(n_cols)" in by_line[lines[5]]
+
+
+LITERAL = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n):
+    offs = tl.arange(0, 48)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"""
+
+
+def test_literal_fix_rounds_up_and_is_unsafe():
+    (f,) = lint(LITERAL, "TRI004")
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    out = fixed(LITERAL, f)
+    assert "tl.arange(0, 64)" in out
+    ast.parse(out)
+    assert lint(out, "TRI004") == []
+
+
+def test_literal_fix_keeps_the_start():
+    (f,) = lint(LITERAL.replace("tl.arange(0, 48)", "tl.arange(8, 20)"), "TRI004")
+    out = fixed(LITERAL.replace("tl.arange(0, 48)", "tl.arange(8, 20)"), f)
+    assert "tl.arange(8, 24)" in out  # 12 elements -> 16
+
+
+def test_no_fix_when_the_bound_is_not_a_literal():
+    code = LITERAL.replace("def k(x_ptr, n):", "def k(x_ptr, n, B: tl.constexpr = 48):").replace("tl.arange(0, 48)", "tl.arange(0, B)")
+    (f,) = lint(code, "TRI004")
+    assert f.fixes == []
+
+
+LAUNCH = """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_kernel(x_ptr, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0)
+    tl.store(x_ptr + cols, x, mask=cols < n_cols)
+
+def launch(x):
+    M, N = x.shape
+    row_kernel[(M,)](x, N, BLOCK=N)
+"""
+
+
+def test_launch_site_fix_wraps_in_next_power_of_2():
+    (f,) = lint(LAUNCH, "TRI004")
+    assert f.line == 14
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    out = fixed(LAUNCH, f)
+    assert "BLOCK=triton.next_power_of_2(N)" in out
+    assert lint(out, "TRI004") == []
+
+
+def test_launch_site_through_call_form_alias_and_size_method():
+    code = """
+    import triton
+    import triton.language as tl
+
+    def _row(x_ptr, n_cols, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        tl.store(x_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)
+
+    row = triton.jit(_row)
+
+    def launch(x):
+        width = x.size(-1)
+        row[(x.shape[0],)](x, width, BLOCK=width)
+    """
+    (f,) = lint(code, "TRI004")
+    assert "`width` (a tensor dimension)" in f.message
+
+
+def test_launch_values_from_unknown_or_guarded_origins_stay_quiet():
+    quiet = [
+        LAUNCH.replace("BLOCK=N)", "BLOCK=1 << (N - 1).bit_length())"),
+        LAUNCH.replace("BLOCK=N)", "BLOCK=max(triton.next_power_of_2(N), 16))"),
+        LAUNCH.replace("def launch(x):", "def launch(x, N):").replace("    M, N = x.shape\n", ""),
+        LAUNCH.replace("    M, N = x.shape\n", "    M, N = x.shape\n    if N > 4096:\n        raise ValueError\n"),
+        LAUNCH.replace("BLOCK=N)", "BLOCK=256)"),
+    ]
+    for code in quiet:
+        assert lint(code, "TRI004") == [], code
+
+
+def test_autotune_comprehension_and_pruned_configs():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (64, 96, 128)], key=["n"])
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    """
+    (f,) = lint(code, "TRI004")
+    assert "autotune config 2 (BLOCK=96)" in f.message
+    pruned = code.replace('key=["n"]', 'key=["n"], prune_configs_by={"early_config_prune": lambda c, a, **k: c}')
+    assert lint(pruned, "TRI004") == []
+
+
+def test_default_overridden_at_launch_is_not_trusted():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr = 48):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+    def launch(x):
+        k[(1,)](x, BLOCK=64)
+    """
+    assert lint(code, "TRI004") == []
+
+
+def test_non_kernel_code_is_ignored():
+    code = """
+    import numpy as np
+    def f():
+        return np.arange(0, 48)
+    """
+    assert lint(code, "TRI004") == []

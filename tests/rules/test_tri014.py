@@ -1,0 +1,67 @@
+import ast
+
+from tritonify.diagnostics.fixes import apply_fixes
+from tritonify.diagnostics.model import Applicability
+from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI014.py", "TRI014")
+    assert [f.line for f in findings] == marked_lines("TRI014.py", "TRI014")
+
+
+def test_filler_matches_the_reduction():
+    by_line = {f.line: f for f in lint_fixture("TRI014.py", "TRI014")}
+    softmax, row_min, squares, mixed, attention = marked_lines("TRI014.py", "TRI014")
+    assert by_line[softmax].fixes[0].title == 'Add other=-float("inf")'
+    assert by_line[row_min].fixes[0].title == 'Add other=float("inf")'
+    assert by_line[squares].fixes[0].title == "Add other=0.0"
+    assert by_line[attention].fixes[0].title == "Add other=0.0"
+    assert by_line[mixed].fixes == []
+    assert "no single `other=`" in by_line[mixed].message
+    assert all(f.fixes[0].applicability is Applicability.SAFE for f in by_line.values() if f.fixes)
+
+
+def test_fixed_fixture_is_quiet_and_parses():
+    text = (FIXTURES / "TRI014.py").read_text()
+    out, applied = apply_fixes(text, lint_fixture("TRI014.py", "TRI014"))
+    assert applied == 4
+    ast.parse(out)
+    assert [f.line for f in lint(out, "TRI014")] == [marked_lines("TRI014.py", "TRI014")[3]]
+
+
+MAX = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr, tl.max(x * 2.0, axis=0))
+"""
+
+
+def test_fix_text_goes_after_the_mask():
+    (f,) = lint(MAX, "TRI014")
+    out = fixed(MAX, f)
+    assert 'x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))' in out
+    assert lint(out, "TRI014") == []
+
+
+def test_positional_mask_and_method_reduction():
+    code = MAX.replace("mask=offs < n)", "offs < n)").replace("tl.max(x * 2.0, axis=0)", "(x * 2.0).max(0)")
+    (f,) = lint(code, "TRI014")
+    assert 'tl.load(x_ptr + offs, offs < n, other=-float("inf"))' in fixed(code, f)
+
+
+def test_positional_other_and_rebinding_are_respected():
+    assert lint(MAX.replace("mask=offs < n)", "offs < n, 0.0)"), "TRI014") == []
+    rebound = MAX.replace("    tl.store(", "    x = tl.zeros((BLOCK,), dtype=tl.float32)\n    tl.store(")
+    assert lint(rebound, "TRI014") == []
+
+
+def test_custom_reduce_gets_no_fix():
+    code = MAX.replace("tl.max(x * 2.0, axis=0)", "tl.reduce(x, 0, _combine)")
+    (f,) = lint(code, "TRI014")
+    assert f.fixes == []

@@ -1,0 +1,82 @@
+import ast
+
+from tritonify.diagnostics.fixes import apply_fixes
+from tritonify.diagnostics.model import Applicability, Severity
+from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI019.py", "TRI019")
+    assert [f.line for f in findings] == marked_lines("TRI019.py", "TRI019")
+    assert all(f.severity is Severity.ERROR for f in findings)
+
+
+def test_fixes_annotate_every_parameter_form():
+    text = (FIXTURES / "TRI019.py").read_text()
+    findings = lint_fixture("TRI019.py", "TRI019")
+    assert all(f.fixes[0].applicability is Applicability.SAFE for f in findings)
+    out, applied = apply_fixes(text, findings)
+    assert applied == len(findings)
+    assert "def scale_kernel(x_ptr, y_ptr, n, scale, BLOCK_SIZE: tl.constexpr):" in out
+    assert "BLOCK_N: tl.constexpr = 64, GROUP: tl.constexpr = 4):" in out
+    assert "def unrolled_kernel(x_ptr, out_ptr, NUM_STAGES: tl.constexpr, BLOCK: tl.constexpr):" in out
+    ast.parse(out)
+    assert lint(out, "TRI019") == []
+
+
+def test_one_finding_per_parameter():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK):
+        a = tl.arange(0, BLOCK)
+        b = tl.zeros((BLOCK,), dtype=tl.float32)
+        tl.store(x_ptr + a, b)
+    """
+    (f,) = lint(code, "TRI019")
+    assert f.line == 7
+
+
+def test_alias_of_triton_language_is_used_in_the_fix():
+    code = """
+    import triton
+    import triton.language as language
+
+    @triton.jit
+    def k(x_ptr, BLOCK):
+        language.store(x_ptr + language.arange(0, BLOCK), 1.0)
+    """
+    (f,) = lint(code, "TRI019")
+    assert "def k(x_ptr, BLOCK: language.constexpr):" in fixed(code, f)
+
+
+def test_block_pointer_shapes_and_method_reshape():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, n, BM, BN: tl.constexpr):
+        p = tl.make_block_ptr(x_ptr, (n, n), (n, 1), (0, 0), block_shape=(BM, BN), order=(1, 0))
+        x = tl.load(p)
+        y = x.reshape(BN, BM)
+        tl.store(p, tl.trans(y))
+    """
+    (f,) = lint(code, "TRI019")
+    assert "`BM` is a block shape" in f.message
+
+
+def test_sizes_and_runtime_loops_are_not_shapes():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        for i in range(0, n, BLOCK):
+            offs = i + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, 0.0, mask=offs < n)
+    """
+    assert lint(code, "TRI019") == []
