@@ -1,0 +1,163 @@
+"""`tritonify bench FILE::KERNEL`: correctness first, then time against eager, torch.compile and Liger.
+
+The kernel runs in a child process (``tritonify.kernels.bench.jobs``) with the chosen interpreter; this
+process only reads its JSON result, appends it to the lineage (``candidates.jsonl`` beside the kernel)
+and writes the reports (HTML + PNG). ``--format json`` prints one JSON object on stdout (the language
+server reads it) and progress as JSON lines on stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+NAME = "bench"
+HELP = "check a kernel against its reference, then time it against eager, torch.compile and Liger"
+ORDER = 30
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_arguments(p):
+    p.add_argument("target", help="FILE::KERNEL (a kernel with a contract) or FILE (its only contract, "
+                                  "or its triton.testing.perf_report benchmarks)")
+    p.add_argument("--shapes", help="shapes to run instead of the contract's, e.g. 4096x4096,16384x4096")
+    p.add_argument("--baselines", help="comma-separated: eager,compile,liger and/or the contract's own (default: all)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--timer", choices=["gpu", "wallclock", "none"], default="gpu",
+                   help="gpu (default; needs CUDA), wallclock (host clock, NOT a GPU measurement), none (correctness only)")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds before the run is killed (default: 900)")
+    p.add_argument("--python", help="interpreter for the child process (default: this one)")
+    p.add_argument("--name", help="candidate name in the lineage (default: the target)")
+    p.add_argument("--parent", help="the candidate this one derives from (lineage)")
+    p.add_argument("--lineage", help="lineage file (default: candidates.jsonl beside the kernel)")
+    p.add_argument("--no-lineage", action="store_true", help="do not record this run")
+    p.add_argument("--report-dir", default=".tritonify/bench", help="where the HTML/PNG reports go")
+    p.add_argument("--no-report", action="store_true", help="do not write HTML/PNG reports")
+    p.add_argument("--seed", type=int, default=0, help="input seed (default: a new one per run)")
+    p.add_argument("--interpret", action="store_true", help="run Triton kernels on the CPU (TRITON_INTERPRET=1)")
+    p.add_argument("--device", help="cuda, cuda:N or cpu (default: cuda when available)")
+    p.add_argument("--refresh-ceilings", action="store_true", help="measure the GPU's ceilings again")
+
+
+def parse_shapes(text: str | None) -> list[list[int]] | None:
+    """``4096x4096,16384x4096`` -> [[4096, 4096], [16384, 4096]]; ValueError with the bad piece."""
+    if not text:
+        return None
+    shapes = []
+    for piece in text.replace(";", ",").split(","):
+        piece = piece.strip().lower()
+        if not piece:
+            continue
+        try:
+            dims = [int(d) for d in piece.replace("*", "x").split("x")]
+        except ValueError:
+            raise ValueError(f"bad shape {piece!r}: write dimensions as 4096x4096") from None
+        if not dims or any(d <= 0 for d in dims):
+            raise ValueError(f"bad shape {piece!r}: dimensions must be positive")
+        shapes.append(dims)
+    return shapes or None
+
+
+def _job_kind(file: Path, kernel: str | None) -> str | None:
+    from tritonify.kernels.bench.discovery import static_contracts, static_perf_reports
+
+    contracts = static_contracts(file)
+    if contracts and (kernel is None or any(c.name == kernel for c in contracts) or not static_perf_reports(file)):
+        return "bench"
+    if static_perf_reports(file):
+        return "perf_report"
+    return "bench" if contracts else None
+
+
+def _progress_printer(fmt: str):
+    def show(msg: dict) -> None:
+        if fmt == "json":
+            sys.stderr.write(json.dumps({"progress": msg.get("progress"), "percent": msg.get("percent")}) + "\n")
+        else:
+            sys.stderr.write(f"[{msg.get('percent', 0):5.1f}%] {msg.get('progress')}\n")
+        sys.stderr.flush()
+    return show
+
+
+def _print_perf_report(result: dict) -> None:
+    for rep in result.get("reports", []):
+        print(f"{rep['name']}:")
+        cols = rep["columns"]
+        print("  " + "  ".join(cols))
+        for row in rep["rows"]:
+            print("  " + "  ".join(str(row.get(c)) for c in cols))
+    print(f"method: {result.get('method')}")
+
+
+def run(args) -> int:
+    from tritonify.kernels.bench import jobs, lineage, report
+    from tritonify.kernels.bench.environment import git_state
+    from tritonify.kernels.bench.discovery import parse_target
+
+    file_text, kernel = parse_target(args.target)
+    file = Path(file_text)
+    if not file.is_file():
+        print(f"tritonify: error: {file}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        shapes = parse_shapes(args.shapes)
+    except ValueError as exc:
+        print(f"tritonify: error: --shapes: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    kind = _job_kind(file, kernel)
+    if kind is None:
+        print(f"tritonify: error: no contract and no perf_report benchmark for {file}: write a Contract in it, "
+              f"or in {file.stem}_contract.py / bench_{file.stem}.py beside it "
+              "(see references/guides/benchmarking.md)", file=sys.stderr)
+        return EXIT_USAGE
+    baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
+    target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
+    spec = jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,
+                         device=args.device, kind=kind, refresh_ceilings=args.refresh_ceilings,
+                         env={"TRITON_INTERPRET": "1"} if args.interpret else None)
+
+    if threading.current_thread() is threading.main_thread():
+        # A cancel from the editor is a SIGTERM to this process: turn it into KeyboardInterrupt, which
+        # run_job answers by killing the child's process group.
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    result = jobs.run_job(spec, python=args.python, timeout=args.timeout, on_progress=_progress_printer(args.format),
+                          on_log=(lambda line: print(line, file=sys.stderr)) if args.format == "table" else None)
+    # Named relative to the kernel's folder, where the lineage lives, so any working directory agrees.
+    result["target"] = f"{file.name}::{kernel}" if kernel else file.name
+
+    if kind == "bench" and not args.no_report and result.get("shapes"):
+        try:
+            result["reports"] = report.write(result, Path(args.report_dir), name=args.name or result.get("contract"))
+        except Exception as exc:  # a report failure must not lose the measurement
+            result["reports"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if kind == "bench" and not args.no_lineage:
+        path = Path(args.lineage) if args.lineage else lineage.default_path(file)
+        record = lineage.record_run(path, result, name=args.name, parent=args.parent, git=git_state(file))
+        result["lineage"] = {"path": str(path), "id": record["id"], "status": record["status"]}
+
+    if args.format == "json":
+        if result.get("status") == "ok":
+            result.pop("log_tail", None)
+        json.dump(result, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    elif kind == "perf_report" and result.get("status") == "ok":
+        _print_perf_report(result)
+    else:
+        print(report.text(result))
+        if result.get("status") in ("crashed", "timeout", "error") and result.get("log_tail"):
+            print("last output of the benchmark process:", file=sys.stderr)
+            for line in result["log_tail"][-15:]:
+                print("  " + line, file=sys.stderr)
+        if result.get("reports", {}).get("html"):
+            print(f"report: {result['reports']['html']}")
+        if result.get("lineage"):
+            print(f"lineage: {result['lineage']['path']} (run {result['lineage']['id']}, {result['lineage']['status']})")
+    return EXIT_OK if result.get("status") == "ok" else EXIT_FAILED
+
+
+if os.name == "nt":  # pragma: no cover - process groups and SIGTERM as used here are POSIX
+    HELP += " (POSIX only)"

@@ -1,0 +1,110 @@
+"""What a result was measured on: GPU, driver, clocks, temperature, versions, git state.
+
+A number without its machine is not a number: every result carries these. nvidia-ml-py (pynvml)
+gives the driver, clocks and temperature; where NVML is missing the fields say so instead of failing.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version(), "tritonify": None}
+    try:
+        from tritonify import __version__
+
+        out["tritonify"] = __version__
+    except ImportError:  # pragma: no cover - the package imports itself
+        pass
+    for dist in ("torch", "triton", "liger-kernel", "nvidia-ml-py"):
+        out[dist] = _version(dist)
+    try:
+        import torch
+
+        out["cuda"] = torch.version.cuda
+    except ImportError:
+        out["cuda"] = None
+    return out
+
+
+def _nvml(index: int) -> dict:
+    try:
+        import pynvml
+    except ImportError:
+        return {"nvml": "nvidia-ml-py is not installed"}
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:  # NVMLError_LibraryNotFound on machines without a driver
+        return {"nvml": f"unavailable ({type(exc).__name__})"}
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+        def read(fn, *args):
+            try:
+                value = fn(h, *args)
+                return value.decode() if isinstance(value, bytes) else value
+            except Exception:
+                return None
+
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        return {
+            "driver": driver.decode() if isinstance(driver, bytes) else driver,
+            "uuid": read(pynvml.nvmlDeviceGetUUID),
+            "sm_clock_mhz": read(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_SM),
+            "mem_clock_mhz": read(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_MEM),
+            "max_sm_clock_mhz": read(pynvml.nvmlDeviceGetMaxClockInfo, pynvml.NVML_CLOCK_SM),
+            "temperature_c": read(pynvml.nvmlDeviceGetTemperature, pynvml.NVML_TEMPERATURE_GPU),
+            "power_w": (lambda mw: mw / 1000 if mw is not None else None)(read(pynvml.nvmlDeviceGetPowerUsage)),
+        }
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def gpu_info(index: int = 0) -> dict:
+    """Name, memory, L2, SMs (torch) and driver, clocks, temperature (NVML); ``{"name": None}`` without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return {"name": None, "device": "cpu"}
+    props = torch.cuda.get_device_properties(index)
+    info = {
+        "name": props.name,
+        "device": f"cuda:{index}",
+        "capability": f"{props.major}.{props.minor}",
+        "sms": props.multi_processor_count,
+        "memory_gib": round(props.total_memory / 2**30, 1),
+        "l2_bytes": getattr(props, "L2_cache_size", None),
+    }
+    info.update(_nvml(index))
+    return info
+
+
+def git_state(path: Path) -> dict:
+    """Commit and dirty flag of the repository holding ``path`` (None outside git)."""
+    folder = Path(path).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10)
+
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        status = git("status", "--porcelain", "--untracked-files=no")
+        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    except (OSError, subprocess.TimeoutExpired):
+        return {"commit": None, "dirty": None}

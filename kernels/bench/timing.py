@@ -1,0 +1,190 @@
+"""Timers: how long one call takes, as the median with the p20/p80 spread, measured twice.
+
+* ``GpuTimer`` (the only source of GPU numbers): ``triton.testing.do_bench`` (CUDA events, warm-up,
+  the L2 flushed before every repetition), or, for calls shorter than ``graph_below_ms``, CUDA-graph
+  replay: one graph holds several calls (rotating over the input sets), ``do_bench`` times its
+  replays (L2 flushed before each) and the time is divided by the calls per replay. Graphs remove the
+  Python launch gaps that would otherwise be timed for a short kernel.
+* ``WallClockTimer``: ``time.perf_counter`` on the host. It exists so the harness can be exercised
+  without a GPU; every result it produces is marked ``gpu_measurement: false``.
+
+Noise check: each measurement is taken in two passes; the reported quantiles are the second pass's
+(the first doubles as a warm-up), and a difference between the two medians over ``NOISE_LIMIT`` flags
+the result as noisy.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+NOISE_LIMIT = 0.03       # 3%: pass-to-pass difference of medians that flags a result
+QUANTILES = [0.2, 0.5, 0.8]
+
+
+class TimingUnavailable(RuntimeError):
+    """Timing was asked for where it cannot be done (no CUDA GPU and no other timer chosen)."""
+
+
+@dataclass
+class Timing:
+    p20_ms: float
+    p50_ms: float
+    p80_ms: float
+    pass_medians_ms: list[float]
+    method: str                    # "do_bench", "cuda_graph", "wallclock"
+    gpu_measurement: bool
+    calls_per_sample: int = 1      # calls in one timed sample (graph replays hold several)
+    note: str = ""
+    noisy: bool = field(init=False)
+    pass_spread: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        a, b = self.pass_medians_ms[0], self.pass_medians_ms[-1]
+        low = min(a, b)
+        self.pass_spread = abs(a - b) / low if low > 0 else 0.0
+        self.noisy = self.pass_spread > NOISE_LIMIT
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Timer:
+    """Interface: ``measure(call, graph=False) -> Timing`` for a no-argument ``call``."""
+
+    name = "abstract"
+    gpu_measurement = False
+
+    def measure(self, call: Callable[[], Any], *, graph: bool = False, calls_per_graph: int = 1) -> Timing:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+def quantiles(samples: list[float]) -> tuple[float, float, float]:
+    """p20, p50, p80 of samples (linear interpolation, like torch.quantile)."""
+    xs = sorted(samples)
+    if len(xs) == 1:
+        return xs[0], xs[0], xs[0]
+    cuts = statistics.quantiles(xs, n=10, method="inclusive")
+    return cuts[1], statistics.median(xs), cuts[7]
+
+
+class WallClockTimer(Timer):
+    """Host wall-clock timer for runs without a GPU. Its numbers are never GPU measurements."""
+
+    name = "wallclock"
+    gpu_measurement = False
+
+    def __init__(self, warmup: int = 2, reps: int = 10, clock: Callable[[], float] = time.perf_counter):
+        self.warmup, self.reps, self.clock = warmup, reps, clock
+
+    def _pass(self, call: Callable[[], Any]) -> list[float]:
+        samples = []
+        for _ in range(self.reps):
+            t0 = self.clock()
+            call()
+            samples.append((self.clock() - t0) * 1e3)
+        return samples
+
+    def measure(self, call, *, graph=False, calls_per_graph=1) -> Timing:
+        for _ in range(self.warmup):
+            call()
+        first = self._pass(call)
+        second = self._pass(call)
+        p20, p50, p80 = quantiles(second)
+        return Timing(p20, p50, p80, [statistics.median(first), p50], "wallclock", False,
+                      note="host wall clock: NOT a GPU measurement")
+
+    def describe(self) -> str:
+        return (f"host wall clock (time.perf_counter), {self.warmup} warm-up calls, 2 passes of {self.reps} calls; "
+                "NOT a GPU measurement: use it only to exercise the harness")
+
+
+class GpuTimer(Timer):
+    """``triton.testing.do_bench`` with CUDA events and an L2 flush; CUDA graphs for short calls."""
+
+    name = "gpu"
+    gpu_measurement = True
+
+    def __init__(self, warmup_ms: int = 25, rep_ms: int = 100, graph_below_ms: float = 0.05):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise TimingUnavailable("timing needs a CUDA GPU and none is visible here "
+                                    "(correctness was still checked; --timer wallclock gives host times, "
+                                    "which are not GPU measurements)")
+        self.warmup_ms, self.rep_ms, self.graph_below_ms = warmup_ms, rep_ms, graph_below_ms
+
+    def _do_bench(self, fn: Callable[[], Any]) -> list[float]:
+        from triton.testing import do_bench
+
+        return list(do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=QUANTILES))
+
+    def probe_ms(self, call: Callable[[], Any]) -> float:
+        """A quick median, used to decide between do_bench and graph replay."""
+        from triton.testing import do_bench
+
+        return float(do_bench(call, warmup=5, rep=20, quantiles=[0.5])[0])
+
+    def _graph(self, call: Callable[[], Any], calls: int):
+        import torch
+
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                call()
+        torch.cuda.synchronize()
+        return graph
+
+    def measure(self, call, *, graph=False, calls_per_graph=1) -> Timing:
+        note = ""
+        if graph:
+            try:
+                g = self._graph(call, calls_per_graph)
+                passes = [self._do_bench(g.replay) for _ in range(2)]
+                scaled = [[q / calls_per_graph for q in p] for p in passes]
+                p20, p50, p80 = scaled[1]
+                return Timing(p20, p50, p80, [scaled[0][1], p50], "cuda_graph", True, calls_per_graph)
+            except Exception as exc:  # capture can fail (host syncs, allocations): fall back, say so
+                note = f"CUDA-graph capture failed ({type(exc).__name__}: {exc}); timed with do_bench instead"
+                import torch
+
+                torch.cuda.synchronize()
+        passes = [self._do_bench(call) for _ in range(2)]
+        p20, p50, p80 = passes[1]
+        return Timing(p20, p50, p80, [passes[0][1], p50], "do_bench", True, 1, note)
+
+    def describe(self) -> str:
+        return (f"triton.testing.do_bench (CUDA events; {self.warmup_ms} ms warm-up, {self.rep_ms} ms of repetitions, "
+                "L2 flushed before each repetition); calls whose probe median is under "
+                f"{self.graph_below_ms * 1e3:.0f} us are timed as CUDA-graph replays (several calls per graph, "
+                "time divided by the calls); inputs rotate over enough sets to span 2x L2 when one set fits in it; "
+                "quantiles p20/p50/p80 of the second of two passes; a pass-to-pass median difference over "
+                f"{NOISE_LIMIT:.0%} is flagged as noisy")
+
+
+def calls_per_graph(probe_ms: float, sets: int, target_ms: float = 1.0, limit: int = 256) -> int:
+    """Calls captured in one graph: about ``target_ms`` of work, a whole number of input-set rotations."""
+    calls = max(sets, math.ceil(target_ms / max(probe_ms, 1e-4)))
+    calls = math.ceil(calls / sets) * sets
+    return int(min(max(calls, sets), max(limit, sets)))
+
+
+def make_timer(name: str) -> Timer:
+    """The timer a job spec names: "gpu" (default) or "wallclock"."""
+    if name == "gpu":
+        return GpuTimer()
+    if name == "wallclock":
+        return WallClockTimer()
+    raise ValueError(f"unknown timer {name!r} (gpu, wallclock)")

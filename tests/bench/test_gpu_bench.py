@@ -1,0 +1,96 @@
+"""On a CUDA GPU: `tritonify bench` on the example RMSNorm against eager, torch.compile and Liger.
+
+Skipped without CUDA. Set TRITONIFY_GPU_RESULTS=DIR to keep the JSON result (results/ holds the one
+committed from the H200 run, with its date, GPU and versions).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.bench.conftest import write_case
+from tritonify.kernels.bench import jobs
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "bench" / "rmsnorm.py"
+
+
+def _child_env():
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)       # real kernels on the GPU
+    return env
+
+
+def test_example_kernel_against_eager_compile_and_liger(tmp_path):
+    out_dir = Path(os.environ.get("TRITONIFY_GPU_RESULTS") or tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "tritonify", "bench", f"{EXAMPLE}::rmsnorm_kernel",
+                           "--baselines", "eager,compile,liger", "--format", "json",
+                           "--lineage", str(tmp_path / "candidates.jsonl"), "--report-dir", str(tmp_path / "reports")],
+                          capture_output=True, text=True, timeout=540, env=_child_env())
+    assert proc.stdout, proc.stderr[-4000:]
+    result = json.loads(proc.stdout)
+    (out_dir / "bench_rmsnorm_gpu.json").write_text(json.dumps(result, indent=1, default=str))
+    assert proc.returncode == 0, result.get("message")
+    assert result["status"] == "ok" and result["gpu_measurement"] is True
+    ceil = result["ceilings"]
+    assert 500 < ceil["copy_gbps"] < 20000 and 50 < ceil["bf16_tflops"] < 5000
+    assert result["baselines"] == {"eager": "run", "compile": "run", "liger": "run"}
+    assert "do_bench" in result["method"]
+    for shape in result["shapes"]:
+        for impl in ("kernel", "eager", "compile", "liger"):
+            row = shape["results"][impl]
+            assert row["correct"], (shape["label"], impl, row["message"])
+            assert row["timing"]["gpu_measurement"] and row["timing"]["p20_ms"] <= row["timing"]["p50_ms"] <= row["timing"]["p80_ms"]
+            assert 1 < row["pct_copy_bw"] < 150, (shape["label"], impl, row["pct_copy_bw"])
+        assert set(shape["speedup"]) == {"eager", "compile", "liger"}
+    assert "% of copy BW" in result["summary"] and Path(result["reports"]["png"]).is_file()
+
+
+def test_unwritten_output_on_the_gpu_is_incorrect_and_not_timed(tmp_path):
+    kernel = write_case(tmp_path, "skip_last", module="affine_gpu_skip")
+    result = jobs.run_job(jobs.job_spec(f"{kernel}::affine_kernel", baselines=["eager"], shapes=[[256, 1000]]),
+                          timeout=300, env={"TRITON_INTERPRET": "0"})
+    assert result["status"] == "incorrect", result.get("message")
+    k = result["shapes"][0]["results"]["kernel"]
+    assert k["check"]["unwritten"] == 256 and k["timing"] is None
+
+
+ILLEGAL = '''
+import torch
+import triton
+import triton.language as tl
+from tritonify.kernels.bench import Contract
+
+
+@triton.jit
+def far_store_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs.to(tl.int64) + (1 << 40), x, mask=offs < n)   # a terabyte past the buffer
+
+
+def far_store(x):
+    y = torch.empty_like(x)
+    far_store_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
+
+
+CONTRACT = Contract(kernel="far_store_kernel", entry=far_store, reference=lambda x: x * 1,
+                    inputs=lambda s, d, dev: (torch.randn(s, dtype=d, device=dev),), shapes=[(4096,)], dtype="float32")
+'''
+
+
+def test_illegal_address_ends_the_run_with_a_clear_message(tmp_path):
+    (tmp_path / "far.py").write_text(ILLEGAL)
+    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'far.py'}::far_store_kernel", baselines=["eager"]),
+                          timeout=300, env={"TRITON_INTERPRET": "0"})
+    assert result["status"] == "crashed", result
+    assert "illegal" in result["message"].lower()

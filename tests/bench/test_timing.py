@@ -1,0 +1,65 @@
+"""Timers: quantiles, the two-pass noise check, the labelled wall clock, graph sizing, rotation."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from tritonify.kernels.bench.inputs import rotating, rotation_count
+from tritonify.kernels.bench.timing import (GpuTimer, Timing, TimingUnavailable, WallClockTimer, calls_per_graph,
+                                            make_timer, quantiles)
+
+
+def test_quantiles():
+    assert quantiles([5.0]) == (5.0, 5.0, 5.0)
+    p20, p50, p80 = quantiles([float(i) for i in range(1, 11)])
+    assert p50 == 5.5 and p20 < p50 < p80
+
+
+@pytest.mark.parametrize("medians, noisy", [([1.00, 1.05], True), ([1.00, 1.02], False), ([1.031, 1.0], True)])
+def test_noise_check_flags_pass_to_pass_spread_over_3_percent(medians, noisy):
+    t = Timing(0.9, medians[1], 1.1, medians, "do_bench", True)
+    assert t.noisy is noisy
+    assert t.pass_spread == pytest.approx(abs(medians[0] - medians[1]) / min(medians))
+
+
+def test_wallclock_timer_uses_the_injected_clock_and_says_it_is_not_a_gpu_measurement():
+    ticks = itertools.count(0.0, 0.001)         # every clock read advances 1 ms
+    timer = WallClockTimer(warmup=1, reps=5, clock=lambda: next(ticks))
+    calls = []
+    t = timer.measure(lambda: calls.append(1))
+    assert t.p50_ms == pytest.approx(1.0)
+    assert t.gpu_measurement is False and t.method == "wallclock"
+    assert "NOT a GPU measurement" in t.note and "NOT a GPU measurement" in timer.describe()
+    assert len(calls) == 1 + 2 * 5
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal without CUDA")
+def test_gpu_timer_refuses_without_cuda():
+    with pytest.raises(TimingUnavailable, match="needs a CUDA GPU"):
+        GpuTimer()
+    with pytest.raises(ValueError, match="unknown timer"):
+        make_timer("sundial")
+
+
+def test_rotation_count_spans_twice_the_l2():
+    l2 = 50 << 20
+    assert rotation_count(200 << 20, l2) == 1           # one set is already 4x the L2
+    assert rotation_count(30 << 20, l2) == 4            # ceil(100 / 30)
+    assert rotation_count(1 << 10, l2) == 16            # capped
+    assert rotation_count(1 << 20, None) == 1           # unknown L2 (CPU)
+
+
+def test_rotating_cycles_through_sets():
+    seen = []
+    call = rotating(lambda a: seen.append(a), [(1,), (2,), (3,)])
+    for _ in range(7):
+        call()
+    assert seen == [1, 2, 3, 1, 2, 3, 1]
+
+
+def test_calls_per_graph_is_a_whole_number_of_rotations():
+    assert calls_per_graph(0.01, 3) % 3 == 0
+    assert calls_per_graph(0.01, 3) >= 99             # about 1 ms of work
+    assert calls_per_graph(5.0, 4) == 4               # long calls: one rotation
