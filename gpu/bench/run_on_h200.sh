@@ -17,8 +17,8 @@ export TRITONIFY_CACHE_DIR=$OUT TRITONIFY_GPU_RESULTS=$OUT
 } > "$OUT/device_info.txt" 2>&1
 cat "$OUT/device_info.txt"
 # GPU tests (the first one runs `tritonify bench` and keeps its JSON in $OUT)
-timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/bench -o addopts="" 2>&1 | tee "$OUT/pytest_gpu.log"
+timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/bench -o addopts="" 2>&1 | tee "$OUT/pytest_gpu.log"
 # The human-readable report, the HTML/PNG for the editor, the lineage record
-timeout 240 python3 -m tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger \
+timeout 150 python3 -m tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger \
   --format table --report-dir "$OUT" --lineage "$OUT/candidates.jsonl" 2>&1 | tee "$OUT/bench_table.txt"
 ls -la "$OUT"
