@@ -8,6 +8,7 @@ one JSON object `{"error": CODE, "message", "hint", "stderr_tail"}` with exit co
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -18,8 +19,12 @@ ORDER = 41
 
 def add_arguments(p):
     p.add_argument("target", metavar="FILE::KERNEL", help="the kernel's file and function name")
-    p.add_argument("launcher", nargs="*", metavar="-- COMMAND",
+    p.add_argument("launcher", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                    help="the command that launches the kernel (after --), e.g. -- python bench.py")
+    _add_options(p)
+
+
+def _add_options(p):
     p.add_argument("--launch-count", type=int, default=1, help="launches of KERNEL to profile (default 1)")
     p.add_argument("--launch-skip", type=int, default=0, help="matching launches to skip first (warm-up)")
     p.add_argument("--nvtx-range", help="profile only inside this NVTX push/pop range")
@@ -36,11 +41,36 @@ def _split_target(target: str) -> tuple[str, str] | None:
     return (file, kernel) if file and kernel.isidentifier() else None
 
 
+def _split_launcher(args) -> None:
+    """Options may follow FILE::KERNEL (argparse's REMAINDER takes them): parse what comes before
+    `--` as options, and keep what follows as the launcher's own argument list."""
+    rest = list(args.launcher or [])
+    if "--" in rest:
+        i = rest.index("--")
+        opts, command = rest[:i], rest[i + 1:]
+    else:
+        opts, command = rest, []
+    sub = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    _add_options(sub)
+    try:
+        _, unknown = sub.parse_known_args(opts, namespace=args)
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise ValueError(f"bad option: {exc}") from None
+    if unknown and command:
+        raise ValueError(f"unknown options before --: {' '.join(unknown)}")
+    args.launcher = command or unknown
+
+
 def run(args) -> int:
     from tritonify.diagnostics.ncu.errors import ProfileError
     from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
     from tritonify.diagnostics.ncu.render import to_json_list, to_text
 
+    split_error = None
+    try:
+        _split_launcher(args)
+    except ValueError as exc:
+        split_error = str(exc)
     as_json = args.format == "json"
 
     def fail(err: ProfileError) -> int:
@@ -50,6 +80,8 @@ def run(args) -> int:
             print(f"tritonify: error: {err}", file=sys.stderr)
         return 2
 
+    if split_error:
+        return fail(ProfileError("bad-arguments", split_error))
     parts = _split_target(args.target)
     if parts is None:
         return fail(ProfileError("bad-target", f"{args.target!r} is not FILE::KERNEL",

@@ -51,7 +51,7 @@ def classify(returncode: int, output: str, *, kernel: str | None = None) -> Prof
         return ProfileError("counters-permission", "ncu may not read the GPU's performance counters",
                             PERMISSION_HINT)
     if re.search(r"no CUDA-capable device|cudaErrorNoDevice|CUDA driver version is insufficient|"
-                 r"Found no NVIDIA driver|NVIDIA-SMI has failed|no NVIDIA GPU", output, re.I):
+                 r"Found no NVIDIA driver|NVIDIA-SMI has failed|no NVIDIA GPU|No CUDA GPUs are available", output, re.I):
         return ProfileError("no-gpu", "no usable NVIDIA GPU was found",
                             "profile on a machine with an NVIDIA GPU and driver, or run `tritonify diagnose` "
                             "on a report captured elsewhere", tail(_app_lines(output)) or None)

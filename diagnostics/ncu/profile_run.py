@@ -127,9 +127,15 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
 def contract_launcher(file: str, kernel: str) -> list[str] | None:
     """The launcher a benchmark contract defines for this kernel, once the bench package offers
     one (`tritonify.kernels.bench.*.profile_command(file, kernel) -> argv`); None until then."""
+    import importlib.util
+
     for module in ("tritonify.kernels.bench.contract", "tritonify.kernels.bench.runner"):
         try:
-            mod = __import__(module, fromlist=["profile_command"])
+            spec = importlib.util.find_spec(module)
+            # import only a module that offers the hook: the bench modules import torch
+            if spec is None or not spec.origin or "def profile_command" not in Path(spec.origin).read_text():
+                continue
+            mod = importlib.import_module(module)
         except Exception:
             continue
         make = getattr(mod, "profile_command", None)

@@ -73,6 +73,14 @@ EXTRA_METRICS = [
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
     "sm__cycles_active.max", "sm__cycles_active.avg", "sm__cycles_active.min",
 ]
+# The sections the detectors need when the metrics below are collected explicitly: the lean set.
+LEAN_SECTIONS = ["LaunchStats", "Occupancy", "SpeedOfLight", "MemoryWorkloadAnalysis",
+                 "MemoryWorkloadAnalysis_Tables", "SourceCounters", "WarpStateStats"]
+LEAN_EXTRA = ["lts__throughput.avg.pct_of_peak_sustained_elapsed",
+              "l1tex__throughput.avg.pct_of_peak_sustained_active",
+              "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+              "smsp__issue_active.avg.per_cycle_active",
+              "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio"]
 LOG: list[dict] = []
 
 
@@ -127,15 +135,17 @@ def environment() -> dict:
     return info
 
 
-def ncu_profile(report: Path, cases: list[str] | None, *, full=False, kernel=None, env=None, name="profile"):
+def ncu_profile(report: Path, cases: list[str] | None, *, full=False, kernel=None, env=None, name="profile",
+                sections=None):
     argv = [NCU, "--nvtx", "--nvtx-include", "tritonify/", "--import-source", "yes",
             "--clock-control", "none", "--target-processes", "all", "-f", "-o", str(report)]
     if full:
         argv += ["--set", "full"]
     else:
-        for s in SECTIONS:
-            argv += ["--section", s]
-        argv += ["--metrics", ",".join(EXTRA_METRICS)]
+        for sec in sections or SECTIONS:
+            argv += ["--section", sec]
+        extra = EXTRA_METRICS + (LEAN_EXTRA if sections == LEAN_SECTIONS else [])
+        argv += ["--metrics", ",".join(extra)]
     if kernel:
         argv += ["-k", f"regex:^{kernel}$"]
     argv += [sys.executable, str(HERE / "run_cases.py")]
@@ -148,7 +158,48 @@ def passes(text: str) -> list[int]:
     return [int(x) for x in re.findall(r"(\d+) passes", text or "")]
 
 
+def lean_main() -> int:
+    """Second capture: every case with the lean sections (to check the detectors on them), and the
+    cost of lean vs targeted vs --set full on one kernel."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    fx = WORK / "fixtures_lean"
+    fx.mkdir(parents=True)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_CACHE_DIR=str(WORK / "triton_cache"))
+    t_start = time.time()
+    cubin = WORK / "planted_cuda.cubin"
+    step("nvcc", ["nvcc", "-cubin", "-lineinfo", "-arch=sm_90", "-o", str(cubin), str(HERE / "planted_cuda.cu")])
+    if cubin.is_file():
+        env["PLANTED_CUBIN"] = str(cubin)
+    step("warm run (no ncu)", [sys.executable, str(HERE / "run_cases.py")], env=env, timeout=300)
+    rep = WORK / "lean.ncu-rep"
+    prof = ncu_profile(rep, None, env=env, name="ncu lean, all cases", sections=LEAN_SECTIONS)
+    (fx / "ncu_lean_all.log").write_text(prof.get("stdout_tail", "") + "\n--stderr--\n" + prof.get("stderr_tail", ""))
+    if rep.is_file():
+        imp = [NCU, "--import", str(rep), "--csv"]
+        step("raw base units", imp + ["--page", "raw", "--print-units", "base"], stdout_path=fx / "raw_lean.csv")
+        step("details", imp + ["--page", "details"], stdout_path=fx / "details_lean.csv")
+    cost = {}
+    kern = "planted_c_uncoalesced"
+    for label, full, sections in (("lean", False, LEAN_SECTIONS), ("targeted", False, SECTIONS), ("full", True, None)):
+        r = ncu_profile(WORK / f"cost_{label}.ncu-rep", [kern], full=full, kernel=kern, env=env,
+                        name=f"{kern}: {label}", sections=sections)
+        cost[f"{label}_s"] = r["seconds"]
+        cost[f"{label}_passes"] = passes(r.get("stdout_tail", "") + r.get("stderr_tail", ""))
+    only = step(f"{kern}: no ncu", [sys.executable, str(HERE / "run_cases.py"), "--only", kern], env=env)
+    cost["no_ncu_s"] = only["seconds"]
+    (fx / "cost_lean.json").write_text(json.dumps(cost, indent=1))
+    (fx / "steps_lean.json").write_text(json.dumps({"total_s": round(time.time() - t_start, 1), "steps": LOG}, indent=1))
+    with tarfile.open(OUT / "fixtures_lean.tar.gz", "w:gz") as tar:
+        tar.add(fx, arcname="fixtures_lean")
+    print(json.dumps(cost), flush=True)
+    return 0
+
+
 def main() -> int:
+    if "--lean" in sys.argv:
+        return lean_main()
     OUT.mkdir(parents=True, exist_ok=True)
     if WORK.exists():
         shutil.rmtree(WORK)

@@ -1,0 +1,165 @@
+"""`tritonify profile`: the ncu argument list, error classification and the whole path with a fake ncu."""
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tritonify.diagnostics.ncu.errors import ProfileError, classify
+from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv, run_profile
+from tritonify.main import main
+
+from .helpers import FIXTURES
+
+FAKE = Path(__file__).parent / "fake_ncu.py"
+
+
+H200 = {"available": True, "name": "NVIDIA H200", "driver": "580.159.04", "warnings": []}
+
+
+@pytest.fixture
+def fake_ncu(monkeypatch, tmp_path):
+    """A fake ncu on a machine that reports an H200 through NVML."""
+    monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
+    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info", lambda: dict(H200))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_no_gpu_is_reported_before_running(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
+    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
+                        lambda: {"available": False, "reason": "NVML could not start: Driver Not Loaded"})
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(tmp_path))
+    assert exc.value.code == "no-gpu" and "Driver Not Loaded" in str(exc.value)
+
+
+def test_throttled_clocks_become_warnings(fake_ncu, monkeypatch):
+    from tritonify.diagnostics.ncu.gpu_info import throttle_warnings
+
+    assert throttle_warnings(0x1) == []  # idle is normal
+    assert throttle_warnings(0x4 | 0x40) == ["clocks throttled: software power cap", "clocks throttled: hardware thermal slowdown"]
+    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
+                        lambda: {**H200, "warnings": throttle_warnings(0x4)})
+    result = run_profile(request(fake_ncu))
+    assert "clocks throttled: software power cap" in result.warnings
+    assert result.gpu["name"] == "NVIDIA H200"
+
+
+def request(tmp_path, **kw):
+    return ProfileRequest(file=str(FIXTURES / "planted_triton.py"), kernel="planted_c_uncoalesced",
+                          command=[sys.executable, "-c", "pass"], output=str(tmp_path / "r.ncu-rep"), **kw)
+
+
+def test_argv_targets_one_kernel_and_the_pattern_sections(tmp_path):
+    argv = build_ncu_argv(request(tmp_path, nvtx_range="tritonify", launch_count=2, launch_skip=3), "ncu")
+    assert argv[0] == "ncu"
+    assert argv[argv.index("-k") + 1] == "regex:^planted_c_uncoalesced$"
+    assert argv[argv.index("--launch-count") + 1] == "2" and argv[argv.index("--launch-skip") + 1] == "3"
+    assert argv[argv.index("--nvtx-include") + 1] == "tritonify/" and "--nvtx" in argv
+    assert argv[argv.index("--import-source") + 1] == "yes"
+    assert argv[argv.index("--clock-control") + 1] == "none"
+    sections = [argv[i + 1] for i, a in enumerate(argv) if a == "--section"]
+    assert "SourceCounters" in sections and "WarpStateStats" in sections and "--set" not in argv
+    assert argv[-3:] == [sys.executable, "-c", "pass"]
+    full = build_ncu_argv(request(tmp_path, full=True), "ncu")
+    assert full[full.index("--set") + 1] == "full" and "--section" not in full
+
+
+def test_messages_captured_on_the_h200_are_classified():
+    msgs = json.loads((FIXTURES / "ncu_messages.json").read_text())
+    nokernel = classify(msgs["no_kernel"]["rc"], msgs["no_kernel"]["stdout_tail"], kernel="k")
+    assert nokernel.code == "no-kernel" and "'k'" in nokernel.message
+    crash = msgs["crash"]
+    err = classify(crash["rc"], crash["stdout_tail"] + crash["stderr_tail"])
+    assert err.code == "launcher-crashed" and "code 3" in err.message
+    assert "boom: planted crash" in err.stderr_tail
+
+
+def test_classify_permission_and_no_gpu_and_success():
+    err = classify(1, "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+    assert err.code == "counters-permission"
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in err.hint and "CAP_SYS_ADMIN" in err.hint
+    assert classify(1, "cudaErrorNoDevice: no CUDA-capable device is detected").code == "no-gpu"
+    ok = '==PROF== Profiling "k" - 0: 0%....50%....100% - 35 passes\n'
+    assert classify(0, ok) is None
+
+
+def test_ncu_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITONIFY_NCU", str(tmp_path / "no-such-ncu"))
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(tmp_path))
+    assert exc.value.code == "ncu-missing" and "Nsight Compute" in str(exc.value)
+
+
+@pytest.mark.parametrize("mode,code", [("perm", "counters-permission"), ("nogpu", "no-gpu"),
+                                       ("nokernel", "no-kernel"), ("crash", "launcher-crashed")])
+def test_errors_from_ncu(fake_ncu, monkeypatch, mode, code):
+    monkeypatch.setenv("FAKE_NCU_MODE", mode)
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(fake_ncu))
+    assert exc.value.code == code
+    if mode == "crash":
+        assert "ValueError: shapes do not match" in exc.value.stderr_tail
+
+
+def test_timeout_kills_the_whole_process_group(fake_ncu, monkeypatch):
+    pid_file = fake_ncu / "child.pid"
+    monkeypatch.setenv("FAKE_NCU_MODE", "hang")
+    monkeypatch.setenv("FAKE_NCU_CHILD_PID", str(pid_file))
+    start = time.time()
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(fake_ncu, timeout=2))
+    assert exc.value.code == "timeout" and time.time() - start < 20
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the grandchild must be gone too (reaped by init or a zombie)
+        try:
+            os.kill(child, 0)
+            stat = Path(f"/proc/{child}/stat").read_text().split()[2] if Path(f"/proc/{child}/stat").exists() else "X"
+            if stat == "Z":
+                break
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the launcher's child survived the timeout")
+
+
+def test_whole_path_with_fake_ncu(fake_ncu):
+    events = []
+    result = run_profile(request(fake_ncu), progress=lambda text, pct: events.append((text, pct)))
+    assert Path(result.report).is_file() and result.report.endswith("r.ncu-rep")
+    (d,) = result.diagnoses
+    assert d.launch.kernel == "planted_c_uncoalesced" and d.letters[0] == "C"
+    assert events[-1] == ("done", 100) and any("profiling planted_c_uncoalesced" in t for t, _ in events)
+
+
+def test_cli_profile_json(fake_ncu, capsys):
+    code = main(["profile", f"{FIXTURES / 'planted_triton.py'}::planted_c_uncoalesced", "--format", "json",
+                 "-o", str(fake_ncu / "x"), "--", sys.executable, "-c", "pass"])
+    out, err = capsys.readouterr()
+    assert code == 1  # findings
+    data = json.loads(out)
+    assert data[0]["kernel"] == "planted_c_uncoalesced" and data[0]["report"].endswith("x.ncu-rep")
+    assert data[0]["patterns"][0]["pattern"] == "C"
+    progress = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert any("progress" in p and p["percent"] == 100 for p in progress)
+
+
+def test_cli_profile_errors_are_json_objects(fake_ncu, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_NCU_MODE", "perm")
+    code = main(["profile", "k.py::kern", "--format", "json", "--", sys.executable, "-c", "pass"])
+    out, _ = capsys.readouterr()
+    assert code == 2 and json.loads(out)["error"] == "counters-permission"
+    code = main(["profile", "k.py:kern", "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 2 and json.loads(out)["error"] == "bad-target"
+
+
+def test_cli_profile_without_launcher_says_how(fake_ncu, capsys):
+    code = main(["profile", "k.py::kern"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "-- python script.py" in err
