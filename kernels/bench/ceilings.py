@@ -46,14 +46,16 @@ def measure() -> dict:
     import torch
     from triton.testing import do_bench
 
+    from tritonify.kernels.bench.timing import as_list
+
     n = COPY_BYTES // 2
     src = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     dst = torch.empty_like(src)
-    copy_ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, quantiles=[0.5])[0]
+    copy_ms = as_list(do_bench(lambda: dst.copy_(src), warmup=25, rep=200, quantiles=[0.5]))[0]
     del src, dst
     a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
-    mm_ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, quantiles=[0.5])[0]
+    mm_ms = as_list(do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, quantiles=[0.5]))[0]
     del a, b
     torch.cuda.empty_cache()
     return {

@@ -64,6 +64,11 @@ class Timer:
         raise NotImplementedError
 
 
+def as_list(value) -> list[float]:
+    """do_bench's quantiles as a list: with a single quantile some Triton versions (3.6) return a float."""
+    return [float(v) for v in value] if isinstance(value, (list, tuple)) else [float(value)]
+
+
 def quantiles(samples: list[float]) -> tuple[float, float, float]:
     """p20, p50, p80 of samples (linear interpolation, like torch.quantile)."""
     xs = sorted(samples)
@@ -122,13 +127,13 @@ class GpuTimer(Timer):
     def _do_bench(self, fn: Callable[[], Any]) -> list[float]:
         from triton.testing import do_bench
 
-        return list(do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=QUANTILES))
+        return as_list(do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=QUANTILES))
 
     def probe_ms(self, call: Callable[[], Any]) -> float:
         """A quick median, used to decide between do_bench and graph replay."""
         from triton.testing import do_bench
 
-        return float(do_bench(call, warmup=5, rep=20, quantiles=[0.5])[0])
+        return as_list(do_bench(call, warmup=5, rep=20, quantiles=[0.5]))[0]
 
     def _graph(self, call: Callable[[], Any], calls: int):
         import torch
