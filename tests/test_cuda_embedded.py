@@ -163,3 +163,18 @@ def test_string_map_round_trips_every_character():
     assert mapping.starts[2] == (1, 9)      # `b` after the two-character `\t`
     assert mapping.starts[3] == (2, 7)      # the raw backslash
     assert mapping.starts[-1] == (4, 0)     # `d` after a line continuation
+
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "cuda"
+
+
+@pytest.mark.parametrize("name, codes", [
+    ("layernorm_fwd.cu", {"CUD001", "CUD002"}),
+    ("softmax_clean.cu", set()),
+    ("gelu_load_inline.py", {"CUD001"}),
+    ("rmsnorm_cupy.py", {"CUD001", "CUD002"}),
+])
+def test_examples_fire_where_they_say(name, codes):
+    path = EXAMPLES / name
+    result = lint_text(path.read_text(), str(path), Settings(select=("CUD",)))
+    assert {f.code for f in result.findings} == codes

@@ -197,9 +197,20 @@ class TypeInfo:
         self._in_progress: set[int] = set()
 
     # ---- declarations ------------------------------------------------------------------------
+    @staticmethod
+    def _owner(node) -> int:
+        """Start byte of the outermost function around a node (-1 at file scope): declarations
+        are indexed by it so that a lookup only scans its own function and the globals."""
+        owner, p = -1, node
+        while p is not None:
+            if p.type == "function_definition":
+                owner = p.start_byte
+            p = p.parent
+        return owner
+
     @cached_property
-    def _declarations(self) -> dict[str, list[_Declaration]]:
-        out: dict[str, list[_Declaration]] = {}
+    def _declarations(self) -> dict[tuple[str, int], list[_Declaration]]:
+        out: dict[tuple[str, int], list[_Declaration]] = {}
         for node in syntax.walk(self.root):
             if node.type == "declaration":
                 scope = self._scope_of(node)
@@ -212,7 +223,7 @@ class TypeInfo:
                     dtype = None if base is None else DeclType(base.kind, depth, base.vector)
                     if dtype is None and depth:
                         dtype = DeclType(Kind.OTHER)
-                    out.setdefault(text_of(ident), []).append(
+                    out.setdefault((text_of(ident), self._owner(node)), []).append(
                         _Declaration(scope.start_byte, scope.end_byte, node.start_byte, dtype, value))
             elif node.type == "parameter_declaration":
                 owner = node.parent.parent if node.parent is not None else None  # parameter_list -> declarator
@@ -229,7 +240,7 @@ class TypeInfo:
                 ident, depth = declarator_name_and_depth(node.child_by_field_name("declarator"))
                 if ident is None:
                     continue
-                out.setdefault(text_of(ident), []).append(
+                out.setdefault((text_of(ident), self._owner(node)), []).append(
                     _Declaration(body.start_byte, body.end_byte, body.start_byte, DeclType(base.kind, depth, base.vector), None))
         return out
 
@@ -282,7 +293,11 @@ class TypeInfo:
 
     def lookup(self, name: str, at) -> DeclType | None:
         best, best_key = None, None
-        for d in self._declarations.get(name, ()):
+        owner = self._owner(at)
+        candidates = self._declarations.get((name, owner), [])
+        if owner != -1:
+            candidates = candidates + self._declarations.get((name, -1), [])
+        for d in candidates:
             if d.scope_start <= at.start_byte < d.scope_end and d.position <= at.start_byte:
                 key = (d.scope_start, d.position)
                 if best_key is None or key > best_key:
