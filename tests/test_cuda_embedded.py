@@ -178,3 +178,16 @@ def test_examples_fire_where_they_say(name, codes):
     path = EXAMPLES / name
     result = lint_text(path.read_text(), str(path), Settings(select=("CUD",)))
     assert {f.code for f in result.findings} == codes
+
+
+@pytest.mark.parametrize("header, call", [
+    ("import torch", "torch.utils.cpp_extension.load_inline('m', '', cuda_sources=SRC)"),
+    ("from torch.utils.cpp_extension import load_inline as li", "li('m', '', SRC)"),
+    ("from torch.utils import cpp_extension as ce", "ce.load_inline(name='m', cpp_sources='', cuda_sources=(SRC,))"),
+    ("import cupy as cp", "cp.RawModule(code=SRC)"),
+    ("import cupy", "cupy.RawKernel(code=SRC, name='k')"),
+])
+def test_every_import_spelling_is_found(header, call):
+    code = f'{header}\nSRC = "__global__ void k(float* y) {{ y[0] = y[0] * 0.1; }}"\nx = {call}\n'
+    (f,) = findings(code, "CUD001")
+    assert (f.line, f.column) == (2, code.splitlines()[1].index("0.1"))
