@@ -128,24 +128,43 @@ class KernelFlow:
 
     @cached_property
     def pointer_params(self) -> set[str]:
-        """Parameters used as the base of a memory access (or named like a pointer)."""
+        """Parameters that are pointers: named like one, or the root of a memory access's address."""
         names = {p.name for p in self.kernel.params if _POINTER_NAME.search(p.name) and not self.is_constexpr(p.name)}
         for access in self.accesses:
-            if access.pointer is None:
-                continue
-            for node in self.expand(access.pointer):
-                if isinstance(node, ast.Name) and self.param(node.id) and not self.is_constexpr(node.id):
-                    if self._adds_to_pointer(node, access.pointer):
-                        names.add(node.id)
+            if access.pointer is not None:
+                names |= self.pointer_roots(access.pointer)
+        for call in self.kernel.calls():
+            if self.tl_call(call, "make_block_ptr") and call.args:
+                names |= self.pointer_roots(call.args[0])
         return names
 
-    def _adds_to_pointer(self, name: ast.Name, pointer: ast.expr) -> bool:
-        """True when `name` is a term of an addition (not a factor of a product) in the pointer."""
-        for node in self.expand(pointer):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-                if name in (node.left, node.right):
-                    return False
-        return True
+    def pointer_roots(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The parameter an address is built on: the leftmost term of the additions
+        (`x_ptr + row * stride + cols`), followed through locals (`row_ptr = x_ptr + ...`)."""
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return set()
+            if expr.id in self.bindings:
+                out: set[str] = set()
+                for b in self.bindings[expr.id]:
+                    if b.value is not None and not b.augmented and not b.loop_target:
+                        out |= self.pointer_roots(b.value, seen | {expr.id})
+                return out
+            return {expr.id} if self.param(expr.id) and not self.is_constexpr(expr.id) else set()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self.pointer_roots(expr.left, seen) or self.pointer_roots(expr.right, seen)
+        if isinstance(expr, ast.Subscript):
+            return self.pointer_roots(expr.value, seen)
+        if isinstance(expr, ast.Call):
+            if isinstance(expr.func, ast.Attribute) and tl_name(self.imports, expr.func) is None:
+                return self.pointer_roots(expr.func.value, seen)  # p.to(...)
+            if self.tl_call(expr, "multiple_of", "max_contiguous", "advance", "make_block_ptr") and expr.args:
+                return self.pointer_roots(expr.args[0], seen)
+        return set()
+
+    def is_pointer_local(self, name: str) -> bool:
+        """A local that holds an address (`row_ptr = x_ptr + row * stride`)."""
+        return name in self.bindings and bool(self.pointer_roots(ast.Name(id=name)) & self.pointer_params)
 
     def runtime_int_params(self) -> list[Param]:
         """Parameters that are runtime integers: not constexpr, not pointers, not float scalars."""

@@ -9,6 +9,7 @@ makes the whole offset 64-bit.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -26,6 +27,8 @@ RULE = Rule(
 )
 
 _WIDE = ("int64", "uint64")
+# Counts of small things: a program index times these stays far below 2**31.
+_SMALL_COUNT = re.compile(r"(block|tile|group|expert|head|stage|split|chunk|warp|program|layer)s?$", re.I)
 
 
 def _is_wide_dtype(ctx: PythonContext, node: ast.AST) -> bool:
@@ -109,6 +112,21 @@ def _pointer_nodes(ctx: PythonContext, flow: KernelFlow) -> set[int]:
     return ids
 
 
+def _persistent_ids(flow: KernelFlow, pids: dict[str, list[ast.Call]]) -> set[str]:
+    """Program ids of a persistent kernel (`for row in range(pid * per_program, ...)`,
+    `tl.num_programs`): the grid is about the SM count, so `pid * stride` indexes a small
+    per-program buffer; the loop variable carries the large offsets, and this rule does not
+    follow loop variables."""
+    if any(flow.tl_call(c, "num_programs") for c in flow.kernel.calls()):
+        return set(pids)
+    out = set()
+    for node in flow.kernel.walk():
+        if isinstance(node, ast.For):
+            used = flow.names_in(node.iter)
+            out |= {p for p in pids if p in used}
+    return out
+
+
 def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
     tl = tl_alias(ctx.imports)
     if tl is None:
@@ -129,9 +147,14 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         flow = KernelFlow(ctx.imports, kernel)
         pids = _program_ids(ctx, flow)
         casts = _cast_positions(ctx, kernel)
-        runtime = {p.name for p in flow.runtime_int_params()} - _wide_params(ctx, flow, casts)
+        block_sizes = {a.id for c in kernel.calls() if flow.tl_call(c, "arange") for a in c.args if isinstance(a, ast.Name)}
+        runtime = {p.name for p in flow.runtime_int_params()
+                   if not _SMALL_COUNT.search(p.name) and p.name not in block_sizes}  # blocks: TRI019's business
+        runtime -= _wide_params(ctx, flow, casts)
         if not runtime:
             continue
+        for name in _persistent_ids(flow, pids):
+            del pids[name]
         in_pointer: set[int] | None = None
         for node in kernel.walk():
             if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):

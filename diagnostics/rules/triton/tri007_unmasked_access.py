@@ -59,19 +59,43 @@ class _Kernel:
         return any(self.flow.tl_call(n, "arange") for b in self.flow.bindings[name] if b.value is not None
                    for n in self.flow.expand(b.value))
 
+    def offset_nodes(self, pointer: ast.expr) -> list[ast.AST]:
+        """The nodes of an address that make up its offset: locals are followed, except those
+        that hold a pointer (`row_ptr = x_ptr + row * stride` is the base, not the offset)."""
+        out: list[ast.AST] = []
+        seen: set[str] = set()
+        stack: list[ast.AST] = [pointer]
+        while stack and len(out) < 4000:
+            node = stack.pop()
+            for sub in ast.walk(node):
+                out.append(sub)
+                if isinstance(sub, ast.Name) and sub.id not in seen and self.flow.is_local(sub.id):
+                    seen.add(sub.id)
+                    if not self.flow.is_pointer_local(sub.id):
+                        stack.extend(b.value for b in self.flow.bindings[sub.id] if b.value is not None)
+        return out
+
     def offset_names(self, pointer: ast.expr) -> frozenset[str]:
-        """The arange-derived locals behind a pointer that are offsets, not pointers."""
-        out = set()
-        for name in self.flow.names_in(pointer):
-            if self.arange_derived(name) and not (self.flow.names_in(ast.Name(id=name)) & self.flow.pointer_params):
-                out.add(name)
-        return frozenset(out)
+        """The arange-derived locals that make up an address's offset."""
+        return frozenset(
+            n.id for n in self.offset_nodes(pointer)
+            if isinstance(n, ast.Name) and not self.flow.is_pointer_local(n.id) and self.arange_derived(n.id)
+        )
 
     def base_pointers(self, pointer: ast.expr) -> set[str]:
-        return self.flow.names_in(pointer) & self.flow.pointer_params
+        return self.flow.pointer_roots(pointer)
 
     def moves_with_program(self, pointer: ast.expr) -> bool:
-        return self.flow.mentions_tl(pointer, "program_id")
+        """The offset is tiled by the program id times a block (`pid * BLOCK + tl.arange(...)`):
+        the last program's block is the one that can run past the end."""
+        for node in self.offset_nodes(pointer):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                for a, b in ((node.left, node.right), (node.right, node.left)):
+                    block = (isinstance(b, ast.Name) and self.flow.is_constexpr(b.id)) or (
+                        isinstance(b, ast.Constant) and isinstance(b.value, int))
+                    if block and self.flow.mentions_tl(a, "program_id"):
+                        return True
+        return False
 
     def clamped(self, pointer: ast.expr) -> bool:
         """Offsets wrapped (`% M`) or clamped (`tl.minimum`, `tl.where`) stay in bounds by construction."""
