@@ -73,6 +73,22 @@ def test_constexpr_flag_branch_is_quiet_but_plain_if_is_not():
     assert [f.line for f in findings] == [11]
 
 
+def test_dtype_checks_are_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(p):
+        x = tl.load(p)
+        if x.dtype == tl.float64:
+            x = x * 2
+        tl.static_assert(p.dtype.element_ty != tl.float64)
+        tl.store(p, x)
+    """
+    assert lint(code, "TRI002") == []
+
+
 def test_literal_next_to_known_float_tensor_is_quiet():
     code = """
     import triton

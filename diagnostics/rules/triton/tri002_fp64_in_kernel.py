@@ -136,8 +136,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     host = HostDtypes(ctx)
     for kernel in ctx.kernels:
         for node in _fp64_dtype_nodes(ctx, kernel):
-            if in_constexpr_branch(ctx, node, kernel):
-                continue
+            if in_constexpr_branch(ctx, node, kernel) or isinstance(ctx.parents.get(node), ast.Compare):
+                continue  # gated on purpose, or a dtype check (`x.dtype == tl.float64`) that makes no FP64
             yield ctx.finding(
                 node,
                 f"{_usage(ctx, node)} in kernel `{kernel.name}` makes the math FP64 "
