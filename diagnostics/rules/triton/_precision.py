@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.triton_ast import TL, Kernel, dotted
@@ -63,10 +62,6 @@ def dtype_kind(ctx: PythonContext, node: ast.AST | None) -> str | None:
                 return None
             return _KIND_BY_NAME.get(name)
     return None
-
-
-def is_fp64_dtype(ctx: PythonContext, node: ast.AST) -> bool:
-    return dtype_kind(ctx, node) == "fp64"
 
 
 def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
@@ -552,9 +547,3 @@ def _fits_fp32(value: float) -> bool:
 def float_literal_outside_fp32(node: ast.AST) -> bool:
     """A float literal that Triton types fp64 because fp32 cannot hold it as a normal number."""
     return isinstance(node, ast.Constant) and type(node.value) is float and not _fits_fp32(node.value)
-
-
-def names_in(expr: ast.AST) -> Iterator[str]:
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Name):
-            yield node.id
