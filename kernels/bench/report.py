@@ -79,7 +79,7 @@ def text(result: dict) -> str:
     body = rows(result)
     if body:
         shown = ["shape", "impl", "status", "median_ms", "p20_ms", "p80_ms", "GB/s", "%copy_bw", "kernel_speedup",
-                 "method"]
+                 "method", "noisy"]
         cells = [[_fmt(r[c]) for c in shown] for r in body]
         widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(shown)]
         lines.append("  ".join(c.ljust(w) for c, w in zip(shown, widths)))
