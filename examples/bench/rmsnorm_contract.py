@@ -15,6 +15,11 @@ def make_inputs(shape, dtype, device):
     return x, weight, 1e-6
 
 
+def torch_rms_norm(x, weight, eps):
+    """PyTorch's own op (``torch.nn.functional.rms_norm``): the eager fused path, as a second eager baseline."""
+    return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps)
+
+
 def rmsnorm_reference(x, weight, eps):
     """PyTorch eager RMSNorm, accumulating in fp32 (or fp64 when given fp64, as the correctness check does)."""
     xf = x if x.dtype == torch.float64 else x.float()
@@ -30,5 +35,6 @@ CONTRACT = Contract(
     shapes=[(2048, 4096), (8192, 4096), (16384, 4096), (4096, 8192)],
     dtype="bfloat16",
     liger="rms_norm",      # liger_kernel.transformers.functional.liger_rms_norm(x, weight, eps)
+    baselines={"torch_rms_norm": torch_rms_norm},
     target=0.8,            # 80% of the measured copy bandwidth
 )

@@ -19,6 +19,6 @@ cat "$OUT/device_info.txt"
 # GPU tests (the first one runs `tritonify bench` and keeps its JSON in $OUT)
 timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/bench -o addopts="" 2>&1 | tee "$OUT/pytest_gpu.log"
 # The human-readable report, the HTML/PNG for the editor, the lineage record
-timeout 150 python3 -m tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger \
+timeout 150 python3 -m tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger,torch_rms_norm \
   --format table --report-dir "$OUT" --lineage "$OUT/candidates.jsonl" 2>&1 | tee "$OUT/bench_table.txt"
 ls -la "$OUT"

@@ -32,7 +32,7 @@ def _child_env():
 def test_example_kernel_against_eager_compile_and_liger(tmp_path):
     out_dir = Path(os.environ.get("TRITONIFY_GPU_RESULTS") or tmp_path)
     proc = subprocess.run([sys.executable, "-m", "tritonify", "bench", f"{EXAMPLE}::rmsnorm_kernel",
-                           "--baselines", "eager,compile,liger", "--format", "json",
+                           "--baselines", "eager,compile,liger,torch_rms_norm", "--format", "json",
                            "--lineage", str(tmp_path / "candidates.jsonl"), "--report-dir", str(tmp_path / "reports")],
                           capture_output=True, text=True, timeout=540, env=_child_env())
     assert proc.stdout, proc.stderr[-4000:]
@@ -42,15 +42,15 @@ def test_example_kernel_against_eager_compile_and_liger(tmp_path):
     assert result["status"] == "ok" and result["gpu_measurement"] is True
     ceil = result["ceilings"]
     assert 500 < ceil["copy_gbps"] < 20000 and 50 < ceil["bf16_tflops"] < 5000
-    assert result["baselines"] == {"eager": "run", "compile": "run", "liger": "run"}
+    assert result["baselines"] == {"eager": "run", "compile": "run", "liger": "run", "torch_rms_norm": "run"}
     assert "do_bench" in result["method"]
     for shape in result["shapes"]:
-        for impl in ("kernel", "eager", "compile", "liger"):
+        for impl in ("kernel", "eager", "compile", "liger", "torch_rms_norm"):
             row = shape["results"][impl]
             assert row["correct"], (shape["label"], impl, row["message"])
             assert row["timing"]["gpu_measurement"] and row["timing"]["p20_ms"] <= row["timing"]["p50_ms"] <= row["timing"]["p80_ms"]
             assert 1 < row["pct_copy_bw"] < 150, (shape["label"], impl, row["pct_copy_bw"])
-        assert set(shape["speedup"]) == {"eager", "compile", "liger"}
+        assert set(shape["speedup"]) == {"eager", "compile", "liger", "torch_rms_norm"}
     assert "% of copy BW" in result["summary"] and Path(result["reports"]["png"]).is_file()
 
 
