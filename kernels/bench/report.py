@@ -118,12 +118,15 @@ def chart(result: dict, path: Path) -> Path | None:
     for j, name in enumerate(names):
         xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(speedups))]
         ys = [sp.get(name, 0.0) for _, sp in speedups]
-        bars = ax.bar(xs, ys, width=width, label=f"vs {name}")
+        ax.bar(xs, ys, width=width, label=f"vs {name}")
         for x, y in zip(xs, ys):
             if y:
                 ax.annotate(f"{y:.2f}x", (x, y), ha="center", va="bottom", fontsize=7)
-        del bars
     ax.axhline(1.0, color="black", linewidth=0.8)
+    values = [v for _, sp in speedups for v in sp.values() if v]
+    if values and max(values) / min(values) > 8:
+        ax.set_yscale("log")      # one slow baseline (eager) would flatten the others
+
     ax.set_xticks(range(len(speedups)), [label for label, _ in speedups])
     ax.set_ylabel("kernel speedup (baseline time / kernel time)")
     gpu = (result.get("gpu") or {}).get("name") or "no GPU (not a GPU measurement)"
