@@ -28,7 +28,6 @@ SIZE_NAME = re.compile(
 )
 _FLOAT_NAME = re.compile(r"(eps|epsilon|scale|alpha|beta|gamma|temperature|softcap|momentum|lr|dropout|p_drop)", re.I)
 
-MEMORY_OPS = {"load", "store"}
 
 
 @dataclass(frozen=True)

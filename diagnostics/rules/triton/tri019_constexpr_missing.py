@@ -16,7 +16,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, tl_alias
-from tritonify.diagnostics.triton_ast import Kernel, Param, keyword, tl_name
+from tritonify.diagnostics.triton_ast import Kernel, Param, tl_name
 
 RULE = Rule(
     code="TRI019",
