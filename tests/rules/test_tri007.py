@@ -94,3 +94,64 @@ def test_clamped_offsets_stay_quiet():
 def test_positional_mask_counts_as_a_mask():
     code = ROW.replace("tl.store(y_ptr + cols, x * 2)", "tl.store(y_ptr + cols, x * 2, mask)")
     assert lint(code, "TRI007") == []
+
+
+def test_loop_over_full_blocks_then_masked_tail_stays_quiet():
+    """Liger's Ascend cross-entropy shape: unmasked loads over `n_cols // BLOCK * BLOCK`, then one
+    masked tail block. `cols < n_cols` does not bound `i + cols`."""
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+        row_ptr = x_ptr + tl.program_id(0).to(tl.int64) * n_cols
+        cols = tl.arange(0, BLOCK)
+        w = tl.load(out_ptr + cols, mask=cols < n_cols, other=0.0)
+        n_full = (n_cols // BLOCK) * BLOCK
+        acc = 0.0
+        for i in tl.range(0, n_full, BLOCK):
+            acc += tl.sum(tl.load(row_ptr + i + cols))
+        offs = n_full + cols
+        acc += tl.sum(tl.load(row_ptr + offs, mask=offs < n_cols, other=0.0))
+        tl.store(out_ptr + tl.program_id(0), acc + tl.sum(w))
+    """
+    assert lint(code, "TRI007") == []
+
+
+def test_two_dimensional_store_bounded_on_rows_fires():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(q_ptr, o_ptr, seqlen, stride, BLOCK_M: tl.constexpr, D: tl.constexpr):
+        offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_d = tl.arange(0, D)
+        row_mask = offs_m[:, None] < seqlen
+        q = tl.load(q_ptr + offs_m[:, None] * stride + offs_d[None, :], mask=row_mask, other=0.0)
+        o_ptrs = o_ptr + offs_m[:, None] * stride + offs_d[None, :]
+        tl.store(o_ptrs, q * 2)
+    """
+    (f,) = lint(code, "TRI007")
+    assert "row_mask" in f.message
+    assert "tl.store(o_ptrs, q * 2, mask=row_mask)" in fixed(code, f)
+
+
+def test_pointer_advanced_in_place_keeps_its_base():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        x_ptr += row * stride
+        y_ptr += row * stride
+        x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0)
+        tl.store(y_ptr + cols, x)
+    """
+    (f,) = lint(code, "TRI007")
+    assert f.fixes[0].applicability is Applicability.SAFE
+    assert "tl.store(y_ptr + cols, x, mask=cols < n_cols)" in fixed(code, f)

@@ -143,6 +143,10 @@ class KernelFlow:
         if isinstance(expr, ast.Name):
             if expr.id in seen:
                 return set()
+            is_param = self.param(expr.id) is not None and not self.is_constexpr(expr.id)
+            plain = [b for b in self.bindings.get(expr.id, []) if not b.augmented and not b.loop_target]
+            if is_param and not plain:
+                return {expr.id}  # `x_ptr += row * stride` keeps the parameter as the base
             if expr.id in self.bindings:
                 out: set[str] = set()
                 for b in self.bindings[expr.id]:

@@ -97,6 +97,30 @@ class _Kernel:
                         return True
         return False
 
+    def key(self, pointer: ast.AST, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The locals an address is written in (`row`, `cols` for `out_ptr + row * s + cols`), looking
+        through locals that hold an address (`a_ptrs`, `y_ptr += row * stride`) but not through
+        the offsets themselves: two accesses with the same key address the same lanes."""
+        out: set[str] = set()
+        for node in ast.walk(pointer):
+            if not isinstance(node, ast.Name) or node.id in seen or not self.flow.is_local(node.id):
+                continue
+            if node.id in self.flow.pointer_params or self.flow.is_pointer_local(node.id):
+                for b in self.flow.bindings[node.id]:
+                    if b.value is not None and not b.loop_target:
+                        out |= self.key(b.value, seen | {node.id})
+            else:
+                out.add(node.id)
+        return frozenset(out)
+
+    def varying(self, names: frozenset[str]) -> frozenset[str]:
+        """The names among `names` that differ between lanes or loop iterations."""
+        loops = {n for n in names if any(b.loop_target for b in self.flow.bindings.get(n, []))}
+        return frozenset(n for n in names if self.arange_derived(n)) | loops
+
+    def loop_names(self, names: frozenset[str]) -> frozenset[str]:
+        return frozenset(n for n in names if any(b.loop_target for b in self.flow.bindings.get(n, [])))
+
     def clamped(self, pointer: ast.expr) -> bool:
         """Offsets wrapped (`% M`) or clamped (`tl.minimum`, `tl.where`) stay in bounds by construction."""
         for node in self.flow.expand(pointer):
@@ -127,15 +151,17 @@ class _Kernel:
                     return False
         return True
 
-    def size_comparisons(self, offsets: frozenset[str]) -> list[tuple[ast.Compare, str]]:
-        """`offs < n` anywhere in the kernel, for an offset name and a run-time size parameter."""
+    def size_comparisons(self, varying: frozenset[str], loops: frozenset[str]) -> list[tuple[ast.Compare, str]]:
+        """`offs < n` anywhere in the kernel, comparing some of this address's varying names (and
+        every loop variable in it: `i + cols` in a loop over full blocks is not bounded by
+        `cols < n`) with a run-time size parameter."""
         out = []
         for node in self.kernel.walk():
             if not isinstance(node, ast.Compare):
                 continue
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             sizes = names & self.runtime_sizes
-            if names & offsets and sizes:
+            if sizes and names & varying and loops <= names:
                 out.append((node, sorted(sizes)[0]))
         return out
 
@@ -161,8 +187,10 @@ def _evidence(k: _Kernel, access: Access, masked: list[Access]) -> Evidence | No
     text = k.ctx.segment(ptr)
     what = f"`tl.{access.op}({text}, ...)`" if len(text) <= 40 else f"this `tl.{access.op}`"
 
+    key = k.key(ptr)
+    varying = k.varying(key)
     for other in masked:
-        if offsets and k.offset_names(other.pointer) == offsets:  # type: ignore[arg-type]
+        if offsets and varying and k.key(other.pointer) == key:  # type: ignore[arg-type]
             mask_text = k.ctx.segment(other.mask)  # type: ignore[arg-type]
             usable = k.available_before(other.mask, access.call)  # type: ignore[arg-type]
             return Evidence(
@@ -173,7 +201,7 @@ def _evidence(k: _Kernel, access: Access, masked: list[Access]) -> Evidence | No
                 safe=usable,
             )
 
-    for compare, size in k.size_comparisons(offsets):
+    for compare, size in k.size_comparisons(varying, k.loop_names(key)):
         variable = k.mask_variable(compare)
         mask_text = variable or k.ctx.segment(compare)
         usable = k.available_before(ast.Name(id=variable) if variable else compare, access.call)
