@@ -1,8 +1,8 @@
 """One linted version of one document, shared by diagnostics, code actions, hovers and lenses.
 
 The diagnostics feature fills the cache after each lint; a request about a newer version than
-the cache holds lints that version on the spot (a few milliseconds for ordinary files) so that
-every feature answers about the text the client sees.
+the cache holds lints that version on the spot (in the lint worker: a few milliseconds for
+ordinary files) so that every feature answers about the text the client sees.
 """
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 
-from tritonify.diagnostics.engine import FileResult, lint_text
+from tritonify.diagnostics.engine import FileResult
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
+from tritonify.server.lint_worker import KernelSpan, LintWorker
 from tritonify.server.positions import LineIndex
+
+
+MAX_PARSE_HERE_CHARS = 1_000_000
 
 
 @dataclass
@@ -26,6 +29,7 @@ class Analysis:
     index: LineIndex
     settings: Settings
     result: FileResult
+    kernels: list[KernelSpan]
 
     @property
     def findings(self):
@@ -38,21 +42,18 @@ class Analysis:
             return SourceFile(text=self.text, path=self.path)
         return SourceFile.from_text(self.text, self.path)
 
-    @cached_property
-    def kernels(self) -> list[Kernel]:
-        tree = self.source.tree
-        if tree is None:
-            return []
-        try:
-            return find_kernels(tree, ImportMap(tree))
-        except RecursionError:
-            return []
+    @property
+    def parsed_here(self) -> bool:
+        """Whether this process may parse the text for a hover (large files are parsed
+        only in the lint worker, to keep the server responsive)."""
+        return len(self.text) <= MAX_PARSE_HERE_CHARS
 
 
-def analyse(uri: str, version: int | None, text: str, path: str, settings: Settings, encoding) -> Analysis:
-    """Lint `text` (never imports or runs it) and wrap the result."""
-    result = lint_text(text, path, settings)
-    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result)
+async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
+                  encoding, timeout_s: float) -> Analysis:
+    """Lint `text` in the worker process (never imports or runs it) and wrap the result."""
+    result, kernels = await worker.lint(text, path, settings, timeout_s)
+    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels)
 
 
 class AnalysisCache:

@@ -22,7 +22,6 @@ import logging
 import os
 import sys
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,12 +34,15 @@ from pygls.protocol.language_server import lsp_method
 from tritonify import __version__
 from tritonify.diagnostics.settings import Settings
 from tritonify.server.analysis import Analysis, AnalysisCache, analyse
+from tritonify.server.lint_worker import LintWorker
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings
 
 log = logging.getLogger("tritonify.server")
 
 CONFIG_TIMEOUT_S = 2.0
+REQUEST_WAIT_S = 3.0      # longest a request waits for its document's analysis
+LARGE_CHARS = 500_000     # documents this large are linted by a worker of their own
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
@@ -132,7 +134,9 @@ class TritonifyServer(LanguageServer):
         self.folder_settings: dict[str, EditorSettings] = {}   # folder URI -> its settings
         self.pyproject = LintSettingsCache()
         self.analyses = AnalysisCache()
-        self.lint_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonify-lint")
+        self.lint_worker = LintWorker()
+        self.large_lint_worker = LintWorker()   # documents over LARGE_CHARS: they never hold up the others
+        self._inflight: dict[tuple[str, int | None], asyncio.Task] = {}
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
@@ -244,22 +248,55 @@ class TritonifyServer(LanguageServer):
         except RuntimeError:
             return types.PositionEncodingKind.Utf16
 
-    def current_analysis(self, uri: str) -> Analysis | None:
-        """The analysis of the open document's current version (linting it if needed), or
-        None when `uri` is not open or not a Triton/CUDA document."""
+    async def current_analysis(self, uri: str, wait_s: float | None = None) -> Analysis | None:
+        """The analysis of the open document's current version, or None when `uri` is not
+        open, not a Triton/CUDA document, or its analysis takes longer than `wait_s` (a
+        request then gets an empty answer rather than a late one; the lint goes on and its
+        diagnostics are published when done)."""
         doc = open_document(self, uri)
         if doc is None:
             return None
         path = lint_path(doc)
         if path is None:
             return None
-        text = doc.source
-        hit = self.analyses.get(doc.uri, doc.version, text)
+        text, version = doc.source, doc.version
+        hit = self.analyses.get(doc.uri, version, text)
         if hit is not None:
             return hit
-        analysis = analyse(doc.uri, doc.version, text, path, self.lint_settings_for(doc.uri, path), self.position_encoding)
-        self.analyses.put(analysis)
+        task = self.analysis_task(doc.uri, version, text, path)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), REQUEST_WAIT_S if wait_s is None else wait_s)
+        except asyncio.TimeoutError:
+            self.log(types.MessageType.Info, f"{path}: analysis still running; answered without it")
+            return None
+
+    def analysis_task(self, uri: str, version: int | None, text: str, path: str) -> asyncio.Task:
+        """The one lint of (uri, version), shared by the diagnostics and by requests. Starting
+        it cancels the lints of the document's older versions (their results would be stale)."""
+        key = (uri, version)
+        task = self._inflight.get(key)
+        if task is not None and not task.cancelled():
+            return task
+        for (other_uri, other_version), other in list(self._inflight.items()):
+            if other_uri == uri and other_version != version:
+                other.cancel()
+        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path))
+        self._inflight[key] = task
+        task.add_done_callback(lambda t: self._inflight.pop(key, None) if self._inflight.get(key) is t else None)
+        return task
+
+    async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str) -> Analysis:
+        analysis = await self.analyse(uri, version, text, path)
+        doc = open_document(self, uri)
+        if doc is not None and doc.version == version:
+            self.analyses.put(analysis)
         return analysis
+
+    async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None) -> Analysis:
+        settings = settings if settings is not None else self.lint_settings_for(uri, path)
+        worker = self.large_lint_worker if len(text) > LARGE_CHARS else self.lint_worker
+        return await analyse(worker, uri, version, text, path, settings, self.position_encoding,
+                             self.settings_for(uri).lint_timeout_s)
 
     # ---- diagnostics per source ------------------------------------------------------------
     def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
@@ -280,7 +317,8 @@ class TritonifyServer(LanguageServer):
         return bool(info and any(n in (info.name or "").lower() for n in VS_CODE_NAMES))
 
     def shutdown(self):
-        self.lint_executor.shutdown(wait=False, cancel_futures=True)
+        self.lint_worker.kill()
+        self.large_lint_worker.kill()
         super().shutdown()
 
 
@@ -327,6 +365,7 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @server.feature(types.INITIALIZED)
     @guarded(server, "initialized")
     async def initialized(params: types.InitializedParams):
+        asyncio.ensure_future(server.lint_worker.start())
         await server.fetch_configuration()
         server.settings_changed()
 
@@ -344,6 +383,8 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @server.feature(types.SHUTDOWN)
     @guarded(server, "shutdown")
     def shutdown(params=None):
+        server.lint_worker.kill()
+        server.large_lint_worker.kill()
         for callback in server.on_shutdown:
             try:
                 callback()

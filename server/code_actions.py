@@ -8,6 +8,7 @@ nothing changes; a template reads its source) are left out of the list and fille
 """
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
@@ -16,7 +17,7 @@ from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.lookup import enclosing_definitions, mentions_op
 from tritonify.diagnostics.model import Applicability, Finding
 from tritonify.diagnostics.noqa import noqa_edit
-from tritonify.server.analysis import Analysis, analyse
+from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.positions import overlaps
@@ -53,7 +54,7 @@ def _resolve_supported(server: TritonifyServer) -> bool:
 
 
 # ---- edits ------------------------------------------------------------------------------------
-def fix_all_text(analysis: Analysis) -> tuple[str, int]:
+async def fix_all_text(server: TritonifyServer, analysis: Analysis) -> tuple[str, int]:
     """The document with every safe fix applied (re-linting between passes, as `check --fix`)."""
     text, total, findings = analysis.text, 0, analysis.findings
     for _ in range(MAX_FIX_PASSES):
@@ -61,12 +62,12 @@ def fix_all_text(analysis: Analysis) -> tuple[str, int]:
         if not n:
             break
         total += n
-        findings = analyse(analysis.uri, None, text, analysis.path, analysis.settings, analysis.index.encoding).findings
+        findings = (await server.analyse(analysis.uri, None, text, analysis.path, analysis.settings)).findings
     return text, total
 
 
-def fix_all_edit(server: TritonifyServer, analysis: Analysis) -> types.WorkspaceEdit | None:
-    text, n = fix_all_text(analysis)
+async def fix_all_edit(server: TritonifyServer, analysis: Analysis) -> types.WorkspaceEdit | None:
+    text, n = await fix_all_text(server, analysis)
     if not n or text == analysis.text:
         return None
     return workspace_edit(server, analysis, [types.TextEdit(range=analysis.index.whole_document(), new_text=text)])
@@ -94,6 +95,8 @@ def applicable_templates(templates: list[Any], analysis: Analysis, line: int) ->
     """Templates that fit the place: those whose ops the enclosing function or class names
     (an `rms_norm` template inside `def rms_norm_fwd`), or every template on a blank line
     at module level."""
+    if not analysis.parsed_here:
+        return []
     names = enclosing_definitions(analysis.source, line)
     if not names:
         if analysis.source.tree is None or analysis.index.line_text(line).strip():
@@ -132,8 +135,8 @@ def quick_fixes(server: TritonifyServer, analysis: Analysis, finding: Finding) -
     return actions
 
 
-def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    analysis = server.current_analysis(params.text_document.uri)
+async def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    analysis = await server.current_analysis(params.text_document.uri)
     if analysis is None:
         return []
     only = list(params.context.only or []) if params.context else []
@@ -153,7 +156,7 @@ def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> lis
         if lazy:
             actions.append(action)
         else:
-            action.edit = fix_all_edit(server, analysis)
+            action.edit = await fix_all_edit(server, analysis)
             if action.edit is not None:
                 actions.append(action)
 
@@ -169,8 +172,7 @@ def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> lis
 
     if _wanted(only, RUN_KERNEL):
         for kernel in analysis.kernels:
-            first = min([kernel.node.lineno, *(d.lineno for d in kernel.node.decorator_list)])
-            if first <= line <= (kernel.node.end_lineno or kernel.node.lineno):
+            if kernel.first_line <= line <= kernel.last_line:
                 for verb, command in (("Benchmark", "tritonify.benchmark"), ("Profile", "tritonify.profile")):
                     actions.append(types.CodeAction(
                         title=f"{verb} this kernel ({kernel.name})", kind=RUN_KERNEL,
@@ -179,13 +181,13 @@ def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> lis
     return actions
 
 
-def resolve(server: TritonifyServer, action: types.CodeAction) -> types.CodeAction:
+async def resolve(server: TritonifyServer, action: types.CodeAction) -> types.CodeAction:
     data = action.data if isinstance(action.data, dict) else {}
-    analysis = server.current_analysis(data.get("uri")) if isinstance(data.get("uri"), str) else None
+    analysis = await server.current_analysis(data.get("uri")) if isinstance(data.get("uri"), str) else None
     if analysis is None or action.edit is not None:
         return action
     if data.get("action") == "fixAll":
-        action.edit = fix_all_edit(server, analysis) or types.WorkspaceEdit(changes={})
+        action.edit = await fix_all_edit(server, analysis) or types.WorkspaceEdit(changes={})
     elif data.get("action") == "template" and isinstance(data.get("name"), str) and isinstance(data.get("line"), int):
         action.edit = template_edit(server, analysis, data["name"], data["line"])
     return action
@@ -195,14 +197,16 @@ def register(server: TritonifyServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True))
     @guarded(server, "codeAction", default=list)
-    def on_code_action(params: types.CodeActionParams):
-        return code_actions(server, params)
+    async def on_code_action(params: types.CodeActionParams):
+        return await code_actions(server, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    def on_resolve(params: types.CodeAction):
+    async def on_resolve(params: types.CodeAction):
         # guarded by hand: on failure the answer is the action as it came (never null)
         try:
-            return resolve(server, params)
+            return await resolve(server, params)
+        except asyncio.CancelledError:
+            raise
         except Exception as exc:
             import traceback
 

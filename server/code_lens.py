@@ -7,15 +7,14 @@ from lsprotocol import types
 from tritonify.server.app import TritonifyServer, guarded
 
 
-def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    analysis = server.current_analysis(params.text_document.uri)
+async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    analysis = await server.current_analysis(params.text_document.uri)
     if analysis is None:
         return []
     results = getattr(server, "job_results", {})
     lenses = []
     for kernel in analysis.kernels:
-        first = min([kernel.node.lineno, *(d.lineno for d in kernel.node.decorator_list)])
-        pos = analysis.index.position(first, 0)
+        pos = analysis.index.position(kernel.first_line, 0)
         rng = types.Range(start=pos, end=pos)
         args = [analysis.uri, kernel.name]
         lenses.append(types.CodeLens(range=rng, command=types.Command(title="Benchmark", command="tritonify.benchmark", arguments=args)))
@@ -31,5 +30,5 @@ def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> list[t
 def register(server: TritonifyServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     @guarded(server, "codeLens", default=list)
-    def on_code_lens(params: types.CodeLensParams):
-        return code_lenses(server, params)
+    async def on_code_lens(params: types.CodeLensParams):
+        return await code_lenses(server, params)

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import get_rule
-from tritonify.server.analysis import Analysis, analyse
+from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex
@@ -118,10 +118,7 @@ class DiagnosticsFeature:
         version, text = doc.version, doc.source
         hit = server.analyses.get(doc.uri, version, text)
         if hit is None:
-            settings = server.lint_settings_for(doc.uri, path)
-            loop = asyncio.get_running_loop()
-            hit = await loop.run_in_executor(server.lint_executor, analyse, doc.uri, version, text, path,
-                                             settings, server.position_encoding)
+            hit = await asyncio.shield(server.analysis_task(doc.uri, version, text, path))
         now = open_document(server, uri)
         if now is None or now.version != version:
             return  # closed or edited meanwhile: this result is stale

@@ -20,8 +20,8 @@ def _markdown(*parts: str) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
-def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hover | None:
-    analysis = server.current_analysis(params.text_document.uri)
+async def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hover | None:
+    analysis = await server.current_analysis(params.text_document.uri)
     if analysis is None:
         return None
     line, column = analysis.index.code_point(params.position)
@@ -37,7 +37,7 @@ def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hover | N
         page = rule_page(code)
         if page:
             return _markdown(page.text, f"[open the page]({page.url})")
-    api = api_at(analysis.source, line, column)
+    api = api_at(analysis.source, line, column) if analysis.parsed_here else None
     if api:
         pages = pages_for_api(api)
         if pages:
@@ -49,5 +49,5 @@ def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hover | N
 def register(server: TritonifyServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(server, "hover")
-    def on_hover(params: types.HoverParams):
-        return hover(server, params)
+    async def on_hover(params: types.HoverParams):
+        return await hover(server, params)

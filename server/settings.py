@@ -11,7 +11,7 @@ document is read first, then the editor's select / ignore / severity override it
 Editor shape (camelCase as VS Code settings are written):
 
     {"lint": {"run": "onType" | "onSave", "select": [...], "ignore": [...],
-              "severity": {"TRI001": "error"}},
+              "severity": {"TRI001": "error"}, "timeoutSeconds": 30},
      "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
      "trusted": true,
      "jobs": {"timeoutSeconds": 600}}
@@ -43,6 +43,7 @@ class EditorSettings:
     interpreter: tuple[str, ...] = (sys.executable,)
     trusted: bool = True
     job_timeout_s: float = 600.0
+    lint_timeout_s: float = 30.0
     problems: tuple[str, ...] = ()   # what was wrong with the values given, for the log
 
     def updated(self, raw: Any) -> "EditorSettings":
@@ -73,6 +74,12 @@ class EditorSettings:
                 problems.append(f"lint.{key} must be a list of codes")
             else:
                 changes[key] = codes
+        lint_timeout = lint.get("timeoutSeconds")
+        if lint_timeout is not None:
+            if isinstance(lint_timeout, (int, float)) and not isinstance(lint_timeout, bool) and lint_timeout > 0:
+                changes["lint_timeout_s"] = float(lint_timeout)
+            else:
+                problems.append("lint.timeoutSeconds must be a positive number")
         severity = lint.get("severity")
         if severity is not None:
             if isinstance(severity, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in severity.items()):

@@ -157,3 +157,22 @@ class RawClient:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(5)
+
+
+def lsp_position(text: str, offset: int, encoding: str = "utf-16") -> dict:
+    """The LSP position of a code-point offset, as an editor computes it."""
+    import re
+
+    before = text[:offset]
+    breaks = list(re.finditer(r"\r\n|\r|\n", before))
+    line_start = breaks[-1].end() if breaks else 0
+    if before.endswith("\r") and text[offset:offset + 1] == "\n":   # inside a \r\n: not a position
+        line_start = offset - 1
+    column_text = text[line_start:offset]
+    if encoding == "utf-8":
+        character = len(column_text.encode("utf-8", "surrogatepass"))
+    elif encoding == "utf-32":
+        character = len(column_text)
+    else:
+        character = len(column_text.encode("utf-16-le", "surrogatepass")) // 2
+    return {"line": len(breaks), "character": character}

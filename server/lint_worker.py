@@ -1,0 +1,161 @@
+"""Linting in a worker process, so that no document can stall or crash the server.
+
+A rule that is slow on some input (a quadratic walk over a 5 MB file), that recurses until
+the interpreter dies, or that loops, runs in this worker, not in the server: the server's event
+loop stays free to answer requests, a lint that takes longer than its time limit is stopped
+(the worker is killed and started again) and reported as a TRI000 finding, and a worker that
+dies is replaced on the next lint.
+
+Wire format between the server and the worker (both our own code): frames of an 8-byte
+big-endian length and a pickle. Request: `(text, path, settings)`; answer:
+`("ok", (FileResult, [KernelSpan]))` or `("error", message)`.
+"""
+from __future__ import annotations
+
+import asyncio
+import pickle
+import sys
+from dataclasses import dataclass
+from typing import Sequence
+
+from tritonify.diagnostics.engine import SYNTAX, FileResult, lint_text
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.settings import Settings
+from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
+
+HEADER = 8
+WORKER_COMMAND = [sys.executable, "-m", "tritonify.server.lint_worker"]
+
+
+def _frame(obj) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return len(data).to_bytes(HEADER, "big") + data
+
+
+def serve_worker(stdin=None, stdout=None) -> int:
+    """The worker's loop: read a request, lint, answer; until stdin closes."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    sys.stdout = sys.stderr   # a stray print() must not corrupt the frames
+    while True:
+        header = stdin.read(HEADER)
+        if len(header) < HEADER:
+            return 0
+        payload = stdin.read(int.from_bytes(header, "big"))
+        try:
+            text, path, settings = pickle.loads(payload)
+            answer = ("ok", (lint_text(text, path, settings), kernel_spans(text, path)))
+        except Exception as exc:   # the server turns this into a message; the worker goes on
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            stdout.write(_frame(answer))
+        except Exception as exc:   # e.g. a finding that does not pickle
+            stdout.write(_frame(("error", f"cannot send the result: {type(exc).__name__}: {exc}")))
+        stdout.flush()
+
+
+@dataclass(frozen=True)
+class KernelSpan:
+    """Where a `@triton.jit` function is: its name, its first line (decorators included) and
+    its last line, 1-based."""
+
+    name: str
+    first_line: int
+    last_line: int
+
+
+def kernel_spans(text: str, path: str) -> list[KernelSpan]:
+    if not path.endswith((".py", ".pyi")):
+        return []
+    source = SourceFile.from_text(text, path)
+    if source.tree is None:
+        return []
+    try:
+        kernels = find_kernels(source.tree, ImportMap(source.tree))
+    except RecursionError:
+        return []
+    return [KernelSpan(k.name, min([k.node.lineno, *(d.lineno for d in k.node.decorator_list)]),
+                       k.node.end_lineno or k.node.lineno) for k in kernels]
+
+
+def stopped_result(path: str, why: str) -> tuple[FileResult, list[KernelSpan]]:
+    """A result that says the file was not (fully) checked, and why."""
+    finding = Finding(code=SYNTAX.code, message=why, line=1, column=0, end_line=1, end_column=1,
+                      severity=Severity.WARNING, path=path, url=SYNTAX.url)
+    return FileResult(path, [finding], error=why), []
+
+
+class LintWorker:
+    """The server's side: one worker process, one lint at a time, a time limit per lint."""
+
+    def __init__(self, command: Sequence[str] = WORKER_COMMAND):
+        self.command = list(command)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock: asyncio.Lock | None = None
+        self.restarts = 0
+        self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
+
+    async def _ensure(self) -> asyncio.subprocess.Process:
+        self._dead = [p for p in self._dead if p.returncode is None]
+        if self._proc is None or self._proc.returncode is not None:
+            if self._proc is not None:
+                self.restarts += 1
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None)
+        return self._proc
+
+    def kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            self._dead.append(proc)
+            if proc.returncode is None:
+                try:
+                    proc.kill()
+                except ProcessLookupError:
+                    pass
+
+    async def aclose(self) -> None:
+        """Kill the worker and wait for it (so nothing is left for the event loop to clean)."""
+        self.kill()
+        for proc in self._dead:
+            await proc.wait()
+        self._dead.clear()
+
+    async def start(self) -> None:
+        """Start the worker ahead of the first lint (it takes a moment to import)."""
+        await self._ensure()
+
+    async def lint(self, text: str, path: str, settings: Settings, timeout_s: float) -> tuple[FileResult, list[KernelSpan]]:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            try:
+                proc = await self._ensure()
+                proc.stdin.write(_frame((text, path, settings)))
+                await proc.stdin.drain()
+                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
+                payload = await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)
+            except asyncio.TimeoutError:
+                self.kill()
+                return stopped_result(path, f"Tritonify stopped analysing this file after {timeout_s:g} s "
+                                            "(lint.timeoutSeconds); no findings are shown for it")
+            except asyncio.CancelledError:
+                self.kill()   # the answer in flight would be read by the next lint: start afresh
+                raise
+            except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError, OSError) as exc:
+                self.kill()
+                return stopped_result(path, f"Tritonify's analysis process died on this file ({type(exc).__name__}); "
+                                            "no findings are shown for it")
+        status, value = pickle.loads(payload)
+        if status == "ok":
+            return value
+        return stopped_result(path, f"internal error while analysing this file: {value}")
+
+
+if __name__ == "__main__":
+    # run the copy imported under its real name, so pickled classes name
+    # tritonify.server.lint_worker (not __main__) and the server can read them
+    from tritonify.server.lint_worker import serve_worker as _serve
+
+    sys.exit(_serve())

@@ -1,0 +1,79 @@
+"""server/lint_worker.py: linting in a worker process with a time limit and restarts."""
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from tritonify.diagnostics.settings import Settings
+from tritonify.server.lint_worker import LintWorker
+
+KERNEL_TEXT = "import triton\nfrom triton.language.extra import libdevice\n@triton.jit\ndef k(x):\n    return libdevice.tanh(x)\n"
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_lints_in_the_worker_and_reports_kernels():
+    async def main():
+        worker = LintWorker()
+        try:
+            result, kernels = await worker.lint(KERNEL_TEXT, "k.py", Settings(), 30)
+            again, _ = await worker.lint("x = 1\n", "k.py", Settings(), 30)
+        finally:
+            await worker.aclose()
+        return result, kernels, again, worker.restarts
+
+    result, kernels, again, restarts = _run(main())
+    assert [f.code for f in result.findings] == ["TRI001"]
+    assert [(k.name, k.first_line, k.last_line) for k in kernels] == [("k", 3, 5)]
+    assert again.findings == [] and restarts == 0
+
+
+SLOW = [sys.executable, "-c", "import sys, time; sys.stdin.buffer.read(8); time.sleep(60)"]
+DIES = [sys.executable, "-c", "import sys, os; sys.stdin.buffer.read(8); os._exit(3)"]
+
+
+def test_a_lint_past_its_time_limit_is_stopped_and_reported():
+    async def main():
+        worker = LintWorker(SLOW)
+        try:
+            return await worker.lint("x = 1\n", "k.py", Settings(), 0.5)
+        finally:
+            await worker.aclose()
+
+    result, kernels = _run(main())
+    assert [f.code for f in result.findings] == ["TRI000"] and kernels == []
+    assert "stopped analysing this file after 0.5 s" in result.findings[0].message
+
+
+def test_a_dead_worker_is_reported_then_replaced():
+    async def main():
+        worker = LintWorker(DIES)
+        first, _ = await worker.lint("x = 1\n", "k.py", Settings(), 5)
+        worker.command = LintWorker().command      # the next start is a real worker
+        second, _ = await worker.lint("x = 1\n", "k.py", Settings(), 30)
+        await worker.aclose()
+        return first, second, worker.restarts
+
+    first, second, restarts = _run(main())
+    assert "analysis process died" in first.findings[0].message
+    assert second.findings == [] and restarts == 0   # killed after dying, so a fresh start
+
+
+def test_cancelling_a_lint_kills_the_worker_so_the_next_answer_is_not_mixed_up():
+    async def main():
+        worker = LintWorker(SLOW)
+        task = asyncio.ensure_future(worker.lint("x = 1\n", "k.py", Settings(), 30))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        worker.command = LintWorker().command
+        result, _ = await worker.lint(KERNEL_TEXT, "k.py", Settings(), 30)
+        await worker.aclose()
+        return result
+
+    assert [f.code for f in _run(main()).findings] == ["TRI001"]
