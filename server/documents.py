@@ -3,7 +3,8 @@
 pygls splits a document into lines with `str.splitlines`, which also breaks at form feed,
 U+2028 and other characters that LSP clients (and Python's parser) treat as ordinary text; an
 incremental edit after such a character would land on the wrong line. `LspWorkspace` keeps the
-documents with LSP's own line breaks (`\\r\\n`, `\\r`, `\\n`).
+documents with LSP's own line breaks (`\\r\\n`, `\\r`, `\\n`) and applies incremental edits by offsets
+computed the same way.
 
 Only documents the client opened are served: a request about any other URI gets an empty
 answer, never a read of the disk (a closed document may have changed or never existed).
@@ -17,6 +18,7 @@ from urllib.parse import unquote, urlparse
 from pygls.workspace import TextDocument, Workspace
 
 from tritonify.diagnostics.engine import language_of
+from tritonify.server.positions import LineIndex
 
 _KEEPENDS = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
@@ -25,6 +27,16 @@ _SUFFIX_FOR_LANGUAGE = {"python": ".py", "cuda": ".cu", "cuda-cpp": ".cu", "cpp"
 
 
 class LspTextDocument(TextDocument):
+    def _apply_incremental_change(self, change) -> None:
+        """Splice the change in by offsets computed with LSP's line breaks and the
+        negotiated encoding (a range past the end is clamped to the end)."""
+        text = self.source
+        index = LineIndex(text, self._position_codec.encoding)
+        start, end = index.offset(change.range.start), index.offset(change.range.end)
+        if end < start:
+            end = start
+        self._source = text[:start] + change.text + text[end:]
+
     @property
     def lines(self):
         parts = _KEEPENDS.split(self.source)

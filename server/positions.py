@@ -92,6 +92,17 @@ class LineIndex:
             units += _units(ch, self.encoding)
         return index + 1, len(text)
 
+    @cached_property
+    def line_starts(self) -> list[int]:
+        return [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+
+    def offset(self, position: types.Position) -> int:
+        """LSP Position -> offset into the text (code points), clamped to the text."""
+        line, column = self.code_point(position)
+        if position.line >= len(self.lines):
+            return len(self.text)
+        return self.line_starts[line - 1] + column
+
     def line_text(self, line: int) -> str:
         """Text of a 1-based line ('' outside the document)."""
         if 1 <= line <= len(self.lines):

@@ -53,3 +53,11 @@ def test_overlaps_counts_touching_ranges():
     assert overlaps(r(1, 0, 1, 5), r(1, 5, 1, 5))
     assert not overlaps(r(1, 0, 1, 5), r(1, 6, 1, 9))
     assert not overlaps(r(1, 0, 1, 5), r(2, 0, 2, 1))
+
+
+def test_offsets_follow_lsp_lines_and_clamp():
+    index = LineIndex("ab\r\ncd\ré😋x\n", UTF16)
+    assert index.offset(types.Position(line=1, character=1)) == 5
+    assert index.offset(types.Position(line=2, character=3)) == 9      # after 😋 (2 UTF-16 units)
+    assert index.offset(types.Position(line=2, character=99)) == 10
+    assert index.offset(types.Position(line=9, character=0)) == len(index.text)
