@@ -64,13 +64,17 @@ def load(report: str, sources: list[str] | None = None, details: str | None = No
                            "export it with `ncu --import R.ncu-rep --csv --page raw --print-units base`; pass "
                            "details pages with --details and source pages with --source")
     pages = Pages(text)
-    for extra in ([details] if details else []) + list(sources or []):
-        extra_text = read_text(extra)
-        extra_kind = kind_of(extra_text)
-        if extra_kind == "details":
-            pages.details = extra_text
-        elif extra_kind == "source":
-            pages.sources.append(extra_text)
-        else:
-            raise ProfileError("bad-input", f"{extra} is neither a details page nor a source page")
+    if details:
+        pages.details = _expect(details, "details")
+    pages.sources = [_expect(s, "source") for s in sources or []]
     return pages
+
+
+def _expect(path: str, kind: str) -> str:
+    text = read_text(path)
+    found = kind_of(text)
+    if found != kind:
+        what = {"raw": "the raw page", "details": "a details page", "source": "a source page"}.get(found, "not an ncu CSV page")
+        raise ProfileError("bad-input", f"{path} should be a {kind} page but is {what}",
+                           "--details takes `--page details` CSV, --source takes `--page source --print-source cuda,sass` CSV")
+    return text
