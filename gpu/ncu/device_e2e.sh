@@ -11,6 +11,6 @@ export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
 if [ "${1:-}" != "--e2e-only" ]; then
   timeout 200 python3 gpu/ncu/capture.py --lean 2>&1 | tail -20
 fi
-timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/ncu/test_gpu_e2e.py -rA 2>&1 | tee "$OUT/e2e.log" | tail -30
+timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/ncu/test_gpu_e2e.py -rA ${E2E_K:+-k "$E2E_K"} 2>&1 | tee "$OUT/e2e.log" | tail -30
 cp results/ncu_h200_e2e.json "$OUT/" 2>/dev/null
 echo "done"
