@@ -92,6 +92,12 @@ def gpu_info(index: int = 0) -> dict:
     return info
 
 
+def clocks(index: int = 0) -> dict:
+    """Clocks, temperature and power now (NVML): read again at the end of a run, under load."""
+    keep = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
+    return {k: v for k, v in _nvml(index).items() if k in keep}
+
+
 def git_state(path: Path) -> dict:
     """Commit and dirty flag of the repository holding ``path`` (None outside git)."""
     folder = Path(path).resolve()

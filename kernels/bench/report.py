@@ -63,6 +63,10 @@ def header_lines(result: dict) -> list[str]:
     if gpu.get("name"):
         lines.append(f"GPU: {gpu['name']} (driver {gpu.get('driver')}, SM {gpu.get('sm_clock_mhz')} MHz, "
                      f"mem {gpu.get('mem_clock_mhz')} MHz, {gpu.get('temperature_c')} C, {gpu.get('power_w')} W)")
+        end = result.get("gpu_end") or {}
+        if end.get("sm_clock_mhz") is not None:
+            lines.append(f"GPU at the end: SM {end.get('sm_clock_mhz')} MHz, mem {end.get('mem_clock_mhz')} MHz, "
+                         f"{end.get('temperature_c')} C, {end.get('power_w')} W")
     else:
         lines.append("GPU: none (correctness only, or host wall clock: NOT GPU measurements)")
     lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in ver.items() if v))

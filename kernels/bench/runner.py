@@ -20,7 +20,7 @@ from tritonify.kernels.bench import ceilings as ceilings_mod
 from tritonify.kernels.bench.contract import Contract, ContractError
 from tritonify.kernels.bench.correctness import check, synchronize
 from tritonify.kernels.bench.discovery import load_contracts, parse_target, select_contract
-from tritonify.kernels.bench.environment import gpu_info, versions
+from tritonify.kernels.bench.environment import clocks, gpu_info, versions
 from tritonify.kernels.bench.inputs import make_inputs, nbytes, rotating, rotation_count
 from tritonify.kernels.bench.timing import GpuTimer, Timer, TimingUnavailable, calls_per_graph, make_timer
 
@@ -292,6 +292,8 @@ def run_bench(spec: dict, *, timer: Timer | None = None,
         result["status"] = "crashed"
         result["message"] = (f"the CUDA context was lost ({exc}); the kernel likely read or wrote out of "
                              "bounds. Nothing after this point was measured; run it under compute-sanitizer.")
+    if device.startswith("cuda") and result["status"] != "crashed":
+        result["gpu_end"] = clocks(torch.cuda.current_device())   # clocks after the timed work
     if result["status"] == "ok" and any(s["results"][KERNEL]["status"] != "ok" for s in result["shapes"]):
         result["status"] = "incorrect"
         result["message"] = "the kernel failed its correctness check (not timed where it failed)"

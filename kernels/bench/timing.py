@@ -6,9 +6,9 @@
   times its replays (L2 flushed before each) and the time is divided by the calls per replay. Graphs
   keep the launcher's Python time out of the number: with plain events, a launcher that takes longer
   on the host than the flush takes on the GPU leaves the GPU idle inside the timed region. (Seen on the
-  H200, 2026-11-29: Liger's RMSNorm at 16384x4096, a 77 us kernel, gave p20/p50/p80 of 0.069/0.121/0.143
-  ms under do_bench in one run and 0.138/0.152/0.187 in the next, while graph-timed shapes stayed
-  within 1%.)
+  H200, 2026-11-29: Liger's RMSNorm at 16384x4096, about 65 us of GPU work, gave p20/p50/p80 of
+  0.138/0.152/0.187 ms under do_bench in one run and 0.069/0.121/0.143 in the next, while graph-timed
+  shapes stayed within 1%; graph replay then read 0.0645/0.0646/0.0647.)
 * ``WallClockTimer``: ``time.perf_counter`` on the host. It exists so the harness can be exercised
   without a GPU; every result it produces is marked ``gpu_measurement: false``.
 

@@ -47,6 +47,8 @@ def test_bench_json_on_the_example_kernel(tmp_path):
     view = tritonify("lineage", str(lineage_file), "--format", "json")
     runs = json.loads(view.stdout)
     assert len(runs) == 1 and runs[0]["target"] == "rmsnorm.py::rmsnorm_kernel" and runs[0]["correct"] is True
+    if (ROOT / ".git").exists():                    # the example sits in this repository's checkout
+        assert len(runs[0]["git"]["commit"]) == 40 and isinstance(runs[0]["git"]["dirty"], bool)
     assert tritonify("lineage", str(lineage_file), "--promote", runs[0]["id"]).returncode == 0
     table = tritonify("lineage", str(lineage_file)).stdout
     assert "promoted" in table

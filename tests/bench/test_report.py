@@ -50,7 +50,10 @@ def test_nothing_timed_means_no_chart(tmp_path):
 
 
 def test_text_states_method_ceilings_and_skipped_baselines():
-    out = report.text(_result())
+    result = _result()
+    result["gpu_end"] = {"sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temperature_c": 51, "power_w": 400.0}
+    out = report.text(result)
+    assert "GPU at the end: SM 1980 MHz" in out
     assert "method:" in out and "ceilings: copy 4300 GB/s, bf16 matmul 780 TFLOP/s" in out
     assert "baseline liger skipped: no such op" in out
     assert "NOT GPU measurements" in report.text(_result(gpu=False))
