@@ -231,5 +231,21 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None) -> Profil
     warnings = list(gpu.get("warnings", []))
     if "Running with unmodified GPU clocks" in output:
         warnings.append("ncu ran with the GPU's clocks unlocked (--clock-control none): numbers vary with boost")
+    result = ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings)
+    _write_sidecar(result)
     progress("done", 100)
-    return ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings)
+    return result
+
+
+def _write_sidecar(result: ProfileResult) -> None:
+    """`<report>.json` beside the `.ncu-rep`: the GPU (name, driver, clocks, memory), the ncu
+    command and the warnings, so a report found later can be traced to its machine."""
+    import json
+
+    side = Path(result.report).with_suffix(".json")
+    try:
+        side.write_text(json.dumps({"report": result.report, "gpu": result.gpu, "ncu_argv": result.argv,
+                                    "seconds": round(result.seconds, 2), "warnings": result.warnings,
+                                    "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1))
+    except OSError:
+        pass

@@ -64,7 +64,7 @@ def test_profile_names_the_planted_pattern_on_its_line(kernel, letter, tmp_path)
         assert any("tl.float32" in e["content"] for e in edits)
     out = ROOT / "results" / "ncu_h200_e2e.json"
     record = json.loads(out.read_text()) if out.exists() else {}
-    record[kernel] = {"patterns": [p["pattern"] for p in launch["patterns"]],
+    record.setdefault("kernels", {})[kernel] = {"patterns": [p["pattern"] for p in launch["patterns"]],
                       "finding_lines": [f["line"] for f in launch["findings"]], "gpu": launch["gpu"]}
     out.write_text(json.dumps(record, indent=1))
 

@@ -135,6 +135,8 @@ def test_whole_path_with_fake_ncu(fake_ncu):
     (d,) = result.diagnoses
     assert d.launch.kernel == "planted_c_uncoalesced" and d.letters[0] == "C"
     assert events[-1] == ("done", 100) and any("profiling planted_c_uncoalesced" in t for t, _ in events)
+    side = json.loads(Path(result.report).with_suffix(".json").read_text())
+    assert side["gpu"]["name"] == "NVIDIA H200" and side["ncu_argv"][0].endswith("fake_ncu.py")
 
 
 def test_cli_profile_json(fake_ncu, capsys):

@@ -34,9 +34,11 @@ def detect(ctx: Context) -> Hit | None:
                                                       ctx.m("launch__shared_mem_per_block"))}
     idle = 1 - max(ctx.sm_pct, ctx.memory_pct) / 100
     if theory < 20:
+        below = theory - achieved > 0.2 * theory and theory - achieved > 2
+        extra = "; achieved occupancy is far under even that" if below else ""
         return Hit(PATTERN, max(0.05, (1 - theory / 20) * idle), evidence,
                    f"theoretical occupancy is {theory:.1f}% (achieved {achieved:.1f}%), limited by "
-                   f"{evidence['limiter'].replace('_', ' ')}", ctx.def_line())
+                   f"{evidence['limiter'].replace('_', ' ')}{extra}", ctx.def_line())
     if achieved < 50 and theory - achieved > 20:
         return Hit(PATTERN, (theory - achieved) / 100 * idle, evidence,
                    f"achieved occupancy is {achieved:.1f}% against a theoretical {theory:.1f}%",
