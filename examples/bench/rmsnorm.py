@@ -5,6 +5,10 @@ so its floor is (bytes of x + bytes of y + bytes of weight) / copy bandwidth.
 
 Benchmark it (the contract is in rmsnorm_contract.py beside this file):
     tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger
+
+This is the version measured on the H200 (results/bench_rmsnorm_h200.md, lineage run 2e96eabc85), kept
+as measured. `tritonify check` suggests the next candidate: tl.rsqrt (TRI017), an fp32 eps (TRI016) and
+a 64-bit row offset (TRI006); bench it with --parent 2e96eabc85 before promoting it.
 """
 import torch
 import triton

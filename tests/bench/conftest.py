@@ -73,6 +73,7 @@ ENTRIES = {
     "hang": "    time.sleep(120)",
     "raise": "    raise RuntimeError('planted failure in the launcher')",
     "print": "    print('user output on stdout'); return affine(x, w)",
+    "oom": "    raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')",
 }
 
 

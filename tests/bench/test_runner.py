@@ -79,3 +79,11 @@ def test_unknown_and_skipped_baselines_are_explained(tmp_path, interpret):
     assert "no such op" in result["baselines"]["liger"]
     assert "unknown baseline 'mystery'" in result["baselines"]["mystery"]
     assert list(result["shapes"][0]["results"]) == [KERNEL]
+
+
+def test_out_of_memory_is_reported_per_implementation(tmp_path):
+    kernel = write_case(tmp_path, "oom", module="affine_oom")
+    result = run_bench(_spec(kernel, timer="none", shapes=[[4, 16]]))
+    k = result["shapes"][0]["results"][KERNEL]
+    assert k["status"] == "oom" and k["message"] == "out of memory at 4x16"
+    assert result["shapes"][0]["results"]["eager"]["status"] == "ok"      # the run went on
