@@ -149,3 +149,23 @@ def test_non_kernel_code_is_ignored():
         return np.arange(0, 48)
     """
     assert lint(code, "TRI004") == []
+
+
+def test_launch_fix_imports_triton_when_the_file_only_imports_jit():
+    code = """
+    import triton.language as tl
+    from triton import jit
+
+    @jit
+    def row_kernel(x_ptr, n_cols, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        tl.store(x_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)
+
+    def launch(x):
+        row_kernel[(1,)](x, x.shape[0], BLOCK=x.shape[0])
+    """
+    (f,) = lint(code, "TRI004")
+    out = fixed(code, f)
+    assert "import triton\n" in out
+    assert "BLOCK=triton.next_power_of_2(x.shape[0])" in out
+    ast.parse(out)
