@@ -222,10 +222,11 @@ class KernelGraph:
 class _Builder:
     """Evaluates a kernel's statements into a KernelGraph."""
 
-    def __init__(self, imports: ImportMap, helpers: dict[str, ast.FunctionDef]):
+    def __init__(self, imports: ImportMap, helpers: dict[str, ast.FunctionDef], own: ast.FunctionDef | None = None):
         self.g = KernelGraph()
         self.imports = imports
-        self.helpers = helpers
+        self.helpers = helpers        # @jit functions of the file that a call may inline
+        self.own = own                # the kernel being built (never inlined into itself)
         self.depth = 0
 
     # ---- statements -----------------------------------------------------------------
@@ -395,7 +396,8 @@ class _Builder:
         args = [self.expr(a, env) for a in node.args]
         kwargs = {k.arg: k.value for k in node.keywords if k.arg}
         if name is None:
-            if isinstance(func, ast.Name) and func.id in self.helpers and self.depth < MAX_INLINE_DEPTH:
+            if (isinstance(func, ast.Name) and func.id in self.helpers and self.helpers[func.id] is not self.own
+                    and self.depth < MAX_INLINE_DEPTH):
                 return self.inline(self.helpers[func.id], args, kwargs, env)
             name = self.imports.resolve(func) or "?"
         name = name.rsplit(".", 1)[-1] if name.startswith(("math.", "extra.", "standard.")) else name
@@ -459,7 +461,7 @@ def _is_broadcast_index(s: ast.expr) -> bool:
 
 def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.FunctionDef]) -> KernelGraph | None:
     """The graph of a kernel's body, or None when it is too large to analyse."""
-    builder = _Builder(imports, {k: v for k, v in helpers.items() if v is not kernel.node})
+    builder = _Builder(imports, helpers, kernel.node)
     env = {p.name: builder.g.intern(("param", p.name)) for p in kernel.params}
     try:
         builder.block(kernel.node.body, env)

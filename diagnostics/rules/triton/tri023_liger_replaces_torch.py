@@ -242,14 +242,29 @@ def _model_build(ctx: PythonContext, call: ast.Call) -> Finding | None:
     return ctx.finding(cls_node, message, fixes)
 
 
+def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
+    """Every call outside Triton kernels (kernel bodies are not host code), in one pass."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if node in kernels:
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _mentions_host_api(text: str) -> bool:
+    """Cheap text test before any tree walk: a file of kernels only never needs one."""
+    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers"))
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if not _mentions_host_api(ctx.source.text):
+        return
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports)
     check_models = not _liger_already_applied(ctx)
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Call):
-            continue
-        if ctx.kernel_of(node) is not None:
-            continue  # inside a Triton kernel: not host code
+    for node in _host_calls(ctx.tree, {k.node for k in ctx.kernels}):
         path = ctx.imports.resolve(node.func) or ""
         finding = None
         if path in RMS_PATHS | LN_PATHS and _normalises_several_dims(ctx, node):
