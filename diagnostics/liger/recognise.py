@@ -67,9 +67,26 @@ class _Matcher:
                 out.update(x for x in set(f) if f.count(x) >= 2)
         return out
 
+    def sources(self, n: int) -> frozenset[int]:
+        """The pointer parameters n's values are loaded from. Two passes over a row reload it
+        with different index expressions (other loop variables), so identity of load nodes is
+        too strict for "the same data"; the tensor they come from is not."""
+        out: set[int] = set()
+        for ld in self.loads(n):
+            out |= _bases(self.g, self.g.node(ld)[1])
+        return frozenset(out)
+
+    def same_data(self, a: int, b: int) -> bool:
+        if a == b:
+            return True
+        sa = self.sources(a)
+        return bool(sa) and sa == self.sources(b) and self.g.kind(a) == self.g.kind(b)
+
     def is_mean_of(self, mu: int, x: int) -> bool:
         """mu is sum(...x...) scaled: a mean of x's values."""
-        return self.contains_call(mu, "sum") and bool(self.loads(mu) & self.loads(x))
+        if not self.contains_call(mu, "sum"):
+            return False
+        return bool(self.loads(mu) & self.loads(x)) or bool(self.sources(x)) and self.sources(x) <= self.sources(mu)
 
     def centred(self, d: int) -> tuple[int, int] | None:
         """(x, mean) when d is x - mean(x) (possibly under a where)."""
@@ -103,7 +120,7 @@ class _Matcher:
                         continue
                     if self.centred(x):
                         found.add("layer_norm")
-                    elif x in bases and self.loads(x) and self.g.kind(x) != "sub":
+                    elif self.loads(x) and self.g.kind(x) != "sub" and any(self.same_data(x, b) for b in bases):
                         found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
         return found
 

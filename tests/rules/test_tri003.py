@@ -349,3 +349,29 @@ def test_policy_gradient_loss_is_not_called_cross_entropy():
         tl.store(LOSS + row, -tl.minimum(ratio * adv, tl.clamp(ratio, 0.8, 1.2) * adv))
     """
     assert lint(grpo, "TRI003") == []
+
+
+def test_two_pass_rms_norm_with_other_loop_variables():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def big_row_norm(X, W, Y, N, eps, BLOCK: tl.constexpr):
+        X += tl.program_id(0) * N
+        Y += tl.program_id(0) * N
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in range(0, N, BLOCK):
+            x = tl.load(X + i + tl.arange(0, BLOCK), mask=i + tl.arange(0, BLOCK) < N, other=0.0)
+            acc += x * x
+        rstd = tl.rsqrt(tl.sum(acc, 0) / N + eps)
+        for j in range(0, N, BLOCK):
+            cols = j + tl.arange(0, BLOCK)
+            v = tl.load(X + cols, mask=cols < N, other=0.0)
+            tl.store(Y + cols, v * rstd * tl.load(W + cols, mask=cols < N), mask=cols < N)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "re-implements RMSNorm" in f.message
+    # the same flow that scales a *different* tensor by the first one's rstd is not a norm
+    other = code.replace("v = tl.load(X + cols", "v = tl.load(W + N + cols")
+    assert lint(other, "TRI003") == []
