@@ -375,3 +375,53 @@ def test_two_pass_rms_norm_with_other_loop_variables():
     # the same flow that scales a *different* tensor by the first one's rstd is not a norm
     other = code.replace("v = tl.load(X + cols", "v = tl.load(W + N + cols")
     assert lint(other, "TRI003") == []
+
+
+def test_call_form_kernel_with_softcap_helper_and_label_branch():
+    code = """
+    import triton
+    import triton.language as tl
+    from .utils import fast_tanh
+
+    def _ce_forward(logits_ptr, stride, loss_ptr, lse_ptr, labels_ptr, V: tl.constexpr, BLOCK: tl.constexpr,
+                    SOFTCAP_ON: tl.constexpr, CAP: tl.constexpr):
+        row = tl.program_id(0)
+        logits_ptr += row * stride.to(tl.int64)
+        label = tl.load(labels_ptr + row).to(tl.int32)
+        cols = tl.arange(0, BLOCK)
+        z = tl.load(logits_ptr + cols, mask=cols < V, other=-float("inf")).to(tl.float32)
+        if SOFTCAP_ON:
+            z = CAP * fast_tanh(z / CAP)
+        top = tl.max(z, 0)
+        lse = top + tl.log(tl.sum(tl.exp(z - top), 0))
+        if label != -100:
+            picked = tl.load(logits_ptr + label).to(tl.float32)
+            if SOFTCAP_ON:
+                picked = CAP * fast_tanh(picked / CAP)
+            loss = lse - picked
+        else:
+            loss = 0.0
+        tl.store(lse_ptr + row, lse)
+        tl.store(loss_ptr + row, loss)
+
+    _ce_forward = triton.jit(_ce_forward)
+    _ce_forward = triton.heuristics({"SOFTCAP_ON": lambda a: bool(a["SOFTCAP_ON"])})(_ce_forward)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "`_ce_forward` re-implements cross-entropy" in f.message
+    # its backward (softmax minus one-hot from a stored logsumexp) has no logsumexp: not reported
+    backward = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _ce_backward(logits_ptr, dloss_ptr, lse_ptr, labels_ptr, V, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        label = tl.load(labels_ptr + row)
+        x = tl.load(logits_ptr + row * V + cols, mask=cols < V, other=-float("inf"))
+        p = tl.exp(x - tl.load(lse_ptr + row))
+        g = tl.where(cols == label, p - 1.0, p)
+        tl.store(logits_ptr + row * V + cols, tl.load(dloss_ptr + row) * g, mask=cols < V)
+    """
+    assert lint(backward, "TRI003") == []
