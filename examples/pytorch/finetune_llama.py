@@ -3,7 +3,7 @@
 TRI023 fires on `LlamaForCausalLM.from_pretrained`: nothing in this file applies Liger, so
 the model runs Hugging Face's eager RMSNorm, SwiGLU, RoPE and a cross-entropy over the full
 (tokens x 128k vocab) logits. `apply_liger_kernel_to_llama()` before loading swaps all four.
-It also fires on the encoder's `nn.LayerNorm` (LigerLayerNorm, eps written out).
+It also fires on the reward head's `nn.LayerNorm` (LigerLayerNorm, with eps written out).
 """
 import torch
 from torch import nn

@@ -1,7 +1,8 @@
 """Fine-tune whatever causal LM the config names, loaded through the Auto class.
 
 TRI023 fires on `AutoModelForCausalLM.from_pretrained`: Liger's `AutoLigerKernelForCausalLM`
-takes the same arguments and patches the architecture it finds in the config.
+takes the same arguments and patches the architecture it finds in the config. It also fires on
+`loss_fn`, a cross-entropy of `hidden @ lm_head.weight.T` (fused linear cross-entropy).
 """
 import torch
 from transformers import AutoModelForCausalLM

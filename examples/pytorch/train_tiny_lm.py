@@ -1,8 +1,8 @@
 """A small decoder-only language model trained from scratch with plain PyTorch modules.
 
-TRI023 fires three times: on the two `nn.RMSNorm` modules (Liger's LigerRMSNorm replaces them)
-and on the loss, a cross-entropy of the `lm_head` projection (Liger's fused linear
-cross-entropy never materialises the tokens x vocab logits).
+TRI023 fires on each `nn.RMSNorm` module (Liger's LigerRMSNorm replaces them) and on the loss,
+a cross-entropy of the `lm_head` projection (Liger's fused linear cross-entropy never
+materialises the tokens x vocab logits).
 """
 import torch
 import torch.nn.functional as F
