@@ -62,6 +62,12 @@ def parse_shapes(text: str | None) -> list[list[int]] | None:
     return shapes or None
 
 
+def _cancel_on_sigterm(signum, frame):
+    """A cancel from the editor is a SIGTERM to this process: raise KeyboardInterrupt, which
+    ``run_job`` answers by killing the child's process group before the exception leaves it."""
+    raise KeyboardInterrupt
+
+
 def _job_kind(file: Path, kernel: str | None) -> str | None:
     from tritonify.kernels.bench.discovery import static_contracts, static_perf_reports
 
@@ -121,9 +127,7 @@ def run(args) -> int:
                          env={"TRITON_INTERPRET": "1"} if args.interpret else None)
 
     if threading.current_thread() is threading.main_thread():
-        # A cancel from the editor is a SIGTERM to this process: turn it into KeyboardInterrupt, which
-        # run_job answers by killing the child's process group.
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signal.SIGTERM, _cancel_on_sigterm)
     result = jobs.run_job(spec, python=args.python, timeout=args.timeout, on_progress=_progress_printer(args.format),
                           on_log=(lambda line: print(line, file=sys.stderr)) if args.format == "table" else None)
     # Named relative to the kernel's folder, where the lineage lives, so any working directory agrees.

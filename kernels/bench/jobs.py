@@ -63,6 +63,8 @@ def expand_sweep(targets: Iterable[str], shapes: Iterable[tuple] | None = None,
 
 
 _FATAL_HINTS = (
+    ("no module named 'tritonify'", "the chosen interpreter cannot import tritonify: install it there "
+                                    "(pip install 'tritonify[gpu]') or pick another with --python"),
     ("illegal memory access", "the kernel made an illegal memory access (out-of-bounds read or write); "
                               "the CUDA context is lost. Check masks and offsets, or run compute-sanitizer"),
     ("out of memory", "the GPU ran out of memory; try smaller shapes"),

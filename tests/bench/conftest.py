@@ -73,6 +73,7 @@ ENTRIES = {
     "hang": "    time.sleep(120)",
     "raise": "    raise RuntimeError('planted failure in the launcher')",
     "print": "    print('user output on stdout'); return affine(x, w)",
+    "hang_pid": "    open(os.environ['HANG_PID_FILE'], 'w').write(str(os.getpid())); time.sleep(120)",
     "oom": "    raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')",
 }
 

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import time
 
 from tests.bench.conftest import write_case
 from tritonify.commands.bench import parse_shapes
@@ -85,3 +89,27 @@ def test_existing_perf_report_benchmarks_run_as_they_are(tmp_path):
     result = json.loads(proc.stdout)
     assert result["kind"] == "perf_report" and result["reports"][0]["name"] == "toy"
     assert result["reports"][0]["rows"] == [{"N": 2, "A ()": 2, "B ()": 4}, {"N": 4, "A ()": 4, "B ()": 8}]
+
+
+def test_sigterm_to_bench_kills_the_benchmark_process(tmp_path):
+    """The editor cancels by terminating `tritonify bench`; the kernel's process must not outlive it."""
+    kernel = write_case(tmp_path, "hang_pid", module="affine_term")
+    pid_file = tmp_path / "worker.pid"
+    proc = subprocess.Popen([sys.executable, "-m", "tritonify", "bench", f"{kernel}::affine_kernel", "--timer", "none",
+                             "--baselines", "eager", "--no-report", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HANG_PID_FILE": str(pid_file)})
+    deadline = time.time() + 60
+    while not (pid_file.is_file() and pid_file.read_text()) and time.time() < deadline:
+        time.sleep(0.1)
+    worker = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 130
+    for _ in range(50):
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"worker {worker} outlived tritonify bench")

@@ -61,6 +61,7 @@ def test_crash_messages_name_the_cause():
     assert "ran out of memory" in jobs._crash_message(1, ["torch.OutOfMemoryError: CUDA out of memory."])
     assert "SIGSEGV" in jobs._crash_message(-11, [])
     assert "status 3" in jobs._crash_message(3, [])
+    assert "--python" in jobs._crash_message(1, ["ModuleNotFoundError: No module named 'tritonify'"])
 
 
 def test_sweep_expands_to_independent_json_jobs():
