@@ -44,11 +44,11 @@ class Diagnosis:
     def hot_lines(self, n: int = 10) -> list[dict]:
         if self.profile is None:
             return []
-        total = self.profile.total_samples or 1.0
+        total = sum(s.attributed_samples for s in self.profile.lines.values()) or 1.0
         out = []
         for rank, stats in enumerate(self.profile.hot_lines(n), 1):
             letters = [h.pattern.letter for h in self.hits if stats.line in h.lines]
-            out.append({"rank": rank, **stats.to_dict(), "sample_share": round(stats.samples / total, 4),
+            out.append({"rank": rank, **stats.to_dict(), "sample_share": round(stats.attributed_samples / total, 4),
                         "patterns": letters})
         return out
 

@@ -44,8 +44,25 @@ class LineStats:
     local_inst: float = 0.0
     divergent_branches: float = 0.0
     barrier_wait: float = 0.0       # barrier samples, moved back onto the BAR instruction's line
+    barrier_moved_out: float = 0.0  # barrier samples of this line moved to the BAR's line
+    barrier_moved_in: float = 0.0
+    long_sb_moved_out: float = 0.0  # long-scoreboard samples of this line's consumers, moved to their loads
+    long_sb_producer: float = 0.0   # long-scoreboard samples caused by this line's loads
     opcodes: Counter = field(default_factory=Counter)
     from_library: bool = False
+
+    @property
+    def load_latency(self) -> float:
+        """Long-scoreboard samples charged to this line's loads (plus waits not traced to a load)."""
+        return self.long_sb_producer + self.stalls.get("long_sb", 0.0) - self.long_sb_moved_out
+
+    @property
+    def attributed_samples(self) -> float:
+        """Samples with long-scoreboard waits charged to the load that caused them (as the
+        "Attributed Stalls" of newer Nsight Compute versions do) and barrier waits charged to the
+        barrier, not to the instruction that was waiting."""
+        return (self.samples - self.long_sb_moved_out + self.long_sb_producer
+                - self.barrier_moved_out + self.barrier_moved_in)
 
     @property
     def threads_per_inst(self) -> float | None:
@@ -60,6 +77,7 @@ class LineStats:
         top = [{"reason": r, "samples": int(n)} for r, n in self.stalls.most_common(3) if n]
         return {
             "line": self.line, "source": self.text.strip(), "samples": int(self.samples),
+            "attributed_samples": int(self.attributed_samples),
             "top_stalls": top, "excessive_global_sectors": int(self.excessive_load_sectors + self.excessive_store_sectors),
             "shared_excessive_wavefronts": int(self.shared_excessive_wavefronts),
             "local_memory_instructions": int(self.local_inst),
@@ -84,7 +102,8 @@ class LineProfile:
         return sorted(rows, key=lambda s: (-key(s), s.line))
 
     def hot_lines(self, n: int = 10) -> list[LineStats]:
-        return self.ranked(lambda s: s.samples)[:n]
+        """Lines ranked by attributed samples: a load's latency counts on the load's line."""
+        return self.ranked(lambda s: s.attributed_samples)[:n]
 
 
 def _stall_reason(column: str) -> str | None:
@@ -137,6 +156,8 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
         if prev.opcode.startswith("BAR") and not ins.opcode.startswith("BAR"):
             barrier_line[ins.address] = target(prev)[0]
 
+    producer_of = _long_scoreboard_producers(ordered)
+
     for ins in page.instructions:
         line, via_library = target(ins)
         s = stats.get(line)
@@ -161,6 +182,14 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
         if ins.address_space == "Local":
             s.local_inst += v(INST)
         s.divergent_branches += v(DIVERGENT)
+        waited_on_load = v("stall_long_sb")
+        producer = producer_of.get(ins.address)
+        if waited_on_load and producer is not None:
+            owner = target(producer)[0]
+            if owner not in stats:
+                stats[owner] = LineStats(owner, all_texts.get(owner, ""))
+            s.long_sb_moved_out += waited_on_load
+            stats[owner].long_sb_producer += waited_on_load
         # ncu samples a warp waiting at a barrier on the instruction after BAR.SYNC; the BAR's
         # own line (the __syncthreads / tl.debug_barrier) is the one to change.
         waited = v("stall_barrier")
@@ -169,10 +198,63 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
             if owner not in stats:
                 stats[owner] = LineStats(owner, all_texts.get(owner, ""))
             stats[owner].barrier_wait += waited
+            if owner != line:
+                s.barrier_moved_out += waited
+                stats[owner].barrier_moved_in += waited
         if ins.opcode:
             s.opcodes[ins.opcode] += v(INST)
     def_line = _def_line(texts, page.function)
     return LineProfile(path=path, function=page.function, def_line=def_line, lines=stats)
+
+
+_REG = re.compile(r"(?<![\w.])R(\d+)(?:\.64)?\b")
+_LONG_SCOREBOARD_LOADS = ("LDG", "LDL", "LD", "ATOMG", "ATOM", "TLD", "TEX", "SULD", "SUATOM")
+_NO_DEST = ("ST", "STG", "STL", "STS", "RED", "REDG", "BAR", "BRA", "EXIT", "RET", "CALL", "MEMBAR", "NOP",
+            "BSYNC", "BSSY", "WARPSYNC", "DEPBAR", "ERRBAR", "CCTL", "LDGSTS")
+
+
+def _width(opcode: str) -> int:
+    parts = opcode.split(".")
+    return 4 if "128" in parts else 2 if "64" in parts else 1
+
+
+def _registers(sass: str) -> tuple[set[int], set[int]]:
+    """(registers written, registers read) by one SASS instruction, from its text."""
+    text = re.sub(r"^\s*@!?U?P\w+\s+", "", sass)
+    opcode, _, operands = text.strip().partition(" ")
+    base = opcode.split(".")[0]
+    regs = [(int(m.group(1)), m.group(0).endswith(".64")) for m in _REG.finditer(operands)]
+    width = _width(opcode)
+    written: set[int] = set()
+    if regs and base not in _NO_DEST:
+        first, _ = regs[0]
+        written = set(range(first, first + (width if base in _LONG_SCOREBOARD_LOADS else 1)))
+        regs = regs[1:]
+    read: set[int] = set()
+    for i, (r, pair) in enumerate(regs):
+        n = 2 if pair else (width if base in _NO_DEST and i == len(regs) - 1 else 1)
+        read.update(range(r, r + n))
+    return written, read
+
+
+def _long_scoreboard_producers(ordered: list[SassInstruction]) -> dict[int, SassInstruction]:
+    """For each instruction with long-scoreboard samples, the global/local load whose result it
+    waited for: the nearest earlier load writing a register it reads (or, for a loop-carried
+    value, the nearest later one), within 512 instructions."""
+    out: dict[int, SassInstruction] = {}
+    decoded = [_registers(i.sass) for i in ordered]
+    for k, ins in enumerate(ordered):
+        if not ins.value("stall_long_sb"):
+            continue
+        reads = decoded[k][1]
+        if not reads:
+            continue
+        for j in list(range(k - 1, max(-1, k - 512), -1)) + list(range(k + 1, min(len(ordered), k + 512))):
+            cand = ordered[j]
+            if cand.opcode.split(".")[0] in _LONG_SCOREBOARD_LOADS and decoded[j][0] & reads:
+                out[ins.address] = cand
+                break
+    return out
 
 
 _HINTS = (

@@ -57,3 +57,24 @@ def test_hot_lines_ranked_by_samples():
     assert hot[0].stalls.most_common(1)[0][0] == "long_sb"
     d = hot[0].to_dict()
     assert d["line"] == 126 and d["top_stalls"][0]["reason"] == "long_sb"
+
+
+def test_load_latency_is_charged_to_the_load():
+    """The FADDs of `x + 1.0` on the store line wait for the strided LDGs of line 107: their
+    long-scoreboard samples move to 107, so the load outranks the store."""
+    p = profile("planted_c_uncoalesced")
+    assert p.lines[108].long_sb_moved_out > 2000 and p.lines[107].long_sb_producer >= p.lines[108].long_sb_moved_out
+    assert p.lines[108].samples > p.lines[107].samples  # raw samples: the store line
+    assert p.hot_lines(1)[0].line == 107                  # attributed: the load line
+    total_raw = sum(s.samples for s in p.lines.values())
+    total_attr = sum(s.attributed_samples for s in p.lines.values())
+    assert abs(total_raw - total_attr) < 1e-6             # samples are moved, never created
+
+
+def test_sass_register_decoding():
+    from tritonify.diagnostics.ncu.lines import _registers
+
+    assert _registers("@!P0  LDG.E R3, desc[UR4][R4.64]") == ({3}, {4, 5})
+    assert _registers("LDG.E.128 R4, desc[UR4][R2.64]") == ({4, 5, 6, 7}, {2, 3})
+    assert _registers("STG.E.128 desc[UR4][R14.64+0x800], R4") == (set(), {14, 15, 4, 5, 6, 7})
+    assert _registers("FADD R4, R3, 1") == ({4}, {3})

@@ -85,3 +85,12 @@ def test_json_shape():
     assert set(p) >= {"pattern", "title", "severity", "evidence", "message", "fix", "lines", "impact"}
     assert p["pattern"] == "K" and p["severity"] == "warning"
     assert obj["lines"][0]["rank"] == 1 and obj["lines"][0]["line"] in (195, 196, 197, 198, 199)
+
+
+@pytest.mark.parametrize("case", [m for m in PLANTED if set(m["plants"]) - set("AJ")], ids=lambda m: m["kernel"])
+def test_hottest_line_is_a_planted_line(case):
+    """Ranked by attributed samples (load latency on the load, barrier waits on the barrier), the
+    first hot line is a planted line for every line-level pattern. A and J are launch-level."""
+    d = diagnosis(case["kernel"])
+    planted = {n for lines in case["plants"].values() for n in lines}
+    assert d.hot_lines(1)[0]["line"] in planted, d.hot_lines(3)

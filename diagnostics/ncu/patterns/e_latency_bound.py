@@ -6,8 +6,8 @@ at least 80 stall cycles per issued instruction (the memory latency is not amort
 independent work), and the busiest memory unit below 80 % of peak. A streaming kernel also
 stalls on long scoreboard, but either keeps memory busy or hides most of the latency: on the
 H200 a coalesced copy at 48 % of DRAM peak spent 51 stall cycles per instruction, a pointer
-chase 184. Same names on sm_80 and sm_100. Line: the line with the most long-scoreboard
-samples (the consumer of the load: the load's own line for a dependent chain).
+chase 184. Same names on sm_80 and sm_100. Line: the load whose results are waited for most
+(long-scoreboard samples traced from the waiting instruction back to the load, see lines.py).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
 
@@ -28,4 +28,4 @@ def detect(ctx: Context) -> Hit | None:
                 "smsp__issue_active.avg.per_cycle_active": ctx.m("smsp__issue_active.avg.per_cycle_active")},
                f"{share:.0%} of each instruction's cycles wait on global memory ({cycles:.0f} cycles per "
                f"instruction) while the busiest memory unit runs at {ctx.memory_pct:.0f}% of peak",
-               ctx.lines_by(lambda s: s.stalls.get("long_sb", 0)))
+               ctx.lines_by(lambda s: s.load_latency))

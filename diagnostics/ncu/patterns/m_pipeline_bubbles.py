@@ -28,4 +28,4 @@ def detect(ctx: Context) -> Hit | None:
                 "long_scoreboard_share_of_cpi": share},
                f"the tensor pipe is busy only {tensor:.0f}% and {share:.0%} of cycles wait on loads that "
                "are not prefetched (no asynchronous copies in the kernel)",
-               ctx.lines_by(lambda s: s.stalls.get("long_sb", 0)))
+               ctx.lines_by(lambda s: s.load_latency))
