@@ -50,7 +50,7 @@ class _Matcher:
         return [n for n in self.live if self.g.is_call(n, *names)]
 
     def contains_call(self, n: int, *names: str) -> bool:
-        return any(self.g.is_call(m, *names) for m in self.g.walk([n], into_pointers=False))
+        return not self.g.call_names(n).isdisjoint(names)
 
     def is_const(self, n: int, value: float) -> bool:
         return self.g.node(n) == ("const", float(value))

@@ -28,7 +28,7 @@ from typing import Iterable, Iterator
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, libdevice_name, tl_name
 
 MAX_INLINE_DEPTH = 3
-MAX_NODES = 20000          # a pathological kernel stops growing the graph here
+MAX_NODES = 4000           # Liger's largest kernel has 255; past this a kernel is not analysed (the matchers are quadratic)
 QUANT_DTYPES = {
     "int8", "uint8", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
     "float8_e4m3fn", "float8_e5m2",
@@ -186,12 +186,36 @@ class KernelGraph:
             stack.extend(self.children(n))
         return seen
 
+    def _summaries(self) -> tuple[list[frozenset[int]], list[frozenset[str]]]:
+        """Per node: the loads whose values flow into it, and the call names it reaches (not
+        through load addresses). Children always have smaller ids than their parents, so one
+        pass in id order fills both; it is extended when nodes are added later."""
+        loads: list[frozenset[int]] = self.__dict__.setdefault("_loads", [])
+        calls: list[frozenset[str]] = self.__dict__.setdefault("_calls", [])
+        empty_i: frozenset[int] = frozenset()
+        empty_s: frozenset[str] = frozenset()
+        for i in range(len(loads), len(self.nodes)):
+            node = self.nodes[i]
+            if node[0] == "load":
+                loads.append(frozenset((i,)))
+                calls.append(empty_s)
+                continue
+            kids = self.children(i)
+            lset = frozenset().union(*(loads[c] for c in kids)) if kids else empty_i
+            cset = frozenset().union(*(calls[c] for c in kids)) if kids else empty_s
+            if node[0] == "call":
+                cset = cset | {node[1]}
+            loads.append(lset)
+            calls.append(cset)
+        return loads, calls
+
     def value_loads(self, n: int) -> frozenset[int]:
         """The loads whose *values* flow into `n` (not loads only used to form an address)."""
-        cache = self.__dict__.setdefault("_value_loads", {})
-        if n not in cache:
-            cache[n] = frozenset(m for m in self.walk([n], into_pointers=False) if self.nodes[m][0] == "load")
-        return cache[n]
+        return self._summaries()[0][n]
+
+    def call_names(self, n: int) -> frozenset[str]:
+        """Names of the calls whose results flow into `n` (not through load addresses)."""
+        return self._summaries()[1][n]
 
     def reaches(self, n: int, target: int) -> bool:
         return target in self.walk([n])
