@@ -1,5 +1,4 @@
 """`tritonify diagnose` on the H200 exports, and its error messages."""
-import gzip
 import json
 
 from tritonify.main import main
