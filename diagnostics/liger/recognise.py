@@ -179,7 +179,7 @@ class _Matcher:
                 return True
             if self.g.is_call(t, "erf"):
                 f = self.g.factors(arg)
-                if gate in f and all(self.g.kind(x) == "const" for x in f if x != gate):
+                if gate in f and all(self.g.kind(x) in ("const", "var", "param") for x in f if x != gate):
                     return True
         return False
 

@@ -435,3 +435,23 @@ def test_huge_generated_kernel_is_skipped_quietly_and_fast():
     started = time.monotonic()
     assert lint(code, "TRI003") == []
     assert time.monotonic() - started < 20
+
+
+def test_erf_geglu_with_a_named_constant():
+    code = """
+    import triton
+    import triton.language as tl
+    from triton.language.extra.cuda import libdevice
+
+    SQRT1_2 = 0.7071067811865476
+
+    @triton.jit
+    def geglu_erf(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs, mask=offs < n).to(tl.float32)
+        b = tl.load(b_ptr + offs, mask=offs < n)
+        gelu = 0.5 * a * (1.0 + libdevice.erf(a * SQRT1_2))
+        tl.store(c_ptr + offs, gelu * b, mask=offs < n)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "GeGLU" in f.message and "tanh approximation" in f.message
