@@ -23,29 +23,63 @@ class Launch:
     host: ast.FunctionDef | None         # the function that launches (None at module level)
 
 
+@dataclass
+class _ModuleCalls:
+    """Every call of the module by callee name (`f(...)` and `f[grid](...)`), and the names that
+    `x = <expression containing a call>` binds, so that rules do not walk the module per kernel."""
+
+    by_name: dict[str, list[ast.Call]]
+    bound_by_call: dict[int, set[str]]
+
+
+def module_calls(ctx: PythonContext) -> _ModuleCalls:
+    cached = ctx.__dict__.get("_tritonify_module_calls")
+    if cached is not None:
+        return cached
+    by_name: dict[str, list[ast.Call]] = {}
+    bound: dict[int, set[str]] = {}
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call):
+            func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+            if isinstance(func, ast.Name):
+                by_name.setdefault(func.id, []).append(node)
+        elif isinstance(node, ast.Assign):
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if targets:
+                for sub in ast.walk(node.value):
+                    if isinstance(sub, ast.Call):
+                        bound.setdefault(id(sub), set()).update(targets)
+    result = _ModuleCalls(by_name, bound)
+    ctx.__dict__["_tritonify_module_calls"] = result
+    return result
+
+
 def kernel_aliases(ctx: PythonContext, kernel: Kernel) -> set[str]:
     """Names the kernel is launched by: its own and `k = triton.jit(f)` targets."""
     names = {kernel.name}
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Assign) and kernel.jit is not None and any(n is kernel.jit for n in ast.walk(node.value)):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if kernel.jit is not None:
+        names |= module_calls(ctx).bound_by_call.get(id(kernel.jit), set())
     return names
 
 
 def launches(ctx: PythonContext, kernel: Kernel) -> list[Launch]:
-    names = kernel_aliases(ctx, kernel)
+    calls = module_calls(ctx).by_name
     out = []
-    for node in ast.walk(ctx.tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
-            continue
-        if not (isinstance(node.func.value, ast.Name) and node.func.value.id in names):
-            continue
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            continue  # positions unknown after *args
-        args = dict(zip(kernel.param_names, node.args))
-        args.update({k.arg: k.value for k in node.keywords if k.arg})
-        out.append(Launch(node, args, _enclosing_function(ctx, node)))
+    for name in sorted(kernel_aliases(ctx, kernel)):
+        for node in calls.get(name, []):
+            if isinstance(node.func, ast.Subscript):
+                launch = _launch(ctx, kernel, node)
+                if launch is not None:
+                    out.append(launch)
     return out
+
+
+def _launch(ctx: PythonContext, kernel: Kernel, node: ast.Call) -> Launch | None:
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return None  # positions unknown after *args
+    args = dict(zip(kernel.param_names, node.args))
+    args.update({k.arg: k.value for k in node.keywords if k.arg})
+    return Launch(node, args, _enclosing_function(ctx, node))
 
 
 def _enclosing_function(ctx: PythonContext, node: ast.AST) -> ast.FunctionDef | None:

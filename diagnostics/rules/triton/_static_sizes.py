@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Mapping
 
 from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.rules.triton._launch_sites import kernel_aliases, module_calls
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
 from tritonify.diagnostics.triton_ast import Kernel, call_path, keyword, tl_name
 
@@ -146,22 +147,15 @@ class KernelSizes:
     @cached_property
     def _passed_params(self) -> set[str]:
         """Parameters some call in this file passes explicitly: their defaults are not the value."""
-        names = {self.kernel.name}
-        for node in ast.walk(self.ctx.tree):
-            if isinstance(node, ast.Assign) and node.value is self.kernel.jit:
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        calls = module_calls(self.ctx).by_name
         passed: set[str] = set()
         params = self.kernel.param_names
-        for node in ast.walk(self.ctx.tree):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
-            if not (isinstance(func, ast.Name) and func.id in names):
-                continue
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-                return set(params)  # *args / **kwargs: anything may be passed
-            passed |= set(params[: len(node.args)])
-            passed |= {k.arg for k in node.keywords if k.arg}
+        for name in kernel_aliases(self.ctx, self.kernel):
+            for node in calls.get(name, []):
+                if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                    return set(params)  # *args / **kwargs: anything may be passed
+                passed |= set(params[: len(node.args)])
+                passed |= {k.arg for k in node.keywords if k.arg}
         return passed
 
     @cached_property
