@@ -155,3 +155,11 @@ def test_getattr_trap_is_real_without_transformers():
     module = _module(api.TRANSFORMERS)
     with pytest.raises(ImportError):
         getattr(module, "apply_liger_kernel_to_llama")
+
+
+@pytest.mark.parametrize("hf", sorted(api.HF_MODULES), ids=lambda x: x)
+def test_hf_module_replacements_are_what_the_apply_functions_swap_in(hf):
+    module, liger = api.HF_MODULES[hf]
+    assert callable(_object(module, liger))
+    text, _ = _tree("transformers/monkey_patch.py")
+    assert re.search(rf"modeling_\w+\.{hf} = {liger}\b", text), f"monkey_patch.py never sets {hf} = {liger}"

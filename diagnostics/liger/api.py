@@ -213,3 +213,35 @@ def referenced_names() -> list[tuple[str, str]]:
 def transformers_only_names() -> list[str]:
     """Names exported lazily by liger_kernel.transformers that need transformers installed."""
     return sorted(LIGER_ENTRY_POINTS)
+
+
+# Hugging Face building blocks -> the Liger module the apply functions swap in for them
+# (`modeling_<m>.<HF name> = <Liger name>` in monkey_patch.py). Constructor arguments match
+# (hidden_size, eps) for norms and (config) for MLPs; apply_rotary_pos_emb keeps its signature.
+RMS_NORM_MODULE_PATH = "liger_kernel.transformers.rms_norm"
+_LLAMA_STYLE_NORMS = ("Llama", "Mistral", "Ministral", "Mixtral", "Qwen2", "Qwen3", "Qwen3Moe", "Phi3", "Granite",
+                      "SmolLM3", "GptOss", "DeepseekV2", "DeepseekV3")
+_SWIGLU_MLPS = ("Llama", "Mistral", "Ministral", "Qwen2", "Qwen3", "Granite", "SmolLM3", "Olmo2")
+HF_MODULES: dict[str, tuple[str, str]] = {
+    **{f"{p}RMSNorm": (TRANSFORMERS, "LigerRMSNorm") for p in _LLAMA_STYLE_NORMS},
+    "GemmaRMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForGemma"),
+    "Gemma2RMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForGemma2"),
+    "Gemma3RMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForGemma3"),
+    "Olmo2RMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForOlmo2"),
+    "Glm4RMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForGlm4"),
+    "Qwen3NextRMSNorm": (RMS_NORM_MODULE_PATH, "LigerRMSNormForQwen3Next"),
+    **{f"{p}MLP": (TRANSFORMERS, "LigerSwiGLUMLP") for p in _SWIGLU_MLPS},
+    "Phi3MLP": (TRANSFORMERS, "LigerPhi3SwiGLUMLP"),
+    "Glm4MLP": (TRANSFORMERS, "LigerPhi3SwiGLUMLP"),
+    "Qwen3MoeMLP": (TRANSFORMERS, "LigerQwen3MoeSwiGLUMLP"),
+    "GemmaMLP": (TRANSFORMERS, "LigerGEGLUMLP"),
+    "Gemma2MLP": (TRANSFORMERS, "LigerGEGLUMLP"),
+    "Gemma3MLP": (TRANSFORMERS, "LigerGEGLUMLP"),
+    "MixtralBlockSparseTop2MLP": (TRANSFORMERS, "LigerBlockSparseTop2MLP"),
+    "apply_rotary_pos_emb": (TRANSFORMERS, "liger_rotary_pos_emb"),
+}
+
+
+def hf_module_names() -> list[tuple[str, str]]:
+    """(module, name) of every Liger replacement in HF_MODULES, for the API test."""
+    return sorted(set(HF_MODULES.values()))

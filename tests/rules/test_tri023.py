@@ -154,3 +154,29 @@ def test_linting_never_imports_liger_or_torch():
     for name in ("TRI003.py", "TRI023.py"):
         proc = subprocess.run([sys.executable, "-c", probe, str(FIXTURES / name)], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_hugging_face_building_blocks_become_their_liger_modules():
+    code = """
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm, LlamaMLP, apply_rotary_pos_emb
+    from transformers.models.gemma2.modeling_gemma2 import Gemma2RMSNorm
+
+    class Block:
+        def __init__(self, config):
+            self.norm = LlamaRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+            self.post = Gemma2RMSNorm(config.hidden_size)
+            self.mlp = LlamaMLP(config)
+
+        def rope(self, q, k, cos, sin):
+            return apply_rotary_pos_emb(q, k, cos, sin)
+    """
+    findings = lint(code, "TRI023")
+    assert [f.message.split("`")[1] for f in findings] == ["LlamaRMSNorm", "Gemma2RMSNorm", "LlamaMLP", "apply_rotary_pos_emb"]
+    assert "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma2`" in findings[1].message
+    out = textwrap.dedent(code)
+    for _ in findings:
+        out = fixed(out, lint(out, "TRI023")[0])
+    assert "self.post = LigerRMSNormForGemma2(config.hidden_size)" in out
+    assert "from liger_kernel.transformers.rms_norm import LigerRMSNormForGemma2" in out
+    assert "return liger_rotary_pos_emb(q, k, cos, sin)" in out
+    assert lint(out, "TRI023") == []

@@ -259,6 +259,27 @@ def _mentions_host_api(text: str) -> bool:
     return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers"))
 
 
+def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
+    """LlamaRMSNorm(...), LlamaMLP(config), apply_rotary_pos_emb(q, k, cos, sin) used directly."""
+    path = ctx.imports.resolve(call.func) or ""
+    if not path.startswith("transformers."):
+        return None
+    hf = path.rsplit(".", 1)[-1]
+    if hf not in api.HF_MODULES:
+        return None
+    module, liger = api.HF_MODULES[hf]
+    message = (
+        f"`{hf}` has a Liger-Kernel {V} Triton replacement with the same arguments: `{module}.{liger}` "
+        f"(what the `apply_liger_kernel_to_<arch>` functions swap in)"
+    )
+    fix = Fix(
+        title=f"Use {liger}",
+        edits=(*_import(ctx, module, liger), ctx.replace(call.func, liger)),
+        applicability=Applicability.UNSAFE,
+    )
+    return ctx.finding(call.func, message, [fix])
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not _mentions_host_api(ctx.source.text):
         return
@@ -276,6 +297,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         elif is_cross_entropy_call(node, ctx.imports, loss_objects):
             finding = _cross_entropy(ctx, node, functional=path == "torch.nn.functional.cross_entropy")
         elif check_models:
-            finding = _model_build(ctx, node)
+            finding = _model_build(ctx, node) or _hf_module(ctx, node)
         if finding is not None:
             yield finding
