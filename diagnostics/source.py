@@ -60,17 +60,15 @@ class SourceFile:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in user code
                 self.tree = ast.parse(self.text, filename=self.path, type_comments=False)
-        except SyntaxError as exc:
-            self.syntax_error = exc
-        except (ValueError, MemoryError, RecursionError) as exc:
-            err = SyntaxError(str(exc) or type(exc).__name__)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            err = exc if isinstance(exc, SyntaxError) else SyntaxError(str(exc) or type(exc).__name__)
             nul = self.text.find("\0")
-            if nul >= 0:
+            if nul >= 0 and "null" in str(exc).lower():
                 line = self.text.count("\n", 0, nul) + 1
                 col = nul - (self.text.rfind("\n", 0, nul) + 1)
                 err.lineno, err.offset = line, col + 1
                 err.msg = "source contains a NUL byte"
-            else:
+            elif not isinstance(exc, SyntaxError):
                 err.lineno, err.offset = 1, 1
             self.syntax_error = err
 
@@ -102,9 +100,17 @@ class SourceFile:
         return line, col, end_line, end_col
 
     def segment(self, node: ast.AST) -> str:
-        """The exact source text of a node."""
-        seg = ast.get_source_segment(self.text, node)
-        return seg if seg is not None else ""
+        """The exact source text of a node (O(lines spanned), unlike ast.get_source_segment,
+        which splits the whole file on every call)."""
+        if getattr(node, "end_lineno", None) is None:
+            return ""
+        line, col, end_line, end_col = self.node_range(node)
+        if line == end_line:
+            return self.line_text(line)[col:end_col]
+        parts = [self.line_text(line)[col:]]
+        parts.extend(self.line_text(n) for n in range(line + 1, end_line))
+        parts.append(self.line_text(end_line)[:end_col])
+        return "\n".join(parts)
 
     def indent_of(self, line: int) -> str:
         text = self.line_text(line)

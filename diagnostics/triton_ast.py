@@ -195,15 +195,25 @@ class Kernel:
                 return p
         return None
 
-    def walk(self) -> Iterator[ast.AST]:
-        """Every node of the kernel's body (not its decorators or signature)."""
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the kernel's body (not its decorators or signature), walked once."""
+        out: list[ast.AST] = []
         for stmt in self.node.body:
-            yield from ast.walk(stmt)
+            out.extend(ast.walk(stmt))
+        return out
+
+    @cached_property
+    def call_nodes(self) -> list[ast.Call]:
+        return [n for n in self.nodes if isinstance(n, ast.Call)]
+
+    def walk(self) -> Iterator[ast.AST]:
+        """Every node of the kernel's body (cached: rules share one walk)."""
+        return iter(self.nodes)
 
     def calls(self) -> Iterator[ast.Call]:
-        for node in self.walk():
-            if isinstance(node, ast.Call):
-                yield node
+        """Every call in the kernel's body (cached)."""
+        return iter(self.call_nodes)
 
 
 def _config_keys(call: ast.Call | None) -> set[str]:
@@ -274,35 +284,37 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None) -> l
     uses_triton = any(p.split(".")[0] == "triton" for p in imports.names.values())
     kernels: dict[ast.FunctionDef, Kernel] = {}
     functions: dict[str, ast.FunctionDef] = {}
-
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        functions.setdefault(node.name, node)
-        kernel = None
-        for dec in node.decorator_list:
-            kind = _jit_like(imports, dec)
-            if kind == "jit?" and not uses_triton:
-                kind = None
-            if kind in ("jit", "jit?"):
-                kernel = kernel or Kernel(node)
-                kernel.jit = dec
-            elif kind == "autotune" and isinstance(dec, ast.Call):
-                kernel = kernel or Kernel(node)
-                kernel.autotune = dec
-            elif kind == "heuristics" and isinstance(dec, ast.Call):
-                kernel = kernel or Kernel(node)
-                kernel.heuristics = dec
-        if kernel is not None and kernel.jit is not None:
-            kernels[node] = kernel
+    calls: list[ast.Call] = []
+    subscripts: list[ast.Subscript] = []
+    for node in ast.walk(tree):  # one walk of the module collects everything below
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Subscript):
+            subscripts.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(node.name, node)
+            kernel = None
+            for dec in node.decorator_list:
+                kind = _jit_like(imports, dec)
+                if kind == "jit?" and not uses_triton:
+                    kind = None
+                if kind in ("jit", "jit?"):
+                    kernel = kernel or Kernel(node)
+                    kernel.jit = dec
+                elif kind == "autotune" and isinstance(dec, ast.Call):
+                    kernel = kernel or Kernel(node)
+                    kernel.autotune = dec
+                elif kind == "heuristics" and isinstance(dec, ast.Call):
+                    kernel = kernel or Kernel(node)
+                    kernel.heuristics = dec
+            if kernel is not None and kernel.jit is not None:
+                kernels[node] = kernel
 
     # Call forms: f = triton.jit(f); g = triton.jit(do_not_specialize=[..])(f);
     # k = triton.autotune(configs=..., key=...)(triton.jit(f))
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        kind = _jit_like(imports, node.func if not isinstance(node.func, ast.Call) else node.func)
-        if kind in ("jit", "jit?") or (isinstance(node.func, ast.Call) and _jit_like(imports, node.func) in ("jit", "jit?")):
+    for node in calls:
+        kind = _jit_like(imports, node.func)  # also the curried triton.jit(...)(f)
+        if kind in ("jit", "jit?") and (kind == "jit" or uses_triton):
             for arg in node.args[:1]:
                 if isinstance(arg, ast.Name) and arg.id in functions:
                     fn = functions[arg.id]
@@ -320,8 +332,7 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None) -> l
         for call in k.calls():
             if isinstance(call.func, ast.Name) and call.func.id in names and call.func.id != k.name:
                 called.add(call.func.id)
+    launched = {dotted(n.value) for n in subscripts if dotted(n.value) in names}
     for k in result:
-        k.is_helper = k.name in called and not any(
-            isinstance(n, ast.Subscript) and dotted(n.value) == k.name for n in ast.walk(tree)
-        )
+        k.is_helper = k.name in called and k.name not in launched
     return result
