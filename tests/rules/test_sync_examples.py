@@ -5,7 +5,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.settings import Settings
 

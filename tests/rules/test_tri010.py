@@ -2,6 +2,7 @@ import ast
 from collections import Counter
 
 from tritonify.diagnostics.model import Applicability, Severity
+
 from tests.lintutil import FIXTURES, fixed, lint, lint_fixture
 
 

@@ -7,13 +7,12 @@ an atomic that polls a lock belongs to TRI018 alone.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
-
 from tritonify.diagnostics.rules.triton._kernel_flow import names_in
+from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
 
 ATOMIC_OPS = frozenset({
     "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas", "atomic_and", "atomic_or", "atomic_xor",

@@ -7,9 +7,8 @@ from __future__ import annotations
 import ast
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import libdevice_name, tl_name
-
 from tritonify.diagnostics.rules.triton._kernel_flow import Binding
+from tritonify.diagnostics.triton_ast import libdevice_name, tl_name
 
 _NATURAL = {"exp", "math.exp"}
 _BASE2 = {"exp2", "math.exp2"}

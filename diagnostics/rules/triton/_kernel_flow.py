@@ -8,8 +8,8 @@ is this pointer expression based on?". Nothing here runs user code.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.triton_ast import Kernel, tl_name
@@ -132,9 +132,7 @@ def enclosing_loops(ctx: PythonContext, node: ast.AST, kernel_node: ast.AST) -> 
     for anc in ctx.ancestors(node):
         if anc is kernel_node:
             break
-        if isinstance(anc, ast.For) and any(child is s for s in anc.body):
-            loops.append(anc)
-        elif isinstance(anc, ast.While) and (child is anc.test or any(child is s for s in anc.body)):
+        if isinstance(anc, ast.For) and any(child is s for s in anc.body) or isinstance(anc, ast.While) and (child is anc.test or any(child is s for s in anc.body)):
             loops.append(anc)
         child = anc
     return loops

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
@@ -59,9 +59,12 @@ def _selects_programs(test: ast.expr, pid_names: set[str], pid_seed) -> bool:
     """`pid == 0`, `pid_k == SPLIT_K - 1`: a test that lets only chosen programs through.
     (A data-dependent test such as `tl.max(x) > 0` lets any number through.)"""
     for node in ast.walk(test):
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.Is)) for op in node.ops):
-            if any(depends_on(side, pid_names, pid_seed) for side in (node.left, *node.comparators)):
-                return True
+        if (
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, (ast.Eq, ast.Is)) for op in node.ops)
+            and any(depends_on(side, pid_names, pid_seed) for side in (node.left, *node.comparators))
+        ):
+            return True
     return False
 
 

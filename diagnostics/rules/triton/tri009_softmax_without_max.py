@@ -3,13 +3,18 @@ exponent that nothing shifted by a maximum, so large logits overflow to inf."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._exp_calls import Bounds, exp_kind
-from tritonify.diagnostics.rules.triton._kernel_flow import bindings, depends_on, is_tl_call, taint
+from tritonify.diagnostics.rules.triton._kernel_flow import (
+    bindings,
+    depends_on,
+    is_tl_call,
+    taint,
+)
 from tritonify.diagnostics.triton_ast import TL, Kernel, keyword
 
 RULE = Rule(

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._exp_calls import is_natural_tl_exp
-from tritonify.diagnostics.rules.triton._kernel_flow import enclosing_loops, is_tl_call, names_in
+from tritonify.diagnostics.rules.triton._kernel_flow import (
+    enclosing_loops,
+    is_tl_call,
+    names_in,
+)
 from tritonify.diagnostics.triton_ast import TL
 
 RULE = Rule(

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import difflib
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._autotune_call import autotune_arg, read_configs, resolve_list
+from tritonify.diagnostics.rules.triton._autotune_call import (
+    autotune_arg,
+    read_configs,
+    resolve_list,
+)
 from tritonify.diagnostics.rules.triton._kernel_flow import bindings, names_in, taint
 from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
@@ -89,13 +93,17 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
             note(node.args[0], node)
         elif isinstance(node, ast.Call) and _is_range(ctx, node) and len(node.args) >= 3 and tiled(node.args[2]):
             note(node.args[1], node)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and tiled(node.right):
-            if isinstance(node.left, ast.BinOp) and tiled(node.left):
-                note(node.left, node)
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _ORDER):
+        elif (
+            isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and tiled(node.right)
+            and isinstance(node.left, ast.BinOp) and tiled(node.left)
+        ):
+            note(node.left, node)
+        elif (
+            isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _ORDER)
+            and (tiled(node.left) or tiled(node.comparators[0]))
+        ):
             # offs < n, offs_k < K - k * BLOCK_K: a side built from the block bounds a size
-            if tiled(node.left) or tiled(node.comparators[0]):
-                note(node, node)
+            note(node, node)
     return found
 
 

@@ -3,7 +3,7 @@ and nothing resets that output between the autotuner's benchmark runs."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -17,7 +17,11 @@ from tritonify.diagnostics.rules.triton._atomic_calls import (
     spin_loops,
 )
 from tritonify.diagnostics.rules.triton._autotune_call import has_hook, read_configs
-from tritonify.diagnostics.rules.triton._kernel_flow import bindings, pointer_like_params, pointer_root
+from tritonify.diagnostics.rules.triton._kernel_flow import (
+    bindings,
+    pointer_like_params,
+    pointer_root,
+)
 from tritonify.diagnostics.triton_ast import Kernel
 
 RULE = Rule(

@@ -1,7 +1,7 @@
 """TRI018 spin-lock: a `while` loop in a kernel that waits for another program (lock or barrier)."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
