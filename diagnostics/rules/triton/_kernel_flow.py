@@ -132,10 +132,19 @@ def enclosing_loops(ctx: PythonContext, node: ast.AST, kernel_node: ast.AST) -> 
     for anc in ctx.ancestors(node):
         if anc is kernel_node:
             break
-        if isinstance(anc, ast.For) and any(child is s for s in anc.body) or isinstance(anc, ast.While) and (child is anc.test or any(child is s for s in anc.body)):
+        if _repeats(anc, child):
             loops.append(anc)
         child = anc
     return loops
+
+
+def _repeats(loop: ast.AST, child: ast.AST) -> bool:
+    """`child` (a direct child of `loop`) runs on every iteration: the body, or a while's test."""
+    if isinstance(loop, ast.For):
+        return any(child is s for s in loop.body)
+    if isinstance(loop, ast.While):
+        return child is loop.test or any(child is s for s in loop.body)
+    return False
 
 
 def assigned_in(loop: ast.stmt) -> set[str]:
