@@ -113,3 +113,27 @@ def test_lock_release_and_atomic_reads_do_not_count():
         tl.atomic_xchg(lock_ptr, 0)
     """
     assert lint(code, "TRI012") == []
+
+
+def test_atomic_in_a_helper_is_traced_to_the_kernel_argument():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _accumulate(ptrs, values, mask, SPLIT_K: tl.constexpr):
+        if SPLIT_K == 1:
+            tl.store(ptrs, values, mask=mask)
+        else:
+            tl.atomic_add(ptrs, values, mask=mask)
+
+    @triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32})], key=["M"])
+    @triton.jit
+    def mm(a_ptr, c_ptr, M, SPLIT_K: tl.constexpr, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        c_ptrs = c_ptr + offs
+        _accumulate(c_ptrs, tl.load(a_ptr + offs), offs < M, SPLIT_K)
+    """
+    (f,) = lint(code, "TRI012")
+    assert f.line == 17 and "`c_ptr`" in f.message
+    assert 'restore_value=["c_ptr"]' in fixed(code, f, 0)

@@ -35,8 +35,24 @@ RULE = Rule(
 _ZEROS = {"zeros", "zeros_like", "new_zeros"}
 
 
-def _accumulated_params(ctx: PythonContext, kernel: Kernel) -> tuple[list[ast.Call], list[str | None]]:
-    """The non-idempotent atomics of a kernel and, for each, the pointer parameter it updates."""
+def _argument_for(call: ast.Call, callee: Kernel, param: str) -> ast.expr | None:
+    """The expression a call passes for `param` of `callee` (keyword or position)."""
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    index = callee.param_names.index(param)
+    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return call.args[index]
+    return None
+
+
+def _accumulated_params(
+    ctx: PythonContext, kernel: Kernel, follow_helpers: bool = True
+) -> tuple[list[ast.Call], list[str | None]]:
+    """The non-idempotent atomics of a kernel and, for each, the pointer parameter it updates.
+
+    Atomics inside a `@jit` helper called from the kernel count too (one level), reported at the
+    call and traced back through the argument the kernel passes (`_accumulate(c_ptrs, acc)`)."""
     binds = bindings(kernel)
     pointers = pointer_like_params(kernel)
     locks = lock_pointers(ctx, spin_loops(ctx, kernel))
@@ -49,7 +65,18 @@ def _accumulated_params(ctx: PythonContext, kernel: Kernel) -> tuple[list[ast.Ca
             continue  # releasing a lock leaves it released however often it runs
         calls.append(call)
         roots.append(pointer_root(kernel, ptr, binds, pointers) if ptr is not None else None)
-    return calls, roots
+    if follow_helpers:
+        helpers = {k.name: k for k in ctx.kernels if k is not kernel}
+        for call in kernel.calls():
+            helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if helper is None:
+                continue
+            for _, helper_root in zip(*_accumulated_params(ctx, helper, follow_helpers=False)):
+                arg = _argument_for(call, helper, helper_root) if helper_root else None
+                calls.append(call)
+                roots.append(pointer_root(kernel, arg, binds, pointers) if arg is not None else None)
+    calls_and_roots = sorted(zip(calls, roots), key=lambda cr: (cr[0].lineno, cr[0].col_offset))
+    return [c for c, _ in calls_and_roots], [r for _, r in calls_and_roots]
 
 
 def _launch_args(ctx: PythonContext, kernel: Kernel, param: str) -> list[tuple[ast.expr, ast.AST]]:
