@@ -65,3 +65,33 @@ def test_custom_reduce_gets_no_fix():
     code = MAX.replace("tl.max(x * 2.0, axis=0)", "tl.reduce(x, 0, _combine)")
     (f,) = lint(code, "TRI014")
     assert f.fixes == []
+
+
+def test_max_through_a_product_gets_zero_as_an_unsafe_fix():
+    """-inf would become nan in `x * w` (0 * -inf): only 0.0, what GPUs return today, is offered,
+    and as unsafe, because whether 0 is neutral for that max depends on the arithmetic."""
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, w_ptr, scale_ptr, n, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+        y = x * tl.load(w_ptr + cols, mask=cols < n)
+        tl.store(scale_ptr, tl.max(tl.abs(y), axis=0))
+    """
+    (f,) = lint(code, "TRI014")
+    assert f.fixes[0].title == "Add other=0.0"
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    assert "could become nan" in f.message
+
+
+def test_shifted_and_scaled_values_keep_the_infinite_filler():
+    code = MAX.replace("tl.max(x * 2.0, axis=0)", "tl.max((x - 1.0) * 0.5 + 3.0, axis=0)")
+    (f,) = lint(code, "TRI014")
+    assert f.fixes[0].title == 'Add other=-float("inf")'
+    assert f.fixes[0].applicability is Applicability.SAFE
+    negated = MAX.replace("tl.max(x * 2.0, axis=0)", "tl.max(-x, axis=0)")
+    (g,) = lint(negated, "TRI014")
+    assert g.fixes[0].applicability is Applicability.UNSAFE

@@ -126,7 +126,8 @@ def _at_launch(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> Iterator
                 message = (
                     f"`{text}` (a tensor dimension) is passed as `{name}`, a `tl.arange` bound of `{kernel.name}`: "
                     f"it fails to compile for every size that is not a power of two; pass "
-                    f"`{triton}.next_power_of_2({text})` and mask the tail in the kernel"
+                    f"`{triton}.next_power_of_2({text})` and mask the tail in the kernel (or assert that it is "
+                    "a power of two before the launch)"
                 )
                 fix = Fix(
                     title=f"Pass {triton}.next_power_of_2({text}) (the kernel must mask offsets >= {text})",

@@ -35,7 +35,13 @@ MINIMUM = {"min", "argmin"}
 REDUCTIONS = ADDITIVE | MAXIMUM | MINIMUM | {"reduce"}
 _EXP = {"exp", "exp2"}
 _STOPS = {"load", "store", "program_id", "num_programs", "arange", "zeros", "full"} | REDUCTIONS
-RAW, EXP = "raw", "exp"
+# How a value is derived from the load, which decides the filler that is safe to put in:
+# RAW: order-preserving (copies, casts, +/- another value, * or / by a positive constant), so a
+#      -inf/inf filler stays the identity of a max/min; EXP: exp() of a RAW value (a softmax
+#      numerator: -inf becomes 0, the identity of the sum); MIXED: anything else (x * w, abs, -x),
+#      where -inf could turn into nan and only 0.0 (what GPUs return today) keeps the behaviour.
+RAW, EXP, MIXED = "raw", "exp", "mixed"
+_CASTS = {"to", "cast"}
 
 
 class _AnyDim(Mapping[str, int]):
@@ -70,9 +76,14 @@ class Consumer:
 
 def _combine(labels) -> str | None:
     labels = {x for x in labels if x}
-    if RAW in labels:
-        return RAW
-    return EXP if EXP in labels else None
+    if not labels:
+        return None
+    return labels.pop() if len(labels) == 1 else MIXED
+
+
+def _positive_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool) \
+        and node.value > 0
 
 
 def _reduction_of(ctx: PythonContext, call: ast.Call) -> tuple[str, list[ast.expr], ast.expr | None] | None:
@@ -101,28 +112,52 @@ class _Tracker:
         self.consumers: list[tuple[Consumer, ast.expr, int]] = []  # (consumer, operand, operand index)
 
     def label(self, expr: ast.AST) -> str | None:
+        """RAW / EXP / MIXED when `expr` carries the loaded value, None when it does not."""
         if expr is self.load.call:
             return RAW
         if isinstance(expr, ast.Name):
             return self.tainted.get(expr.id)
         if isinstance(expr, ast.Call):
-            name = tl_name(self.ctx.imports, expr.func)
-            if name == "where" and expr.args:
-                cond = {n.id for n in ast.walk(expr.args[0]) if isinstance(n, ast.Name)}
-                if cond & self.mask_names:
-                    return None  # tl.where(mask, x, 0.0): the masked lanes are replaced
-            if name in _STOPS:
+            return self._call_label(expr)
+        if isinstance(expr, ast.BinOp):
+            left, right = self.label(expr.left), self.label(expr.right)
+            if left is None and right is None:
                 return None
-            args = [*expr.args, *(k.value for k in expr.keywords)]
-            if isinstance(expr.func, ast.Attribute) and name is None:
-                args.append(expr.func.value)  # x.to(tl.float32)
-            inner = _combine(self.label(a) for a in args)
-            if inner and name in _EXP:
-                return EXP
-            return inner
-        if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Subscript, ast.Attribute, ast.Tuple)):
-            return _combine(self.label(c) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+            if isinstance(expr.op, (ast.Add, ast.Sub)):
+                return _combine([left, right])       # x - m, x + bias: a shift keeps the order
+            if isinstance(expr.op, (ast.Mult, ast.Div)) and right is None and _positive_constant(expr.right):
+                return left                          # x * 0.5, x / 2
+            if isinstance(expr.op, ast.Mult) and left is None and _positive_constant(expr.left):
+                return right
+            return MIXED
+        if isinstance(expr, ast.Subscript):
+            return self.label(expr.value)            # x[:, None]
+        if isinstance(expr, (ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Attribute, ast.Tuple)):
+            inner = _combine(self.label(c) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+            return None if inner is None else MIXED
         return None
+
+    def _call_label(self, call: ast.Call) -> str | None:
+        name = tl_name(self.ctx.imports, call.func)
+        if name == "where" and call.args:
+            cond = {n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)}
+            if cond & self.mask_names:
+                return None  # tl.where(mask, x, 0.0): the masked lanes are replaced
+        if name in _STOPS:
+            return None
+        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in _CASTS:
+            return self.label(call.func.value)      # x.to(tl.float32)
+        args = [*call.args, *(k.value for k in call.keywords)]
+        if name is None and isinstance(call.func, ast.Attribute):
+            args.append(call.func.value)
+        inner = _combine(self.label(a) for a in args)
+        if inner is None:
+            return None
+        if name == "cast":
+            return inner
+        if name in _EXP:
+            return EXP if inner == RAW else MIXED
+        return MIXED
 
     def _expressions(self, stmt: ast.stmt) -> list[ast.AST]:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -208,27 +243,32 @@ def _along_masked_axis(sizes: KernelSizes, scenario: Scenario, load: Access, con
     return bool(axes & reduced)
 
 
-def _filler(consumers: list[Consumer]) -> str | None:
-    """The `other=` value that is neutral for every reduction the value reaches, if one exists."""
+def _filler(consumers: list[Consumer]) -> tuple[str, bool] | None:
+    """(the `other=` value, whether it is a safe fix) for the reductions the value reaches."""
     kinds = {c.kind for c in consumers}
-    if "reduce" in kinds:
-        return None  # a custom combine function: its identity is unknown
-    raw_additive = any(c.kind in ADDITIVE and c.label == RAW for c in consumers)
-    if kinds & MAXIMUM and kinds & MINIMUM:
-        return None
-    if kinds & MAXIMUM:
-        return None if raw_additive else '-float("inf")'
-    if kinds & MINIMUM:
-        return None if raw_additive else 'float("inf")'
-    return "0.0"
+    if "reduce" in kinds or (kinds & MAXIMUM and kinds & MINIMUM):
+        return None  # a custom combine function, or both a max and a min: no single identity
+    extreme = MAXIMUM if kinds & MAXIMUM else MINIMUM if kinds & MINIMUM else set()
+    if not extreme:
+        return "0.0", True  # sums and dots: 0 is their identity and what GPUs return today
+    value = '-float("inf")' if extreme is MAXIMUM else 'float("inf")'
+    extremes = [c for c in consumers if c.kind in extreme]
+    additive = [c for c in consumers if c.kind in ADDITIVE]
+    if all(c.label == RAW for c in extremes) and all(c.label == EXP for c in additive):
+        return value, True
+    if all(c.label == RAW for c in extremes):
+        return None  # max(x) and sum(x) of the same raw value: no single filler
+    # The value reaches the max/min through x * w, abs(...) and the like, where +-inf could turn
+    # into nan: 0.0 keeps what GPUs do today; whether 0 can win the max is for the author to see.
+    return "0.0", False
 
 
-def _fix(ctx: PythonContext, load: Access, value: str) -> Fix:
+def _fix(ctx: PythonContext, load: Access, value: str, safe: bool) -> Fix:
     _, _, end_line, end_col = ctx.source.node_range(load.mask)  # type: ignore[arg-type]
     return Fix(
         title=f"Add other={value}",
         edits=(Edit.insert(end_line, end_col, f", other={value}"),),
-        applicability=Applicability.SAFE,
+        applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
     )
 
 
@@ -250,10 +290,14 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                         hits.append(consumer)
             if not hits:
                 continue
-            value = _filler(hits)
+            choice = _filler(hits)
+            value, safe = choice if choice is not None else (None, False)
             names = ", ".join(dict.fromkeys(f"`tl.{h.kind}` (line {h.call.lineno})" for h in hits))
-            if value is not None:
+            if value is not None and safe:
                 advice = f"add `other={value}`"
+            elif value is not None:
+                advice = (f"add `other={value}` (what GPUs return today; the value reaches the reduction through "
+                          "other arithmetic, so an infinite filler could become nan: check that 0 is neutral there)")
             else:
                 advice = ("no single `other=` suits every use: pass one and clean the other uses with "
                           "`tl.where(mask, x, <neutral value>)`")
@@ -265,5 +309,5 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 f"masked `tl.load` without `other=` feeds {names}: masked-off lanes are undefined by the spec "
                 f"({why}); {advice}"
             )
-            fixes = [_fix(ctx, load, value)] if value is not None else []
+            fixes = [_fix(ctx, load, value, safe)] if value is not None else []
             yield ctx.finding(load.call, message, fixes)
