@@ -271,18 +271,15 @@ class TritonifyServer(LanguageServer):
             return None
 
     def analysis_task(self, uri: str, version: int | None, text: str, path: str) -> asyncio.Task:
-        """The one lint of (uri, version), shared by the diagnostics and by requests. Starting
-        it cancels the lints of the document's older versions (their results would be stale)."""
+        """The one lint of (uri, version), shared by the diagnostics and by requests."""
         key = (uri, version)
         task = self._inflight.get(key)
         if task is not None and not task.cancelled():
             return task
-        for (other_uri, other_version), other in list(self._inflight.items()):
-            if other_uri == uri and other_version != version:
-                other.cancel()
         task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path))
         self._inflight[key] = task
         task.add_done_callback(lambda t: self._inflight.pop(key, None) if self._inflight.get(key) is t else None)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
     async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str) -> Analysis:

@@ -4,7 +4,8 @@
 Edits are computed by the engine (`Finding.fixes`, `diagnostics.noqa`, `fixes.apply_fixes`);
 this module only turns them into WorkspaceEdits. Costly edits (fix-all re-lints the file until
 nothing changes; a template reads its source) are left out of the list and filled in by
-`codeAction/resolve` when the client supports that.
+`codeAction/resolve` when the client supports that; a client without resolve gets fix-all in
+one pass (the fixes already known, no re-lint), which keeps the list quick.
 """
 from __future__ import annotations
 
@@ -54,20 +55,22 @@ def _resolve_supported(server: TritonifyServer) -> bool:
 
 
 # ---- edits ------------------------------------------------------------------------------------
-async def fix_all_text(server: TritonifyServer, analysis: Analysis) -> tuple[str, int]:
-    """The document with every safe fix applied (re-linting between passes, as `check --fix`)."""
+async def fix_all_text(server: TritonifyServer, analysis: Analysis, passes: int = MAX_FIX_PASSES) -> tuple[str, int]:
+    """The document with every safe fix applied, re-linting between passes as `check --fix`
+    does (fixes that overlap an applied one wait for the next pass)."""
     text, total, findings = analysis.text, 0, analysis.findings
-    for _ in range(MAX_FIX_PASSES):
+    for i in range(passes):
+        if i:
+            findings = (await server.analyse(analysis.uri, None, text, analysis.path, analysis.settings)).findings
         text, n = apply_fixes(text, findings, safe_only=True)
         if not n:
             break
         total += n
-        findings = (await server.analyse(analysis.uri, None, text, analysis.path, analysis.settings)).findings
     return text, total
 
 
-async def fix_all_edit(server: TritonifyServer, analysis: Analysis) -> types.WorkspaceEdit | None:
-    text, n = await fix_all_text(server, analysis)
+async def fix_all_edit(server: TritonifyServer, analysis: Analysis, passes: int = MAX_FIX_PASSES) -> types.WorkspaceEdit | None:
+    text, n = await fix_all_text(server, analysis, passes)
     if not n or text == analysis.text:
         return None
     return workspace_edit(server, analysis, [types.TextEdit(range=analysis.index.whole_document(), new_text=text)])
@@ -156,7 +159,8 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
         if lazy:
             actions.append(action)
         else:
-            action.edit = await fix_all_edit(server, analysis)
+            # without resolve, the list must stay quick: one pass over the fixes already known
+            action.edit = await fix_all_edit(server, analysis, passes=1)
             if action.edit is not None:
                 actions.append(action)
 

@@ -78,6 +78,7 @@ class DiagnosticsFeature:
     def __init__(self, server: TritonifyServer):
         self.server = server
         self._pending: dict[str, asyncio.Task] = {}
+        self._prelints: dict[str, asyncio.Task] = {}
         self.last_publish: dict[str, float] = {}   # uri -> monotonic time of the last publish (benchmarks)
 
     # ---- scheduling -----------------------------------------------------------------------
@@ -86,6 +87,31 @@ class DiagnosticsFeature:
         if task is not None:
             task.cancel()
         self._pending[uri] = asyncio.ensure_future(self._lint_later(uri, delay))
+
+    def prelint(self, uri: str) -> None:
+        """Start linting the newest text now, unless a lint of this document is running (it
+        then goes on with the newest text when it ends)."""
+        task = self._prelints.get(uri)
+        if task is None or task.done():
+            self._prelints[uri] = asyncio.ensure_future(self._prelint_loop(uri))
+
+    async def _prelint_loop(self, uri: str) -> None:
+        try:
+            while True:
+                doc = open_document(self.server, uri)
+                path = lint_path(doc) if doc is not None else None
+                if path is None:
+                    return
+                version, text = doc.version, doc.source
+                if self.server.analyses.get(doc.uri, version, text) is None:
+                    await asyncio.shield(self.server.analysis_task(doc.uri, version, text, path))
+                now = open_document(self.server, uri)
+                if now is None or now.version == version:
+                    return
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self.server.log(types.MessageType.Warning, f"linting ahead of the debounce failed for {uri}: {exc!r}")
 
     def cancel(self, uri: str) -> None:
         task = self._pending.pop(uri, None)
@@ -158,6 +184,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
             return
+        feature.prelint(uri)
         feature.schedule(uri, DEBOUNCE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
@@ -175,6 +202,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     def did_close(params: types.DidCloseTextDocumentParams):
         uri = params.text_document.uri
         feature.cancel(uri)
+        feature._prelints.pop(uri, None)
         server.analyses.drop(uri)
         server.clear_diagnostics(uri)
 

@@ -11,7 +11,7 @@ document is read first, then the editor's select / ignore / severity override it
 Editor shape (camelCase as VS Code settings are written):
 
     {"lint": {"run": "onType" | "onSave", "select": [...], "ignore": [...],
-              "severity": {"TRI001": "error"}, "timeoutSeconds": 30},
+              "severity": {"TRI001": "error"}, "timeoutSeconds": 60},
      "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
      "trusted": true,
      "jobs": {"timeoutSeconds": 600}}
@@ -43,7 +43,7 @@ class EditorSettings:
     interpreter: tuple[str, ...] = (sys.executable,)
     trusted: bool = True
     job_timeout_s: float = 600.0
-    lint_timeout_s: float = 30.0
+    lint_timeout_s: float = 60.0
     problems: tuple[str, ...] = ()   # what was wrong with the values given, for the log
 
     def updated(self, raw: Any) -> "EditorSettings":
