@@ -155,3 +155,23 @@ def test_pointer_advanced_in_place_keeps_its_base():
     (f,) = lint(code, "TRI007")
     assert f.fixes[0].applicability is Applicability.SAFE
     assert "tl.store(y_ptr + cols, x, mask=cols < n_cols)" in fixed(code, f)
+
+
+def test_a_mask_with_data_in_it_is_copied_only_as_an_unsafe_fix():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, flag_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        keep = tl.load(flag_ptr + tl.program_id(0)) != 0
+        x = tl.load(x_ptr + cols)
+        tl.store(y_ptr + cols, x, mask=(cols < n_cols) & keep)
+    """
+    (f,) = lint(code, "TRI007")
+    assert f.line == 9
+    assert f.fixes[0].applicability is Applicability.UNSAFE
+    pure = code.replace("mask=(cols < n_cols) & keep", "mask=(cols < n_cols) & (cols >= 0)")
+    (g,) = lint(pure, "TRI007")
+    assert g.fixes[0].applicability is Applicability.SAFE

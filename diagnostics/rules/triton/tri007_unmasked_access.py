@@ -142,6 +142,25 @@ class _Kernel:
                     return True
         return False
 
+    def bounds_only(self, mask: ast.AST, depth: int = 0) -> bool:
+        """A mask made only of bounds checks (`cols < n_cols`, `(rows < M) & (cols < N)`), not of
+        data (`mask & keep`): copying it to another access changes nothing but the bounds."""
+        if depth > 8:
+            return False
+        if isinstance(mask, ast.Name):
+            value = self.flow.single_value(mask.id)
+            return value is not None and self.bounds_only(value, depth + 1)
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+            return self.bounds_only(mask.left, depth + 1) and self.bounds_only(mask.right, depth + 1)
+        if isinstance(mask, ast.Compare):
+            for name in {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}:
+                if self.flow.is_local(name) and not (self.arange_derived(name) or self.loop_names(frozenset({name}))):
+                    value = self.flow.single_value(name)
+                    if value is None or self.flow.mentions_tl(value, "load"):
+                        return False
+            return not any(self.flow.tl_call(n, "load") for n in ast.walk(mask))
+        return False
+
     def available_before(self, expr: ast.expr, call: ast.Call) -> bool:
         """Every name in `expr` is a parameter, a global, or a local bound before `call`."""
         here = position(call)
@@ -193,12 +212,13 @@ def _evidence(k: _Kernel, access: Access, masked: list[Access]) -> Evidence | No
         if offsets and varying and k.key(other.pointer) == key:  # type: ignore[arg-type]
             mask_text = k.ctx.segment(other.mask)  # type: ignore[arg-type]
             usable = k.available_before(other.mask, access.call)  # type: ignore[arg-type]
+            pure = k.bounds_only(other.mask)  # type: ignore[arg-type]
             return Evidence(
                 f"{what} has no mask, but the same offsets are masked at line {_line(other.call)} "
                 f"(`mask={mask_text}`): the lanes past the bound {'read' if access.op == 'load' else 'write'} out of bounds; "
                 f"add `mask={mask_text}`",
                 mask_text if usable else None,
-                safe=usable,
+                safe=usable and pure,
             )
 
     for compare, size in k.size_comparisons(varying, k.loop_names(key)):
