@@ -101,8 +101,8 @@ def _print_perf_report(result: dict) -> None:
 
 def run(args) -> int:
     from tritonify.kernels.bench import jobs, lineage, report
-    from tritonify.kernels.bench.environment import git_state
     from tritonify.kernels.bench.discovery import parse_target
+    from tritonify.kernels.bench.environment import git_state
 
     file_text, kernel = parse_target(args.target)
     file = Path(file_text)

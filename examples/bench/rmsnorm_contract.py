@@ -3,7 +3,6 @@
     tritonify bench examples/bench/rmsnorm.py::rmsnorm_kernel --baselines eager,compile,liger
 """
 import torch
-
 from rmsnorm import rmsnorm
 from tritonify.kernels.bench import Contract
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tritonify.kernels.bench.contract import KNOWN_BASELINES, Contract
 

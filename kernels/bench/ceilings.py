@@ -41,22 +41,26 @@ def _write_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def _copy_ms(torch, do_bench, as_list) -> float:
+    src = torch.randn(COPY_BYTES // 2, device="cuda", dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    return as_list(do_bench(lambda: dst.copy_(src), warmup=25, rep=200, quantiles=[0.5]))[0]
+
+
+def _matmul_ms(torch, do_bench, as_list) -> float:
+    a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
+    return as_list(do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, quantiles=[0.5]))[0]
+
+
 def measure() -> dict:
     """Measure both ceilings on the current CUDA device (about two seconds)."""
     import torch
     from triton.testing import do_bench
-
     from tritonify.kernels.bench.timing import as_list
 
-    n = COPY_BYTES // 2
-    src = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-    dst = torch.empty_like(src)
-    copy_ms = as_list(do_bench(lambda: dst.copy_(src), warmup=25, rep=200, quantiles=[0.5]))[0]
-    del src, dst
-    a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
-    mm_ms = as_list(do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, quantiles=[0.5]))[0]
-    del a, b
+    copy_ms = _copy_ms(torch, do_bench, as_list)
+    mm_ms = _matmul_ms(torch, do_bench, as_list)
     torch.cuda.empty_cache()
     return {
         "copy_gbps": 2 * COPY_BYTES / (copy_ms * 1e-3) / 1e9,

@@ -18,8 +18,9 @@ This module imports nothing heavy (no torch): the language server loads it to sc
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 # Element-wise tolerances against the float64 reference, by output dtype: |out - ref| <= atol + rtol*|ref|.
 # bf16 keeps 8 bits of mantissa (2^-8 = 3.9e-3 relative rounding); fp16 11 bits; fp32 accumulation

@@ -12,11 +12,11 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
-
 from tritonify.kernels.bench.contract import Contract
 from tritonify.kernels.bench.inputs import clone_args, make_inputs, tensors, upcast_args
 

@@ -37,6 +37,10 @@ def versions() -> dict:
     return out
 
 
+def _watts(milliwatts: int | None) -> float | None:
+    return milliwatts / 1000 if milliwatts is not None else None
+
+
 def _nvml(index: int) -> dict:
     try:
         import pynvml
@@ -64,12 +68,12 @@ def _nvml(index: int) -> dict:
             "mem_clock_mhz": read(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_MEM),
             "max_sm_clock_mhz": read(pynvml.nvmlDeviceGetMaxClockInfo, pynvml.NVML_CLOCK_SM),
             "temperature_c": read(pynvml.nvmlDeviceGetTemperature, pynvml.NVML_TEMPERATURE_GPU),
-            "power_w": (lambda mw: mw / 1000 if mw is not None else None)(read(pynvml.nvmlDeviceGetPowerUsage)),
+            "power_w": _watts(read(pynvml.nvmlDeviceGetPowerUsage)),
         }
     finally:
         try:
             pynvml.nvmlShutdown()
-        except Exception:
+        except Exception:  # noqa: S110 - nothing to do if NVML will not shut down cleanly
             pass
 
 
@@ -104,7 +108,7 @@ def git_state(path: Path) -> dict:
     folder = folder if folder.is_dir() else folder.parent
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10)
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=False)
 
     try:
         head = git("rev-parse", "HEAD")

@@ -8,10 +8,10 @@ several sets are made and calls rotate among them.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
-
 from tritonify.kernels.bench.contract import Contract, ContractError
 
 

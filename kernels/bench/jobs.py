@@ -36,8 +36,8 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 SPEC_FIELDS = ("kind", "id", "target", "shapes", "baselines", "timer", "seed", "checks", "device", "config",
                "env", "refresh_ceilings")

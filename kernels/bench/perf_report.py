@@ -7,12 +7,11 @@ process, and returns the tables. It does not check correctness or add baselines:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from tritonify.kernels.bench.discovery import import_file
+from tritonify.kernels.bench.discovery import import_file, parse_target
 from tritonify.kernels.bench.environment import gpu_info, versions
-from tritonify.kernels.bench.discovery import parse_target
 
 
 def _clean(value):

@@ -7,6 +7,7 @@ without how it was measured.
 from __future__ import annotations
 
 import html
+import math
 import re
 from pathlib import Path
 
@@ -45,11 +46,8 @@ def table(result: dict):
 def _fmt(value, digits=3):
     if value is None:
         return "-"
-    try:
-        if value != value:  # NaN
-            return "-"
-    except TypeError:
-        pass
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
     if isinstance(value, float):
         return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)

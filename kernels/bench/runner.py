@@ -12,17 +12,28 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tritonify.kernels.bench import baselines as baselines_mod
 from tritonify.kernels.bench import ceilings as ceilings_mod
 from tritonify.kernels.bench.contract import Contract, ContractError
 from tritonify.kernels.bench.correctness import check, synchronize
-from tritonify.kernels.bench.discovery import load_contracts, parse_target, select_contract
+from tritonify.kernels.bench.discovery import (
+    load_contracts,
+    parse_target,
+    select_contract,
+)
 from tritonify.kernels.bench.environment import clocks, gpu_info, versions
 from tritonify.kernels.bench.inputs import make_inputs, nbytes, rotating, rotation_count
-from tritonify.kernels.bench.timing import GpuTimer, Timer, TimingUnavailable, calls_per_graph, make_timer
+from tritonify.kernels.bench.timing import (
+    GpuTimer,
+    Timer,
+    TimingUnavailable,
+    calls_per_graph,
+    make_timer,
+)
 
 SCHEMA = "tritonify.bench/1"
 KERNEL = "kernel"          # the implementation under test, in every per-shape result

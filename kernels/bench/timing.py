@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 NOISE_LIMIT = 0.03       # 3%: pass-to-pass difference of medians that flags a result
 QUANTILES = [0.2, 0.5, 0.8]

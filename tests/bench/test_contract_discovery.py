@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import pytest
+from tritonify.kernels.bench.contract import Contract, ContractError
+from tritonify.kernels.bench.discovery import (
+    candidate_files,
+    load_contracts,
+    select_contract,
+    static_contracts,
+    static_perf_reports,
+)
 
 from tests.bench.conftest import write_case
-from tritonify.kernels.bench.contract import Contract, ContractError
-from tritonify.kernels.bench.discovery import (candidate_files, load_contracts, select_contract, static_contracts,
-                                               static_perf_reports)
 
 
 def _f(*args):

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tritonify.kernels.bench.contract import Contract, ContractError
+from tritonify.kernels.bench.correctness import (
+    call_poisoned,
+    check,
+    compare,
+    poisoned_allocations,
+)
+from tritonify.kernels.bench.discovery import load_contracts
 
 from tests.bench.conftest import write_case
-from tritonify.kernels.bench.contract import Contract, ContractError
-from tritonify.kernels.bench.correctness import call_poisoned, check, compare, poisoned_allocations
-from tritonify.kernels.bench.discovery import load_contracts
 
 
 def _contract(tmp_path, variant):

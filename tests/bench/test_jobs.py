@@ -4,8 +4,9 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.bench.conftest import write_case
 from tritonify.kernels.bench import jobs
+
+from tests.bench.conftest import write_case
 
 INTERPRET = {"TRITON_INTERPRET": "1"}
 

@@ -5,7 +5,6 @@ import json
 import multiprocessing
 
 import pytest
-
 from tritonify.kernels.bench import lineage
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tritonify.kernels.bench import report
 
 pytest.importorskip("pandas")
@@ -10,7 +9,7 @@ pytest.importorskip("matplotlib")
 
 
 def _result(gpu=True):
-    timing = lambda ms: {"p20_ms": ms * 0.9, "p50_ms": ms, "p80_ms": ms * 1.1, "method": "do_bench",  # noqa: E731
+    timing = lambda ms: {"p20_ms": ms * 0.9, "p50_ms": ms, "p80_ms": ms * 1.1, "method": "do_bench",
                          "noisy": False, "gpu_measurement": gpu, "note": ""}
     shapes = []
     for label, k, e, c in (("1024x1024", 0.1, 0.2, 0.12), ("4096x4096", 1.0, 1.8, 1.1)):

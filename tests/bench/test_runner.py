@@ -1,9 +1,10 @@
 """The in-process runner with an injected timer: correctness gates timing, speedups, throughput, summary."""
 from __future__ import annotations
 
-from tests.bench.conftest import write_case
 from tritonify.kernels.bench.runner import KERNEL, run_bench, summary_line
 from tritonify.kernels.bench.timing import Timer, Timing
+
+from tests.bench.conftest import write_case
 
 
 class ScriptedTimer(Timer):

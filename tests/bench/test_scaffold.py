@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 
 import pytest
-
 from tritonify.kernels.bench.scaffold import contract_for
 
 WITH_LAUNCHER = '''

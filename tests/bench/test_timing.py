@@ -5,10 +5,16 @@ import itertools
 
 import pytest
 import torch
-
 from tritonify.kernels.bench.inputs import rotating, rotation_count
-from tritonify.kernels.bench.timing import (GpuTimer, Timing, TimingUnavailable, WallClockTimer, calls_per_graph,
-                                            make_timer, quantiles)
+from tritonify.kernels.bench.timing import (
+    GpuTimer,
+    Timing,
+    TimingUnavailable,
+    WallClockTimer,
+    calls_per_graph,
+    make_timer,
+    quantiles,
+)
 
 
 def test_quantiles():
