@@ -98,3 +98,24 @@ def test_block_pointer_base_and_atomics_count_as_addresses():
         tl.atomic_add(out_ptr + pid * stride, tl.sum(tl.load(p, boundary_check=(0,))))
     """
     assert len(lint(code, "TRI006")) == 2
+
+
+def test_program_id_that_feeds_descriptor_offsets_is_cast_only_in_the_product():
+    """Block-pointer and tensor-descriptor offsets must be int32 ("Expected a 32-bit integer"), so
+    casting the program id at its assignment would break `desc.load([pid * BLOCK, 0])`."""
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(desc, out_ptr, stride, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        tile = desc.load([pid * BLOCK, 0])
+        tl.store(out_ptr + pid * stride + tl.arange(0, BLOCK), tl.sum(tile, 1))
+    """
+    (f,) = lint(code, "TRI006")
+    out = fixed(code, f)
+    assert "pid = tl.program_id(0)\n" in out
+    assert "tl.store(out_ptr + pid.to(tl.int64) * stride" in out
+    assert "desc.load([pid * BLOCK, 0])" in out
+    assert lint(out, "TRI006") == []

@@ -127,6 +127,39 @@ def _persistent_ids(flow: KernelFlow, pids: dict[str, list[ast.Call]]) -> set[st
     return out
 
 
+_DESCRIPTOR_CALLS = ("make_block_ptr", "advance", "load_tensor_descriptor", "store_tensor_descriptor")
+_DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
+                       "atomic_xor", "gather", "scatter"}
+
+
+def _int32_only_names(flow: KernelFlow) -> set[str]:
+    """Names that reach block-pointer or tensor-descriptor offsets, which Triton requires to be
+    int32 ("Expected a 32-bit integer"): a program id used there must stay int32."""
+    out: set[str] = set()
+    for call in flow.kernel.calls():
+        args: list[ast.AST] = []
+        if flow.tl_call(call, *_DESCRIPTOR_CALLS):
+            args = [*call.args[1:], *(k.value for k in call.keywords if k.arg != "base")]
+        elif (isinstance(call.func, ast.Attribute) and call.func.attr in _DESCRIPTOR_METHODS
+              and tl_name(flow.imports, call.func) is None and call.args
+              and isinstance(call.args[0], (ast.List, ast.Tuple))):
+            args = [call.args[0]]  # desc.load([pid * BLOCK, 0])
+        for arg in args:
+            out |= flow.names_in(arg)
+    return out
+
+
+def _fix_product(ctx: PythonContext, pid: ast.Name) -> Fix | None:
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    return Fix(
+        title="Cast the program id to 64 bits in this product (it also feeds int32-only descriptor offsets)",
+        edits=(ctx.replace(pid, f"{pid.id}.to({tl}.int64)"),),
+        applicability=Applicability.SAFE,
+    )
+
+
 def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
     tl = tl_alias(ctx.imports)
     if tl is None:
@@ -156,6 +189,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         for name in _persistent_ids(flow, pids):
             del pids[name]
         in_pointer: set[int] | None = None
+        int32_only = _int32_only_names(flow)
         for node in kernel.walk():
             if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
                 continue
@@ -180,6 +214,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                     f"long sequences) and the access goes out of bounds; make the program id 64-bit with "
                     f"`tl.program_id(...).to(tl.int64)`"
                 )
-                fix = _fix(ctx, calls)  # type: ignore[arg-type]
+                if isinstance(pid_side, ast.Name) and pid_side.id in int32_only:
+                    fix = _fix_product(ctx, pid_side)
+                else:
+                    fix = _fix(ctx, calls)  # type: ignore[arg-type]
                 yield ctx.finding(node, message, [fix] if fix else [])
                 break
