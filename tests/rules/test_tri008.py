@@ -137,3 +137,25 @@ def test_integer_counts_are_not_described_as_float_sums():
     by_line = {f.line: f.message for f in lint_fixture("TRI008.py", "TRI008")}
     hot_bins = marked_lines("TRI008.py", "TRI008")[1]
     assert "float" not in by_line[hot_bins] and "tl.histogram" in by_line[hot_bins]
+
+
+def test_grid_stride_histogram_is_flagged_but_persistent_tile_output_is_not():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def hist(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+        for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            bins = tl.load(x_ptr + offs, mask=offs < n, other=0)
+            tl.atomic_add(hist_ptr + bins, 1, mask=offs < n)
+
+    @triton.jit
+    def tiles(a_ptr, c_ptr, num_tiles, BLOCK: tl.constexpr):
+        for tile in range(tl.program_id(0), num_tiles, tl.num_programs(0)):
+            offs = tile * BLOCK + tl.arange(0, BLOCK)
+            tl.atomic_add(c_ptr + offs, tl.load(a_ptr + offs))
+    """
+    (f,) = lint(code, "TRI008")
+    assert f.line == 10

@@ -126,6 +126,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             return is_tl_call(ctx, n, "program_id")
 
         pid_names = taint(kernel, binds, pid_seed)
+
+        def loads(n: ast.AST) -> bool:
+            return is_tl_call(ctx, n, "load")
+
+        data_dependent = taint(kernel, binds, loads)  # e.g. bin or expert ids read from memory
         has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
 
         for call, op in sites:
@@ -135,8 +140,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             loops = enclosing_loops(ctx, call, kernel.node)
             if loops:
                 loop = loops[0]
-                if _is_persistent_loop(ctx, kernel, loop, varying, seed) and names_in(ptr) & assigned_in(loop):
-                    continue
+                if (
+                    _is_persistent_loop(ctx, kernel, loop, varying, seed)
+                    and names_in(ptr) & assigned_in(loop)
+                    and not depends_on(ptr, data_dependent, loads)
+                ):
+                    continue  # the tile's own output address, once per tile
                 invariant = not (names_in(ptr) & assigned_in(loop))
                 counts = _is_int_constant(value_arg(call, op))
                 yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call), counts))
