@@ -268,33 +268,41 @@ class HostDtypes:
         text = dotted(arg) or ""
         return "device" in text.lower() or text.endswith(".device")
 
-    @staticmethod
-    def _last_assignment(name: str, scope: ast.AST, before_line: int) -> tuple[ast.expr | None, int]:
+    def _last_assignment(self, name: str, scope: ast.AST, before_line: int) -> tuple[ast.expr | None, int]:
         """The value of the last plain assignment to `name` before `before_line` (None when the
         last binding is one we do not follow: a parameter, a loop target, `+=`, unpacking)."""
         best, best_line = None, -1
+        for line, value in self._bindings(scope).get(name, ()):
+            if best_line < line < before_line:
+                best, best_line = value, line
+        return best, best_line
+
+    def _bindings(self, scope: ast.AST) -> dict[str, list[tuple[int, ast.expr | None]]]:
+        """name -> [(line, value or None)] for every binding in a scope, from one walk (cached:
+        a file with many launches must not walk its module once per argument)."""
+        cache = self.__dict__.setdefault("_binding_cache", {})
+        if scope in cache:
+            return cache[scope]
+        out: dict[str, list[tuple[int, ast.expr | None]]] = {}
+
+        def bind(target: ast.AST, line: int, value: ast.expr | None) -> None:
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    out.setdefault(n.id, []).append((line, value))
+
         for node in ast.walk(scope):
             line = getattr(node, "lineno", 0)
-            if not best_line < line < before_line:
-                continue
             if isinstance(node, ast.Assign):
-                if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                    value = node.value
-                elif any(isinstance(n, ast.Name) and n.id == name for t in node.targets for n in ast.walk(t)):
-                    value = None
-                else:
-                    continue
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-                value = node.value
-            elif isinstance(node, (ast.AugAssign, ast.For)) and any(
-                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.target)):
-                value = None
-            elif isinstance(node, ast.arg) and node.arg == name:
-                value = None
-            else:
-                continue
-            best, best_line = value, line
-        return best, best_line
+                for t in node.targets:
+                    bind(t, line, node.value if isinstance(t, ast.Name) else None)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                out.setdefault(node.target.id, []).append((line, node.value))
+            elif isinstance(node, (ast.AugAssign, ast.For)):
+                bind(node.target, line, None)
+            elif isinstance(node, ast.arg):
+                out.setdefault(node.arg, []).append((line, None))
+        cache[scope] = out
+        return out
 
 
 def pointer_dtypes(ctx: PythonContext, kernel: Kernel, host: HostDtypes, all_launches: list[Launch]) -> dict[str, str]:
