@@ -124,7 +124,7 @@ def cross_entropy_objects(tree: ast.Module, imports: ImportMap) -> set[str]:
     """Source texts (`loss_fct`, `self.loss_fn`) bound to a torch.nn.CrossEntropyLoss()."""
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            if (imports.resolve(node.value.func) or "") == "torch.nn.CrossEntropyLoss":
-                out.update(ast.unparse(t) for t in node.targets)
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and (imports.resolve(node.value.func) or "") == "torch.nn.CrossEntropyLoss"):
+            out.update(ast.unparse(t) for t in node.targets)
     return out

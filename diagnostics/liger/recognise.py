@@ -15,6 +15,7 @@ add + RMSNorm contains RMSNorm) keep only the larger one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from tritonify.diagnostics.liger.symbolic import KernelGraph
 
 SUBSUMES: dict[str, set[str]] = {

@@ -22,8 +22,8 @@ cmp (op, a, b), phi, other (label, args...).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, libdevice_name, tl_name
 
@@ -217,9 +217,6 @@ class KernelGraph:
         """Names of the calls whose results flow into `n` (not through load addresses)."""
         return self._summaries()[1][n]
 
-    def reaches(self, n: int, target: int) -> bool:
-        return target in self.walk([n])
-
     def live(self) -> set[int]:
         """Every node that reaches memory through a store (value or address)."""
         cache = self.__dict__.get("_live")
@@ -236,11 +233,6 @@ class KernelGraph:
         """The id of an expression if the kernel computes it, without creating it."""
         return self.index.get(key)
 
-    def mul_key(self, *args: int) -> tuple:
-        flat: list[int] = []
-        for a in args:
-            flat.extend(self.factors(a))
-        return ("mul", *sorted(flat))
 
 
 class _Builder:
@@ -492,9 +484,3 @@ def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.Funct
     except (GraphTooLarge, RecursionError):
         return None
     return builder.g
-
-
-def iter_nodes(g: KernelGraph, ids: Iterable[int], kind: str) -> Iterator[int]:
-    for n in ids:
-        if g.nodes[n][0] == kind:
-            yield n

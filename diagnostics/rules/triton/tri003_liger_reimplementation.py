@@ -9,7 +9,7 @@ offsets and dtype handling that a private copy has to keep up by itself.
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit

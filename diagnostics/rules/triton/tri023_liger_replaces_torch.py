@@ -14,13 +14,16 @@ Three cases, all recognised statically (neither the user's file nor liger is imp
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.liger import api
 from tritonify.diagnostics.liger.host import (
-    Projection, cross_entropy_objects, is_cross_entropy_call, lm_head_projection,
+    Projection,
+    cross_entropy_objects,
+    is_cross_entropy_call,
+    lm_head_projection,
 )
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
