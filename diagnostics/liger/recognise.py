@@ -28,6 +28,10 @@ SUBSUMES: dict[str, set[str]] = {
 }
 
 
+# Calls that, multiplied into a norm's output, mean the kernel does more than the norm.
+FUSED_WORK = frozenset({"exp", "tanh", "erf", "sigmoid", "log", "sin", "cos", "rand", "randn", "randint", "dot"})
+
+
 @dataclass(frozen=True)
 class Recognition:
     op: str | None                  # the Liger op key, when the kernel is a standalone one
@@ -103,8 +107,30 @@ class _Matcher:
         return None
 
     # ---- norms ---------------------------------------------------------------------------
+    def _output_closure(self) -> set[int]:
+        """Stored values, looked through masks (`where`), compile-time branches (`phi`) and
+        additions (a bias, a shift): the nodes a kernel writes out as its result."""
+        cached = self.__dict__.get("_closure")
+        if cached is not None:
+            return cached
+        out: set[int] = set()
+        stack = [st.value for st in self.g.stores]
+        while stack:
+            n = stack.pop()
+            if n in out:
+                continue
+            out.add(n)
+            node = self.g.node(n)
+            if node[0] in ("phi", "add"):
+                stack.extend(node[1:])
+            elif node[0] == "call" and node[1] == "where" and len(node) == 5:
+                stack.extend(node[3:5])
+        self.__dict__["_closure"] = out
+        return out
+
     def norms(self) -> set[str]:
         found: set[str] = set()
+        outputs = self._output_closure()
         for r in self.calls("rsqrt"):
             arg = self.arg(r)
             if not self.contains_call(arg, "sum"):
@@ -114,8 +140,10 @@ class _Matcher:
                 continue
             for m in self.of_kind("mul"):
                 f = self.g.factors(m)
-                if r not in f:
+                if r not in f or m not in outputs:
                     continue
+                if any(not self.g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x != r):
+                    continue   # norm followed by an activation or dropout in the same product
                 for x in f:
                     if x == r:
                         continue

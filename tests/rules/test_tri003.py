@@ -455,3 +455,25 @@ def test_erf_geglu_with_a_named_constant():
     """
     (f,) = lint(code, "TRI003")
     assert "GeGLU" in f.message and "tanh approximation" in f.message
+
+
+def test_layer_norm_fused_with_an_activation_is_not_flagged():
+    code = """
+    import triton
+    import triton.language as tl
+    from triton.language.extra import libdevice
+
+    @triton.jit
+    def ln_gelu(X, W, B, Y, N, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * N + cols, mask=cols < N, other=0.0)
+        mean = tl.sum(x, 0) / N
+        d = tl.where(cols < N, x - mean, 0.0)
+        y = d * tl.rsqrt(tl.sum(d * d, 0) / N + eps) * tl.load(W + cols, mask=cols < N)
+        tl.store(Y + row * N + cols, 0.5 * y * (1 + libdevice.erf(y * 0.7071067811865476)), mask=cols < N)
+    """
+    assert lint(code, "TRI003") == []
+    plain = code.replace("0.5 * y * (1 + libdevice.erf(y * 0.7071067811865476))", "y + tl.load(B + cols, mask=cols < N)")
+    (f,) = lint(plain, "TRI003")
+    assert "re-implements LayerNorm" in f.message
