@@ -1,0 +1,220 @@
+/**
+ * Tritonify for VS Code: activate, register the commands, keep one language server running.
+ *
+ * All behaviour lives in the Python server; this file wires editor events to it: restart
+ * (debounced) when the interpreter, the import strategy, the ncu path or workspace trust change,
+ * pass other setting changes on, and route the server's results to the status item and the view.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { onPythonInterpreterChanged } from './interpreter';
+import { createLog, log, traceError, traceInfo } from './log';
+import { openLocation, ResultsView } from './results/view';
+import { ResultKind } from './results/render';
+import { currentSettings, notifySettingsChanged, ServerHandle, startServer, stopServer } from './server';
+import { RESTART_KEYS } from './settings';
+import { RunningJob, ServerStatus } from './status';
+
+const RESTART_DEBOUNCE_MS = 750;
+const RUN_KERNEL_KIND = 'source.tritonify.runKernel';
+const INSERT_TEMPLATE_KIND = 'refactor.tritonify.insertTemplate';
+const DIAGNOSTIC_SOURCE = 'Tritonify';
+
+let server: ServerHandle | undefined;
+let restartTimer: ReturnType<typeof setTimeout> | undefined;
+let restarting: Promise<void> = Promise.resolve();
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+    context.subscriptions.push(createLog());
+    const status = new ServerStatus(vscode.window.createStatusBarItem('tritonify.status', vscode.StatusBarAlignment.Right, 100));
+    const results = new ResultsView();
+    context.subscriptions.push(status, results);
+
+    const hooks = {
+        onState: (state: 'starting' | 'running' | 'stopped' | 'failed') =>
+            status.setState(state === 'running' && !vscode.workspace.isTrusted ? 'untrusted' : state),
+        onCommand: (command: string, args: unknown[]) => {
+            const [, kernel, kindArg] = args as [unknown, unknown, unknown];
+            const kernelName = typeof kernel === 'string' ? kernel : 'kernel';
+            if (command === 'tritonify.showResult') {
+                return (result: unknown) => {
+                    const kind: ResultKind = kindArg === 'profile' ? 'profile' : 'benchmark';
+                    if (result) {
+                        results.show(kind, result, kernelName);
+                    } else {
+                        void vscode.window.showInformationMessage(`Tritonify: no ${kind} result of ${kernelName} to show; run it again.`);
+                    }
+                };
+            }
+            const job: RunningJob = { kind: command === 'tritonify.profile' ? 'profile' : 'benchmark', kernel: kernelName, startedAt: Date.now() };
+            status.jobStarted(job);
+            return (outcome: unknown) => {
+                status.jobEnded(job);
+                const o = outcome as { ok?: boolean; result?: unknown } | undefined;
+                if (o?.ok && o.result !== undefined && currentSettings().benchmark.openResults) {
+                    results.show(job.kind, o.result, kernelName);
+                }
+            };
+        },
+    };
+
+    const restart = (why: string) => {
+        if (restartTimer) {
+            clearTimeout(restartTimer);
+        }
+        restartTimer = setTimeout(() => {
+            restartTimer = undefined;
+            restarting = restarting.then(async () => {
+                traceInfo(`(re)starting the server: ${why}`);
+                await stopServer(server);
+                server = await startServer(context.extensionPath, hooks);
+            }).catch((error) => traceError('restarting the server failed', error));
+        }, RESTART_DEBOUNCE_MS);
+    };
+
+    context.subscriptions.push(
+        vscode.commands.registerCommand('tritonify.restart', () => restart('Restart Server command')),
+        vscode.commands.registerCommand('tritonify.showLogs', () => log().show()),
+        vscode.commands.registerCommand('tritonify.benchmarkKernel', () => runKernel('tritonify.benchmark')),
+        vscode.commands.registerCommand('tritonify.profileKernel', () => runKernel('tritonify.profile')),
+        vscode.commands.registerCommand('tritonify.insertTemplate', insertTemplate),
+        vscode.commands.registerCommand('tritonify.openRuleDocs', openRuleDocs),
+        vscode.commands.registerCommand('tritonify.openLocation', openLocation),
+        vscode.workspace.onDidChangeConfiguration((e) => {
+            if (RESTART_KEYS.some((key) => e.affectsConfiguration(key))) {
+                restart('settings changed');
+            } else if (e.affectsConfiguration('tritonify')) {
+                notifySettingsChanged(server);
+            }
+        }),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => restart('workspace trusted')),
+        { dispose: () => void stopServer(server) },
+    );
+    const pythonWatch = await onPythonInterpreterChanged(() => {
+        if (currentSettings().interpreter.length === 0) {
+            restart('the Python extension\'s interpreter changed');
+        }
+    });
+    if (pythonWatch) {
+        context.subscriptions.push(pythonWatch);
+    }
+    restart('activation');
+    await restarting;
+}
+
+export async function deactivate(): Promise<void> {
+    if (restartTimer) {
+        clearTimeout(restartTimer);
+    }
+    await restarting;
+    await stopServer(server);
+    server = undefined;
+}
+
+/** Benchmark / Profile from the palette: the kernel under the cursor, else a pick from the file's kernels. */
+async function runKernel(command: 'tritonify.benchmark' | 'tritonify.profile'): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+        void vscode.window.showInformationMessage('Tritonify: open a file with a Triton kernel first.');
+        return;
+    }
+    if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage('Tritonify: Benchmark and Profile run this workspace\'s code; trust the workspace first.');
+        return;
+    }
+    if (editor.document.isDirty) {
+        await editor.document.save();
+    }
+    const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', editor.document.uri)) ?? [];
+    const kernels = lenses.filter((l) => l.command?.command === command);
+    if (kernels.length === 0) {
+        void vscode.window.showInformationMessage('Tritonify: no Triton kernel found in this file.');
+        return;
+    }
+    const cursor = editor.selection.active.line;
+    let chosen = [...kernels].reverse().find((l) => l.range.start.line <= cursor);
+    if (!chosen) {
+        const pick = await vscode.window.showQuickPick(kernels.map((l) => ({ label: String(l.command?.arguments?.[1] ?? '?'), lens: l })),
+            { placeHolder: 'Which kernel?' });
+        chosen = pick?.lens;
+    }
+    if (chosen?.command) {
+        await vscode.commands.executeCommand(chosen.command.command, ...(chosen.command.arguments ?? []));
+    }
+}
+
+/** The server's "Insert template" code actions at the cursor, picked from a list and applied. */
+async function insertTemplate(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+        void vscode.window.showInformationMessage('Tritonify: open a Python file to insert a template into.');
+        return;
+    }
+    const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider',
+        editor.document.uri, editor.selection, INSERT_TEMPLATE_KIND, 50)) ?? [];
+    const templates = actions.filter((a) => a.kind?.value.startsWith(INSERT_TEMPLATE_KIND));
+    if (templates.length === 0) {
+        void vscode.window.showInformationMessage('Tritonify: no template applies here (templates are offered in Python files, outside kernels).');
+        return;
+    }
+    const pick = await vscode.window.showQuickPick(templates.map((a) => ({ label: a.title.replace(/^Insert template: /, ''), action: a })),
+        { placeHolder: 'Insert which template?' });
+    if (pick?.action.edit) {
+        await vscode.workspace.applyEdit(pick.action.edit);
+    } else if (pick) {
+        void vscode.window.showWarningMessage('Tritonify: the server gave no text for this template; see Show Logs.');
+    }
+}
+
+/** The rule page of the Tritonify finding under the cursor, else a pick from the rules found. */
+async function openRuleDocs(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const pages = new Map<string, vscode.Uri>();
+    const add = (d: vscode.Diagnostic) => {
+        if (d.source === DIAGNOSTIC_SOURCE && typeof d.code === 'object' && d.code.target) {
+            pages.set(String(d.code.value), d.code.target);
+        }
+    };
+    if (editor) {
+        const here = vscode.languages.getDiagnostics(editor.document.uri).filter((d) => d.range.contains(editor.selection.active));
+        here.forEach(add);
+        if (pages.size === 1) {
+            return openDoc([...pages.values()][0]);
+        }
+    }
+    for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
+        diagnostics.forEach(add);
+    }
+    const rulesDir = findRulesDir();
+    if (rulesDir) {
+        for (const file of fs.readdirSync(rulesDir).filter((f) => f.endsWith('.md'))) {
+            const code = file.replace(/\.md$/, '');
+            if (!pages.has(code)) {
+                pages.set(code, vscode.Uri.file(path.join(rulesDir, file)));
+            }
+        }
+    }
+    if (pages.size === 0) {
+        void vscode.window.showInformationMessage('Tritonify: no rule pages found; they open from a finding\'s code in the Problems panel.');
+        return;
+    }
+    const pick = await vscode.window.showQuickPick([...pages.keys()].sort().map((code) => ({ label: code })), { placeHolder: 'Open the page of which rule?' });
+    if (pick) {
+        await openDoc(pages.get(pick.label)!);
+    }
+}
+
+function findRulesDir(): string | undefined {
+    const ext = vscode.extensions.getExtension('tritonify.tritonify');
+    const dir = ext ? path.join(ext.extensionPath, 'bundled', 'libs', 'tritonify', 'references', 'rules') : undefined;
+    return dir && fs.existsSync(dir) ? dir : undefined;
+}
+
+async function openDoc(uri: vscode.Uri): Promise<void> {
+    if (uri.scheme === 'file' && uri.fsPath.endsWith('.md')) {
+        await vscode.commands.executeCommand('markdown.showPreview', uri);
+    } else {
+        await vscode.env.openExternal(uri);
+    }
+}

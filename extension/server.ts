@@ -1,0 +1,226 @@
+/**
+ * Create, start and restart the language client for `<interpreter> -m tritonify server`.
+ *
+ * The client is thin: settings go to the server as initialization options and as answers to
+ * `workspace/configuration` (made safe by `configurationAnswer`), the server's own commands
+ * (`tritonify.benchmark`, `tritonify.profile`, `tritonify.showResult`, used by its code lenses)
+ * are registered by vscode-languageclient, and the middleware only watches them to keep the
+ * status item and the results view up to date.
+ */
+import { execFile } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+    CloseAction,
+    DidChangeConfigurationNotification,
+    ErrorAction,
+    LanguageClient,
+    LanguageClientOptions,
+    RevealOutputChannelOn,
+    ServerOptions,
+    State,
+    TransportKind,
+} from 'vscode-languageclient/node';
+import { serverCommand, ServerCommand } from './commandLine';
+import { log, traceError, traceInfo } from './log';
+import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python';
+import { pythonExtensionInterpreter } from './interpreter';
+import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
+
+export const SERVER_ID = 'tritonify';
+export const SERVER_NAME = 'Tritonify';
+const CRASHES_BEFORE_GIVING_UP = 4;
+
+/** What the extension needs to know about the running server. */
+export interface ServerHandle {
+    client: LanguageClient;
+    interpreter: InterpreterChoice;
+    command: ServerCommand;
+    settings: ExtensionSettings;
+}
+
+export interface ServerHooks {
+    /** A server command (benchmark / profile / showResult) is about to run; returns its completion callback. */
+    onCommand(command: string, args: unknown[]): ((result: unknown) => void) | undefined;
+    onState(state: 'starting' | 'running' | 'stopped' | 'failed'): void;
+}
+
+export function currentSettings(): ExtensionSettings {
+    const raw = vscode.workspace.getConfiguration('tritonify');
+    const { settings, problems } = readSettings({
+        interpreter: raw.get('interpreter'),
+        importStrategy: raw.get('importStrategy'),
+        lint: raw.get('lint'),
+        ncuPath: raw.get('ncuPath'),
+        benchmark: raw.get('benchmark'),
+        jobs: raw.get('jobs'),
+    });
+    problems.forEach((p) => log().warn(p));
+    return settings;
+}
+
+/** The extension's bundled Python libraries, when the .vsix carries them. */
+export function bundledLibs(extensionPath: string): string | undefined {
+    const libs = path.join(extensionPath, 'bundled', 'libs');
+    return fs.existsSync(path.join(libs, 'tritonify')) ? libs : undefined;
+}
+
+/**
+ * Run the interpreter once before the server: is it Python 3.10+ and can it import the server?
+ * Resolves to undefined when it can, else to the reason (last line of its error).
+ */
+export function preflight(cmd: ServerCommand): Promise<string | undefined> {
+    const leading = cmd.args.slice(0, cmd.args.indexOf('-m'));
+    const probe = 'import sys\nassert sys.version_info >= (3, 10), "Python " + sys.version.split()[0] + " is too old: Tritonify needs 3.10 or newer"\nimport tritonify.server.app';
+    return new Promise((resolve) => {
+        execFile(cmd.command, [...leading, '-c', probe], { env: cmd.env, timeout: 30000 }, (error, _stdout, stderr) => {
+            if (!error) {
+                resolve(undefined);
+                return;
+            }
+            const lines = String(stderr || error.message).trim().split(/\r?\n/);
+            resolve(lines[lines.length - 1] || error.message);
+        });
+    });
+}
+
+export async function showStartFailure(reason: string, fix: string): Promise<void> {
+    traceError(`the server could not start: ${reason}. ${fix}`);
+    const choice = await vscode.window.showErrorMessage(`Tritonify: the language server could not start: ${reason}. ${fix}`,
+        'Open Settings', 'Show Logs');
+    if (choice === 'Open Settings') {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'tritonify.interpreter');
+    } else if (choice === 'Show Logs') {
+        log().show();
+    }
+}
+
+const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult']);
+
+export async function startServer(extensionPath: string, hooks: ServerHooks): Promise<ServerHandle | undefined> {
+    hooks.onState('starting');
+    const settings = currentSettings();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const interpreter = resolveInterpreter({
+        setting: settings.interpreter,
+        pythonExtension: settings.interpreter.length ? undefined : await pythonExtensionInterpreter(folder),
+    });
+    if (!interpreter) {
+        hooks.onState('failed');
+        void showStartFailure('no Python interpreter was found', interpreterFix(undefined));
+        return undefined;
+    }
+    const libs = settings.importStrategy === 'useBundled' ? bundledLibs(extensionPath) : undefined;
+    const command = serverCommand({ interpreter: interpreter.command, importStrategy: settings.importStrategy, bundledLibs: libs, ncuPath: settings.ncuPath });
+    traceInfo(`interpreter: ${interpreter.command.join(' ')} (from ${interpreter.source}); ` +
+        `tritonify from ${libs ? libs : 'the interpreter\'s environment'}`);
+    traceInfo(`server: ${command.command} ${command.args.join(' ')}`);
+    const failure = await preflight(command);
+    if (failure) {
+        hooks.onState('failed');
+        void showStartFailure(failure, interpreterFix(interpreter));
+        return undefined;
+    }
+
+    const trusted = () => vscode.workspace.isTrusted;
+    const serverOptions: ServerOptions = {
+        command: command.command,
+        args: command.args,
+        options: { env: command.env, cwd: folder?.fsPath },
+        transport: TransportKind.stdio,
+    };
+    let crashes = 0;
+    const clientOptions: LanguageClientOptions = {
+        documentSelector: [
+            { scheme: 'file', language: 'python' },
+            { scheme: 'untitled', language: 'python' },
+            { scheme: 'file', language: 'cuda-cpp' },
+            { scheme: 'file', pattern: '**/*.{cu,cuh}' },
+        ],
+        outputChannel: log(),
+        traceOutputChannel: log(),
+        revealOutputChannelOn: RevealOutputChannelOn.Never,
+        initializationOptions: toServerSettings(settings, interpreter.command, trusted()),
+        errorHandler: {
+            error: () => ({ action: ErrorAction.Continue }),
+            closed: () => {
+                crashes += 1;
+                if (crashes >= CRASHES_BEFORE_GIVING_UP) {
+                    hooks.onState('failed');
+                    void showStartFailure(`the server stopped ${crashes} times`, 'See Tritonify: Show Logs for why, then run Tritonify: Restart Server.');
+                    return { action: CloseAction.DoNotRestart, handled: true };
+                }
+                traceError(`the server stopped; restarting it (${crashes}/${CRASHES_BEFORE_GIVING_UP})`);
+                return { action: CloseAction.Restart, handled: true };
+            },
+        },
+        middleware: {
+            workspace: {
+                configuration: async (params, token, next) => {
+                    const answers = await next(params, token);
+                    if (!Array.isArray(answers)) {
+                        return answers;
+                    }
+                    return answers.map((answer, i) => params.items[i]?.section === 'tritonify'
+                        ? configurationAnswer(answer, interpreter.command, trusted())
+                        : answer);
+                },
+            },
+            executeCommand: async (name, args, next) => {
+                if (!SERVER_COMMANDS.has(name)) {
+                    return next(name, args);
+                }
+                if (name !== 'tritonify.showResult' && !trusted()) {
+                    void vscode.window.showWarningMessage(`Tritonify: ${name === 'tritonify.benchmark' ? 'Benchmark' : 'Profile'} runs this workspace's code; trust the workspace first.`, 'Manage Workspace Trust')
+                        .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
+                    return undefined;
+                }
+                const done = hooks.onCommand(name, args);
+                try {
+                    const result = await next(name, args);
+                    done?.(result);
+                    return result;
+                } catch (error) {
+                    done?.(undefined);
+                    throw error;
+                }
+            },
+        },
+    };
+    const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, clientOptions);
+    client.onDidChangeState((e) => {
+        if (e.newState === State.Running) {
+            hooks.onState('running');
+        } else if (e.newState === State.Stopped) {
+            hooks.onState('stopped');
+        }
+    });
+    try {
+        await client.start();
+    } catch (error) {
+        hooks.onState('failed');
+        void showStartFailure(error instanceof Error ? error.message : String(error), interpreterFix(interpreter));
+        return undefined;
+    }
+    return { client, interpreter, command, settings };
+}
+
+export async function stopServer(handle: ServerHandle | undefined): Promise<void> {
+    if (!handle) {
+        return;
+    }
+    try {
+        await handle.client.stop(5000);
+    } catch (error) {
+        traceError('stopping the server failed', error);
+    }
+    await handle.client.dispose().catch(() => undefined);
+}
+
+/** Tell the server the settings changed; it pulls them through workspace/configuration. */
+export function notifySettingsChanged(handle: ServerHandle | undefined): void {
+    if (handle?.client.isRunning()) {
+        void handle.client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+    }
+}

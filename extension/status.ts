@@ -1,0 +1,91 @@
+/**
+ * The status bar item: the server's state and, while a Benchmark or Profile runs, its kernel and
+ * elapsed time. `statusText` is pure (unit-tested); `ServerStatus` drives a StatusBarItem.
+ */
+import type { StatusBarItem } from 'vscode';
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'untrusted';
+
+export interface RunningJob {
+    kind: 'benchmark' | 'profile';
+    kernel: string;
+    startedAt: number;   // ms since epoch
+}
+
+const ICON: Record<ServerState, string> = {
+    starting: '$(loading~spin)',
+    running: '$(check)',
+    stopped: '$(circle-slash)',
+    failed: '$(error)',
+    untrusted: '$(shield)',
+};
+
+export function formatElapsed(ms: number): string {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const m = Math.floor(s / 60);
+    return m > 0 ? `${m}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+export function statusText(state: ServerState, jobs: RunningJob[], now: number): { text: string; tooltip: string } {
+    if (jobs.length > 0) {
+        const job = jobs[0];
+        const more = jobs.length > 1 ? ` (+${jobs.length - 1})` : '';
+        return {
+            text: `$(sync~spin) Tritonify: ${job.kind} ${job.kernel} ${formatElapsed(now - job.startedAt)}${more}`,
+            tooltip: jobs.map((j) => `${j.kind} of ${j.kernel}: running for ${formatElapsed(now - j.startedAt)}`).join('\n'),
+        };
+    }
+    const tooltip = {
+        starting: 'Tritonify: the language server is starting',
+        running: 'Tritonify: the language server is running',
+        stopped: 'Tritonify: the language server is stopped (click to restart)',
+        failed: 'Tritonify: the language server could not start (click for the logs)',
+        untrusted: 'Tritonify: linting only; Benchmark and Profile need a trusted workspace',
+    }[state];
+    return { text: `${ICON[state]} Tritonify`, tooltip };
+}
+
+export class ServerStatus {
+    private state: ServerState = 'starting';
+    private jobs: RunningJob[] = [];
+    private timer: ReturnType<typeof setInterval> | undefined;
+
+    constructor(private readonly item: StatusBarItem) {
+        this.render();
+        item.show();
+    }
+
+    setState(state: ServerState): void {
+        this.state = state;
+        this.item.command = state === 'failed' ? 'tritonify.showLogs' : state === 'stopped' ? 'tritonify.restart' : 'tritonify.showLogs';
+        this.render();
+    }
+
+    jobStarted(job: RunningJob): void {
+        this.jobs.push(job);
+        this.timer ??= setInterval(() => this.render(), 1000);
+        this.render();
+    }
+
+    jobEnded(job: RunningJob): void {
+        this.jobs = this.jobs.filter((j) => j !== job);
+        if (this.jobs.length === 0 && this.timer) {
+            clearInterval(this.timer);
+            this.timer = undefined;
+        }
+        this.render();
+    }
+
+    private render(): void {
+        const { text, tooltip } = statusText(this.state, this.jobs, Date.now());
+        this.item.text = text;
+        this.item.tooltip = tooltip;
+    }
+
+    dispose(): void {
+        if (this.timer) {
+            clearInterval(this.timer);
+        }
+        this.item.dispose();
+    }
+}

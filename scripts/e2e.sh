@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Real-editor test: install the built .vsix into a real VS Code (code-server), open a copy of
+# examples/, and check in the browser that the Problems panel shows Tritonify's findings and that
+# the TRI001 quick fix changes the file on disk.
+#
+# Everything it needs lives under .e2e/ (git-ignored) and is reused on the next run:
+#   .e2e/node24     node@24 from npm (code-server refuses Node 20)
+#   .e2e/tools      code-server@4.139.1 and playwright-core
+# Debian's chromium and libkrb5-dev are apt-installed when missing.
+# The server runs on the system python3 with the .vsix's bundled libs only (this proves the bundle).
+#
+# Exit 0: passed. Exit 1: failed (screenshots and logs in .e2e/run/). Exit 77: a prerequisite
+# could not be installed (no network, no apt) -- the pytest wrapper skips with the reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+E2E=$ROOT/.e2e
+CODE_SERVER_VERSION=4.139.1
+PLAYWRIGHT_VERSION=1.57.0
+mkdir -p "$E2E"
+start=$(date +%s)
+say() { echo "[e2e $(( $(date +%s) - start ))s] $*"; }
+skip() { echo "E2E-SKIP: $*"; exit 77; }
+
+# ---- prerequisites ---------------------------------------------------------------------------
+need_apt=()
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -f /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "apt-get install ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"; } >"$E2E/apt.log" 2>&1; then
+    tail -5 "$E2E/apt.log"; skip "cannot apt-get install ${need_apt[*]} (see .e2e/apt.log)"
+  fi
+fi
+command -v python3 >/dev/null || skip "python3 is not on PATH"
+
+if [ ! -x "$E2E/node24/node_modules/.bin/node" ]; then
+  say "npm install node@24"
+  mkdir -p "$E2E/node24"
+  (cd "$E2E/node24" && npm init -y >/dev/null && npm install --no-audit --no-fund node@24 >"$E2E/node24.log" 2>&1) \
+    || { tail -5 "$E2E/node24.log"; skip "cannot npm install node@24 (see .e2e/node24.log)"; }
+fi
+NODE24_BIN=$E2E/node24/node_modules/.bin
+
+if [ ! -x "$E2E/tools/node_modules/.bin/code-server" ] || [ ! -d "$E2E/tools/node_modules/playwright-core" ]; then
+  say "npm install code-server@$CODE_SERVER_VERSION playwright-core@$PLAYWRIGHT_VERSION (a few minutes the first time)"
+  mkdir -p "$E2E/tools"
+  (cd "$E2E/tools" && [ -f package.json ] || npm init -y >/dev/null)
+  (cd "$E2E/tools" && PATH="$NODE24_BIN:$PATH" npm install --no-audit --no-fund \
+      "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION" >"$E2E/tools.log" 2>&1) \
+    || { tail -20 "$E2E/tools.log"; skip "cannot npm install code-server (see .e2e/tools.log)"; }
+fi
+[ "${E2E_INSTALL_ONLY:-0}" = 1 ] && { say "installed"; exit 0; }
+
+# ---- build the .vsix -------------------------------------------------------------------------
+if [ "${E2E_SKIP_PACKAGE:-0}" != 1 ] || [ ! -f tritonify.vsix ]; then
+  say "npm ci && npm run package"
+  { [ -d node_modules/vscode-languageclient ] || npm ci --no-audit --no-fund; } >"$E2E/npm-ci.log" 2>&1 \
+    || { tail -20 "$E2E/npm-ci.log"; echo "npm ci failed"; exit 1; }
+  npm run package >"$E2E/package.log" 2>&1 || { tail -30 "$E2E/package.log"; echo "npm run package failed"; exit 1; }
+fi
+
+# ---- a fresh editor ----------------------------------------------------------------------------
+RUN=$E2E/run
+rm -rf "$RUN"
+mkdir -p "$RUN/user-data/User" "$RUN/extensions"
+cp -r examples "$RUN/workspace"   # a copy: the repository's examples are never modified
+cat >"$RUN/user-data/User/settings.json" <<JSON
+{
+  "security.workspace.trust.enabled": false,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "files.autoSave": "off",
+  "tritonify.interpreter": ["$(command -v python3)"]
+}
+JSON
+CODE_SERVER=$E2E/tools/node_modules/.bin/code-server
+say "install the .vsix into code-server"
+PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --extensions-dir "$RUN/extensions" --user-data-dir "$RUN/user-data" \
+  --install-extension "$ROOT/tritonify.vsix" >"$RUN/install-extension.log" 2>&1 \
+  || { cat "$RUN/install-extension.log"; echo "installing the .vsix failed"; exit 1; }
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+say "code-server on 127.0.0.1:$PORT"
+# The server must find tritonify only in the .vsix: no PYTHONPATH, no venv from the caller.
+env -u PYTHONPATH -u VIRTUAL_ENV PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
+  --user-data-dir "$RUN/user-data" --extensions-dir "$RUN/extensions" --disable-telemetry \
+  --disable-update-check --disable-workspace-trust --ignore-last-opened "$RUN/workspace" >"$RUN/code-server.log" 2>&1 &
+CS_PID=$!
+trap 'kill $CS_PID 2>/dev/null || true' EXIT
+
+say "drive the editor"
+status=0
+PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" \
+  E2E_WORKSPACE="$RUN/workspace" E2E_OUT="$RUN" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
+kill $CS_PID 2>/dev/null || true
+wait $CS_PID 2>/dev/null || true
+trap - EXIT
+say "done (exit $status); logs and screenshots in .e2e/run/"
+exit $status
