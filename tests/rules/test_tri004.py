@@ -1,6 +1,7 @@
 import ast
 
 from tritonify.diagnostics.model import Applicability, Severity
+
 from tests.lintutil import fixed, lint, lint_fixture, marked_lines
 
 

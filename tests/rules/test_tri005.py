@@ -1,4 +1,5 @@
 from tritonify.diagnostics.model import Severity
+
 from tests.lintutil import lint, lint_fixture, marked_lines
 
 

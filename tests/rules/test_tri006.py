@@ -2,6 +2,7 @@ import ast
 
 from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability, Severity
+
 from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
 
 
@@ -38,7 +39,7 @@ def test_fix_all_applies_one_edit_for_shared_program_id():
     import textwrap
 
     text = textwrap.dedent(SNIPPET)
-    out, applied = apply_fixes(text, lint(SNIPPET, "TRI006"))
+    out, _ = apply_fixes(text, lint(SNIPPET, "TRI006"))
     assert out.count(".to(tl.int64)") == 1
     assert lint(out, "TRI006") == []
 

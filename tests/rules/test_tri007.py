@@ -1,6 +1,7 @@
 import ast
 
 from tritonify.diagnostics.model import Applicability, Severity
+
 from tests.lintutil import fixed, lint, lint_fixture, marked_lines
 
 
@@ -49,7 +50,7 @@ def test_unused_size_gives_an_unsafe_fix():
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
     """
-    store, load = sorted(lint(code, "TRI007"), key=lambda f: f.column)
+    store, _load = sorted(lint(code, "TRI007"), key=lambda f: f.column)
     assert "n_elements" in store.message
     assert store.fixes[0].applicability is Applicability.UNSAFE
     out = fixed(code, store)

@@ -2,6 +2,7 @@ import ast
 
 from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability
+
 from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
 
 

@@ -143,9 +143,8 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
 def _checks_power_of_two(scope: ast.AST, name: str) -> bool:
     """An `assert` or `if` on the name (e.g. `assert n & (n - 1) == 0`) may guarantee the shape."""
     for node in ast.walk(scope):
-        if isinstance(node, (ast.Assert, ast.If)):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.test)):
-                return True
+        if isinstance(node, (ast.Assert, ast.If)) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.test)):
+            return True
     return False
 
 
@@ -158,7 +157,7 @@ def origin(ctx: PythonContext, expr: ast.expr, host: ast.FunctionDef | None, dep
         return Origin.POWER_OF_TWO if v > 0 and v & (v - 1) == 0 else Origin.LITERAL
     if isinstance(expr, ast.Call):
         path = call_path(ctx.imports, expr) or ""
-        if path.endswith("next_power_of_2") or path.endswith("next_pow2"):
+        if path.endswith(("next_power_of_2", "next_pow2")):
             return Origin.POWER_OF_TWO
         if path in ("min", "max") and expr.args:
             kinds = {origin(ctx, a, host, depth + 1) for a in expr.args}

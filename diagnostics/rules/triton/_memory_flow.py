@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
 
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, Param, keyword, tl_name
 
@@ -26,7 +26,7 @@ SIZE_NAME = re.compile(
     r"|(_size|_len|_length|_numel|_elements|_cols|_rows|_tokens|_dim)$"
     r"|^(seq|seqlen|ctx|context|n_ctx|N_CTX|hidden)\w*$",
 )
-_FLOAT_NAME = re.compile(r"(eps|epsilon|scale|alpha|beta|gamma|temperature|softcap|momentum|lr|dropout|p_drop)", re.I)
+_FLOAT_NAME = re.compile(r"(eps|epsilon|scale|alpha|beta|gamma|temperature|softcap|momentum|lr|dropout|p_drop)", re.IGNORECASE)
 
 
 

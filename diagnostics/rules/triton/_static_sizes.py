@@ -16,12 +16,15 @@ from __future__ import annotations
 import ast
 import itertools
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.rules.triton._launch_sites import kernel_aliases, module_calls
+from tritonify.diagnostics.rules.triton._launch_sites import (
+    kernel_aliases,
+    module_calls,
+)
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
 from tritonify.diagnostics.triton_ast import Kernel, call_path, keyword, tl_name
 
@@ -295,7 +298,7 @@ class KernelSizes:
     def _shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
         if depth > _DEPTH:
             return None
-        rec = lambda e: self._shape(e, sc, depth + 1, seen)  # noqa: E731
+        rec = lambda e: self._shape(e, sc, depth + 1, seen)
         if isinstance(expr, ast.Constant):
             return ()
         if isinstance(expr, ast.Name):

@@ -9,7 +9,7 @@ for the shapes that are not powers of two, which is why it reaches production.
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit

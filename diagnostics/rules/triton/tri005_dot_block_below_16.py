@@ -12,7 +12,7 @@ module constants, autotune `triton.Config` values, traced through `tl.arange`, `
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity

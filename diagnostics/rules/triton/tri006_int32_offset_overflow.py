@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, position, tl_alias
+from tritonify.diagnostics.rules.triton._memory_flow import (
+    KernelFlow,
+    position,
+    tl_alias,
+)
 from tritonify.diagnostics.triton_ast import Kernel, dotted, tl_name
 
 RULE = Rule(
@@ -28,7 +32,7 @@ RULE = Rule(
 
 _WIDE = ("int64", "uint64")
 # Counts of small things: a program index times these stays far below 2**31.
-_SMALL_COUNT = re.compile(r"(block|tile|group|expert|head|stage|split|chunk|warp|program|layer)s?$", re.I)
+_SMALL_COUNT = re.compile(r"(block|tile|group|expert|head|stage|split|chunk|warp|program|layer)s?$", re.IGNORECASE)
 
 
 def _is_wide_dtype(ctx: PythonContext, node: ast.AST) -> bool:
@@ -42,9 +46,9 @@ def _casts_to_int64(ctx: PythonContext, node: ast.AST) -> ast.expr | None:
     """The casted expression of `x.to(tl.int64)`, `x.cast(tl.int64)` or `tl.cast(x, tl.int64)`."""
     if not isinstance(node, ast.Call):
         return None
-    if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and node.args:
-        if _is_wide_dtype(ctx, node.args[0]):
-            return node.func.value
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and node.args \
+            and _is_wide_dtype(ctx, node.args[0]):
+        return node.func.value
     if tl_name(ctx.imports, node.func) == "cast" and len(node.args) >= 2 and _is_wide_dtype(ctx, node.args[1]):
         return node.args[0]
     return None
@@ -92,9 +96,7 @@ def _wide_params(ctx: PythonContext, flow: KernelFlow, casts: dict[str, list]) -
     """Integer parameters that are already 64-bit, cast, or rebound in the kernel."""
     out = set()
     for p in flow.kernel.params:
-        if p.annotation and any(w in p.annotation for w in _WIDE):
-            out.add(p.name)
-        elif p.name in casts or flow.is_local(p.name):
+        if p.annotation and any(w in p.annotation for w in _WIDE) or p.name in casts or flow.is_local(p.name):
             out.add(p.name)
     return out
 

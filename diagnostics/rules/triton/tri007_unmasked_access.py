@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import SIZE_NAME, Access, KernelFlow, position
+from tritonify.diagnostics.rules.triton._memory_flow import (
+    SIZE_NAME,
+    Access,
+    KernelFlow,
+    position,
+)
 from tritonify.diagnostics.triton_ast import Kernel
 
 RULE = Rule(
@@ -33,7 +38,7 @@ RULE = Rule(
     fixable=True,
 )
 
-_DIVISIBILITY_FLAG = re.compile(r"even|divisible|aligned|full|no_?mask|exact", re.I)
+_DIVISIBILITY_FLAG = re.compile(r"even|divisible|aligned|full|no_?mask|exact", re.IGNORECASE)
 _CLAMPS = ("where", "minimum", "maximum", "clamp")
 
 
@@ -124,9 +129,8 @@ class _Kernel:
     def clamped(self, pointer: ast.expr) -> bool:
         """Offsets wrapped (`% M`) or clamped (`tl.minimum`, `tl.where`) stay in bounds by construction."""
         for node in self.flow.expand(pointer):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-                if self.flow.mentions_tl(node.left, "arange"):
-                    return True
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and self.flow.mentions_tl(node.left, "arange"):
+                return True
             if self.flow.tl_call(node, *_CLAMPS) and self.flow.mentions_tl(node, "arange"):
                 return True
         return False
@@ -165,9 +169,9 @@ class _Kernel:
         """Every name in `expr` is a parameter, a global, or a local bound before `call`."""
         here = position(call)
         for node in ast.walk(expr):
-            if isinstance(node, ast.Name) and self.flow.is_local(node.id):
-                if not any(position(b.stmt) < here for b in self.flow.bindings[node.id]):
-                    return False
+            if isinstance(node, ast.Name) and self.flow.is_local(node.id) \
+                    and not any(position(b.stmt) < here for b in self.flow.bindings[node.id]):
+                return False
         return True
 
     def size_comparisons(self, varying: frozenset[str], loops: frozenset[str]) -> list[tuple[ast.Compare, str]]:
@@ -181,7 +185,7 @@ class _Kernel:
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             sizes = names & self.runtime_sizes
             if sizes and names & varying and loops <= names:
-                out.append((node, sorted(sizes)[0]))
+                out.append((node, min(sizes)))
         return out
 
     def unused_sizes(self) -> list[str]:
@@ -238,7 +242,7 @@ def _evidence(k: _Kernel, access: Access, masked: list[Access]) -> Evidence | No
             shared = bases & k.base_pointers(other.pointer)  # type: ignore[arg-type]
             if shared:
                 return Evidence(
-                    f"{what} has no mask, but `{sorted(shared)[0]}` is masked at line {_line(other.call)}: the block "
+                    f"{what} has no mask, but `{min(shared)}` is masked at line {_line(other.call)}: the block "
                     "that runs past the end is unguarded here; mask it like the other access"
                 )
         unused = k.unused_sizes()

@@ -11,8 +11,8 @@ reduced: the undefined rows are dropped by the store mask).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -285,9 +285,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             tracker.run()
             hits: list[Consumer] = []
             for consumer, operand, index in tracker.consumers:
-                if _along_masked_axis(sizes, scenario, load, consumer, operand, index, ctx):
-                    if all(h.call is not consumer.call for h in hits):
-                        hits.append(consumer)
+                if _along_masked_axis(sizes, scenario, load, consumer, operand, index, ctx) \
+                        and all(h.call is not consumer.call for h in hits):
+                    hits.append(consumer)
             if not hits:
                 continue
             choice = _filler(hits)

@@ -10,7 +10,7 @@ fine there. Names supplied by `@triton.autotune` configs or `@triton.heuristics`
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
