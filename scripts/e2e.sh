@@ -34,6 +34,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 command -v python3 >/dev/null || skip "python3 is not on PATH"
+# The server's Python: the base interpreter behind any active venv, so tritonify can only come
+# from the .vsix's bundled libs.
+PYTHON=${E2E_PYTHON:-$(python3 -c 'import sys; print(getattr(sys, "_base_executable", "") or sys.executable)')}
 
 if [ ! -x "$E2E/node24/node_modules/.bin/node" ]; then
   say "npm install node@24"
@@ -76,28 +79,47 @@ cat >"$RUN/user-data/User/settings.json" <<JSON
   "extensions.autoUpdate": false,
   "update.mode": "none",
   "files.autoSave": "off",
-  "tritonify.interpreter": ["$(command -v python3)"]
+  "tritonify.interpreter": ["$PYTHON"]
 }
 JSON
 CODE_SERVER=$E2E/tools/node_modules/.bin/code-server
+export XDG_CONFIG_HOME="$RUN/xdg-config" XDG_DATA_HOME="$RUN/xdg-data"   # keep code-server out of ~/.config
 say "install the .vsix into code-server"
 PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --extensions-dir "$RUN/extensions" --user-data-dir "$RUN/user-data" \
   --install-extension "$ROOT/tritonify.vsix" >"$RUN/install-extension.log" 2>&1 \
   || { cat "$RUN/install-extension.log"; echo "installing the .vsix failed"; exit 1; }
+
+BUNDLE=$(ls -d "$RUN"/extensions/tritonify.tritonify-*/bundled/libs 2>/dev/null | head -1)
+[ -n "$BUNDLE" ] || { echo "the installed extension has no bundled/libs"; exit 1; }
+if env -u PYTHONPATH "$PYTHON" -c "import tritonify" 2>/dev/null; then
+  say "note: $PYTHON has tritonify installed too; the bundle still comes first on PYTHONPATH"
+fi
+# The file to fix: the first in the copy where TRI001 fires (found with the bundled Tritonify).
+FILE=$(cd "$RUN/workspace" && env -u PYTHONPATH PYTHONPATH="$BUNDLE" "$PYTHON" -s -m tritonify check --select TRI001 --format json --exit-zero . \
+  | "$PYTHON" -c 'import json, sys; data = json.load(sys.stdin); items = data if isinstance(data, list) else data.get("findings", []); print(sorted({f["path"] for f in items})[0] if items else "")')
+if [ -z "$FILE" ]; then
+  # No example fires TRI001 (yet): use the rule's own fixture, copied in, and say so.
+  mkdir -p "$RUN/workspace/triton"
+  cp tests/rules/fixtures/TRI001.py "$RUN/workspace/triton/gelu_tanh_tri001.py"
+  FILE=triton/gelu_tanh_tri001.py
+  say "no file in examples/ fires TRI001; using a copy of tests/rules/fixtures/TRI001.py as $FILE"
+fi
+FILE=${FILE#./}
+say "target: $FILE"
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 say "code-server on 127.0.0.1:$PORT"
 # The server must find tritonify only in the .vsix: no PYTHONPATH, no venv from the caller.
 env -u PYTHONPATH -u VIRTUAL_ENV PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
   --user-data-dir "$RUN/user-data" --extensions-dir "$RUN/extensions" --disable-telemetry \
-  --disable-update-check --disable-workspace-trust --ignore-last-opened "$RUN/workspace" >"$RUN/code-server.log" 2>&1 &
+  --disable-update-check --disable-workspace-trust "$RUN/workspace" >"$RUN/code-server.log" 2>&1 &
 CS_PID=$!
 trap 'kill $CS_PID 2>/dev/null || true' EXIT
 
 say "drive the editor"
 status=0
 PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" \
-  E2E_WORKSPACE="$RUN/workspace" E2E_OUT="$RUN" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
+  E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
 kill $CS_PID 2>/dev/null || true
 wait $CS_PID 2>/dev/null || true
 trap - EXIT

@@ -1,0 +1,139 @@
+// Drives a real VS Code (code-server) in headless Chromium: the Problems panel must show a
+// Tritonify TRI001 finding for E2E_FILE, and its quick fix "Replace with the sigmoid identity"
+// must change the file on disk once saved. Run by scripts/e2e.sh, which sets:
+//   E2E_URL        the workbench URL with ?folder=
+//   E2E_WORKSPACE  the folder (a copy of examples/)
+//   E2E_FILE       the file to open, relative to the folder
+//   E2E_OUT        where screenshots and the report go
+// Exit 0 when every check passed, 1 otherwise (with a screenshot of the moment it failed).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const URL = process.env.E2E_URL;
+const WORKSPACE = process.env.E2E_WORKSPACE;
+const FILE = process.env.E2E_FILE;
+const OUT = process.env.E2E_OUT || '.';
+const FIX_TITLE = 'Replace with the sigmoid identity';
+const started = Date.now();
+
+function say(message) {
+  console.log(`[e2e-driver ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+}
+
+async function shot(page, name) {
+  const file = path.join(OUT, `${name}.png`);
+  await page.screenshot({ path: file }).catch(() => undefined);
+  say(`screenshot ${file}`);
+}
+
+async function step(page, name, fn) {
+  say(name);
+  try {
+    return await fn();
+  } catch (error) {
+    await shot(page, `failed-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+    throw new Error(`${name}: ${error.message}`);
+  }
+}
+
+async function main() {
+  const target = path.join(WORKSPACE, FILE);
+  const before = fs.readFileSync(target, 'utf8');
+  const browser = await chromium.launch({
+    executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on('pageerror', (error) => say(`page error: ${error.message}`));
+  try {
+    await step(page, 'load the workbench', async () => {
+      await page.goto(URL, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 180_000 });
+      await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ timeout: 180_000 });
+    });
+
+    await step(page, `open ${FILE}`, async () => {
+      await page.locator('.monaco-workbench').click({ position: { x: 800, y: 500 } }).catch(() => undefined);
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: 30_000 });
+      await input.fill(FILE);
+      await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Enter');
+      await page.locator(`.tab[aria-label*="${path.basename(FILE)}"]`).first().waitFor({ timeout: 30_000 });
+      await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 30_000 });
+    });
+
+    const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'TRI001' }).first();
+    await step(page, 'the Problems panel shows a Tritonify TRI001 finding', async () => {
+      await page.keyboard.press('Control+Shift+M');
+      await page.locator('.markers-panel').waitFor({ timeout: 30_000 });
+      await marker.waitFor({ timeout: 240_000 });   // the server starts, then lints
+      const text = await marker.innerText();
+      say(`problem: ${text.replace(/\s+/g, ' ').slice(0, 200)}`);
+      if (!/Tritonify/i.test(text) && !/tanh/i.test(text)) {
+        throw new Error(`the TRI001 row does not look like Tritonify's: ${text}`);
+      }
+      const rows = await page.locator('.markers-panel .monaco-list-row').count();
+      say(`${rows} rows in the Problems panel`);
+    });
+    await shot(page, 'problems');
+
+    await step(page, `apply the quick fix "${FIX_TITLE}"`, async () => {
+      await marker.click();
+      await page.keyboard.press('Enter');            // go to the finding in the editor
+      await page.waitForTimeout(500);
+      await page.locator('.monaco-editor.focused').first().waitFor({ timeout: 15_000 });
+      const action = page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row', { hasText: FIX_TITLE }).first();
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        await page.keyboard.press('Control+.');
+        try {
+          await action.waitFor({ timeout: 10_000 });
+          break;
+        } catch {
+          await page.keyboard.press('Escape');
+          if (attempt === 4) {
+            throw new Error('no quick fix list with that title');
+          }
+        }
+      }
+      await shot(page, 'quick-fix-menu');
+      await action.click();
+      await page.waitForTimeout(500);
+      await page.keyboard.press('Control+S');
+    });
+
+    await step(page, 'the file on disk changed', async () => {
+      const deadline = Date.now() + 30_000;
+      let after = before;
+      while (Date.now() < deadline) {
+        after = fs.readFileSync(target, 'utf8');
+        if (after !== before) {
+          break;
+        }
+        await page.waitForTimeout(250);
+      }
+      if (after === before) {
+        throw new Error(`${target} was not changed`);
+      }
+      const added = after.split('\n').filter((line) => !before.includes(line));
+      say(`changed lines: ${added.join(' | ').slice(0, 300)}`);
+      if (!added.some((line) => line.includes('sigmoid'))) {
+        throw new Error('the change does not use the sigmoid identity');
+      }
+    });
+    await shot(page, 'fixed');
+    say('PASS');
+    return 0;
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then((code) => process.exit(code), (error) => {
+  console.error(`E2E FAILED: ${error.message}`);
+  process.exit(1);
+});
