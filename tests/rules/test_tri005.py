@@ -70,3 +70,23 @@ def test_transpose_and_module_constants():
     """
     (f,) = lint(code, "TRI005")
     assert "K=4" in f.message and f.severity is Severity.ERROR
+
+
+def test_tensor_descriptor_block_shapes():
+    """Triton 3.9 replaced block pointers with tensor descriptors; their block_shape is the tile."""
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr = 64, BN: tl.constexpr = 64, BK: tl.constexpr = 8):
+        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            acc = tl.dot(a_desc.load([0, k0]), b_desc.load([k0, 0]), acc)
+        tl.store(c_ptr + tl.arange(0, BM)[:, None] * N + tl.arange(0, BN)[None, :], acc)
+    """
+    (f,) = lint(code, "TRI005")
+    assert "K=8" in f.message
+    assert lint(code.replace("BK: tl.constexpr = 8", "BK: tl.constexpr = 32"), "TRI005") == []

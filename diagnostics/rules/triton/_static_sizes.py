@@ -344,6 +344,8 @@ class KernelSizes:
             method = call.func.attr
             if method in ("to", "cast"):
                 return rec(call.func.value)
+            if method == "load":
+                return self._descriptor_block(call.func.value, sc)  # desc.load([m, k])
             if method in ("reshape", "view") and args:
                 return self._dims(args[0] if len(args) == 1 else ast.Tuple(elts=list(args)), sc)
             if method == "trans" and not args:
@@ -365,6 +367,8 @@ class KernelSizes:
             return None if shape is None else self._dims(shape, sc)
         if name == "advance":
             return rec(args[0]) if args else None
+        if name == "load_tensor_descriptor" and args:
+            return self._descriptor_block(args[0], sc)
         if name == "load":
             ptr = args[0] if args else kw.get("pointer")
             return None if ptr is None else rec(ptr)
@@ -391,6 +395,20 @@ class KernelSizes:
         if name in _ELEMENTWISE and args:
             return _broadcast([rec(a) for a in args])
         return None
+
+    def _descriptor_block(self, desc: ast.AST, sc: Scenario) -> tuple[int, ...] | None:
+        """Block shape of a tensor descriptor: `tl.make_tensor_descriptor(..., block_shape=[BM, BK])`,
+        bound to a local (or passed in: then unknown)."""
+        if isinstance(desc, ast.Name):
+            value = self.flow.single_value(desc.id)
+            if value is None:
+                return None
+            desc = value
+        if not (isinstance(desc, ast.Call) and tl_name(self.ctx.imports, desc.func) == "make_tensor_descriptor"):
+            return None
+        shape = keyword(desc, "block_shape")
+        node = shape.value if shape is not None else (desc.args[3] if len(desc.args) > 3 else None)
+        return None if node is None else self._dims(node, sc)
 
     @staticmethod
     def _subscript_shape(inner: tuple[int, ...] | None, index: ast.AST) -> tuple[int, ...] | None:
