@@ -19,7 +19,7 @@ import { RunningJob, ServerStatus } from './status';
 const RESTART_DEBOUNCE_MS = 750;
 const RUN_KERNEL_KIND = 'source.tritonify.runKernel';
 const INSERT_TEMPLATE_KIND = 'refactor.tritonify.insertTemplate';
-const DIAGNOSTIC_SOURCE = 'Tritonify';
+const DIAGNOSTIC_SOURCE = 'tritonify';   // the server's Diagnostic.source
 
 let server: ServerHandle | undefined;
 let restartTimer: ReturnType<typeof setTimeout> | undefined;
@@ -172,7 +172,7 @@ async function openRuleDocs(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const pages = new Map<string, vscode.Uri>();
     const add = (d: vscode.Diagnostic) => {
-        if (d.source === DIAGNOSTIC_SOURCE && typeof d.code === 'object' && d.code.target) {
+        if (d.source?.toLowerCase() === DIAGNOSTIC_SOURCE && typeof d.code === 'object' && d.code.target) {
             pages.set(String(d.code.value), d.code.target);
         }
     };

@@ -79,6 +79,8 @@ cat >"$RUN/user-data/User/settings.json" <<JSON
   "extensions.autoUpdate": false,
   "update.mode": "none",
   "files.autoSave": "off",
+  "git.openRepositoryInParentFolders": "never",
+  "chat.disableAIFeatures": true,
   "tritonify.interpreter": ["$PYTHON"]
 }
 JSON
@@ -119,7 +121,7 @@ trap 'kill $CS_PID 2>/dev/null || true' EXIT
 say "drive the editor"
 status=0
 PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" \
-  E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
+  E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" E2E_PYTHON="$PYTHON" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
 kill $CS_PID 2>/dev/null || true
 wait $CS_PID 2>/dev/null || true
 trap - EXIT

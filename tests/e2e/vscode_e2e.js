@@ -9,6 +9,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const { spawnSync } = require('child_process');
 const { chromium } = require('playwright-core');
 
 const URL = process.env.E2E_URL;
@@ -123,6 +124,16 @@ async function main() {
       say(`changed lines: ${added.join(' | ').slice(0, 300)}`);
       if (!added.some((line) => line.includes('sigmoid'))) {
         throw new Error('the change does not use the sigmoid identity');
+      }
+    });
+
+    await step(page, 'the fix keeps the value of the expression', async () => {
+      const beforeCopy = path.join(OUT, 'before-fix.py');
+      fs.writeFileSync(beforeCopy, before);
+      const check = spawnSync(process.env.E2E_PYTHON || 'python3', [path.join(__dirname, 'same_value.py'), beforeCopy, target], { encoding: 'utf8' });
+      say((check.stdout + check.stderr).trim());
+      if (check.status !== 0) {
+        throw new Error('the quick fix changed what the line computes');
       }
     });
     await shot(page, 'fixed');
