@@ -1,0 +1,260 @@
+"""Compile-time insight for one kernel: what the CLI's `inspect` and the language server call.
+
+    result = inspect_kernel(text, path, "softmax_kernel", target="sm_90", trusted=True)
+    for v in result.variants: v.resources.registers, v.resources.spills, v.occupancy.percent ...
+    findings = inspect_findings(result, text)          # CMP-K / CMP-J / CMP-FAIL, with fixes
+    view = assembly_view(result, "sass")              # text + per-line map for a read-only tab
+
+The kernel is compiled in a child process (runner.py, worker.py) with the user's interpreter,
+only when the caller says the workspace is trusted; results are cached (cache.py).
+"""
+from __future__ import annotations
+
+import ast
+import sys
+import time
+from dataclasses import dataclass, field
+
+from tritonify.diagnostics.compile import cache as result_cache
+from tritonify.diagnostics.compile.asm import Listing, parse_ptx, parse_sass
+from tritonify.diagnostics.compile.occupancy import Occupancy, theoretical_occupancy
+from tritonify.diagnostics.compile.resources import Resources, resources_from
+from tritonify.diagnostics.compile.runner import WorkerError, run_worker
+from tritonify.diagnostics.compile.signature import ConfigSite, SignatureError, build_plan, find_kernel
+from tritonify.diagnostics.compile.targets import Arch, TargetError, default_target, parse_target
+
+LISTINGS = ("ptx", "sass", "ttgir", "ttir", "llir")
+
+
+class InspectError(ValueError):
+    """Input that cannot be inspected (no such kernel, untrusted workspace, bad override): one line."""
+
+
+@dataclass
+class Position:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class VariantResult:
+    """One compiled specialisation: an autotune config, the launch's values, or --config."""
+
+    label: str
+    index: int | None                  # autotune config index
+    position: Position                 # its triton.Config(...) call, else the kernel's def
+    site: ConfigSite | None
+    constexprs: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    resources: Resources | None = None
+    occupancy: Occupancy | None = None
+    listings: dict = field(default_factory=dict)      # kind -> raw text
+    error: dict | None = None                          # {"message", "line", "column", "kind"}
+    notes: list = field(default_factory=list)
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.options.get("num_warps", 4))
+
+    def listing(self, kind: str, source_file: str | None = None) -> Listing | None:
+        text = self.listings.get(kind)
+        if not text:
+            return None
+        return parse_ptx(text, source_file) if kind == "ptx" else parse_sass(text, source_file) if kind == "sass" else None
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.constexprs.items()]
+        parts += [f"{k}={v}" for k, v in self.options.items() if k in ("num_warps", "num_stages", "maxnreg")]
+        return ", ".join(parts)
+
+    def to_dict(self, source_file: str | None = None) -> dict:
+        d = {
+            "label": self.label, "index": self.index, "line": self.position.line,
+            "constexprs": self.constexprs, "options": self.options,
+            "resources": self.resources.to_dict() if self.resources else None,
+            "occupancy": self.occupancy.to_dict() if self.occupancy else None,
+            "error": self.error, "notes": self.notes,
+        }
+        for kind in ("ptx", "sass"):
+            listing = self.listing(kind, source_file)
+            if listing is not None:
+                main = listing.main_loop
+                d[f"{kind}_instructions"] = listing.instructions
+                d[f"{kind}_main_loop"] = main.to_dict() if main else None
+        return d
+
+
+@dataclass
+class InspectResult:
+    path: str
+    kernel: str
+    kernel_line: int
+    target: Arch
+    target_reason: str
+    assumptions: list
+    variants: list
+    skipped: list = field(default_factory=list)       # statements of the file the worker could not run
+    error: dict | None = None                           # the whole run failed
+    triton_version: str | None = None
+    cached: bool = False
+    seconds: float = 0.0
+    compiled_path: str | None = None                    # the copy the listings' line info names
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path, "kernel": self.kernel, "line": self.kernel_line, "target": self.target.name,
+            "target_reason": self.target_reason, "triton_version": self.triton_version,
+            "assumptions": self.assumptions, "skipped": self.skipped, "error": self.error,
+            "cached": self.cached, "seconds": round(self.seconds, 3),
+            "variants": [v.to_dict(self.compiled_path) for v in self.variants],
+        }
+
+
+def resolve_target(target: str | int | Arch | None) -> tuple[Arch, str]:
+    if isinstance(target, Arch):
+        return target, "given"
+    if target in (None, "", "auto"):
+        return default_target()
+    try:
+        return parse_target(target), "given"
+    except TargetError as exc:
+        raise InspectError(str(exc)) from exc
+
+
+def _node_position(node: ast.AST) -> Position:
+    return Position(node.lineno, node.col_offset, getattr(node, "end_lineno", node.lineno) or node.lineno,
+                    getattr(node, "end_col_offset", node.col_offset) or node.col_offset)
+
+
+def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, overrides: dict | None = None,
+                   arg_types: dict | None = None, dtype: str | None = None, divisible: bool = True,
+                   listings=("ptx", "sass"), python: str | None = None, timeout: float = 120.0,
+                   trusted: bool = False, use_cache: bool = True, cache_folder=None) -> InspectResult:
+    """Compile `kernel` of the file text for `target` in a child process; one result per config.
+
+    `trusted` must be True: the worker runs the file's imports and definitions (see worker.py).
+    Raises InspectError for input that cannot be inspected; a kernel that does not compile is a
+    result with `error` set on the variant (or on the result when nothing could be compiled)."""
+    if not trusted:
+        raise InspectError("compiling a kernel runs the file's imports and definitions; "
+                           "it is done only in a trusted workspace")
+    arch, reason = resolve_target(target)
+    try:
+        tree = ast.parse(text, filename=path or "<string>")
+    except (SyntaxError, ValueError) as exc:
+        raise InspectError(f"{path}: cannot parse: {exc}") from exc
+    found, kernels, imports = find_kernel(tree, kernel)
+    if found is None:
+        names = ", ".join(k.name for k in kernels) or "none"
+        if kernel is None:
+            raise InspectError(f"{path}: name the kernel as FILE::KERNEL (kernels: {names})")
+        raise InspectError(f"{path}: no @triton.jit kernel named {kernel!r} (kernels: {names})")
+    try:
+        plan = build_plan(tree, found, imports, path=path, overrides=overrides, arg_types=arg_types,
+                          divisible=divisible, pointer_dtype=dtype)
+    except SignatureError as exc:
+        raise InspectError(str(exc)) from exc
+    wanted = [k for k in listings if k in LISTINGS]
+    request = dict(plan.request(), arch=arch.capability, want=wanted)
+    python = python or sys.executable
+    key = result_cache.result_key(result_cache.definitions_digest(tree, text), request, arch.capability, python)
+    started = time.monotonic()
+    raw = result_cache.load(key, cache_folder) if use_cache else None
+    cached = raw is not None
+    if raw is None:
+        try:
+            raw = run_worker(text, path, request, python=python, timeout=timeout)
+        except WorkerError as exc:
+            return InspectResult(path, found.name, found.node.lineno, arch, reason, plan.assumptions, [],
+                                 error={"message": str(exc), "kind": exc.kind, "stderr": exc.stderr,
+                                        "line": None, "column": None},
+                                 seconds=time.monotonic() - started)
+        if raw.get("ok") and use_cache:
+            result_cache.store(key, raw, cache_folder)
+    result = InspectResult(path, found.name, found.node.lineno, arch, reason, plan.assumptions, [],
+                           skipped=raw.get("skipped", []), error=None if raw.get("ok") else raw.get("error"),
+                           triton_version=raw.get("triton_version"), cached=cached,
+                           seconds=time.monotonic() - started, compiled_path=raw.get("compiled_path"))
+    sites = plan.config_sites
+    runtime_configs = raw.get("autotune_configs") or []
+    for job in raw.get("jobs", []):
+        variant = job.get("variant", {})
+        index = variant.get("index")
+        site = sites[index] if index is not None and len(sites) == len(runtime_configs) and index < len(sites) else None
+        if site is not None:
+            position = _node_position(site.node)
+        elif index is not None and plan.autotune_line:
+            position = Position(plan.autotune_line, 0, plan.autotune_line, 0)
+        else:
+            position = _node_position(found.node)
+            position = Position(position.line, position.column, position.line, position.column)
+        v = VariantResult(label=variant.get("label", "default"), index=index, position=position, site=site,
+                          constexprs=job.get("constexprs", {}), options=job.get("options", {}),
+                          error=job.get("error"), notes=job.get("notes", []))
+        if v.error is None:
+            v.resources = resources_from(job)
+            v.options = dict(v.options, num_warps=job.get("num_warps", v.num_warps),
+                             num_stages=job.get("num_stages", v.options.get("num_stages")))
+            if v.resources is not None:
+                v.occupancy = theoretical_occupancy(arch, v.resources.registers, v.resources.shared, v.num_warps)
+            v.listings = {k: job[k] for k in LISTINGS if job.get(k)}
+        result.variants.append(v)
+    return result
+
+
+@dataclass
+class AssemblyView:
+    """A listing for a read-only editor tab: its text, and for each of its lines the Python line
+    it came from (None for directives), so the editor can highlight both ways."""
+
+    kind: str
+    title: str
+    text: str
+    line_map: list                     # listing line (index + 1) -> source line or None
+    by_source_line: dict               # source line -> listing lines (1-based)
+    main_loop: dict | None
+
+
+def assembly_view(result: InspectResult, kind: str = "sass", variant: int = 0) -> AssemblyView:
+    """The PTX, SASS or TTGIR of one compiled variant of an `inspect_kernel` result."""
+    if not result.variants or variant >= len(result.variants):
+        raise InspectError("nothing was compiled")
+    v = result.variants[variant]
+    if v.error:
+        raise InspectError(f"{v.label} did not compile: {v.error.get('message')}")
+    title = f"{result.kernel} [{v.describe()}] {kind.upper()} {result.target.name}"
+    if kind in ("ptx", "sass"):
+        listing = v.listing(kind, result.compiled_path)
+        if listing is None:
+            raise InspectError(f"no {kind} was requested or produced")
+        main = listing.main_loop
+        return AssemblyView(kind, title, listing.text(), listing.line_map(), listing.by_source_line(),
+                            main.to_dict() if main else None)
+    text = v.listings.get(kind)
+    if not text:
+        raise InspectError(f"no {kind} was requested or produced")
+    return AssemblyView(kind, title, text, _mlir_line_map(text), {}, None)
+
+
+def _mlir_line_map(text: str) -> list:
+    """TTGIR/TTIR lines carry `loc(#locN)` references to `#locN = loc("file":LINE:COL)` entries."""
+    import re
+
+    defs = {m.group(1): int(m.group(2)) for m in re.finditer(r'^(#loc\d*) = loc\("[^"]*":(\d+):\d+\)', text, re.M)}
+    out = []
+    for line in text.splitlines():
+        m = re.search(r"loc\((#loc\d*)\)\s*$", line)
+        out.append(defs.get(m.group(1)) if m else None)
+    return out
+
+
+def kernel_names(text: str) -> list[str]:
+    """The launchable kernels of a file (helpers excluded), for a code lens per kernel."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    _, kernels, _ = find_kernel(tree, None)
+    return [k.name for k in kernels]

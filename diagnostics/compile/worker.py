@@ -1,0 +1,384 @@
+"""The compile worker: runs in a child process, under the user's Python, and imports only the
+standard library and Triton (not tritonify, which that interpreter may lack).
+
+    python worker.py REQUEST.json  ->  one JSON object on stdout (the last line)
+
+What it runs of the user's file, and why:
+  * To compile a kernel Triton needs the `JITFunction` object, so some of the file must run.
+    Importing the file would also run its top-level program (benchmarks, tests, GPU allocations,
+    `if __name__ == "__main__"` is skipped only by convention) and fail on a machine without a GPU.
+  * So the worker executes the file statement by statement and keeps only what defines names:
+    imports, `def`s (with their decorators: `triton.jit`, `triton.autotune`, `triton.heuristics`),
+    assignments whose value only calls Triton, builtins, `os`/`math` or a `*config*` function, and
+    `if`/`try` blocks filtered the same way (for guarded imports). It skips bare expressions
+    (`main()`, `bench.run()`), assignments that call anything else (`x = torch.randn(..., device="cuda")`),
+    loops, `with`, classes and the `__main__` block. A statement that
+    raises is skipped and reported; the kernel then compiles if it does not need that name.
+  * Each statement keeps its real line numbers (it is compiled from the file's own AST), and the
+    file is a copy of the editor's text, so Triton's line info and error lines are the user's.
+  * The alternative, importing the file with `__name__ != "__main__"`, is simpler and runs every
+    module-level call; extracting only the kernel and its helpers into a new module is safer but
+    breaks on any name it misses (a config generator, a constexpr from another module). Running
+    the defining statements in place keeps both: names resolve as in the real module, the program
+    does not run.
+  * Imports and assignments can still run arbitrary code, so the caller starts this worker only
+    for trusted workspaces, with a timeout, and with a driver that has no GPU behind it.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+
+def _main_guard(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
+        names = [n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)]
+        consts = [n.value for n in ast.walk(stmt.test) if isinstance(n, ast.Constant)]
+        return "__name__" in names and "__main__" in consts
+    return False
+
+
+_KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Assign, ast.AnnAssign, ast.If, ast.Try)
+# Calls an assignment may make and still count as a definition: constants, configs, arithmetic.
+_SAFE_CALL_ROOTS = {"tl", "triton", "int", "float", "bool", "str", "list", "tuple", "dict", "set", "range",
+                    "len", "max", "min", "abs", "pow", "round", "sorted", "zip", "enumerate", "os", "math",
+                    "itertools", "product", "getattr", "hasattr", "constexpr"}
+
+
+def _callee(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _defines_only(value: ast.AST | None) -> bool:
+    """Whether an assigned value only computes a constant: every call in it is to Triton, a builtin,
+    `os`/`math`, or a function whose name says it builds autotune configs. `x = torch.randn(...,
+    device="cuda")` or `out = main()` is the program, not a definition, and is not run."""
+    if value is None:
+        return True
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Call)):
+            name = _callee(node.func)
+            root = name.split(".")[0]
+            if root not in _SAFE_CALL_ROOTS and "config" not in name.lower():
+                return False
+        elif isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+    return True
+
+
+def _definitions(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of `body` that define names, with `if`/`try` bodies filtered the same way."""
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        if not isinstance(stmt, _KEPT) or _main_guard(stmt):
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not _defines_only(stmt.value):
+            continue
+        if isinstance(stmt, ast.If):
+            stmt.body = _definitions(stmt.body) or [ast.copy_location(ast.Pass(), stmt)]
+            stmt.orelse = _definitions(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            stmt.body = _definitions(stmt.body) or [ast.copy_location(ast.Pass(), stmt)]
+            for handler in stmt.handlers:
+                handler.body = _definitions(handler.body) or [ast.copy_location(ast.Pass(), handler)]
+            stmt.orelse = _definitions(stmt.orelse)
+            stmt.finalbody = _definitions(stmt.finalbody)
+        kept.append(stmt)
+    return kept
+
+
+def load_definitions(path: str, module_name: str) -> tuple[dict, list[dict]]:
+    """Execute the defining statements of `path`; return the namespace and the skipped statements."""
+    import types
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    tree = ast.parse(text, filename=path)
+    module = types.ModuleType(module_name)
+    module.__file__ = path
+    sys.modules[module_name] = module  # Triton resolves a kernel's globals through its module
+    namespace = module.__dict__
+    skipped = []
+    for stmt in _definitions(tree.body):
+        code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(code, namespace)
+        except BaseException as exc:  # noqa: BLE001 - user code; report and go on
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            skipped.append({"line": stmt.lineno, "error": f"{type(exc).__name__}: {exc}"[:300]})
+    return namespace, skipped
+
+
+def _fake_driver(arch: int):
+    """A driver that only names a target: lets module-level code that asks for the device run,
+    and makes sure nothing tries to launch."""
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.driver import DriverBase
+
+    class TargetOnlyDriver(DriverBase):
+        def __init__(self):
+            self.target = GPUTarget("cuda", arch, 32)
+
+        @classmethod
+        def is_active(cls):
+            return True
+
+        def map_python_to_cpp_type(self, ty):
+            raise NotImplementedError
+
+        def get_current_target(self):
+            return self.target
+
+        def get_active_torch_device(self):
+            import torch
+            return torch.device("cpu")
+
+        def get_benchmarker(self):
+            raise NotImplementedError("no GPU: nothing is launched")
+
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+    return TargetOnlyDriver()
+
+
+def _unwrap(obj):
+    """(JITFunction, autotune configs or None, heuristics dict or None) for a kernel object."""
+    configs = None
+    heuristics = {}
+    seen = 0
+    while hasattr(obj, "fn") and type(obj).__name__ in ("Autotuner", "Heuristics") and seen < 8:
+        if type(obj).__name__ == "Autotuner":
+            configs = list(getattr(obj, "configs", []) or [])
+        else:
+            heuristics.update(getattr(obj, "values", {}) or {})
+        obj = obj.fn
+        seen += 1
+    return obj, configs, heuristics
+
+
+def _config_dict(cfg) -> dict:
+    out = {"kwargs": dict(getattr(cfg, "kwargs", {}) or {})}
+    for name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        value = getattr(cfg, name, None)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _jsonable(value):
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def _error_location(exc, fn) -> tuple[int | None, int | None, str]:
+    """Absolute (line, 0-based column) of a Triton CompilationError and its message."""
+    from triton.compiler.errors import CompilationError
+
+    outer = exc
+    message_parts = []
+    cur = exc
+    while cur is not None:
+        if isinstance(cur, CompilationError) and cur.error_message:
+            message_parts.append(str(cur.error_message))
+        elif not isinstance(cur, CompilationError):
+            message_parts.append(f"{type(cur).__name__}: {cur}")
+        cur = cur.__cause__ or (cur.__context__ if not isinstance(cur, CompilationError) else None)
+    message = message_parts[-1] if message_parts else str(exc).strip().splitlines()[-1]
+    if isinstance(outer, CompilationError) and hasattr(outer.node, "lineno"):
+        start = getattr(fn, "starting_line_number", 1)
+        src = outer.src or ""
+        # node.lineno counts from the first line of the source Triton parsed (decorators stripped)
+        def_offset = 0
+        for i, text in enumerate((getattr(fn, "raw_src", None) or [])):
+            if text.lstrip().startswith("def "):
+                def_offset = i
+                break
+        del src
+        return start + def_offset + outer.node.lineno - 1, outer.node.col_offset, message
+    return None, None, message
+
+
+def _tool(name: str) -> str | None:
+    import triton
+
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+    return path if os.path.exists(path) else None
+
+
+def _run_tool(args: list[str], timeout: float = 60) -> str:
+    try:
+        res = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        return res.stdout if res.returncode == 0 else f"<failed: {res.stderr.strip()[:300]}>"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"<failed: {exc}>"
+
+
+def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str]) -> dict:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    constexprs = dict(job["constexprs"])
+    notes = []
+    if heuristics:
+        args = dict(job.get("scalars", {}))
+        args.update(constexprs)
+        for name, rule in heuristics.items():
+            if name in job.get("fixed", []):
+                continue
+            try:
+                constexprs[name] = rule(args)
+                args[name] = constexprs[name]
+                notes.append(f"{name}={constexprs[name]!r} from @triton.heuristics")
+            except Exception as exc:  # noqa: BLE001 - user lambda
+                notes.append(f"@triton.heuristics could not compute {name} ({type(exc).__name__}: {exc})")
+    signature = dict(job["signature"])
+    for name in constexprs:
+        if name in signature:
+            signature[name] = "constexpr"
+    missing = [n for n, t in signature.items() if t == "constexpr" and n not in constexprs]
+    if missing:
+        return {"error": {"message": f"no value for constexpr {', '.join(missing)}: pass --config {missing[0]}=...",
+                          "line": None, "column": None}, "notes": notes,
+                "constexprs": {k: _jsonable(v) for k, v in constexprs.items()}}
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in job.get("divisible", [])
+             if n in fn.arg_names and signature.get(n) != "constexpr"}
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log):
+            ck = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(job["options"]))
+    except Exception as exc:  # noqa: BLE001 - the compiler's message goes back to the user
+        line, col, message = _error_location(exc, fn)
+        ptxas_failed = type(exc).__name__ == "PTXASError"
+        return {"error": {"message": message if not ptxas_failed else str(exc).strip()[:2000], "line": line,
+                          "column": col, "kind": type(exc).__name__}, "notes": notes,
+                "constexprs": {k: _jsonable(v) for k, v in constexprs.items()}}
+    out = {
+        "constexprs": {k: _jsonable(v) for k, v in constexprs.items()},
+        "signature": signature,
+        "shared": int(ck.metadata.shared),
+        "num_warps": int(ck.metadata.num_warps),
+        "num_stages": int(ck.metadata.num_stages),
+        "name": ck.metadata.name,
+        "ptxas_log": log.getvalue(),
+        "notes": notes,
+    }
+    cubin = ck.asm.get("cubin")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        cuobjdump = _tool("cuobjdump")
+        out["res_usage"] = _run_tool([cuobjdump, "-res-usage", path]) if cuobjdump else ""
+        if "sass" in want:
+            nvdisasm = _tool("nvdisasm")
+            out["sass"] = _run_tool([nvdisasm, "-g", "-c", path]) if nvdisasm else ""
+    for kind in ("ptx", "ttgir", "ttir", "llir"):
+        if kind in want:
+            out[kind] = ck.asm.get(kind, "")
+    return out
+
+
+def _jsonable_tree(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable_tree(v) for v in value]
+    return _jsonable(value)
+
+
+def build_job(request: dict, variant: dict) -> dict:
+    """One compile: the request's assumptions, then the variant's config, then the user's overrides."""
+    overrides = request.get("overrides", {})
+    constexprs = dict(request.get("base_constexprs", {}))
+    constexprs.update(variant.get("kwargs", {}))
+    constexprs.update({k: v for k, v in overrides.items() if k not in _OPTION_NAMES})
+    options = {"num_warps": 4, "num_stages": 3}
+    options.update(request.get("base_options", {}))
+    options.update({k: variant[k] for k in _OPTION_NAMES if variant.get(k) is not None})
+    options.update({k: v for k, v in overrides.items() if k in _OPTION_NAMES})
+    return {
+        "signature": request["signature"],
+        "constexprs": constexprs,
+        "fixed": sorted(set(variant.get("kwargs", {})) | set(overrides)),
+        "scalars": request.get("scalars", {}),
+        "divisible": request.get("divisible", []),
+        "options": options,
+    }
+
+
+_OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[1], encoding="utf-8") as f:
+        request = json.load(f)
+    result: dict = {"ok": True}
+    try:
+        os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+        os.environ.pop("TRITON_INTERPRET", None)
+        import triton
+
+        result["triton_version"] = triton.__version__
+        triton.runtime.driver.set_active(_fake_driver(request["arch"]))
+        folder = os.path.dirname(os.path.abspath(request["original_path"]))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        namespace, skipped = load_definitions(request["path"], request["module_name"])
+        result["skipped"] = skipped
+        obj = namespace.get(request["kernel"])
+        if obj is None:
+            result.update(ok=False, error={"message": f"{request['kernel']} is not defined after running the file's "
+                                                      f"definitions" + (f" (skipped: {skipped[0]['error']})" if skipped else ""),
+                                           "line": None, "column": None})
+        else:
+            fn, configs, heuristics = _unwrap(obj)
+            if not hasattr(fn, "arg_names"):
+                result.update(ok=False, error={"message": f"{request['kernel']} is not a @triton.jit function",
+                                               "line": None, "column": None})
+            else:
+                result["arg_names"] = list(fn.arg_names)
+                result["autotune_configs"] = [_config_dict(c) for c in configs] if configs is not None else None
+                result["heuristics"] = sorted(heuristics)
+                variants = request.get("variants")
+                if variants is None:
+                    variants = ([dict(_config_dict(c), label=f"config {i}", index=i) for i, c in enumerate(configs)]
+                                if configs else [{"kwargs": {}, "label": "default", "index": None}])
+                result["jobs"] = []
+                for variant in variants:
+                    job = build_job(request, variant)
+                    res = compile_job(fn, heuristics, job, request["arch"], request.get("want", []))
+                    res["variant"] = {k: _jsonable_tree(v) for k, v in variant.items()}
+                    res["options"] = job["options"]
+                    result["jobs"].append(res)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        result.update(ok=False, error={"message": f"{type(exc).__name__}: {exc}", "line": None, "column": None,
+                                       "traceback": traceback.format_exc()[-2000:]})
+    sys.stdout.write("\n" + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
