@@ -111,12 +111,23 @@ def applicable_templates(templates: list[Any], analysis: Analysis, line: int) ->
 def template_edit(server: TritonifyServer, analysis: Analysis, name: str, line: int) -> types.WorkspaceEdit | None:
     for template in load_templates(server):
         if getattr(template, "name", None) == name:
-            source = template.source()
-            if not source.endswith("\n"):
-                source += "\n"
-            pos = analysis.index.position(line, 0)
-            return workspace_edit(server, analysis, [types.TextEdit(range=types.Range(start=pos, end=pos), new_text=source)])
+            from tritonify.diagnostics.template_insert import template_insert_edits
+
+            # imports merged (never duplicated), body placed at module level; a snippet where the client takes one
+            snippet = _snippet_edits_supported(server) and analysis.version is not None
+            edits: list[Any] = [analysis.index.text_edit(e) for e in template_insert_edits(
+                analysis.text, template, line, snippet=snippet)]
+            if snippet and edits:
+                edits[-1] = types.SnippetTextEdit(range=edits[-1].range, snippet=types.StringValue(value=edits[-1].new_text))
+            return workspace_edit(server, analysis, edits)
     return None
+
+
+def _snippet_edits_supported(server: TritonifyServer) -> bool:
+    """Snippet edits need documentChanges and `workspace.workspaceEdit.snippetEditSupport` (LSP 3.18)."""
+    caps = server.client_capabilities.workspace
+    we = caps.workspace_edit if caps else None
+    return bool(we and we.document_changes and we.snippet_edit_support)
 
 
 # ---- the list ------------------------------------------------------------------------------------

@@ -1,0 +1,173 @@
+"""Fused residual add + RMSNorm: ``s = x + residual; y = rms_norm(s) * weight``, returning (y, s).
+
+The pre-norm transformer block does this at every layer: one kernel reads x and residual once and
+writes both the normalised output and the new residual stream, instead of an add kernel followed by
+a norm kernel that reads the sum back. The backward adds the gradient arriving through the residual
+stream into the norm's gradient in the same pass, so dx == dresidual comes out of one kernel.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+ADD_RMS_NORM_HIDDEN = 4096
+ADD_RMS_NORM_DTYPE = "bfloat16"
+ADD_RMS_NORM_MAX_HIDDEN = 65536  # one row must fit in one program's registers
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+def _prune_rows(configs, named_args, **kwargs):
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+    block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    return kept or configs[:1]
+
+
+@triton.autotune(
+    configs=_autotune_configs([
+        triton.Config({"ROWS": 1}, num_warps=8),
+        triton.Config({"ROWS": 1}, num_warps=4),
+        triton.Config({"ROWS": 1}, num_warps=16),
+        triton.Config({"ROWS": 2}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=16),
+    ]),
+    key=["n_cols", "BLOCK_N"],
+    prune_configs_by={"early_config_prune": _prune_rows},
+)
+@triton.jit
+def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,
+                             x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps,
+                             BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    row_mask = rows < n_rows
+    col_mask = cols < n_cols
+    mask = row_mask[:, None] & col_mask[None, :]
+    rows64 = rows.to(tl.int64)[:, None]
+    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0)
+    r = tl.load(r_ptr + rows64 * r_row_stride + cols[None, :], mask=mask, other=0.0)
+    # the residual stream keeps the input dtype; the norm reads that rounded sum, as an unfused add would
+    s = (x.to(tl.float32) + r.to(tl.float32)).to(s_ptr.dtype.element_ty)
+    tl.store(s_ptr + rows64 * s_row_stride + cols[None, :], s, mask=mask)
+    sf = s.to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(sf * sf, axis=1) / n_cols + tl.cast(eps, tl.float32))
+    y = sf * rstd[:, None] * w[None, :]
+    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+
+
+@triton.jit
+def _add_rms_norm_bwd_kernel(dy_ptr, ds_ptr, s_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
+                             dy_row_stride, ds_row_stride, s_row_stride, dx_row_stride,
+                             HAS_DS: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    n_programs = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    col_mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for row in range(pid, n_rows, n_programs):
+        row64 = tl.cast(row, tl.int64)
+        s = tl.load(s_ptr + row64 * s_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        s_hat = s * rstd
+        wdy = w * dy
+        ds = rstd * (wdy - s_hat * (tl.sum(wdy * s_hat, axis=0) / n_cols))
+        if HAS_DS:  # the gradient that reached the residual stream directly
+            ds += tl.load(ds_ptr + row64 * ds_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        tl.store(dx_ptr + row64 * dx_row_stride + cols, ds.to(dx_ptr.dtype.element_ty), mask=col_mask)
+        dw += dy * s_hat
+    tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
+
+
+def _add_rms_norm_block_n(n_cols: int) -> int:
+    limit = ADD_RMS_NORM_MAX_HIDDEN
+    if n_cols > limit:
+        raise ValueError(f"add_rms_norm: hidden size {n_cols} exceeds {limit} (one row per program)")
+    return triton.next_power_of_2(n_cols)
+
+
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    t2d = t.reshape(-1, t.shape[-1])
+    return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
+
+
+class AddRMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, residual, weight, eps):
+        if x.shape != residual.shape:
+            raise ValueError(f"add_rms_norm: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
+        x2d, r2d = _rows(x), _rows(residual)
+        n_rows, n_cols = x2d.shape
+        y, s = torch.empty_like(x2d), torch.empty_like(x2d)
+        rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
+        if n_rows:
+            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+            _add_rms_norm_fwd_kernel[grid](x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
+                                           y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
+        ctx.save_for_backward(s, weight, rstd)
+        return y.reshape(x.shape), s.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy, ds):
+        s, weight, rstd = ctx.saved_tensors
+        n_rows, n_cols = s.shape
+        dy2d = _rows(dy)
+        ds2d = _rows(ds) if ds is not None else dy2d
+        dx = torch.empty_like(s)
+        programs = max(1, min(n_rows, 2 * torch.cuda.get_device_properties(s.device).multi_processor_count
+                              if s.is_cuda else 4))
+        dw_partial = torch.zeros(programs, n_cols, dtype=torch.float32, device=s.device)
+        if n_rows:
+            _add_rms_norm_bwd_kernel[(programs,)](dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                                                  dy2d.stride(0), ds2d.stride(0), s.stride(0), dx.stride(0),
+                                                  HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols), num_warps=8)
+        dx = dx.reshape(dy.shape)
+        return dx, dx, dw_partial.sum(0).to(weight.dtype), None
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6):
+    """(rms_norm(x + residual) * weight, x + residual), differentiable in x, residual and weight."""
+    return AddRMSNormFunction.apply(x, residual, weight, eps)
+
+
+def add_rms_norm_reference(x, residual, weight, eps=1e-6):
+    """PyTorch eager: the sum in the input dtype, statistics in fp32 (fp64 for fp64 inputs)."""
+    s = x + residual
+    sf = s if s.dtype == torch.float64 else s.float()
+    y = sf * torch.rsqrt(sf.pow(2).mean(-1, keepdim=True) + eps) * weight.to(sf.dtype)
+    return y.to(x.dtype), s
+
+
+def add_rms_norm_inputs(shape, dtype, device):
+    x = torch.randn(shape, dtype=dtype, device=device)
+    residual = torch.randn(shape, dtype=dtype, device=device)
+    weight = 1.0 + 0.1 * torch.randn(shape[-1], dtype=dtype, device=device)
+    return x, residual, weight, 1e-6
+
+
+def _add_rms_norm_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::add_rms_norm``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_add_rms_norm_fwd_kernel", name="add_rms_norm", entry=add_rms_norm,
+                    inputs=add_rms_norm_inputs, reference=add_rms_norm_reference,
+                    shapes=[(4096, ADD_RMS_NORM_HIDDEN), (16384, ADD_RMS_NORM_HIDDEN)],
+                    dtype=ADD_RMS_NORM_DTYPE, liger="fused_add_rms_norm", target=0.85)
+
+
+ADD_RMS_NORM_CONTRACT = _add_rms_norm_contract()

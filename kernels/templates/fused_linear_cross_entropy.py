@@ -1,0 +1,189 @@
+"""Chunked fused linear + cross-entropy: the lm_head matmul and the loss without (tokens, vocab) logits.
+
+For a 128K vocabulary the logits of 8K tokens take 2 GiB in bf16 (4 GiB as fp32, again for their
+gradient). Here the tokens are processed in chunks: each chunk's logits are computed by one matmul,
+the cross-entropy kernel turns them into losses and, in place, into their gradient (online softmax,
+label smoothing, ignore_index), and two more matmuls fold that gradient into d hidden and d weight
+straight away. Peak memory is one chunk of logits; the backward only scales the stored gradients.
+"""
+import math
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+FUSED_LINEAR_CROSS_ENTROPY_HIDDEN = 4096
+FUSED_LINEAR_CROSS_ENTROPY_VOCAB = 128256
+FUSED_LINEAR_CROSS_ENTROPY_DTYPE = "bfloat16"
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+def _prune_blocks(configs, named_args, **kwargs):
+    """Keep blocks no wider than the vocabulary (rounded up to a power of two), at least one."""
+    width = triton.next_power_of_2(named_args["n_cols"])
+    kept = [c for c in configs if c.kwargs["BLOCK"] <= width]
+    return kept or configs[:1]
+
+
+@triton.autotune(
+    configs=_autotune_configs([
+        triton.Config({"BLOCK": 4096}, num_warps=8),
+        triton.Config({"BLOCK": 8192}, num_warps=16),
+        triton.Config({"BLOCK": 16384}, num_warps=16),
+        triton.Config({"BLOCK": 32768}, num_warps=32),
+    ]),
+    key=["n_cols", "HAS_GRAD"],
+    prune_configs_by={"early_config_prune": _prune_blocks},
+    restore_value=["logits_ptr"],  # tuning runs the kernel several times; the gradient overwrites the logits
+)
+@triton.jit
+def _linear_cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n_non_ignore_ptr, n_cols,
+                                 ignore_index, label_smoothing, MEAN: tl.constexpr, HAS_GRAD: tl.constexpr,
+                                 BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    row_ptr = logits_ptr + row * logits_row_stride
+    target = tl.load(target_ptr + row)
+    cols = tl.arange(0, BLOCK)
+    scale = 1.0
+    if MEAN:
+        scale = 1.0 / tl.load(n_non_ignore_ptr).to(tl.float32)
+    if target == ignore_index:
+        tl.store(loss_ptr + row, 0.0 * scale)  # 0, or NaN when every row is ignored (as PyTorch's mean)
+        if HAS_GRAD:
+            for start in range(0, n_cols, BLOCK):
+                offs = start + cols
+                tl.store(row_ptr + offs, tl.zeros([BLOCK], dtype=row_ptr.dtype.element_ty), mask=offs < n_cols)
+        return
+    smoothing = tl.cast(label_smoothing, tl.float32)
+    running_max = float("-inf")
+    running_sum = 0.0
+    sum_logits = 0.0
+    for start in range(0, n_cols, BLOCK):
+        offs = start + cols
+        mask = offs < n_cols
+        x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, tl.max(x, axis=0))
+        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        running_max = new_max
+        sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
+    lse = running_max + tl.log(running_sum)
+    target_logit = tl.load(row_ptr + target).to(tl.float32)
+    loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+    tl.store(loss_ptr + row, loss * scale)
+    if HAS_GRAD:
+        for start in range(0, n_cols, BLOCK):
+            offs = start + cols
+            mask = offs < n_cols
+            x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+            grad = tl.exp(x - lse) - smoothing / n_cols
+            grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
+            tl.store(row_ptr + offs, (grad * scale).to(row_ptr.dtype.element_ty), mask=mask)
+
+
+def _chunk_rows(n_rows: int, hidden: int, vocab: int) -> int:
+    """Rows per chunk: a chunk's logits about as large as the hidden states (Liger's rule), a power of two."""
+    chunks = max(1, math.ceil(vocab / hidden))
+    return max(1, triton.next_power_of_2(math.ceil(n_rows / chunks)))
+
+
+class FusedLinearCrossEntropyFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, hidden, weight, target, bias, ignore_index, label_smoothing, reduction):
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"fused_linear_cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+        if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
+            raise ValueError(f"fused_linear_cross_entropy: want hidden (N, H) and weight (V, H), got "
+                             f"{tuple(hidden.shape)} and {tuple(weight.shape)}")
+        n_rows, n_hidden = hidden.shape
+        vocab = weight.shape[0]
+        target = target.contiguous()
+        n_non_ignore = (target != ignore_index).sum()
+        need_h, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], bias is not None and ctx.needs_input_grad[3]
+        with_grad = need_h or need_w or need_b
+        grad_hidden = torch.empty_like(hidden) if need_h else None
+        grad_weight = torch.zeros_like(weight) if need_w else None
+        grad_bias = torch.zeros_like(bias) if need_b else None
+        loss = torch.empty(n_rows, dtype=torch.float32, device=hidden.device)
+        step = _chunk_rows(n_rows, n_hidden, vocab)
+        for start in range(0, n_rows, step):
+            end = min(start + step, n_rows)
+            h = hidden[start:end]
+            logits = h @ weight.t()
+            if bias is not None:
+                logits += bias
+            _linear_cross_entropy_kernel[(end - start,)](
+                logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
+                ignore_index, float(label_smoothing), MEAN=reduction == "mean", HAS_GRAD=with_grad)
+            # logits now hold d loss / d logits for this chunk
+            if need_h:
+                torch.mm(logits, weight, out=grad_hidden[start:end])
+            if need_w:
+                grad_weight.addmm_(logits.t(), h)
+            if need_b:
+                grad_bias += logits.sum(0)
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
+        return loss.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grads = [g.mul_(grad_output.to(g.dtype)) if g is not None else None for g in ctx.saved_tensors]
+        return grads[0], grads[1], None, grads[2], None, None, None
+
+
+def fused_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, target: torch.Tensor,
+                               bias: torch.Tensor | None = None, ignore_index: int = -100,
+                               label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
+    """``F.cross_entropy(hidden @ weight.T + bias, target)`` without materialising the logits.
+    hidden (N, H), weight (V, H) as in ``nn.Linear``, target (N,)."""
+    return FusedLinearCrossEntropyFunction.apply(hidden, weight, target, bias, ignore_index, label_smoothing, reduction)
+
+
+def fused_linear_cross_entropy_reference(hidden, weight, target, bias=None, ignore_index=-100,
+                                         label_smoothing=0.0, reduction="mean"):
+    """PyTorch eager: the matmul in the inputs' dtype, the loss in fp32 (fp64 for fp64 inputs)."""
+    logits = torch.nn.functional.linear(hidden, weight, bias)
+    logits = logits if logits.dtype == torch.float64 else logits.float()
+    return torch.nn.functional.cross_entropy(logits, target, ignore_index=ignore_index,
+                                             label_smoothing=label_smoothing, reduction=reduction)
+
+
+def fused_linear_cross_entropy_inputs(shape, dtype, device):
+    n_rows, n_hidden, vocab = shape
+    hidden = torch.randn(n_rows, n_hidden, dtype=dtype, device=device)
+    weight = torch.randn(vocab, n_hidden, dtype=dtype, device=device) / math.sqrt(n_hidden)
+    target = torch.randint(0, vocab, (n_rows,), device=device)
+    target[torch.rand(n_rows, device=device) < 0.1] = -100
+    return hidden, weight, target
+
+
+def _liger_fused_linear_cross_entropy(hidden, weight, target):
+    from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy
+
+    out = liger_fused_linear_cross_entropy(hidden, weight, target)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _fused_linear_cross_entropy_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::fused_linear_cross_entropy``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    shape = (8192, FUSED_LINEAR_CROSS_ENTROPY_HIDDEN, FUSED_LINEAR_CROSS_ENTROPY_VOCAB)
+    return Contract(kernel="_linear_cross_entropy_kernel", name="fused_linear_cross_entropy",
+                    entry=fused_linear_cross_entropy, inputs=fused_linear_cross_entropy_inputs,
+                    reference=fused_linear_cross_entropy_reference, shapes=[shape],
+                    dtype=FUSED_LINEAR_CROSS_ENTROPY_DTYPE, liger=_liger_fused_linear_cross_entropy,
+                    flops=lambda s: 2 * s[0] * s[1] * s[2], atol=2e-2, rtol=1e-2, target=0.6)
+
+
+FUSED_LINEAR_CROSS_ENTROPY_CONTRACT = _fused_linear_cross_entropy_contract()

@@ -1,0 +1,123 @@
+"""Fused GeGLU with the sigmoid GELU approximation, forward and backward: ``c = a*sigmoid(1.702a) * b``.
+
+gelu(x) ~= x*sigmoid(1.702x) (Hendrycks & Gimpel) costs one exp instead of erf or tanh, and works
+under the CPU interpreter (no libdevice). It is a different function from the tanh or erf GELU
+(max abs difference about 0.02), so swap it in only where the model was trained with it or tolerates it.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+GEGLU_SIGMOID_HIDDEN = 14336
+GEGLU_SIGMOID_DTYPE = "bfloat16"
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+_ELEMENTWISE_CONFIGS = _autotune_configs([
+    triton.Config({"BLOCK": 1024}, num_warps=4),
+    triton.Config({"BLOCK": 2048}, num_warps=8),
+    triton.Config({"BLOCK": 4096}, num_warps=8),
+    triton.Config({"BLOCK": 8192}, num_warps=16),
+])
+
+
+@triton.autotune(configs=_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.jit
+def _geglu_sigmoid_fwd_kernel(a_ptr, b_ptr, c_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    a = tl.load(a_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    act = a * tl.sigmoid(1.702 * a)
+    tl.store(c_ptr + offsets, (act * b).to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.autotune(configs=_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.jit
+def _geglu_sigmoid_bwd_kernel(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    dc = tl.load(dc_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    a = tl.load(a_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    sig = tl.sigmoid(1.702 * a)
+    act = a * sig
+    dact = sig + 1.702 * a * sig * (1.0 - sig)
+    tl.store(da_ptr + offsets, (dc * b * dact).to(da_ptr.dtype.element_ty), mask=mask)
+    tl.store(db_ptr + offsets, (dc * act).to(db_ptr.dtype.element_ty), mask=mask)
+
+
+def _grid(n_elements: int):
+    return lambda meta: (triton.cdiv(n_elements, meta["BLOCK"]),)
+
+
+def geglu_sigmoid_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.shape != b.shape:
+        raise ValueError(f"geglu_sigmoid: gate {tuple(a.shape)} and up {tuple(b.shape)} differ")
+    a, b = a.contiguous(), b.contiguous()
+    c = torch.empty_like(a)
+    if a.numel():
+        _geglu_sigmoid_fwd_kernel[_grid(a.numel())](a, b, c, a.numel())
+    return c
+
+
+def geglu_sigmoid_backward(dc: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
+    """(da, db) as new tensors: a and b are left intact (they may be needed elsewhere)."""
+    dc = dc.contiguous()
+    da, db = torch.empty_like(a), torch.empty_like(b)
+    if a.numel():
+        _geglu_sigmoid_bwd_kernel[_grid(a.numel())](dc, a, b, da, db, a.numel())
+    return da, db
+
+
+class GeGLUSigmoidFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        c = geglu_sigmoid_forward(a, b)
+        ctx.save_for_backward(a.contiguous(), b.contiguous())
+        return c
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        return geglu_sigmoid_backward(dc, a, b)
+
+
+def geglu_sigmoid(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a*sigmoid(1.702*a) * b element-wise (a: gate projection, b: up projection), differentiable in both."""
+    return GeGLUSigmoidFunction.apply(a, b)
+
+
+def geglu_sigmoid_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """PyTorch eager: the activation in fp32 (fp64 for fp64 inputs), result in a's dtype."""
+    af = a if a.dtype == torch.float64 else a.float()
+    bf = b if b.dtype == torch.float64 else b.float()
+    return (af * torch.sigmoid(1.702 * af) * bf).to(a.dtype)
+
+
+def geglu_sigmoid_inputs(shape, dtype, device):
+    return torch.randn(shape, dtype=dtype, device=device), torch.randn(shape, dtype=dtype, device=device)
+
+
+def _geglu_sigmoid_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::geglu_sigmoid``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_geglu_sigmoid_fwd_kernel", name="geglu_sigmoid", entry=geglu_sigmoid, inputs=geglu_sigmoid_inputs,
+                    reference=geglu_sigmoid_reference, shapes=[(4096, GEGLU_SIGMOID_HIDDEN), (16384, GEGLU_SIGMOID_HIDDEN)],
+                    dtype=GEGLU_SIGMOID_DTYPE, liger=None, target=0.85)
+
+
+GEGLU_SIGMOID_CONTRACT = _geglu_sigmoid_contract()

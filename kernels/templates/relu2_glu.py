@@ -1,0 +1,123 @@
+"""Fused ReLU^2-GLU, forward and backward: ``c = relu(a)**2 * b`` (the squared-ReLU gate of Primer/Nemotron).
+
+One read of gate and up, one write of the product; the backward writes da = 2*relu(a)*b*dc and
+db = relu(a)**2*dc in one pass, with fp32 math in registers.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+RELU2_GLU_HIDDEN = 14336
+RELU2_GLU_DTYPE = "bfloat16"
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+_ELEMENTWISE_CONFIGS = _autotune_configs([
+    triton.Config({"BLOCK": 1024}, num_warps=4),
+    triton.Config({"BLOCK": 2048}, num_warps=8),
+    triton.Config({"BLOCK": 4096}, num_warps=8),
+    triton.Config({"BLOCK": 8192}, num_warps=16),
+])
+
+
+@triton.autotune(configs=_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.jit
+def _relu2_glu_fwd_kernel(a_ptr, b_ptr, c_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    a = tl.load(a_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    r = tl.maximum(a, 0.0)
+    act = r * r
+    tl.store(c_ptr + offsets, (act * b).to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.autotune(configs=_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.jit
+def _relu2_glu_bwd_kernel(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    dc = tl.load(dc_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    a = tl.load(a_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    r = tl.maximum(a, 0.0)
+    act = r * r
+    dact = 2.0 * r
+    tl.store(da_ptr + offsets, (dc * b * dact).to(da_ptr.dtype.element_ty), mask=mask)
+    tl.store(db_ptr + offsets, (dc * act).to(db_ptr.dtype.element_ty), mask=mask)
+
+
+def _grid(n_elements: int):
+    return lambda meta: (triton.cdiv(n_elements, meta["BLOCK"]),)
+
+
+def relu2_glu_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.shape != b.shape:
+        raise ValueError(f"relu2_glu: gate {tuple(a.shape)} and up {tuple(b.shape)} differ")
+    a, b = a.contiguous(), b.contiguous()
+    c = torch.empty_like(a)
+    if a.numel():
+        _relu2_glu_fwd_kernel[_grid(a.numel())](a, b, c, a.numel())
+    return c
+
+
+def relu2_glu_backward(dc: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
+    """(da, db) as new tensors: a and b are left intact (they may be needed elsewhere)."""
+    dc = dc.contiguous()
+    da, db = torch.empty_like(a), torch.empty_like(b)
+    if a.numel():
+        _relu2_glu_bwd_kernel[_grid(a.numel())](dc, a, b, da, db, a.numel())
+    return da, db
+
+
+class ReLU2GLUFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        c = relu2_glu_forward(a, b)
+        ctx.save_for_backward(a.contiguous(), b.contiguous())
+        return c
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        return relu2_glu_backward(dc, a, b)
+
+
+def relu2_glu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """relu(a)**2 * b element-wise (a: gate projection, b: up projection), differentiable in both."""
+    return ReLU2GLUFunction.apply(a, b)
+
+
+def relu2_glu_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """PyTorch eager: the activation in fp32 (fp64 for fp64 inputs), result in a's dtype."""
+    af = a if a.dtype == torch.float64 else a.float()
+    bf = b if b.dtype == torch.float64 else b.float()
+    return (torch.relu(af).square() * bf).to(a.dtype)
+
+
+def relu2_glu_inputs(shape, dtype, device):
+    return torch.randn(shape, dtype=dtype, device=device), torch.randn(shape, dtype=dtype, device=device)
+
+
+def _relu2_glu_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::relu2_glu``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_relu2_glu_fwd_kernel", name="relu2_glu", entry=relu2_glu, inputs=relu2_glu_inputs,
+                    reference=relu2_glu_reference, shapes=[(4096, RELU2_GLU_HIDDEN), (16384, RELU2_GLU_HIDDEN)],
+                    dtype=RELU2_GLU_DTYPE, liger=None, target=0.85)
+
+
+RELU2_GLU_CONTRACT = _relu2_glu_contract()

@@ -1,0 +1,178 @@
+"""Fused RMSNorm, forward and backward: ``y = x / sqrt(mean(x**2) + eps) * weight``.
+
+Forward: each program normalises ROWS rows held in registers (one read of x, one write of y) and
+keeps 1/rms per row for the backward. Backward: each program walks a strided set of rows, writes
+dx and accumulates its share of dweight in fp32; the shares are summed by one small reduction.
+Statistics are computed in fp32 whatever the input dtype (Llama casting).
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+RMS_NORM_HIDDEN = 4096
+RMS_NORM_DTYPE = "bfloat16"
+RMS_NORM_MAX_HIDDEN = 65536  # one row must fit in one program's registers
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+def _prune_rows(configs, named_args, **kwargs):
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+    block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    return kept or configs[:1]
+
+
+@triton.autotune(
+    configs=_autotune_configs([
+        triton.Config({"ROWS": 1}, num_warps=8),
+        triton.Config({"ROWS": 1}, num_warps=4),
+        triton.Config({"ROWS": 1}, num_warps=16),
+        triton.Config({"ROWS": 2}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=16),
+    ]),
+    key=["n_cols", "BLOCK_N"],
+    prune_configs_by={"early_config_prune": _prune_rows},
+)
+@triton.jit
+def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps,
+                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    row_mask = rows < n_rows
+    col_mask = cols < n_cols
+    mask = row_mask[:, None] & col_mask[None, :]
+    rows64 = rows.to(tl.int64)[:, None]
+    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    mean_sq = tl.sum(x * x, axis=1) / n_cols
+    rstd = tl.rsqrt(mean_sq + tl.cast(eps, tl.float32))
+    y = x * rstd[:, None] * w[None, :]
+    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+
+
+@triton.jit
+def _rms_norm_bwd_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
+                         dy_row_stride, x_row_stride, dx_row_stride, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    n_programs = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    col_mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for row in range(pid, n_rows, n_programs):
+        row64 = tl.cast(row, tl.int64)
+        x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        x_hat = x * rstd
+        wdy = w * dy
+        # d/dx of x*rstd: rstd * (g - x_hat * mean(g * x_hat)) with g = w*dy
+        dx = rstd * (wdy - x_hat * (tl.sum(wdy * x_hat, axis=0) / n_cols))
+        tl.store(dx_ptr + row64 * dx_row_stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=col_mask)
+        dw += dy * x_hat
+    tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
+
+
+def _rms_norm_block_n(n_cols: int) -> int:
+    limit = RMS_NORM_MAX_HIDDEN
+    if n_cols > limit:
+        raise ValueError(f"rms_norm: hidden size {n_cols} exceeds {limit} (one row per program)")
+    return triton.next_power_of_2(n_cols)
+
+
+def _bwd_programs(x: torch.Tensor, n_rows: int) -> int:
+    if x.is_cuda:
+        return min(n_rows, 2 * torch.cuda.get_device_properties(x.device).multi_processor_count)
+    return min(n_rows, 4)
+
+
+def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
+    """(y, x2d, rstd): y has x's shape and dtype; x2d and rstd are kept for the backward."""
+    shape = x.shape
+    x2d = x.reshape(-1, shape[-1])
+    if x2d.stride(-1) != 1:
+        x2d = x2d.contiguous()
+    n_rows, n_cols = x2d.shape
+    y = torch.empty_like(x2d)
+    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
+    if n_rows:
+        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+        _rms_norm_fwd_kernel[grid](x2d, weight, y, rstd, n_rows, n_cols, x2d.stride(0), y.stride(0), float(eps),
+                                   BLOCK_N=_rms_norm_block_n(n_cols))
+    return y.reshape(shape), x2d, rstd
+
+
+def rms_norm_backward(dy: torch.Tensor, x2d: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor):
+    """(dx in x2d's shape, dweight)."""
+    dy2d = dy.reshape(-1, dy.shape[-1])
+    if dy2d.stride(-1) != 1:
+        dy2d = dy2d.contiguous()
+    n_rows, n_cols = x2d.shape
+    dx = torch.empty_like(x2d)
+    programs = max(1, _bwd_programs(x2d, n_rows))
+    dw_partial = torch.empty(programs, n_cols, dtype=torch.float32, device=x2d.device)
+    if n_rows:
+        _rms_norm_bwd_kernel[(programs,)](dy2d, x2d, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                                          dy2d.stride(0), x2d.stride(0), dx.stride(0),
+                                          BLOCK_N=_rms_norm_block_n(n_cols), num_warps=8)
+    else:
+        dw_partial.zero_()
+    return dx, dw_partial.sum(0).to(weight.dtype)
+
+
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        y, x2d, rstd = rms_norm_forward(x, weight, eps)
+        ctx.save_for_backward(x2d, weight, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x2d, weight, rstd = ctx.saved_tensors
+        dx, dw = rms_norm_backward(dy, x2d, weight, rstd)
+        return dx.reshape(dy.shape), dw, None
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """RMSNorm over the last dimension of ``x`` (any leading shape), differentiable in x and weight."""
+    return RMSNormFunction.apply(x, weight, eps)
+
+
+def rms_norm_reference(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """PyTorch eager: statistics in fp32 (fp64 for fp64 inputs), result in x's dtype."""
+    xf = x if x.dtype == torch.float64 else x.float()
+    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.to(xf.dtype)
+    return y.to(x.dtype)
+
+
+def rms_norm_inputs(shape, dtype, device):
+    x = torch.randn(shape, dtype=dtype, device=device)
+    weight = 1.0 + 0.1 * torch.randn(shape[-1], dtype=dtype, device=device)
+    return x, weight, 1e-6
+
+
+def _rms_norm_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::rms_norm``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_rms_norm_fwd_kernel", name="rms_norm", entry=rms_norm, inputs=rms_norm_inputs,
+                    reference=rms_norm_reference, shapes=[(4096, RMS_NORM_HIDDEN), (16384, RMS_NORM_HIDDEN)],
+                    dtype=RMS_NORM_DTYPE, liger="rms_norm", target=0.85)
+
+
+RMS_NORM_CONTRACT = _rms_norm_contract()

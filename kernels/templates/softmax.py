@@ -1,0 +1,175 @@
+"""Fused softmax over the last dimension, forward and backward.
+
+Rows up to SOFTMAX_MAX_FUSED_COLS wide live in registers: one read, one write (the Triton tutorial's
+kernel, several rows per program when rows are narrow). Wider rows take the online-softmax path: one
+pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
+``dx = y * (dy - sum(dy * y))``, one row per program.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+SOFTMAX_COLS = 4096
+SOFTMAX_DTYPE = "bfloat16"
+SOFTMAX_MAX_FUSED_COLS = 32768  # widest row held in registers; wider rows stream in blocks of this size
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+def _prune_rows(configs, named_args, **kwargs):
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+    block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    return kept or configs[:1]
+
+
+@triton.autotune(
+    configs=_autotune_configs([
+        triton.Config({"ROWS": 1}, num_warps=8),
+        triton.Config({"ROWS": 1}, num_warps=4),
+        triton.Config({"ROWS": 1}, num_warps=16),
+        triton.Config({"ROWS": 2}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=8),
+        triton.Config({"ROWS": 4}, num_warps=16),
+    ]),
+    key=["n_cols", "BLOCK_N"],
+    prune_configs_by={"early_config_prune": _prune_rows},
+)
+@triton.jit
+def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride,
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
+    rows64 = rows.to(tl.int64)[:, None]
+    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    y = e / tl.sum(e, axis=1)[:, None]
+    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    running_max = float("-inf")
+    running_sum = 0.0
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, tl.max(x, axis=0))
+        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        running_max = new_max
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        mask = offs < n_cols
+        x = tl.load(x_ptr + row * x_row_stride + offs, mask=mask, other=float("-inf")).to(tl.float32)
+        y = tl.exp(x - running_max) / running_sum
+        tl.store(y_ptr + row * y_row_stride + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, dy_row_stride, y_row_stride, dx_row_stride,
+                        BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    dot = 0.0
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        mask = offs < n_cols
+        dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+        dot += tl.sum(dy * y, axis=0)
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        mask = offs < n_cols
+        dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+        tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    t2d = t.reshape(-1, t.shape[-1])
+    return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
+
+
+def _warps(block_n: int) -> int:
+    return 4 if block_n <= 1024 else 8 if block_n <= 8192 else 16
+
+
+def softmax_forward(x: torch.Tensor) -> torch.Tensor:
+    x2d = _rows(x)
+    n_rows, n_cols = x2d.shape
+    y = torch.empty_like(x2d)
+    if n_rows and n_cols:
+        if n_cols <= SOFTMAX_MAX_FUSED_COLS:
+            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+            _softmax_fwd_kernel[grid](x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0),
+                                      BLOCK_N=triton.next_power_of_2(n_cols))
+        else:
+            block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
+            _softmax_fwd_online_kernel[(n_rows,)](x2d, y, n_cols, x2d.stride(0), y.stride(0), BLOCK_N=block_n,
+                                                  num_warps=_warps(block_n))
+    return y.reshape(x.shape)
+
+
+def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    dy2d, y2d = _rows(dy), _rows(y)
+    n_rows, n_cols = y2d.shape
+    dx = torch.empty_like(y2d)
+    if n_rows and n_cols:
+        block_n = min(triton.next_power_of_2(n_cols), SOFTMAX_MAX_FUSED_COLS, 8192)
+        _softmax_bwd_kernel[(n_rows,)](dy2d, y2d, dx, n_cols, dy2d.stride(0), y2d.stride(0), dx.stride(0),
+                                       BLOCK_N=block_n, num_warps=_warps(block_n))
+    return dx.reshape(y.shape)
+
+
+class SoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = softmax_forward(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        return softmax_backward(dy, y)
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension, computed in fp32, returned in x's dtype; differentiable."""
+    return SoftmaxFunction.apply(x)
+
+
+def softmax_reference(x: torch.Tensor) -> torch.Tensor:
+    """PyTorch eager, in fp32 (fp64 for fp64 inputs)."""
+    xf = x if x.dtype == torch.float64 else x.float()
+    return torch.softmax(xf, dim=-1).to(x.dtype)
+
+
+def softmax_inputs(shape, dtype, device):
+    return (torch.randn(shape, dtype=dtype, device=device),)
+
+
+def _softmax_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::softmax``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_softmax_fwd_kernel", name="softmax", entry=softmax, inputs=softmax_inputs,
+                    reference=softmax_reference, shapes=[(4096, SOFTMAX_COLS), (16384, SOFTMAX_COLS)],
+                    dtype=SOFTMAX_DTYPE, liger="softmax", target=0.85)
+
+
+SOFTMAX_CONTRACT = _softmax_contract()

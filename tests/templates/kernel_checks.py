@@ -1,0 +1,244 @@
+"""Every template, forward and backward, against float64 autograd references.
+
+Odd sizes (not powers of two, not multiples of any block) exercise the masks; each dtype of
+bf16/fp16/fp32; fresh random inputs per case (never zeros or constants).
+
+Not collected by the main test run (the name does not start with ``test_``): ``test_kernels.py`` runs
+this file in a child pytest, on the CPU with ``TRITON_INTERPRET=1`` set before triton is imported
+(the interpreter is fixed when ``triton.language`` and each kernel are decorated, so it cannot be
+switched on inside a process that imported triton already), and on a CUDA GPU with
+``TRITONIFY_TEST_DEVICE=cuda``.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+import torch
+
+from tests.templates.helpers import DEVICE, DTYPES, as_reference, assert_close, fresh_generator, leaf, randn
+from tritonify.kernels.templates import list_templates
+
+if DEVICE == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+    raise RuntimeError("kernel_checks.py runs on the CPU only with TRITON_INTERPRET=1 set before the process starts")
+
+MODULES = {t.name: importlib.import_module(f"tritonify.kernels.templates.{t.module}") for t in list_templates()}
+
+SHAPES = [(3, 37), (5, 130), (2, 3, 67)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_rms_norm_forward_backward(dtype, shape):
+    m, g = MODULES["rms_norm"], fresh_generator()
+    x, w = randn(*shape, dtype=dtype, gen=g), randn(shape[-1], dtype=dtype, gen=g, scale=0.1, shift=1.0)
+    dy = randn(*shape, dtype=dtype, gen=g)
+    xk, wk, xr, wr = leaf(x), leaf(w), as_reference(x), as_reference(w)
+    y = m.rms_norm(xk, wk, 1e-6)
+    y.backward(dy)
+    yr = m.rms_norm_reference(xr, wr, 1e-6)
+    yr.backward(dy.double())
+    assert y.dtype == dtype and y.shape == x.shape
+    assert_close(y, yr, dtype, "y")
+    assert_close(xk.grad, xr.grad, dtype, "dx")
+    assert_close(wk.grad, wr.grad, dtype, "dweight", scale=4)  # a sum over rows
+
+
+def test_rms_norm_refuses_rows_wider_than_registers():
+    m = MODULES["rms_norm"]
+    with pytest.raises(ValueError, match="exceeds"):
+        m.rms_norm(torch.randn(1, m.RMS_NORM_MAX_HIDDEN + 1, device=DEVICE), torch.randn(m.RMS_NORM_MAX_HIDDEN + 1, device=DEVICE))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES[:2], ids=str)
+def test_add_rms_norm_forward_backward(dtype, shape):
+    m, g = MODULES["add_rms_norm"], fresh_generator()
+    x, r = randn(*shape, dtype=dtype, gen=g), randn(*shape, dtype=dtype, gen=g)
+    w = randn(shape[-1], dtype=dtype, gen=g, scale=0.1, shift=1.0)
+    dy, ds = randn(*shape, dtype=dtype, gen=g), randn(*shape, dtype=dtype, gen=g)
+    ks, rs = [leaf(t) for t in (x, r, w)], [as_reference(t) for t in (x, r, w)]
+    y, s = m.add_rms_norm(*ks, 1e-6)
+    torch.autograd.backward([y, s], [dy, ds])
+    yr, sr = m.add_rms_norm_reference(*rs, 1e-6)
+    torch.autograd.backward([yr, sr], [dy.double(), ds.double()])
+    assert_close(y, yr, dtype, "y")
+    assert_close(s, sr, dtype, "x + residual")
+    for got, ref, what in zip(ks, rs, ("dx", "dresidual", "dweight")):
+        assert_close(got.grad, ref.grad, dtype, what, scale=4 if what == "dweight" else 1)
+
+
+def test_add_rms_norm_without_residual_gradient():
+    """Only y is used downstream: the residual stream's gradient is None inside the backward."""
+    m, g = MODULES["add_rms_norm"], fresh_generator()
+    x, r, w = randn(4, 33, dtype=torch.float32, gen=g), randn(4, 33, dtype=torch.float32, gen=g), randn(33, dtype=torch.float32, gen=g)
+    ks, rs = [leaf(t) for t in (x, r, w)], [as_reference(t) for t in (x, r, w)]
+    m.add_rms_norm(*ks, 1e-6)[0].sum().backward()
+    m.add_rms_norm_reference(*rs, 1e-6)[0].sum().backward()
+    for got, ref, what in zip(ks, rs, ("dx", "dresidual", "dweight")):
+        assert_close(got.grad, ref.grad, torch.float32, what)
+
+
+@pytest.mark.parametrize("name", ["swiglu", "tanh_glu", "relu2_glu", "geglu_sigmoid"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(3, 37), (2, 5, 130)], ids=str)
+def test_glu_variants_forward_backward(name, dtype, shape):
+    m, g = MODULES[name], fresh_generator()
+    a, b, dc = (randn(*shape, dtype=dtype, gen=g, scale=2.0) for _ in range(3))
+    ak, bk, ar, br = leaf(a), leaf(b), as_reference(a), as_reference(b)
+    a_before, b_before = a.clone(), b.clone()
+    c = getattr(m, name)(ak, bk)
+    c.backward(dc)
+    cr = getattr(m, f"{name}_reference")(ar, br)
+    cr.backward(dc.double())
+    assert_close(c, cr, dtype, "c")
+    assert_close(ak.grad, ar.grad, dtype, "da")
+    assert_close(bk.grad, br.grad, dtype, "db")
+    assert torch.equal(ak.detach(), a_before) and torch.equal(bk.detach(), b_before), "inputs must stay intact"
+
+
+def test_glu_refuses_mismatched_shapes():
+    with pytest.raises(ValueError, match="differ"):
+        MODULES["swiglu"].swiglu(torch.randn(3, 4, device=DEVICE), torch.randn(3, 5, device=DEVICE))
+
+
+def test_geglu_sigmoid_is_the_sigmoid_approximation_not_the_tanh_gelu():
+    """Swapping it for gelu_tanh changes results by up to ~0.02: the reference must say which it is."""
+    m, g = MODULES["geglu_sigmoid"], fresh_generator()
+    a, b = randn(4, 64, dtype=torch.float32, gen=g, scale=2.0), torch.ones(4, 64, device=DEVICE)
+    approx = m.geglu_sigmoid(a, b)
+    tanh_gelu = torch.nn.functional.gelu(a, approximate="tanh")
+    assert (approx - tanh_gelu).abs().max() > 5e-3
+    assert_close(approx, m.geglu_sigmoid_reference(a.double(), b.double()), torch.float32, "c")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("rows,vocab,smoothing,reduction", [(5, 37, 0.0, "mean"), (4, 130, 0.1, "mean"),
+                                                            (3, 5003, 0.2, "sum")], ids=str)
+def test_cross_entropy_forward_backward(dtype, rows, vocab, smoothing, reduction):
+    """vocab 5003 is wider than the interpreter's 4096 block: the online softmax crosses chunks."""
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    logits = randn(rows, vocab, dtype=dtype, gen=g, scale=3.0)
+    target = torch.randint(0, vocab, (rows,), generator=g).to(DEVICE)
+    target[1] = -100
+    lk, lr = leaf(logits), as_reference(logits)
+    loss = m.cross_entropy(lk, target, -100, smoothing, reduction)
+    loss.backward(torch.tensor(1.5, device=DEVICE))
+    ref = m.cross_entropy_reference(lr, target, -100, smoothing, reduction)
+    ref.backward(torch.tensor(1.5, dtype=torch.float64, device=DEVICE))
+    assert loss.dtype == torch.float32
+    assert_close(loss, ref, torch.float32, "loss")
+    assert_close(lk.grad, lr.grad, dtype, "dlogits")
+    assert (lk.grad[1] == 0).all(), "an ignored row gets no gradient"
+
+
+def test_cross_entropy_writes_the_gradient_into_the_logits_and_leaves_them_alone_without_grad():
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    logits = randn(4, 50, dtype=torch.float32, gen=g)
+    target = torch.randint(0, 50, (4,), generator=g).to(DEVICE)
+    untouched = logits.clone()
+    m.cross_entropy(logits, target)  # no grad wanted: the logits are only read
+    assert torch.equal(logits, untouched)
+    lk = leaf(logits)
+    loss = m.cross_entropy(lk, target)
+    ref = (torch.softmax(untouched.double(), -1) - torch.nn.functional.one_hot(target, 50).double()) / 4
+    assert_close(lk.detach(), ref, torch.float32, "the logits' memory after the forward")
+    loss.backward()
+    assert_close(lk.grad, ref, torch.float32, "dlogits")
+
+
+def test_cross_entropy_all_rows_ignored_matches_pytorch():
+    m = MODULES["cross_entropy"]
+    logits, target = torch.randn(3, 11, device=DEVICE), torch.full((3,), -100, device=DEVICE)
+    assert torch.isnan(m.cross_entropy(logits, target)) == torch.isnan(m.cross_entropy_reference(logits, target))
+    assert m.cross_entropy(logits, target, reduction="sum").item() == 0.0
+
+
+def test_cross_entropy_refuses_bad_arguments():
+    m = MODULES["cross_entropy"]
+    with pytest.raises(ValueError, match="reduction"):
+        m.cross_entropy(torch.randn(2, 5, device=DEVICE), torch.tensor([0, 1], device=DEVICE), reduction="none")
+    with pytest.raises(ValueError, match="want logits"):
+        m.cross_entropy(torch.randn(2, 3, 5, device=DEVICE), torch.tensor([0, 1], device=DEVICE))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("with_bias,smoothing", [(True, 0.1), (False, 0.0)], ids=str)
+def test_fused_linear_cross_entropy_forward_backward(dtype, with_bias, smoothing):
+    m, g = MODULES["fused_linear_cross_entropy"], fresh_generator()
+    rows, hidden, vocab = 37, 24, 301  # vocab/hidden > 1: several chunks of rows
+    h = randn(rows, hidden, dtype=dtype, gen=g)
+    w = randn(vocab, hidden, dtype=dtype, gen=g, scale=hidden ** -0.5)
+    b = randn(vocab, dtype=dtype, gen=g, scale=0.1) if with_bias else None
+    target = torch.randint(0, vocab, (rows,), generator=g).to(DEVICE)
+    target[::7] = -100
+    ks = [leaf(t) if t is not None else None for t in (h, w, b)]
+    rs = [as_reference(t) if t is not None else None for t in (h, w, b)]
+    loss = m.fused_linear_cross_entropy(ks[0], ks[1], target, ks[2], -100, smoothing)
+    loss.backward(torch.tensor(0.5, device=DEVICE))
+    ref = m.fused_linear_cross_entropy_reference(rs[0], rs[1], target, rs[2], -100, smoothing)
+    ref.backward(torch.tensor(0.5, dtype=torch.float64, device=DEVICE))
+    assert_close(loss, ref, torch.float32 if dtype == torch.float32 else dtype, "loss")
+    for got, r, what in zip(ks, rs, ("dhidden", "dweight", "dbias")):
+        if got is not None:
+            assert_close(got.grad, r.grad, dtype, what, scale=4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("fused_limit", [32768, 16], ids=["in-registers", "online"])
+def test_softmax_forward_backward(dtype, shape, fused_limit, monkeypatch):
+    m, g = MODULES["softmax"], fresh_generator()
+    monkeypatch.setattr(m, "SOFTMAX_MAX_FUSED_COLS", fused_limit)
+    x, dy = randn(*shape, dtype=dtype, gen=g, scale=3.0), randn(*shape, dtype=dtype, gen=g)
+    xk, xr = leaf(x), as_reference(x)
+    y = m.softmax(xk)
+    y.backward(dy)
+    yr = m.softmax_reference(xr)
+    yr.backward(dy.double())
+    assert_close(y, yr, dtype, "y")
+    assert_close(xk.grad, xr.grad, dtype, "dx")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("lead,k,n,with_bias", [((37,), 45, 53, True), ((2, 9), 70, 33, False)], ids=str)
+def test_linear_gelu_forward_backward(dtype, lead, k, n, with_bias):
+    m, g = MODULES["linear_gelu"], fresh_generator()
+    x = randn(*lead, k, dtype=dtype, gen=g)
+    w = randn(n, k, dtype=dtype, gen=g, scale=k ** -0.5)
+    b = randn(n, dtype=dtype, gen=g, scale=0.1) if with_bias else None
+    dy = randn(*lead, n, dtype=dtype, gen=g)
+    ks = [leaf(t) if t is not None else None for t in (x, w, b)]
+    rs = [as_reference(t) if t is not None else None for t in (x, w, b)]
+    y = m.linear_gelu(*ks)
+    y.backward(dy)
+    yr = m.linear_gelu_reference(*rs)
+    yr.backward(dy.double())
+    assert_close(y, yr, dtype, "y", scale=2)
+    for got, r, what in zip(ks, rs, ("dx", "dweight", "dbias")):
+        if got is not None:
+            assert_close(got.grad, r.grad, dtype, what, scale=4)
+
+
+def test_linear_gelu_refuses_mismatched_features():
+    with pytest.raises(ValueError, match="features"):
+        MODULES["linear_gelu"].linear_gelu(torch.randn(3, 8, device=DEVICE), torch.randn(5, 9, device=DEVICE))
+
+
+# the contract each template ships must pass the benchmark harness's own correctness check
+# (poisoned output buffers, float64 reference) at a small shape of the same rank
+_SMALL = {2: (5, 130), 3: (37, 24, 301)}
+
+
+@pytest.mark.parametrize("name", [t.name for t in list_templates()])
+def test_contract_passes_the_harness_correctness_check(name):
+    from tritonify.kernels.bench.correctness import check
+
+    contract = getattr(MODULES[name], f"{name.upper()}_CONTRACT")
+    assert contract is not None and contract.name == name
+    assert hasattr(MODULES[name], contract.kernel), f"{contract.kernel} is the template's kernel"
+    shape = _SMALL[len(contract.shapes[0])]
+    result = check(contract.entry, contract, shape, DEVICE, seed=fresh_generator().initial_seed())
+    assert result.correct, result.message
+    assert result.unwritten == 0
