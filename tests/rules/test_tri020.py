@@ -1,0 +1,149 @@
+import time
+
+from tritonify.diagnostics.model import Severity
+from tests.lintutil import FIXTURES, lint, lint_fixture, marked_lines
+from tests.rules.frontend_check import frontend_errors, marked_kernels, needs_triton
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture("TRI020.py", "TRI020")
+    assert [f.line for f in findings] == marked_lines("TRI020.py", "TRI020")
+    assert all(f.severity is Severity.ERROR for f in findings)
+    assert all(not f.fixes for f in findings)
+
+
+@needs_triton
+def test_marked_kernels_are_exactly_the_ones_triton_rejects():
+    path = FIXTURES / "TRI020.py"
+    errors = frontend_errors(path)
+    expected = marked_kernels(path, "TRI020")
+    assert set(errors) == set(expected)
+    wrong = {name: errors[name] for name, marked in expected.items() if marked != (errors[name] is not None)}
+    assert wrong == {}
+
+
+def test_messages_name_the_construct_and_the_way_out():
+    by_line = {f.line: f.message for f in lint_fixture("TRI020.py", "TRI020")}
+    text = (FIXTURES / "TRI020.py").read_text().splitlines()
+
+    def message(fragment: str) -> str:
+        (line,) = [i for i, t in enumerate(text, 1) if fragment in t and "# TRI020" in t]
+        return by_line[line]
+
+    assert "tl.abs" in message("abs(tl.load")
+    assert "@triton.jit" in message("python_helper(tl.load")
+    assert "BLOCK_DEFAULT = tl.constexpr(...)" in message("tl.arange(0, BLOCK_DEFAULT)")
+    assert "tuple" in message("for i in range(4)]")
+    assert "tl.static_assert" in message('raise ValueError("not implemented")')
+
+
+def test_kwargs_parameter_is_reported_at_the_signature():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr, **meta):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+    """
+    (f,) = lint(code, "TRI020")
+    assert f.line == 6 and "**meta" in f.message
+
+
+def test_static_range_else_is_reported_even_when_it_compiles():
+    # triton 3.9 compiles this but drops `i = 100`: the kernel stores 5 where Python gives 100
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        i = 3
+        for j in tl.static_range(2):
+            i = i + 1
+        else:
+            i = 100
+        tl.store(x_ptr + tl.arange(0, BLOCK), i)
+    """
+    (f,) = lint(code, "TRI020")
+    assert f.line == 8 and "dropped" in f.message
+
+
+def test_nested_scopes_are_reported_once_at_their_head():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        def helper(v):
+            try:
+                return {v: abs(v)}
+            except Exception:
+                return lambda: v
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+    """
+    (f,) = lint(code, "TRI020")
+    assert f.line == 7 and "nested function" in f.message
+
+
+def test_names_bound_elsewhere_are_not_builtins_or_globals():
+    code = """
+    import triton
+    import triton.language as tl
+    from triton.language import sum
+    from mylib.kernels import fused_helper
+
+    BLOCK = tl.constexpr(128)
+    SCALE = 0.5
+
+    @triton.constexpr_function
+    def half(n):
+        return n // 2
+
+    @triton.jit
+    def k(x_ptr, abs_ptr, BLOCK2: tl.constexpr):
+        SCALE = 2.0
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.static_assert(BLOCK % 16 == 0, str(BLOCK))
+        tl.store(x_ptr + tl.arange(0, half(BLOCK)), sum(x, 0) * SCALE + fused_helper(x))
+    """
+    assert lint(code, "TRI020") == []
+
+
+def test_host_code_and_decorators_are_not_kernels():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n"])})
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0, mask=tl.arange(0, BLOCK) < n)
+
+    def launch(x):
+        try:
+            grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+            k[grid](x, x.numel())
+        finally:
+            del x
+    """
+    assert lint(code, "TRI020") == []
+
+
+def test_a_long_file_lints_fast():
+    kernel = """
+@triton.jit
+def k{i}(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    for j in range(4):
+        x = tl.where(x > j, x * 0.5, x + 1.0)
+    tl.store(x_ptr + offs, tl.maximum(x, 0.0), mask=offs < n)
+"""
+    code = "import triton\nimport triton.language as tl\n" + "".join(kernel.format(i=i) for i in range(400))
+    assert len(code.splitlines()) > 3000
+    lint(code, "TRI020")  # warm imports
+    start = time.perf_counter()
+    assert lint(code, "TRI020") == []
+    assert time.perf_counter() - start < 1.0
