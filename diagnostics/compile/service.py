@@ -182,7 +182,7 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
     for job in raw.get("jobs", []):
         variant = job.get("variant", {})
         index = variant.get("index")
-        site = sites[index] if index is not None and len(sites) == len(runtime_configs) and index < len(sites) else None
+        site = _site_for(sites, runtime_configs, index)
         if site is not None:
             position = _node_position(site.node)
         elif index is not None and plan.autotune_line:
@@ -202,6 +202,17 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
             v.listings = {k: job[k] for k in LISTINGS if job.get(k)}
         result.variants.append(v)
     return result
+
+
+def _site_for(sites: list, runtime_configs: list, index: int | None) -> ConfigSite | None:
+    """The written `triton.Config(...)` of the index-th config the autotuner holds at run time: by
+    index when the counts agree, else the first written config with the same values (the list may be
+    filtered by a function, as templates do for the CPU)."""
+    if index is None or index >= len(runtime_configs):
+        return None
+    if len(sites) == len(runtime_configs) and sites[index].matches(runtime_configs[index]):
+        return sites[index]
+    return next((s for s in sites if s.matches(runtime_configs[index])), None)
 
 
 @dataclass

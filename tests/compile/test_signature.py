@@ -97,3 +97,21 @@ def test_parse_assignments():
     assert parse_assignments("x_ptr=*bf16") == {"x_ptr": "*bf16"}
     with pytest.raises(SignatureError):
         parse_assignments("BLOCK")
+
+
+def test_config_list_wrapped_in_a_filter_call_is_matched_by_value():
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=_only_on_gpu([triton.Config({"R": 1}, num_warps=8),
+                                               triton.Config({"R": 2}, num_warps=8, num_stages=2)]), key=["n"])
+        @triton.jit
+        def k(x_ptr, n, R: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, R), 0.0)
+    ''')
+    sites = plan(src).config_sites
+    assert len(sites) == 2
+    assert sites[1].matches({"kwargs": {"R": 2}, "num_warps": 8, "num_stages": 2, "num_ctas": 1})
+    assert not sites[1].matches({"kwargs": {"R": 2}, "num_warps": 8, "num_stages": 3, "num_ctas": 1})
+    assert sites[0].matches({"kwargs": {"R": 1}, "num_warps": 8, "num_stages": 3, "num_ctas": 1, "maxnreg": None})
