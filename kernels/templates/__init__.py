@@ -55,7 +55,7 @@ class Template:
         """Placeholder key -> the value the source holds (``name`` is the prefix)."""
         values = {"name": self.prefix}
         for key, constant in self.constants.items():
-            match = re.search(rf"^{constant}\s*=\s*(.+?)\s*$", self.source(), re.M)
+            match = re.search(rf"^{constant}\s*=\s*(.+?)\s*$", self.source(), re.MULTILINE)
             values[key] = match.group(1).strip("\"'") if match else ""
         return values
 
@@ -137,9 +137,9 @@ def _replacements(template: Template, values: dict[str, str], snippet: bool):
                 if snippet:
                     if key == "dtype":
                         choices = [value] + [d for d in DTYPES if d != value]
-                        inner = "${%d|%s|}" % (stops[key], ",".join(choices))
+                        inner = "${" + f"{stops[key]}|{','.join(choices)}|" + "}"
                     else:
-                        inner = "${%d:%s}" % (stops[key], snippet_escape(value))
+                        inner = "${" + f"{stops[key]}:{snippet_escape(value)}" + "}"
                 else:
                     inner = value
                 spans.append((tok.start, tok.end, quote + inner + quote))

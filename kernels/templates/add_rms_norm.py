@@ -114,7 +114,7 @@ class AddRMSNormFunction(torch.autograd.Function):
         y, s = torch.empty_like(x2d), torch.empty_like(x2d)
         rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
         if n_rows:
-            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
             _add_rms_norm_fwd_kernel[grid](x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
                                            y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
         ctx.save_for_backward(s, weight, rstd)

@@ -168,7 +168,9 @@ def _cross_entropy_contract():
                     inputs=cross_entropy_inputs, reference=cross_entropy_reference,
                     shapes=[(4096, CROSS_ENTROPY_VOCAB), (8192, CROSS_ENTROPY_VOCAB)],
                     dtype=CROSS_ENTROPY_DTYPE, liger="cross_entropy", target=0.85,
-                    atol=1e-4, rtol=1e-4)  # the loss is an fp32 scalar whatever the logits' dtype
+                    # our loss is fp32; Liger returns it in the logits' dtype (bf16 rounds ~11.8 by up to 0.03),
+                    # and a baseline that fails the check is not timed
+                    atol=1e-3, rtol=4e-3)
 
 
 CROSS_ENTROPY_CONTRACT = _cross_entropy_contract()

@@ -46,7 +46,7 @@ def _prune_blocks(configs, named_args, **kwargs):
     restore_value=["logits_ptr"],  # tuning runs the kernel several times; the gradient overwrites the logits
 )
 @triton.jit
-def _linear_cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n_non_ignore_ptr, n_cols,
+def _fused_linear_cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n_non_ignore_ptr, n_cols,
                                  ignore_index, label_smoothing, MEAN: tl.constexpr, HAS_GRAD: tl.constexpr,
                                  BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
@@ -120,7 +120,7 @@ class FusedLinearCrossEntropyFunction(torch.autograd.Function):
             logits = h @ weight.t()
             if bias is not None:
                 logits += bias
-            _linear_cross_entropy_kernel[(end - start,)](
+            _fused_linear_cross_entropy_kernel[(end - start,)](
                 logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
                 ignore_index, float(label_smoothing), MEAN=reduction == "mean", HAS_GRAD=with_grad)
             # logits now hold d loss / d logits for this chunk
@@ -179,7 +179,7 @@ def _fused_linear_cross_entropy_contract():
     except ImportError:
         return None
     shape = (8192, FUSED_LINEAR_CROSS_ENTROPY_HIDDEN, FUSED_LINEAR_CROSS_ENTROPY_VOCAB)
-    return Contract(kernel="_linear_cross_entropy_kernel", name="fused_linear_cross_entropy",
+    return Contract(kernel="_fused_linear_cross_entropy_kernel", name="fused_linear_cross_entropy",
                     entry=fused_linear_cross_entropy, inputs=fused_linear_cross_entropy_inputs,
                     reference=fused_linear_cross_entropy_reference, shapes=[shape],
                     dtype=FUSED_LINEAR_CROSS_ENTROPY_DTYPE, liger=_liger_fused_linear_cross_entropy,

@@ -64,7 +64,7 @@ def _linear_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_x
     x_ptrs = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm + offs_k[None, :] * stride_xk
     w_ptrs = w_ptr + offs_n.to(tl.int64)[None, :] * stride_wn + offs_k[:, None] * stride_wk  # (BLOCK_K, BLOCK_N) of W.T
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k in range(tl.cdiv(K, BLOCK_K)):
         k_left = K - k * BLOCK_K
         x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
         w = tl.load(w_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
@@ -91,7 +91,7 @@ def linear_gelu_forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     N = weight.shape[0]
     y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     if M and N:
-        grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)  # noqa: E731
+        grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_gelu_kernel[grid](x2d, weight, bias if bias is not None else weight, y, M, N, K,
                                   x2d.stride(0), x2d.stride(1), weight.stride(0), weight.stride(1),
                                   y.stride(0), y.stride(1), HAS_BIAS=bias is not None,

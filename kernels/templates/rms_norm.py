@@ -108,7 +108,7 @@ def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
     y = torch.empty_like(x2d)
     rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
     if n_rows:
-        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
         _rms_norm_fwd_kernel[grid](x2d, weight, y, rstd, n_rows, n_cols, x2d.stride(0), y.stride(0), float(eps),
                                    BLOCK_N=_rms_norm_block_n(n_cols))
     return y.reshape(shape), x2d, rstd

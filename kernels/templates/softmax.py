@@ -112,7 +112,7 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x2d)
     if n_rows and n_cols:
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
-            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)  # noqa: E731
+            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
             _softmax_fwd_kernel[grid](x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0),
                                       BLOCK_N=triton.next_power_of_2(n_cols))
         else:

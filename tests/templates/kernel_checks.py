@@ -16,14 +16,31 @@ import os
 
 import pytest
 import torch
-
-from tests.templates.helpers import DEVICE, DTYPES, as_reference, assert_close, fresh_generator, leaf, randn
+import triton
 from tritonify.kernels.templates import list_templates
+
+from tests.templates.helpers import (
+    DEVICE,
+    DTYPES,
+    as_reference,
+    assert_close,
+    fresh_generator,
+    leaf,
+    randn,
+)
 
 if DEVICE == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
     raise RuntimeError("kernel_checks.py runs on the CPU only with TRITON_INTERPRET=1 set before the process starts")
 
 MODULES = {t.name: importlib.import_module(f"tritonify.kernels.templates.{t.module}") for t in list_templates()}
+
+if DEVICE != "cpu" and os.environ.get("TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG") == "1":
+    # a short device run: compile the first autotune config only (every config is compiled, timed
+    # and checked at full size by the benchmark harness run instead)
+    for _module in MODULES.values():
+        for _value in vars(_module).values():
+            if isinstance(_value, triton.runtime.autotuner.Autotuner):
+                _value.configs = _value.configs[:1]
 
 SHAPES = [(3, 37), (5, 130), (2, 3, 67)]
 
