@@ -60,9 +60,9 @@ def capabilities(*, resolve: bool = True, progress: bool = True, configuration: 
     )
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
-async def client(lsp_client: LanguageClient):
-    # keep every publishDiagnostics (pytest-lsp keeps only the latest list, without version)
+def install_client_helpers(lsp_client: LanguageClient) -> None:
+    """Record every publishDiagnostics, read code actions as the spec says, answer
+    workspace/codeLens/refresh (pytest-lsp's client does none of these by itself)."""
     features = lsp_client.protocol.fm.features
     handler = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
     lsp_client.published = []
@@ -91,6 +91,10 @@ async def client(lsp_client: LanguageClient):
     def code_lens_refresh(params):
         lsp_client.lens_refreshes += 1
 
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    install_client_helpers(lsp_client)
     yield
     try:
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)

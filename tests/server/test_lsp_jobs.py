@@ -15,10 +15,25 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.server.conftest import FAKE_ENGINE, KERNEL, open_doc, start
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.server.conftest import FAKE_ENGINE, KERNEL, SERVER, capabilities, install_client_helpers, open_doc, start
 from tests.server.test_jobs import _alive
 
 FAKE = {"interpreter": [sys.executable, str(FAKE_ENGINE)]}
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
+async def jobs(lsp_client: LanguageClient, tmp_path_factory):
+    """One server for the tests that all run the stand-in engine (each with its own file)."""
+    install_client_helpers(lsp_client)
+    root = tmp_path_factory.mktemp("jobs")
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(), root_uri=root.as_uri(), initialization_options=FAKE,
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), 10)
 
 
 async def run_command(client, command, uri, kernel, token=None):
@@ -28,42 +43,43 @@ async def run_command(client, command, uri, kernel, token=None):
         command=command, arguments=[uri, kernel], work_done_token=token))
 
 
-async def test_benchmark_reports_progress_and_its_summary_reaches_the_code_lens(client, workspace):
-    await start(client, workspace, options=FAKE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_benchmark_reports_progress_and_its_summary_reaches_the_code_lens(jobs, workspace):
     path = workspace / "kernel.py"
     uri = path.as_uri()
-    open_doc(client, uri, KERNEL)
-    result = await run_command(client, "tritonify.benchmark", uri, "gelu_kernel")
+    open_doc(jobs, uri, KERNEL)
+    tokens_before, refreshes_before = set(jobs.progress_reports), jobs.lens_refreshes
+    result = await run_command(jobs, "tritonify.benchmark", uri, "gelu_kernel")
     assert result["ok"] is True and result["summary"] == "0.41 ms, 3.1 TB/s, 1.8x eager"
     assert result["result"]["argv"] == ["-m", "tritonify", "bench", f"{path}::gelu_kernel", "--format", "json"]
-    (token, reports), = client.progress_reports.items()     # the server created one token
+    (token,) = set(jobs.progress_reports) - tokens_before     # the server created one token
+    reports = jobs.progress_reports[token]
     kinds = [type(r).__name__ for r in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     assert reports[0].cancellable is True
     assert [r.percentage for r in reports if isinstance(r, types.WorkDoneProgressReport)] == [10, 50, 90]
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await jobs.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert [lens.command.title for lens in lenses] == ["Benchmark", "Profile", "bench: 0.41 ms, 3.1 TB/s, 1.8x eager"]
-    assert client.lens_refreshes == 1          # the client was told to ask again
-    shown = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+    assert jobs.lens_refreshes == refreshes_before + 1     # the client was told to ask again
+    shown = await jobs.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tritonify.showResult", arguments=[uri, "gelu_kernel", "benchmark"]))
     assert shown["summary"] == "0.41 ms, 3.1 TB/s, 1.8x eager"
 
 
-async def test_profile_uses_the_clients_token(client, workspace):
-    await start(client, workspace, options=FAKE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_profile_uses_the_clients_token(jobs, workspace):
     uri = (workspace / "kernel.py").as_uri()
-    result = await run_command(client, "tritonify.profile", uri, "gelu_kernel", token="my-token")
+    result = await run_command(jobs, "tritonify.profile", uri, "gelu_kernel", token="my-token")
     assert result["ok"] and result["summary"] == "memory-bound, 92% of DRAM peak"
-    assert list(client.progress_reports) == ["my-token"]
-    assert isinstance(client.progress_reports["my-token"][-1], types.WorkDoneProgressEnd)
+    assert isinstance(jobs.progress_reports["my-token"][-1], types.WorkDoneProgressEnd)
 
 
-async def test_cancel_through_the_progress_token_kills_the_process_group(client, workspace):
-    await start(client, workspace, options=FAKE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_cancel_through_the_progress_token_kills_the_process_group(jobs, workspace):
     path = workspace / "kernel.py"
     uri = path.as_uri()
     pids = Path(str(path) + ".pids")
-    job = asyncio.ensure_future(run_command(client, "tritonify.benchmark", uri, "hang", token="hang-token"))
+    job = asyncio.ensure_future(run_command(jobs, "tritonify.benchmark", uri, "hang", token="hang-token"))
     for _ in range(200):
         if pids.exists():
             break
@@ -71,10 +87,10 @@ async def test_cancel_through_the_progress_token_kills_the_process_group(client,
     parent, child = map(int, pids.read_text().split())
     # the server keeps answering while the job runs
     started = time.monotonic()
-    await client.text_document_hover_async(types.HoverParams(
+    await jobs.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)))
     assert time.monotonic() - started < 1.0
-    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="hang-token"))
+    jobs.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="hang-token"))
     result = await asyncio.wait_for(job, 10)
     assert result["ok"] is False and result["status"] == "cancelled"
     deadline = time.monotonic() + 3
@@ -89,14 +105,14 @@ async def test_cancel_through_the_progress_token_kills_the_process_group(client,
     ("garbage", "bad-output", "gave no JSON result"),
     ("usage", "missing-engine", "benchmark engine not installed in"),
 ])
-async def test_bad_endings_give_clear_messages_and_the_server_carries_on(client, workspace, kernel, status, words):
-    await start(client, workspace, options=FAKE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_bad_endings_give_clear_messages_and_the_server_carries_on(jobs, workspace, kernel, status, words):
     uri = (workspace / "kernel.py").as_uri()
-    result = await run_command(client, "tritonify.benchmark", uri, kernel)
+    result = await run_command(jobs, "tritonify.benchmark", uri, kernel)
     assert result["ok"] is False and result["status"] == status and words in result["message"]
     assert result["summary"] is None and result["result"] is None      # never a made-up result
-    assert any(words in m.message for m in client.messages)              # the user is told
-    ok = await run_command(client, "tritonify.benchmark", uri, "gelu_kernel")
+    assert any(words in m.message for m in jobs.messages)              # the user is told
+    ok = await run_command(jobs, "tritonify.benchmark", uri, "gelu_kernel")
     assert ok["ok"] is True
 
 
@@ -125,16 +141,16 @@ async def test_vscode_without_a_trust_option_is_untrusted(client, workspace):
     assert result["status"] == "untrusted"
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("arguments", [[], ["file:///x.py"], [1, 2], ["file:///x.py", "not an identifier"], [None, "k"]])
-async def test_bad_arguments_are_answered(client, workspace, arguments):
-    await start(client, workspace, options=FAKE)
-    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="tritonify.benchmark", arguments=arguments))
+async def test_bad_arguments_are_answered(jobs, workspace, arguments):
+    result = await jobs.workspace_execute_command_async(types.ExecuteCommandParams(command="tritonify.benchmark", arguments=arguments))
     assert result["ok"] is False and result["status"] == "bad-arguments"
 
 
-async def test_unsaved_documents_cannot_be_benchmarked(client, workspace):
-    await start(client, workspace, options=FAKE)
-    result = await run_command(client, "tritonify.benchmark", "untitled:Untitled-1", "k")
+@pytest.mark.asyncio(loop_scope="module")
+async def test_unsaved_documents_cannot_be_benchmarked(jobs, workspace):
+    result = await run_command(jobs, "tritonify.benchmark", "untitled:Untitled-1", "k")
     assert result["status"] == "no-file"
 
 

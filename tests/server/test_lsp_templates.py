@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.server.conftest import HERE, SERVER, open_doc, start, wait_diagnostics
+from tests.server.conftest import HERE, SERVER, install_client_helpers, open_doc, start, wait_diagnostics
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE / "fake_templates"), os.environ.get("PYTHONPATH", "")])}
 
@@ -32,15 +32,7 @@ def unrelated(x):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV))
 async def tclient(lsp_client: LanguageClient):
-    features = lsp_client.protocol.fm.features
-    handler = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-    lsp_client.published = []
-
-    def recording(params):
-        lsp_client.published.append(params)
-        return handler(params)
-
-    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = recording
+    install_client_helpers(lsp_client)
     yield
     await lsp_client.shutdown_session()
 
