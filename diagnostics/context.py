@@ -32,6 +32,36 @@ class PythonContext:
         return find_kernels(self.source.tree, self.imports)
 
     @cached_property
+    def module_nodes(self) -> list[ast.AST]:
+        """Every node of the module, walked once and shared by all rules (use this, not
+        `ast.walk(ctx.tree)`: a rule that re-walks the module per kernel is quadratic)."""
+        return self.walk(self.tree)
+
+    @cached_property
+    def module_calls(self) -> list[ast.Call]:
+        return [n for n in self.module_nodes if isinstance(n, ast.Call)]
+
+    @cached_property
+    def launches(self) -> dict[str, list[ast.Call]]:
+        """Kernel name -> every `name[grid](...)` launch call in the file."""
+        names = {k.name for k in self.kernels}
+        out: dict[str, list[ast.Call]] = {}
+        for call in self.module_calls:
+            func = call.func
+            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in names:
+                out.setdefault(func.value.id, []).append(call)
+        return out
+
+    def walk(self, node: ast.AST) -> list[ast.AST]:
+        """`list(ast.walk(node))`, cached per node for the life of this context."""
+        cache = self.__dict__.setdefault("_walk_cache", {})
+        found = cache.get(id(node))
+        if found is None or found[0] is not node:
+            found = (node, list(ast.walk(node)))
+            cache[id(node)] = found
+        return found[1]
+
+    @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
         """child -> parent for the whole module (built once, shared by all rules)."""
         out: dict[ast.AST, ast.AST] = {}

@@ -167,7 +167,7 @@ def launches(ctx: PythonContext) -> list[Launch]:
     by_name = {k.name: k for k in ctx.kernels}
     kernel_nodes = {k.node for k in ctx.kernels}
     out = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.module_nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
             continue
         name = dotted(node.func.value)
@@ -212,7 +212,7 @@ class HostDtypes:
         self.ctx = ctx
         self._changes_default = any(
             isinstance(n, ast.Call) and (ctx.imports.resolve(n.func) or "") == "torch.set_default_dtype"
-            for n in ast.walk(ctx.tree)
+            for n in ctx.module_nodes
         )
 
     def of(self, expr: ast.expr, scope: ast.AST, before_line: int, depth: int = 0) -> HostDtype | None:

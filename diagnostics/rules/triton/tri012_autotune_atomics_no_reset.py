@@ -83,7 +83,7 @@ def _launch_args(ctx: PythonContext, kernel: Kernel, param: str) -> list[tuple[a
     """(argument, enclosing function or module) for each `kernel[grid](...)` launch in this file."""
     index = kernel.param_names.index(param)
     found = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.module_nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
             continue
         if not (isinstance(node.func.value, ast.Name) and node.func.value.id == kernel.name):
@@ -113,13 +113,13 @@ def _zero_filled(ctx: PythonContext, arg: ast.expr, scope: ast.AST) -> bool:
     if not isinstance(arg, ast.Name):
         return False
     values = [
-        n.value for n in ast.walk(scope)
+        n.value for n in ctx.walk(scope)
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets)
     ]
     zeroed = any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_"
         and isinstance(n.func.value, ast.Name) and n.func.value.id == arg.id
-        for n in ast.walk(scope)
+        for n in ctx.walk(scope)
     )
     return zeroed or (len(values) == 1 and _is_zeros(ctx, values[0]))
 
