@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
             t0 = time.time()
             try:
                 record = run_bench(spec)
-            except Exception as exc:  # one template's failure must not cost the others their numbers
+            except Exception as exc:  # noqa: BLE001 -- one template's failure must not cost the others their numbers
                 record = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
             record["template"], record["wall_s"] = name, round(time.time() - t0, 1)
         with out.open("a") as f:

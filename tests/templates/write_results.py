@@ -83,9 +83,9 @@ def render(files: Path) -> str:
         out.append("")
     out.append("## GPU correctness checks (`tests/templates/kernel_checks.py` on the H200)")
     out.append("")
-    summary = re.findall(r"^=+ (.*(?:passed|failed).*) =+$", checks, re.M)
+    summary = re.findall(r"^=+ (.*(?:passed|failed).*) =+$", checks, re.MULTILINE)
     passed = len(re.findall(r" PASSED", checks))
-    failed = re.findall(r"^(.*) FAILED", checks, re.M)
+    failed = re.findall(r"^(.*) FAILED", checks, re.MULTILINE)
     if summary:
         out.append(f"Result: {summary[-1]}.")
     else:

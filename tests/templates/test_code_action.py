@@ -1,0 +1,86 @@
+"""The real "Insert template" code action, end to end through the language server: every template
+is offered on a blank module-level line, and resolving it gives edits that merge the imports
+(never duplicating one) and insert the template, as text or as a snippet where the client takes one."""
+from __future__ import annotations
+
+import ast
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from tritonify.kernels.templates import list_templates
+
+from tests.server.conftest import (
+    SERVER,
+    apply_text_edits,
+    install_client_helpers,
+    open_doc,
+    wait_diagnostics,
+)
+
+TEXT = '''"""A model file."""
+import torch
+import triton.language as tl
+
+
+def model(x):
+    return torch.relu(x)
+
+'''
+BLANK_LINE = 8  # 0-based: the empty line after model()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    install_client_helpers(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _start(client: LanguageClient, root, *, snippets: bool) -> None:
+    caps = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(workspace_edit=types.WorkspaceEditClientCapabilities(
+            document_changes=snippets, snippet_edit_support=snippets)),
+        text_document=types.TextDocumentClientCapabilities(code_action=types.CodeActionClientCapabilities(
+            resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]))))
+    await client.initialize_session(types.InitializeParams(capabilities=caps, root_uri=root.as_uri()))
+
+
+async def _template_actions(client: LanguageClient, uri: str, line: int):
+    pos = types.Position(line=line, character=0)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(start=pos, end=pos),
+        context=types.CodeActionContext(diagnostics=[], only=["refactor"])))
+    return [a for a in actions or [] if a.title.startswith("Insert template")]
+
+
+async def test_every_template_is_inserted_by_its_code_action(client, tmp_path):
+    await _start(client, tmp_path, snippets=False)
+    uri = (tmp_path / "model.py").as_uri()
+    open_doc(client, uri, TEXT)
+    await wait_diagnostics(client, uri)
+    actions = await _template_actions(client, uri, BLANK_LINE)
+    assert [a.title for a in actions] == [f"Insert template: {t.title}" for t in list_templates()]
+    for action, template in zip(actions, list_templates()):
+        resolved = await client.code_action_resolve_async(action)
+        edits = resolved.edit.changes[uri]
+        out = apply_text_edits(TEXT, edits)
+        tree = ast.parse(out)
+        imports = [ast.unparse(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        assert imports.count("import torch") == 1 and imports.count("import triton.language as tl") == 1
+        assert "import triton" in imports and len(imports) == len(set(imports))
+        defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+        assert {template.name, f"{template.name}_reference", "model"} <= defined
+
+
+async def test_a_snippet_capable_client_gets_a_snippet_edit(client, tmp_path):
+    await _start(client, tmp_path, snippets=True)
+    uri = (tmp_path / "model.py").as_uri()
+    open_doc(client, uri, TEXT)
+    await wait_diagnostics(client, uri)
+    action = next(a for a in await _template_actions(client, uri, BLANK_LINE) if "RMSNorm (forward" in a.title)
+    resolved = await client.code_action_resolve_async(action)
+    (doc_edit,) = resolved.edit.document_changes
+    *imports, body = doc_edit.edits
+    assert all(isinstance(e, types.TextEdit) for e in imports)
+    assert isinstance(body, types.SnippetTextEdit) and "${1:rms_norm}" in body.snippet.value
