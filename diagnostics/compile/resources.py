@@ -35,6 +35,12 @@ class Resources:
         return self.dynamic_shared + self.static_shared
 
     @property
+    def local_words(self) -> int:
+        """Local memory per thread in 4-byte words: what Triton's `CompiledKernel.n_spills` reports
+        on a GPU (the driver's CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4), stack frame included."""
+        return (self.stack + self.local) // 4
+
+    @property
     def spills(self) -> bool:
         return self.spill_stores > 0 or self.spill_loads > 0
 
@@ -42,6 +48,7 @@ class Resources:
         d = asdict(self)
         d["shared"] = self.shared
         d["spills"] = self.spills
+        d["local_words"] = self.local_words
         return d
 
 

@@ -131,8 +131,12 @@ def _node_position(node: ast.AST) -> Position:
 def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, overrides: dict | None = None,
                    arg_types: dict | None = None, dtype: str | None = None, divisible: bool = True,
                    listings=("ptx", "sass"), python: str | None = None, timeout: float = 120.0,
-                   trusted: bool = False, use_cache: bool = True, cache_folder=None) -> InspectResult:
+                   trusted: bool = False, use_cache: bool = True, cache_folder=None,
+                   specialization: dict | None = None) -> InspectResult:
     """Compile `kernel` of the file text for `target` in a child process; one result per config.
+
+    `specialization` replaces every inference with what a real launch compiled (gpu/compile/compare.py):
+    `{"signature": {name: type}, "constexprs": {name: value}, "divisible": [names], "options": {...}}`.
 
     `trusted` must be True: the worker runs the file's imports and definitions (see worker.py).
     Raises InspectError for input that cannot be inspected; a kernel that does not compile is a
@@ -156,6 +160,8 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
                           divisible=divisible, pointer_dtype=dtype)
     except SignatureError as exc:
         raise InspectError(str(exc)) from exc
+    if specialization is not None:
+        _apply_specialization(plan, specialization)
     wanted = [k for k in listings if k in LISTINGS]
     request = dict(plan.request(), arch=arch.capability, want=wanted)
     python = python or sys.executable
@@ -202,6 +208,18 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
             v.listings = {k: job[k] for k in LISTINGS if job.get(k)}
         result.variants.append(v)
     return result
+
+
+def _apply_specialization(plan, spec: dict) -> None:
+    """Compile exactly the given signature, constants, divisibility and options (no assumptions)."""
+    plan.signature = dict(spec["signature"])
+    plan.base_constexprs = dict(spec.get("constexprs", {}))
+    plan.divisible = list(spec.get("divisible", []))
+    plan.base_options = {}
+    plan.overrides = dict(spec.get("options", {}))
+    plan.scalars = {}
+    plan.variants = [{"kwargs": {}, "label": "given", "index": None}]
+    plan.assumptions = ["signature, constants, divisibility and options given (taken from a real launch)"]
 
 
 def _site_for(sites: list, runtime_configs: list, index: int | None) -> ConfigSite | None:
@@ -269,3 +287,15 @@ def kernel_names(text: str) -> list[str]:
         return []
     _, kernels, _ = find_kernel(tree, None)
     return [k.name for k in kernels]
+
+
+def inspect_file(text: str, path: str, **kwargs) -> list[InspectResult]:
+    """`inspect_kernel` for every launchable kernel of the file (one child process each), in source
+    order; kernels that cannot be planned (bad override) are left out. For a code lens per kernel."""
+    results = []
+    for name in kernel_names(text):
+        try:
+            results.append(inspect_kernel(text, path, name, **kwargs))
+        except InspectError:
+            continue
+    return results

@@ -321,7 +321,7 @@ def build_job(request: dict, variant: dict) -> dict:
     return {
         "signature": request["signature"],
         "constexprs": constexprs,
-        "fixed": sorted(set(variant.get("kwargs", {})) | set(overrides)),
+        "fixed": sorted(set(variant.get("kwargs", {})) | set(overrides) | set(request.get("base_constexprs", {}))),
         "scalars": request.get("scalars", {}),
         "divisible": request.get("divisible", []),
         "options": options,
