@@ -2,7 +2,7 @@
 in a child process, and say which kernels the compiler rejects. Shared by the TRI020/TRI021 tests:
 a `# CODE` marker must sit in exactly the kernels that fail, so each finding is a real compile
 error and each quiet kernel really compiles. Conventions: `*_ptr` parameters are fp32 pointers,
-`tl.constexpr` parameters take their default (else 64), other parameters are i32."""
+`tl.constexpr` parameters take their default (else the first autotune config's value, else 64), other parameters are i32."""
 from __future__ import annotations
 
 import ast
@@ -33,15 +33,18 @@ backend = make_backend(target)
 options = backend.parse_options({})
 out = {}
 for name, fn in vars(mod).items():
+    tuned = {}
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        if getattr(fn, "configs", None):
+            tuned = dict(fn.configs[0].kwargs)  # the first autotune config
         fn = fn.fn  # autotune / heuristics wrappers
     if not isinstance(fn, JITFunction) or not name.endswith("_kernel"):
         continue
     sig, consts = {}, {}
     for p in fn.params:
-        if p.is_constexpr:
+        if p.is_constexpr or p.name in tuned:
             sig[p.name] = "constexpr"
-            consts[p.name] = p.default if p.has_default else 64
+            consts[p.name] = p.default if p.has_default else tuned.get(p.name, 64)
         else:
             sig[p.name] = "*fp32" if p.name.endswith("_ptr") else "i32"
     try:

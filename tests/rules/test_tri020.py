@@ -1,6 +1,7 @@
 import time
 
 from tritonify.diagnostics.model import Severity
+
 from tests.lintutil import FIXTURES, lint, lint_fixture, marked_lines
 from tests.rules.frontend_check import frontend_errors, marked_kernels, needs_triton
 
@@ -147,3 +148,19 @@ def k{i}(x_ptr, n, BLOCK: tl.constexpr):
     start = time.perf_counter()
     assert lint(code, "TRI020") == []
     assert time.perf_counter() - start < 1.0
+
+
+EXAMPLE = FIXTURES.parents[2] / "examples" / "triton" / "constructs_row_gather.py"
+
+
+def test_example_fires_on_each_construct():
+    findings = lint(EXAMPLE.read_text(), "TRI020")
+    messages = " ".join(f.message for f in findings)
+    assert len(findings) == 4
+    for fragment in ("ROWS_PER_PROGRAM", "only tuple comprehensions", "`break`", "tl.abs"):
+        assert fragment in messages
+
+
+@needs_triton
+def test_example_does_not_compile():
+    assert frontend_errors(EXAMPLE)["gather_abs_rows_kernel"] is not None

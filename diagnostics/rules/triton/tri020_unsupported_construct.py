@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
@@ -122,7 +122,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
             elif isinstance(stmt, ast.If):
                 visit(stmt.body)
                 visit(stmt.orelse)
-            elif isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar"))):
+            elif isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
                 visit(stmt.body)
                 for handler in stmt.handlers:
                     visit(handler.body)
@@ -150,11 +150,12 @@ def _plain_globals(bindings: dict[str, list[ast.stmt]]) -> set[str]:
     """Module names bound only to plain Python data (not `tl.constexpr(...)`): kernels cannot read them."""
     out = set()
     for name, stmts in bindings.items():
-        if all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and _is_plain_data(s.value)
-               for s in stmts):
-            if all(isinstance(s, ast.AnnAssign) or len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                   for s in stmts):
-                out.add(name)
+        plain = all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and _is_plain_data(s.value)
+                    for s in stmts)
+        single_target = all(isinstance(s, ast.AnnAssign) or len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                            for s in stmts)
+        if plain and single_target:
+            out.add(name)
     return out
 
 
@@ -247,7 +248,7 @@ class _KernelChecker:
                 yield from self._statements(stmt.orelse, runtime_loop, True)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 yield from self._statements(stmt.body, runtime_loop, guarded)
-            elif isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar"))):
+            elif isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
                 for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
                     yield from self._statements(part, runtime_loop, guarded)
 

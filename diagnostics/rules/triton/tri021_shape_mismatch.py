@@ -1,0 +1,237 @@
+"""TRI021 shape-mismatch: block shapes that Triton cannot combine, found before compiling.
+
+Shapes are inferred statically (`_shapes.KernelShapes`): `tl.arange(0, C)` is [C], `x[:, None]`
+and `x[None, :]` add a dimension, `tl.zeros`/`tl.full` take their shape argument, `tl.load`
+takes the shape of its pointer block (broadcast with its mask), element-wise operators
+broadcast, `tl.dot` gives [M, N], reductions drop their axis. Block sizes are the constexpr
+defaults, literals, module `tl.constexpr` values, or the values of each autotune config.
+
+Reported only when the error is certain:
+* sizes: in the defaults and in *every* autotune config, two sizes differ (and neither is 1):
+  `a + b` with [16] and [32], `tl.dot` with K 64 against 32, a store value or mask that does
+  not fit the pointer block. Two different constexpr names whose values are unknown may be equal
+  at run time, so they are never compared;
+* ranks (which never depend on values): a `tl.dot` operand that is not 2-D (or both 3-D), a
+  store value or mask of higher rank than its pointer block, a reduction axis past the rank.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._shapes import (
+    REDUCTIONS,
+    KernelShapes,
+    Shape,
+    broadcast,
+    show,
+)
+from tritonify.diagnostics.rules.triton._static_sizes import Scenario
+from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
+
+RULE = Rule(
+    code="TRI021",
+    name="shape-mismatch",
+    summary="tensor shapes that cannot be combined (broadcast, tl.dot, store, reduction axis)",
+    severity=Severity.ERROR,
+    fixable=False,
+)
+
+_ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr,
+                    ast.BitXor, ast.LShift, ast.RShift)
+_COMPARE_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_ELEMENTWISE_CALLS = frozenset({"where", "maximum", "minimum", "fma", "clamp"})
+_BROADCAST_HINT = "sizes must match or be 1 in each dimension (\"Cannot make_shape_compatible\")"
+
+Check = Callable[[Scenario], "str | None"]
+
+
+def _text(ctx: PythonContext, node: ast.AST, limit: int = 40) -> str:
+    text = " ".join(ctx.segment(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _KernelChecker:
+    def __init__(self, ctx: PythonContext, kernel: Kernel):
+        self.ctx = ctx
+        self.kernel = kernel
+        self.shapes = KernelShapes(ctx, kernel)
+
+    def shape(self, node: ast.AST | None, sc: Scenario) -> Shape | None:
+        return None if node is None else self.shapes.shape(node, sc)
+
+    # ---- verdicts ------------------------------------------------------------------------------
+    def in_every_scenario(self, check: Check) -> str | None:
+        """The message when `check` fails in the defaults and in every autotune config."""
+        scenarios = self.shapes.scenarios
+        messages = []
+        for sc in scenarios:
+            message = check(sc)
+            if message is None:
+                return None
+            messages.append(message)
+        if not messages:
+            return None
+        if scenarios[0].config_index is not None and len(scenarios) > 1:
+            return f"{messages[0]} (in each of the {len(scenarios)} autotune configs)"
+        return messages[0]
+
+    # ---- checks --------------------------------------------------------------------------------
+    def elementwise(self, node: ast.AST, operands: list[ast.expr], what: str) -> str | None:
+        def sizes(sc: Scenario) -> str | None:
+            shapes = []
+            for operand in operands:
+                s = self.shape(operand, sc)
+                if s is None:
+                    return None
+                if s:
+                    shapes.append(s)
+            if len(shapes) < 2 or broadcast(shapes) is not None:
+                return None
+            listed = " and ".join(show(s) for s in shapes)
+            return f"{what} combines shapes {listed}, which do not broadcast: {_BROADCAST_HINT}"
+        return self.in_every_scenario(sizes)
+
+    def dot(self, call: ast.Call) -> str | None:
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        a = call.args[0] if call.args else kw.get("input")
+        b = call.args[1] if len(call.args) > 1 else kw.get("other")
+        if a is None or b is None:
+            return None
+        sa, sb = self.shape(a, self.shapes.rank_scenario), self.shape(b, self.shapes.rank_scenario)
+        if sa is not None and sb is not None and not (len(sa) == len(sb) and len(sa) in (2, 3)):
+            ta, tb = _text(self.ctx, a), _text(self.ctx, b)
+            hint = (f"for a matrix-vector product use `tl.sum({ta} * {tb}[None, :], axis=1)`"
+                    if (len(sa), len(sb)) == (2, 1) else "reshape the operands to 2-D blocks")
+            return (f"`tl.dot` needs two 2-D blocks (or two 3-D, batched): `{ta}` has rank {len(sa)} "
+                    f"and `{tb}` rank {len(sb)} (\"input and other must have equal ranks >= 2\"); {hint}")
+
+        def k_dims(sc: Scenario) -> str | None:
+            sa, sb = self.shape(a, sc), self.shape(b, sc)
+            if sa is None or sb is None or len(sa) != len(sb) or len(sa) not in (2, 3) or sa[-1] == sb[-2]:
+                return None
+            return (f"`tl.dot` needs a:[M, K] and b:[K, N], but `{_text(self.ctx, a)}` is {show(sa)} and "
+                    f"`{_text(self.ctx, b)}` is {show(sb)} (K {sa[-1]} vs {sb[-2]}: \"input and other must have "
+                    "equal reduction dimensions\"); fix the block sizes or transpose with `tl.trans`")
+        return self.in_every_scenario(k_dims)
+
+    def store(self, call: ast.Call) -> str | None:
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        ptr = call.args[0] if call.args else kw.get("pointer")
+        value = call.args[1] if len(call.args) > 1 else kw.get("value")
+        mask = call.args[2] if len(call.args) > 2 else kw.get("mask")
+        if isinstance(mask, ast.Constant) and mask.value is None:
+            mask = None
+        parts = [(n, e) for n, e in (("value", value), ("mask", mask)) if e is not None]
+        rank_sc = self.shapes.rank_scenario
+        p = self.shape(ptr, rank_sc)
+        if p is not None and p:
+            for label, expr in parts:
+                s = self.shape(expr, rank_sc)
+                if s is not None and len(s) > len(p):
+                    return (f"`tl.store` {label} `{_text(self.ctx, expr)}` has rank {len(s)} but the pointer block "
+                            f"has rank {len(p)}: the {label} must broadcast to the pointer's shape (\"Expected pointer "
+                            "argument to have shape ...\")")
+
+        def sizes(sc: Scenario) -> str | None:
+            p = self.shape(ptr, sc)
+            if not p:
+                return None
+            for label, expr in parts:
+                s = self.shape(expr, sc)
+                if s is None:
+                    return None
+                if s and broadcast([p, s]) != p:
+                    return (f"`tl.store` {label} `{_text(self.ctx, expr)}` has shape {show(s)}, which does not fit "
+                            f"the pointer block {show(p)}: {_BROADCAST_HINT}")
+            return None
+        return self.in_every_scenario(sizes)
+
+    def load(self, call: ast.Call) -> str | None:
+        ptr = call.args[0] if call.args else (keyword(call, "pointer").value if keyword(call, "pointer") else None)
+        operands = [ptr, *(e for e in KernelShapes.load_operands(call) if e is not None)]
+        if ptr is None or len(operands) < 2:
+            return None
+        return self.elementwise(call, operands, "`tl.load` (pointer, mask, other)")
+
+    def reduction(self, call: ast.Call, name: str, method: bool) -> str | None:
+        source = call.func.value if method else (call.args[0] if call.args else None)  # type: ignore[attr-defined]
+        if source is None:
+            return None
+        rank_sc = self.shapes.rank_scenario
+        inner = self.shape(source, rank_sc)
+        given, axis = self.shapes.axis(call, method, rank_sc)
+        if inner is None or not inner or not given or axis is None or -len(inner) <= axis < len(inner):
+            return None
+        return (f"`{name}` over axis {axis} of `{_text(self.ctx, source)}`, which has rank {len(inner)}: the axis "
+                f"must be in [-{len(inner)}, {len(inner) - 1}] (\"invalid axis {axis}\")")
+
+    # ---- walk ----------------------------------------------------------------------------------
+    def findings(self) -> Iterator[Finding]:
+        for node in self.kernel.nodes:
+            kind = type(node)
+            message = None
+            if kind is ast.BinOp and isinstance(node.op, _ELEMENTWISE_OPS):
+                message = self.elementwise(node, [node.left, node.right], f"`{_text(self.ctx, node)}`")
+            elif kind is ast.Compare and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARE_OPS):
+                message = self.elementwise(node, [node.left, node.comparators[0]], f"`{_text(self.ctx, node)}`")
+            elif kind is ast.Call:
+                message = self._call(node)
+            if message is not None:
+                yield self.ctx.finding(node, message)
+
+    def _call(self, call: ast.Call) -> str | None:
+        name = tl_name(self.ctx.imports, call.func)
+        if name == "dot":
+            return self.dot(call)
+        if name == "store":
+            return self.store(call)
+        if name == "load":
+            return self.load(call)
+        if name in _ELEMENTWISE_CALLS:
+            return self.elementwise(call, list(call.args), f"`tl.{name}`")
+        if name in REDUCTIONS:
+            return self.reduction(call, f"tl.{name}", method=False)
+        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in REDUCTIONS:
+            return self.reduction(call, f".{call.func.attr}", method=True)
+        return None
+
+
+# Calls (by attribute or bare name) that create or change a shape other than `tl.arange`.
+_SHAPE_MAKERS = frozenset({
+    "zeros", "full", "empty", "zeros_like", "full_like", "reshape", "view", "broadcast_to", "broadcast",
+    "expand_dims", "trans", "permute", "dot", "dot_scaled", "make_block_ptr", "make_tensor_descriptor", "advance",
+    "join", "split", "interleave", "cat", "gather", "histogram", "flip", "sort", *REDUCTIONS,
+})
+
+
+def _may_mismatch(ctx: PythonContext, kernel: Kernel) -> bool:
+    """False when every block of the kernel comes from one and the same `tl.arange` and nothing
+    changes shapes (no indexing, no reshape/dot/reduction): then all tensors are [C] or scalars and
+    cannot mismatch. Most element-wise kernels look like that; skipping them keeps the rule cheap."""
+    aranges: set[str] = set()
+    for node in kernel.nodes:
+        kind = type(node)
+        if kind is ast.Subscript:
+            return True
+        if kind is ast.Attribute and node.attr == "T":
+            return True
+        if kind is ast.Call:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name == "arange":
+                aranges.add(ctx.segment(node))
+                if len(aranges) > 1:
+                    return True
+            elif name in _SHAPE_MAKERS:
+                return True
+    return False
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for kernel in ctx.kernels:
+        if _may_mismatch(ctx, kernel):
+            yield from _KernelChecker(ctx, kernel).findings()
