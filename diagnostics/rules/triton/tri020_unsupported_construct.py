@@ -152,9 +152,8 @@ def _plain_globals(bindings: dict[str, list[ast.stmt]]) -> set[str]:
     for name, stmts in bindings.items():
         plain = all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and _is_plain_data(s.value)
                     for s in stmts)
-        single_target = all(isinstance(s, ast.AnnAssign) or len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                            for s in stmts)
-        if plain and single_target:
+        if plain and all(isinstance(s, ast.AnnAssign) or len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                         for s in stmts):
             out.add(name)
     return out
 
