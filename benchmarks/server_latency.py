@@ -169,8 +169,11 @@ def main(argv=None) -> int:
     uri = kernel_file.as_uri()
 
     c = Client()
+    # capabilities as VS Code and Neovim declare them for what is measured here: progress, and
+    # code actions resolved lazily (fix-all's edit is computed on resolve, not for every list)
     c.request("initialize", {"processId": os.getpid(), "rootUri": tmp.as_uri(), "capabilities": {
-        "window": {"workDoneProgress": True}},
+        "window": {"workDoneProgress": True},
+        "textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}, "dataSupport": True}}},
         "initializationOptions": {"interpreter": [sys.executable, str(fake)], "jobs": {"timeoutSeconds": 60},
                                   "lint": {"select": args.select.split(",") if args.select else [],
                                            "timeoutSeconds": 600}}})

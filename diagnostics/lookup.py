@@ -129,7 +129,8 @@ def api_at(source: SourceFile, line: int, column: int) -> str | None:
     if source.tree is None:
         return None
     best: ast.AST | None = None
-    for node in ast.walk(source.tree):
+    nodes = (n for stmt in _statements_at(source.tree.body, line) for n in ast.walk(stmt))
+    for node in nodes:
         if not isinstance(node, (ast.Attribute, ast.Name)) or dotted(node) is None:
             continue
         start_line, start_col, end_line, end_col = source.node_range(node)
@@ -150,18 +151,30 @@ def _size(source: SourceFile, node: ast.AST) -> tuple[int, int]:
     return (end_line - line, end_col - col if end_line == line else end_col)
 
 
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _statements_at(body: list[ast.stmt], line: int) -> list[ast.stmt]:
+    """The statements of `body` whose lines hold `line` (only walks what contains it)."""
+    return [s for s in body if _first_line(s) <= line <= (s.end_lineno or s.lineno)]
+
+
 def enclosing_definitions(source: SourceFile, line: int) -> list[str]:
     """Names of the functions and classes whose lines (decorators included) hold 1-based
     `line`, outermost first; [] at module level or when the file does not parse."""
     if source.tree is None:
         return []
-    names = []
-    for node in ast.walk(source.tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if first <= line <= (node.end_lineno or node.lineno):
-                names.append((first, node.name))
-    return [name for _, name in sorted(names)]
+    names: list[str] = []
+    body = source.tree.body
+    while True:
+        defs = [s for s in _statements_at(body, line)
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        if not defs:
+            return names
+        names.append(defs[0].name)
+        body = defs[0].body
 
 
 def _squash(name: str) -> str:

@@ -87,6 +87,8 @@ def load_templates(server: TritonifyServer) -> list[Any]:
         from tritonify.kernels import templates as templates_module
     except ImportError:
         return []
+    if not hasattr(templates_module, "list_templates"):
+        return []   # the package is there but not finished (no list_templates yet)
     try:
         return list(templates_module.list_templates())
     except Exception as exc:
@@ -175,8 +177,9 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
             if action.edit is not None:
                 actions.append(action)
 
-    if _wanted(only, INSERT_TEMPLATE):
-        for template in applicable_templates(load_templates(server), analysis, line):
+    templates = load_templates(server) if _wanted(only, INSERT_TEMPLATE) else []
+    if templates:
+        for template in applicable_templates(templates, analysis, line):
             name = getattr(template, "name", "?")
             title = getattr(template, "title", name)
             data = {"uri": analysis.uri, "version": analysis.version, "action": "template", "name": name, "line": line}

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from tritonify.diagnostics.engine import SYNTAX, FileResult, lint_text
+from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_source, lint_text
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
@@ -45,7 +45,7 @@ def serve_worker(stdin=None, stdout=None) -> int:
         payload = stdin.read(int.from_bytes(header, "big"))
         try:
             text, path, settings = pickle.loads(payload)
-            answer = ("ok", (lint_text(text, path, settings), kernel_spans(text, path)))
+            answer = ("ok", lint_with_kernels(text, path, settings))
         except Exception as exc:   # the server turns this into a message; the worker goes on
             answer = ("error", f"{type(exc).__name__}: {exc}")
         try:
@@ -65,10 +65,15 @@ class KernelSpan:
     last_line: int
 
 
-def kernel_spans(text: str, path: str) -> list[KernelSpan]:
-    if not path.endswith((".py", ".pyi")):
-        return []
+def lint_with_kernels(text: str, path: str, settings: Settings) -> tuple[FileResult, list[KernelSpan]]:
+    """`lint_text`, plus where the kernels are, from one parse of a Python file."""
+    if language_of(path) != "python" or len(text) > settings.max_file_bytes:
+        return lint_text(text, path, settings), []
     source = SourceFile.from_text(text, path)
+    return lint_source(source, settings), kernel_spans(source)
+
+
+def kernel_spans(source: SourceFile) -> list[KernelSpan]:
     if source.tree is None:
         return []
     try:
