@@ -24,7 +24,7 @@ export interface ExtensionSettings {
         timeoutSeconds: number;
     };
     ncuPath: string;
-    benchmark: { reportDir: string; openResults: boolean };
+    benchmark: { openResults: boolean };
     jobs: { timeoutSeconds: number };
 }
 
@@ -47,7 +47,7 @@ export const DEFAULTS: ExtensionSettings = {
     importStrategy: 'useBundled',
     lint: { run: 'onType', select: [], ignore: [], severity: {}, timeoutSeconds: 60 },
     ncuPath: '',
-    benchmark: { reportDir: '', openResults: true },
+    benchmark: { openResults: true },
     jobs: { timeoutSeconds: 600 },
 };
 
@@ -110,7 +110,6 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
             },
             ncuPath: typeof r.ncuPath === 'string' ? r.ncuPath.trim() : '',
             benchmark: {
-                reportDir: typeof benchmark.reportDir === 'string' ? benchmark.reportDir.trim() : '',
                 openResults: typeof benchmark.openResults === 'boolean' ? benchmark.openResults : true,
             },
             jobs: { timeoutSeconds: positive(object(r.jobs).timeoutSeconds, DEFAULTS.jobs.timeoutSeconds) },

@@ -71,7 +71,7 @@ test('every setting the manifest declares is read, and the restricted ones force
     const declared = Object.keys(manifest.contributes.configuration.properties);
     const known = new Set([
         'tritonify.interpreter', 'tritonify.importStrategy', 'tritonify.lint.run', 'tritonify.lint.select', 'tritonify.lint.ignore',
-        'tritonify.lint.severity', 'tritonify.lint.timeoutSeconds', 'tritonify.ncuPath', 'tritonify.benchmark.reportDir',
+        'tritonify.lint.severity', 'tritonify.lint.timeoutSeconds', 'tritonify.ncuPath',
         'tritonify.benchmark.openResults', 'tritonify.jobs.timeoutSeconds',
     ]);
     assert.deepEqual(declared.filter((k) => !known.has(k)), []);
