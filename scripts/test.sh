@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 . .venv/bin/activate
+# The VS Code extension: its TypeScript unit tests (the real-editor test runs under pytest, marked e2e).
+npm ci --no-audit --no-fund
+npm test
 python -m pytest -q tests
