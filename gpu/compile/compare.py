@@ -23,7 +23,11 @@ Writes `results/compile_vs_<gpu>.json` and `.md` (date, GPU, driver, triton, tor
 `--cpu` replaces the GPU by an in-process compile (`triton.compile` with the same target): it
 checks that specialisations are read back and replayed correctly, not that the GPU agrees.
 
-Run status: written in a session without device time; NOT yet run on the H200.
+`--versus-ncu-fixture tests/ncu/fixtures/h200/raw.csv.gz` needs no GPU: it predicts the planted launches
+and sets them beside the H200 capture already committed (compiled by another Triton version), see
+results/compile_predicted_vs_h200_ncu_triton36.md.
+
+Run status: written in a session without device time; the same-version GPU comparison has NOT been run yet.
 """
 from __future__ import annotations
 
@@ -251,6 +255,82 @@ def _cuobjdump_regs(ck, parse_res_usage) -> int | None:
     return parse_res_usage(out, ck.metadata.name).get("REG")
 
 
+# ----------------------------------------------------------------------------------- vs the committed ncu capture
+# The launches of gpu/ncu/run_cases.py (values and dtypes), for predicting without a GPU.
+_F32, _F16 = "fp32", "fp16"
+NCU_CASE_LAUNCHES = {
+    "control_copy": ({"BLOCK": 4096, "num_warps": 8, "n": 1 << 26}, _F32, {}),
+    "control_softmax": ({"BLOCK": 4096, "num_warps": 8, "n_cols": 4096}, _F32, {}),
+    "control_fma_poly": ({"ITERS": 256, "BLOCK": 1024, "num_warps": 4, "n": 1 << 24}, _F32, {}),
+    "control_atomic_per_block": ({"BLOCK": 4096, "num_warps": 8, "n": 1 << 24}, _F32, {}),
+    "control_matmul_fp16": ({"BM": 128, "BN": 128, "BK": 64, "num_warps": 8, "num_stages": 3,
+                             "M": 4096, "N": 4096, "K": 4096}, _F16, {}),
+    "planted_a_small_grid": ({"BLOCK": 1024, "num_warps": 4, "n": 1 << 24}, _F32, {}),
+    "planted_b_imbalance": ({"BLOCK": 256, "num_warps": 4}, _F32, {"work_ptr": "*i32"}),
+    "planted_c_uncoalesced": ({"STRIDE": 32, "BLOCK": 1024, "num_warps": 4, "n": 1 << 22}, _F32, {}),
+    "planted_d_sparse_store": ({"STRIDE": 32, "BLOCK": 1024, "num_warps": 4, "n": 1 << 22}, _F32, {}),
+    "planted_e_latency": ({"BLOCK": 128, "num_warps": 4, "steps": 256}, "i32", {}),
+    "planted_f_fp32_dot_on_fma": ({"BM": 64, "BN": 64, "BK": 32, "num_warps": 4, "num_stages": 2,
+                                   "M": 2048, "N": 2048, "K": 2048}, _F32, {}),
+    "planted_g_atomics": ({"BLOCK": 1024, "num_warps": 4, "n": 1 << 21}, _F32, {}),
+    "planted_i_barrier": ({"ITERS": 256, "BLOCK": 1024, "num_warps": 16, "n": 1 << 22}, _F32, {}),
+    "planted_j_overstaged": ({"BM": 64, "BN": 64, "BK": 64, "num_warps": 4, "num_stages": 8,
+                              "M": 4096, "N": 4096, "K": 4096}, _F16, {}),
+    "planted_k_spill": ({"BLOCK": 16384, "num_warps": 1, "n_cols": 16384}, _F32, {}),
+    "planted_l_fp64": ({"ITERS": 64, "BLOCK": 1024, "num_warps": 4, "n": 1 << 24}, _F32, {}),
+    "planted_m_no_pipelining": ({"BM": 128, "BN": 128, "BK": 64, "num_warps": 8, "num_stages": 1,
+                                 "M": 4096, "N": 4096, "K": 4096}, _F16, {}),
+    "probe_n_masked_lanes": ({"ITERS": 128, "BLOCK": 1024, "num_warps": 4, "n": 1 << 24}, _F32, {}),
+}
+
+
+def versus_ncu_fixture(raw_csv: Path, only: set | None) -> tuple[dict, list]:
+    """Predict each planted launch now (this machine's triton, sm_90, no GPU) and set the figures
+    beside the committed H200 ncu capture (`tests/ncu/fixtures/h200/raw.csv.gz`). The capture's
+    triton version is in its env.json: when it differs, registers need not agree."""
+    import gzip
+
+    from tritonify.diagnostics.compile.service import inspect_kernel
+
+    opener = gzip.open if raw_csv.suffix == ".gz" else open
+    with opener(raw_csv, "rt") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    measured = {r[header.index("Kernel Name")]: r for r in rows[2:]}
+    text = PLANTED.read_text(encoding="utf-8")
+    out = []
+    for name, (values, dtype, arg_types) in NCU_CASE_LAUNCHES.items():
+        if (only and name not in only) or name not in measured:
+            continue
+        result = inspect_kernel(text, str(PLANTED), name, target=90, overrides=values, dtype=dtype,
+                                arg_types=arg_types, listings=(), trusted=True, timeout=600)
+        v = result.variants[0] if result.variants else None
+        m = measured[name]
+
+        def metric(col):
+            return float(m[header.index(col)].replace(",", ""))
+
+        row = {"case": name, "kernel": name, "constexprs": {k: x for k, x in values.items() if k.isupper()},
+               "options": {k: x for k, x in values.items() if k.startswith("num_")}, "divisible": [],
+               "gpu": {"registers": int(metric("launch__registers_per_thread")), "local_words": None,
+                       "shared": round(metric("launch__shared_mem_per_block_dynamic") * 1000)},
+               "ncu": {"launch__registers_per_thread": int(metric("launch__registers_per_thread")),
+                       "sm__maximum_warps_per_active_cycle_pct": metric("sm__maximum_warps_per_active_cycle_pct")}}
+        if v is None or v.error or v.resources is None:
+            row.update(predicted={"error": (result.error or (v.error if v else {}) or {}).get("message")}, match=False)
+        else:
+            r, o = v.resources, v.occupancy
+            row["predicted"] = {"registers": r.registers, "local_words": r.local_words, "spill_stores": r.spill_stores,
+                                "spill_loads": r.spill_loads, "shared": r.dynamic_shared, "occupancy_pct": o.percent,
+                                "limiter": o.limiter}
+            row["match"] = (r.registers == row["gpu"]["registers"] and r.dynamic_shared == row["gpu"]["shared"])
+        out.append(row)
+        print(f"{name}: pred {row['predicted'].get('registers')} H200 {row['gpu']['registers']}", file=sys.stderr)
+    env_file = raw_csv.parent / "env.json"
+    env = json.loads(env_file.read_text()) if env_file.is_file() else {}
+    return env, out
+
+
 # ----------------------------------------------------------------------------------- report
 def markdown(meta: dict, rows: list) -> str:
     lines = [f"# inspect predictions vs {meta['gpu']}", "",
@@ -269,6 +349,16 @@ def markdown(meta: dict, rows: list) -> str:
                      f"{'yes' if r['match'] else 'NO'} |")
     agree = sum(1 for r in rows if r["match"])
     lines += ["", f"{agree} of {len(rows)} compiled kernels agree on registers, local memory and shared memory."]
+    ok = [r for r in rows if "registers" in r.get("predicted", {})]
+    regs = sum(1 for r in ok if r["predicted"]["registers"] == r["gpu"]["registers"])
+    smem = sum(1 for r in ok if r["predicted"]["shared"] == r["gpu"]["shared"])
+    with_ncu = [r for r in ok if "sm__maximum_warps_per_active_cycle_pct" in r.get("ncu", {})]
+    occ = sum(1 for r in with_ncu
+              if abs(r["predicted"]["occupancy_pct"] - r["ncu"]["sm__maximum_warps_per_active_cycle_pct"]) < 0.01)
+    lines.append(f"Registers equal: {regs}/{len(ok)}; Triton shared memory equal: {smem}/{len(ok)}"
+                 + (f"; theoretical occupancy equal to ncu's: {occ}/{len(with_ncu)}." if with_ncu else "."))
+    if meta.get("note"):
+        lines += ["", meta["note"]]
     return "\n".join(lines) + "\n"
 
 
@@ -280,6 +370,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", action="store_true", help="no GPU: check the plumbing with in-process compiles")
     ap.add_argument("--arch", type=int, default=90, help="with --cpu: the target (default 90)")
     ap.add_argument("--out", help="output stem (default results/compile_vs_<gpu>)")
+    ap.add_argument("--versus-ncu-fixture", metavar="RAW_CSV",
+                    help="no GPU: predict the planted launches and compare with a committed ncu raw CSV")
     ap.add_argument("--launch", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -291,7 +383,15 @@ def main(argv=None) -> int:
 
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "triton": triton.__version__, "torch": torch.__version__, "python": platform.python_version()}
-    if args.cpu:
+    if args.versus_ncu_fixture:
+        env, rows = versus_ncu_fixture(Path(args.versus_ncu_fixture), set(args.only.split(",")) if args.only else None)
+        meta["note"] = ("This is NOT the same-version check: the capture was compiled by the triton in its env.json, "
+                        "the predictions by this machine's. Shared memory and the occupancy arithmetic carry over; "
+                        "register counts move by a few between Triton versions. The same-version check is "
+                        "`python gpu/compile/compare.py --ncu` on the GPU machine.")
+        meta.update(gpu=f"{env.get('gpu', '?')} ncu capture of {env.get('date_utc', '?')} (triton {env.get('triton', '?')}, "
+                        f"torch {env.get('torch', '?')}) vs predictions on a CPU box", arch=90, driver=env.get("driver"))
+    elif args.cpu:
         meta.update(gpu="cpu (plumbing check)", arch=args.arch)
         rows = cpu_rows(args.arch)
     else:
