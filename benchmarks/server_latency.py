@@ -202,7 +202,6 @@ def main(argv=None) -> int:
         c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": edited}]})
         got = c.wait_published(uri, version)
         after_debounce.append(got - sent - DEBOUNCE_S)
-    last_version = args.rounds + 1
 
     pos = {"line": text.splitlines().index("    y = 0.5 * x * (1 + libdevice.tanh(inner))"), "character": 30}
     requests = {

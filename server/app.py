@@ -22,7 +22,6 @@ import logging
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types

@@ -7,12 +7,10 @@ folder), code actions and applying them, hover, code lens, shutdown.
 from __future__ import annotations
 
 import asyncio
-import time
 
-import pytest
 from lsprotocol import types
 
-from tests.server.conftest import (KERNEL, TANH_LINE, apply_text_edits, change_doc, codes, open_doc, start,
+from tests.server.conftest import (KERNEL, change_doc, codes, open_doc, start,
                                    wait_diagnostics)
 
 

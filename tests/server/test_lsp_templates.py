@@ -4,7 +4,6 @@ package is tested by its own tests."""
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest_lsp
 from lsprotocol import types
