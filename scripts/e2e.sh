@@ -125,5 +125,13 @@ PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127
 kill $CS_PID 2>/dev/null || true
 wait $CS_PID 2>/dev/null || true
 trap - EXIT
+# The extension's log says where the server's Tritonify came from: it must be the .vsix's bundle.
+EXT_LOG=$(find "$RUN/user-data/logs" -path "*tritonify.tritonify*" -name "Tritonify.log" 2>/dev/null | head -1)
+if [ -n "$EXT_LOG" ] && grep -q "tritonify from $BUNDLE" "$EXT_LOG"; then
+  say "the server ran from the .vsix's bundled libs ($BUNDLE)"
+else
+  echo "E2E FAILED: the extension log (${EXT_LOG:-missing}) does not show the server running from $BUNDLE"
+  status=1
+fi
 say "done (exit $status); logs and screenshots in .e2e/run/"
 exit $status
