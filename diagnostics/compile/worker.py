@@ -190,32 +190,38 @@ def _jsonable(value):
     return repr(value)
 
 
-def _error_location(exc, fn) -> tuple[int | None, int | None, str]:
-    """Absolute (line, 0-based column) of a Triton CompilationError and its message."""
+def _error_location(exc, fn, namespace: dict) -> tuple[int | None, int | None, str]:
+    """Absolute (line, 0-based column) and message of a compile error. Triton wraps an error in a
+    helper in one CompilationError per call level (`raise CompilationError(...) from e`); the
+    innermost one names the line that failed, in the helper's own source."""
     from triton.compiler.errors import CompilationError
 
-    outer = exc
-    message_parts = []
+    chain = []
     cur = exc
-    while cur is not None:
-        if isinstance(cur, CompilationError) and cur.error_message:
-            message_parts.append(str(cur.error_message))
-        elif not isinstance(cur, CompilationError):
-            message_parts.append(f"{type(cur).__name__}: {cur}")
-        cur = cur.__cause__ or (cur.__context__ if not isinstance(cur, CompilationError) else None)
-    message = message_parts[-1] if message_parts else str(exc).strip().splitlines()[-1]
-    if isinstance(outer, CompilationError) and hasattr(outer.node, "lineno"):
-        start = getattr(fn, "starting_line_number", 1)
-        src = outer.src or ""
-        # node.lineno counts from the first line of the source Triton parsed (decorators stripped)
-        def_offset = 0
-        for i, text in enumerate((getattr(fn, "raw_src", None) or [])):
-            if text.lstrip().startswith("def "):
-                def_offset = i
-                break
-        del src
-        return start + def_offset + outer.node.lineno - 1, outer.node.col_offset, message
+    while cur is not None and len(chain) < 32:
+        chain.append(cur)
+        cur = cur.__cause__
+    errors = [e for e in chain if isinstance(e, CompilationError)]
+    messages = [str(e.error_message) for e in errors if e.error_message]
+    messages += [f"{type(e).__name__}: {e}" for e in chain if not isinstance(e, CompilationError)]
+    message = messages[-1] if messages else (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    for err in reversed(errors):            # innermost first
+        if not hasattr(err.node, "lineno"):
+            continue
+        owner = _jit_with_source(namespace, err.src) or (fn if getattr(fn, "src", None) == err.src else None)
+        if owner is not None:
+            return owner.def_file_line_number + err.node.lineno - 1, err.node.col_offset, message
     return None, None, message
+
+
+def _jit_with_source(namespace: dict, src: str | None):
+    if not src:
+        return None
+    for value in list(namespace.values()):
+        value, _, _ = _unwrap(value)
+        if getattr(value, "src", None) == src and hasattr(value, "def_file_line_number"):
+            return value
+    return None
 
 
 def _tool(name: str) -> str | None:
@@ -233,7 +239,7 @@ def _run_tool(args: list[str], timeout: float = 60) -> str:
         return f"<failed: {exc}>"
 
 
-def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str]) -> dict:
+def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str], namespace: dict | None = None) -> dict:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -269,7 +275,7 @@ def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str]) -> 
         with contextlib.redirect_stdout(log):
             ck = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(job["options"]))
     except Exception as exc:  # noqa: BLE001 - the compiler's message goes back to the user
-        line, col, message = _error_location(exc, fn)
+        line, col, message = _error_location(exc, fn, namespace or {})
         ptxas_failed = type(exc).__name__ == "PTXASError"
         return {"error": {"message": message if not ptxas_failed else str(exc).strip()[:2000], "line": line,
                           "column": col, "kind": type(exc).__name__}, "notes": notes,
@@ -368,7 +374,7 @@ def main(argv: list[str]) -> int:
                 result["jobs"] = []
                 for variant in variants:
                     job = build_job(request, variant)
-                    res = compile_job(fn, heuristics, job, request["arch"], request.get("want", []))
+                    res = compile_job(fn, heuristics, job, request["arch"], request.get("want", []), namespace)
                     res["variant"] = {k: _jsonable_tree(v) for k, v in variant.items()}
                     res["options"] = job["options"]
                     result["jobs"].append(res)

@@ -148,3 +148,19 @@ def test_timeout_stops_the_worker(inspect_fixture):
 def test_untrusted_workspace_is_refused(inspect_fixture):
     with pytest.raises(InspectError, match="trusted"):
         inspect_fixture("row_softmax", trusted=False)
+
+
+def test_error_in_a_helper_is_placed_in_the_helper(inspect_fixture):
+    result = inspect_fixture("helper_error_kernel", overrides={"BLOCK": 128})
+    (finding,) = inspect_findings(result)
+    assert finding.code == "CMP-FAIL"
+    assert finding.line == marked_line("FAIL-HELPER")
+    assert "invalid axis" in finding.message
+
+
+def test_heuristics_values_are_computed(inspect_fixture):
+    result = inspect_fixture("even_kernel")
+    (v,) = result.variants
+    assert v.error is None
+    assert v.constexprs["EVEN"] is True          # n = 4096 assumed, BLOCK = 1024 by default
+    assert any("@triton.heuristics" in note for note in v.notes)

@@ -55,3 +55,16 @@ def test_parse_target(text, cap):
 def test_unknown_target_is_a_clear_error():
     with pytest.raises(TargetError, match="sm_80"):
         parse_target("sm_70")
+
+
+def test_default_target_is_the_local_gpu_else_sm90(monkeypatch):
+    from tritonify.diagnostics.compile import targets
+
+    monkeypatch.setattr(targets, "local_gpu_capability", lambda: None)
+    arch, why = targets.default_target()
+    assert arch.name == "sm_90" and "no local GPU" in why
+    monkeypatch.setattr(targets, "local_gpu_capability", lambda: 80)
+    assert targets.default_target()[0].name == "sm_80"
+    monkeypatch.setattr(targets, "local_gpu_capability", lambda: 75)
+    arch, why = targets.default_target()
+    assert arch.name == "sm_90" and "not supported" in why
