@@ -388,12 +388,32 @@ def _register_lifecycle(server: TritonifyServer) -> None:
                 server.log(types.MessageType.Error, f"shutdown callback failed:\n{traceback.format_exc()}")
 
 
+def _register_exit(server: TritonifyServer) -> None:
+    @server.feature(types.EXIT)
+    def exit_now(params=None):
+        """`exit`: stop everything and leave at once, 0 after `shutdown` and 1 without it, as
+        LSP says. pygls' own teardown waits for its stdin-reader thread, which may sit in a
+        read() until the client closes the pipe; an editor waiting for the process to end
+        would wait with it."""
+        code = 0 if server.protocol._shutdown else 1
+        try:
+            server.lint_worker.kill()
+            server.large_lint_worker.kill()
+            for callback in server.on_shutdown:
+                callback()
+            sys.stdout.flush()
+            logging.shutdown()
+        finally:
+            os._exit(code)
+
+
 def create_server() -> TritonifyServer:
     """A fresh server with every feature registered."""
     from tritonify.server import code_actions, code_lens, diagnostics_feature, hover, jobs_feature
 
     server = TritonifyServer()
     _register_lifecycle(server)
+    _register_exit(server)
     for feature in (diagnostics_feature, code_actions, hover, code_lens, jobs_feature):
         feature.register(server)
     return server
