@@ -34,8 +34,12 @@ def _packages():
 
 
 package_dir, packages = _packages()
+package_data = {pkg: DATA for pkg in packages}
+# references/ keeps its pages in plain folders (rules/, patterns/, guides/, ...), not packages:
+# without this a wheel (and the VS Code extension's bundle) has no rule pages to link to.
+package_data["tritonify.references"] = DATA + ["*/*.md"]
 setup(
     package_dir=package_dir,
     packages=packages,
-    package_data={pkg: DATA for pkg in packages},
+    package_data=package_data,
 )

@@ -20,7 +20,10 @@ PLATFORMS="--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --pl
 rm -rf "$OUT"
 mkdir -p "$OUT" "$WORK/wheels"
 echo "bundle_libs: building the tritonify wheel"
-"$PY" -m pip wheel -q --no-deps -w "$WORK/wheels" . 2>&1 | grep -v "^WARNING: Location\|notice\]" || true
+# From a clean copy of the sources (tracked and new, not ignored), so nothing stale in build/ ships.
+mkdir -p "$WORK/src"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$WORK/src" -xf -
+"$PY" -m pip wheel -q --no-deps -w "$WORK/wheels" "$WORK/src" 2>&1 | grep -v "^WARNING: Location\|notice\]" || true
 # The project's runtime dependencies, straight from pyproject.toml (one source of truth).
 "$PY" - "$WORK/requirements.txt" <<'PYEOF'
 import sys
@@ -60,5 +63,10 @@ PYEOF
 find "$OUT" -name "__pycache__" -type d -prune -exec rm -rf {} +
 rm -rf "$OUT/bin"
 # Proof: the bundle alone serves the server (no site-packages, the interpreter's own stdlib only).
-PYTHONPATH="$OUT" "$PY" -s -c "import tritonify.server.app, pygls, lsprotocol, tree_sitter, tree_sitter_cuda; print('bundle_libs: OK,', tritonify.__file__)"
+PYTHONPATH="$OUT" "$PY" -s -c "
+import tritonify.server.app, pygls, lsprotocol, tree_sitter, tree_sitter_cuda
+from tritonify.diagnostics.registry import get_rule
+page = get_rule('TRI001').rule.page
+assert page.is_file(), f'no rule page in the bundle: {page}'
+print('bundle_libs: OK,', tritonify.__file__)"
 du -sh "$OUT" | sed 's/^/bundle_libs: size /'

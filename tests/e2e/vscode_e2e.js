@@ -78,10 +78,22 @@ async function main() {
       if (!/Tritonify/i.test(text) && !/tanh/i.test(text)) {
         throw new Error(`the TRI001 row does not look like Tritonify's: ${text}`);
       }
+      const links = await marker.locator('a').evaluateAll((as) => as.map((a) => ({ text: (a.textContent || '').trim(), href: a.getAttribute('href') || '' })));
+      const docs = links.find((l) => l.text === 'TRI001');
+      if (!docs || !docs.href.endsWith('/references/rules/TRI001.md')) {
+        throw new Error(`the TRI001 code is not a link to its rule page: ${JSON.stringify(links)}`);
+      }
+      say(`docs link: ${docs.href}`);
       const rows = await page.locator('.markers-panel .monaco-list-row').count();
       say(`${rows} rows in the Problems panel`);
     });
     await shot(page, 'problems');
+    await step(page, 'the TRI001 code opens its rule page', async () => {
+      await page.locator('.markers-panel a', { hasText: 'TRI001' }).first().click();
+      await page.locator('.tab[aria-label*="TRI001.md"]').first().waitFor({ timeout: 30_000 });
+      await page.locator('.monaco-editor .view-lines', { hasText: 'What it detects' }).first().waitFor({ timeout: 30_000 });
+    });
+    await shot(page, 'rule-page');
 
     await step(page, `apply the quick fix "${FIX_TITLE}"`, async () => {
       await marker.click();
@@ -137,6 +149,7 @@ async function main() {
       }
     });
     await shot(page, 'fixed');
+
     say('PASS');
     return 0;
   } finally {
