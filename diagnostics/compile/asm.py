@@ -37,7 +37,7 @@ class Loop:
     instructions: int
     source_lines: tuple[int, int] | None   # the range of Python lines its instructions come from
 
-    def contains(self, other: "Loop") -> bool:
+    def contains(self, other: Loop) -> bool:
         return self is not other and self.start <= other.start and other.end <= self.end
 
     def to_dict(self) -> dict:
@@ -119,8 +119,8 @@ def parse_ptx(text: str, source_file: str | None = None) -> Listing:
             labels[label.group(1)] = len(listing.lines)
             listing.lines.append(AsmLine(text_line, None, False))
             continue
-        is_instr = (not in_debug and stripped.endswith(";") and not stripped.startswith((".", "//"))
-                    and "{" not in stripped)
+        # vector operands (`wgmma ... {%r1, %r2}, ...;`) have braces too; block braces stand alone
+        is_instr = not in_debug and stripped.endswith(";") and not stripped.startswith((".", "//", "{", "}"))
         if is_instr:
             branch = _PTX_BRANCH.search(stripped)
             if branch:

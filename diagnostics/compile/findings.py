@@ -26,10 +26,10 @@ def _block_key(v: VariantResult) -> str | None:
     """The largest power-of-two block/tile constexpr (the one to halve), or None."""
     best = None
     for name, value in v.constexprs.items():
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 16 and (value & (value - 1)) == 0:
-            if "BLOCK" in name.upper() or name.upper() in ("BM", "BN", "BK") or "TILE" in name.upper():
-                if best is None or value > v.constexprs[best]:
-                    best = name
+        power_of_two = isinstance(value, int) and not isinstance(value, bool) and value >= 16 and not value & (value - 1)
+        tile_name = "BLOCK" in name.upper() or name.upper() in ("BM", "BN", "BK") or "TILE" in name.upper()
+        if power_of_two and tile_name and (best is None or value > v.constexprs[best]):
+            best = name
     return best
 
 

@@ -20,8 +20,18 @@ from tritonify.diagnostics.compile.asm import Listing, parse_ptx, parse_sass
 from tritonify.diagnostics.compile.occupancy import Occupancy, theoretical_occupancy
 from tritonify.diagnostics.compile.resources import Resources, resources_from
 from tritonify.diagnostics.compile.runner import WorkerError, run_worker
-from tritonify.diagnostics.compile.signature import ConfigSite, SignatureError, build_plan, find_kernel
-from tritonify.diagnostics.compile.targets import Arch, TargetError, default_target, parse_target
+from tritonify.diagnostics.compile.signature import (
+    ConfigSite,
+    SignatureError,
+    build_plan,
+    find_kernel,
+)
+from tritonify.diagnostics.compile.targets import (
+    Arch,
+    TargetError,
+    default_target,
+    parse_target,
+)
 
 LISTINGS = ("ptx", "sass", "ttgir", "ttir", "llir")
 
@@ -271,7 +281,7 @@ def _mlir_line_map(text: str) -> list:
     """TTGIR/TTIR lines carry `loc(#locN)` references to `#locN = loc("file":LINE:COL)` entries."""
     import re
 
-    defs = {m.group(1): int(m.group(2)) for m in re.finditer(r'^(#loc\d*) = loc\("[^"]*":(\d+):\d+\)', text, re.M)}
+    defs = {m.group(1): int(m.group(2)) for m in re.finditer(r'^(#loc\d*) = loc\("[^"]*":(\d+):\d+\)', text, re.MULTILINE)}
     out = []
     for line in text.splitlines():
         m = re.search(r"loc\((#loc\d*)\)\s*$", line)

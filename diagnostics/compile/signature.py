@@ -22,8 +22,16 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, dotted, find_kernels, keyword, tl_name
+from tritonify.diagnostics.triton_ast import (
+    ImportMap,
+    Kernel,
+    dotted,
+    find_kernels,
+    keyword,
+    tl_name,
+)
 
 DEFAULT_INT = 4096
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -52,7 +60,7 @@ class ConfigSite:
     kwargs: dict                       # literal constexpr values
     options: dict                      # literal num_warps / num_stages / maxnreg
 
-    _DEFAULTS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+    _DEFAULTS: ClassVar[dict] = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
 
     def matches(self, runtime: dict) -> bool:
         """Whether a config the worker read at run time (`{"kwargs", "num_warps", ...}`) is this one."""
@@ -235,7 +243,7 @@ def contract_dtype(path: str | None, kernel: str) -> tuple[str | None, str | Non
         return None, None
     try:
         from tritonify.kernels.bench.discovery import candidate_files
-    except Exception:  # pragma: no cover - bench package missing
+    except ImportError:  # pragma: no cover - bench package missing
         return None, None
     try:
         files = candidate_files(Path(path))

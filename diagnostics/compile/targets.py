@@ -77,7 +77,7 @@ def local_gpu_capability() -> int | None:
     Only NVML is asked: it needs no CUDA context and does not import torch."""
     try:
         import pynvml  # type: ignore
-    except Exception:
+    except Exception:  # noqa: BLE001 - no NVML or a broken install: no local GPU
         return None
     try:
         pynvml.nvmlInit()
@@ -87,7 +87,7 @@ def local_gpu_capability() -> int | None:
             return int(major) * 10 + int(minor)
         finally:
             pynvml.nvmlShutdown()
-    except Exception:
+    except Exception:  # noqa: BLE001 - no driver, no device: no local GPU
         return None
 
 

@@ -2,9 +2,9 @@
 import json
 
 import pytest
+from tritonify.main import main
 
 from tests.compile.conftest import FIXTURE, marked_line
-from tritonify.main import main
 
 
 def test_json_lists_configs_and_findings(compile_env, capsys):

@@ -1,13 +1,14 @@
 """Real compiles of the fixture kernels for sm_90 (no GPU): known figures, findings on the right lines."""
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
-
-from tests.compile.conftest import FIXTURE, marked_line
 from tritonify.diagnostics.compile.findings import inspect_findings
 from tritonify.diagnostics.compile.service import InspectError, assembly_view
+
+from tests.compile.conftest import FIXTURE, marked_line
 
 triton = pytest.importorskip("triton")
 EXACT = triton.__version__ == "3.9.0"   # figures below were read from triton 3.9.0's bundled ptxas
@@ -90,7 +91,11 @@ def test_main_loop_is_the_k_loop(matmul):
     assert any("HGMMA" in view.text.splitlines()[n - 1] or "HMMA" in view.text.splitlines()[n - 1]
                for n in view.by_source_line[dot_line])
     ptx = assembly_view(matmul, "ptx", 0)
-    assert ptx.line_map[[i for i, s in enumerate(ptx.line_map) if s == dot_line][0]] == dot_line
+    ptx_lines = ptx.text.splitlines()
+    dot_ptx = [ptx_lines[i] for i, src in enumerate(ptx.line_map) if src == dot_line]
+    is_mma = re.compile(r"\bw?gmma\.mma_async|\bmma\.sync").search
+    assert any(is_mma(text) for text in dot_ptx)                 # the tensor-core instructions of the tl.dot
+    assert not any(is_mma(ptx_lines[i]) for i, src in enumerate(ptx.line_map) if src not in (dot_line, None))
 
 
 def test_compile_error_carries_compilers_message_on_its_line(inspect_fixture):

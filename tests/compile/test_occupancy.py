@@ -1,6 +1,5 @@
 """The occupancy calculator against hand-worked cases and the H200 figures of the ncu pages."""
 import pytest
-
 from tritonify.diagnostics.compile.occupancy import theoretical_occupancy
 from tritonify.diagnostics.compile.targets import ARCHS, TargetError, parse_target
 

@@ -6,7 +6,6 @@ import gzip
 from pathlib import Path
 
 import pytest
-
 from tritonify.diagnostics.compile.occupancy import theoretical_occupancy
 from tritonify.diagnostics.compile.targets import ARCHS
 

@@ -2,7 +2,6 @@
 from pathlib import Path
 
 import pytest
-
 from tritonify.diagnostics.compile.findings import CODES, page_url
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,10 @@
 """Parsing the tools' text: cuobjdump -res-usage, the ptxas -v log, PTX and SASS listings."""
 from tritonify.diagnostics.compile.asm import parse_ptx, parse_sass
-from tritonify.diagnostics.compile.resources import parse_ptxas_log, parse_res_usage, resources_from
+from tritonify.diagnostics.compile.resources import (
+    parse_ptxas_log,
+    parse_res_usage,
+    resources_from,
+)
 
 RES = """
 Resource usage:
@@ -73,3 +77,9 @@ def test_sass_loop_ignores_the_trailing_self_branch():
     listing = parse_sass(SASS, "/tmp/x/k.py")
     assert len(listing.loops) == 1
     assert listing.main_loop.instructions == 3 and listing.main_loop.source_lines == (12, 12)
+
+
+def test_ptx_instruction_with_vector_operands_counts():
+    ptx = '\t.loc\t1 5 0\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r1,%r2}, %rd1, %rd2, %p1, 1, 1, 0, 1;\n{\n}\n'
+    listing = parse_ptx(ptx)
+    assert listing.instructions == 1 and listing.by_source_line() == {5: [2]}

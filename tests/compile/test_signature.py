@@ -3,8 +3,12 @@ import ast
 import textwrap
 
 import pytest
-
-from tritonify.diagnostics.compile.signature import SignatureError, build_plan, find_kernel, parse_assignments
+from tritonify.diagnostics.compile.signature import (
+    SignatureError,
+    build_plan,
+    find_kernel,
+    parse_assignments,
+)
 
 SRC = textwrap.dedent('''
     import triton

@@ -3,7 +3,12 @@ import ast
 import textwrap
 
 from tritonify.diagnostics.compile import worker
-from tritonify.diagnostics.compile.cache import definitions_digest, load, result_key, store
+from tritonify.diagnostics.compile.cache import (
+    definitions_digest,
+    load,
+    result_key,
+    store,
+)
 
 SRC = textwrap.dedent('''
     import torch
