@@ -41,6 +41,10 @@ def add_arguments(p):
     p.add_argument("--interpret", action="store_true", help="run Triton kernels on the CPU (TRITON_INTERPRET=1)")
     p.add_argument("--device", help="cuda, cuda:N or cpu (default: cuda when available)")
     p.add_argument("--refresh-ceilings", action="store_true", help="measure the GPU's ceilings again")
+    p.add_argument("--gpus", help="sweep: one job per shape spread over GPUs: all, 0,1 (busy GPUs skipped, one "
+                                  "GPU model only) or cpu:N (N CPU slots, with --interpret)")
+    p.add_argument("--ray", metavar="ADDRESS", help="sweep: one job per shape as Ray tasks, one GPU each, on the "
+                                                    "cluster at ADDRESS (auto, ray://HOST:10001, local)")
 
 
 def parse_shapes(text: str | None) -> list[list[int]] | None:
@@ -128,6 +132,10 @@ def run(args) -> int:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _cancel_on_sigterm)
+    if args.gpus or args.ray:
+        from tritonify.kernels.sweep.cli import run_sweep
+
+        return run_sweep(args, spec, file, kernel)
     result = jobs.run_job(spec, python=args.python, timeout=args.timeout, on_progress=_progress_printer(args.format),
                           on_log=(lambda line: print(line, file=sys.stderr)) if args.format == "table" else None)
     # Named relative to the kernel's folder, where the lineage lives, so any working directory agrees.
