@@ -78,8 +78,10 @@ def theoretical_occupancy(arch: Arch, regs_per_thread: int, smem_bytes: int, num
         "warps": arch.max_warps_per_sm // num_warps,
         "blocks": arch.max_blocks_per_sm,
     }
-    # ties: name the resource a user can change first (registers, shared memory) as the calculator does
-    limiter = min(LIMITERS, key=lambda k: (limits[k], LIMITERS.index(k)))
+    # ties: the architectural limits (warps, blocks) first: a register or shared-memory limit that only
+    # equals them costs nothing; between registers and shared memory, registers
+    order = ("warps", "blocks", "registers", "shared memory")
+    limiter = min(order, key=lambda k: (limits[k], order.index(k)))
     blocks = limits[limiter]
     return Occupancy(
         blocks_per_sm=blocks,

@@ -388,10 +388,13 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
 
     variants = None
     explicit = {k: v for k, v in overrides.items()}
-    if kernel.autotune is None or explicit:
+    replaces_autotune = bool(autotuned) and autotuned <= set(explicit)
+    if kernel.autotune is None or replaces_autotune:
         variants = [{"kwargs": {}, "label": "--config" if explicit else "default", "index": None}]
-        if kernel.autotune is not None and explicit:
-            assumptions.append("--config replaces the autotune configs")
+        if replaces_autotune:
+            assumptions.append("--config sets every autotuned value: it replaces the autotune configs")
+    elif explicit:
+        assumptions.append(f"--config {', '.join(f'{k}={v}' for k, v in explicit.items())} applied to every autotune config")
     return Plan(
         kernel=kernel.name, line=kernel.node.lineno, signature=signature, base_constexprs=base_constexprs,
         base_options=base_options, scalars=scalars, divisible=div, overrides=explicit, variants=variants,

@@ -14,6 +14,8 @@ What it runs of the user's file, and why:
     (`main()`, `bench.run()`), assignments that call anything else (`x = torch.randn(..., device="cuda")`),
     loops, `with`, classes and the `__main__` block. A statement that
     raises is skipped and reported; the kernel then compiles if it does not need that name.
+  * While a decorated `def` runs, `torch.cuda.is_available()` answers True, so autotune config lists
+    that shrink on machines without a GPU keep the configs the target would try.
   * Each statement keeps its real line numbers (it is compiled from the file's own AST), and the
     file is a copy of the editor's text, so Triton's line info and error lines are the user's.
   * The alternative, importing the file with `__name__ != "__main__"`, is simpler and runs every
@@ -100,6 +102,24 @@ def _definitions(body: list[ast.stmt]) -> list[ast.stmt]:
     return kept
 
 
+@contextlib.contextmanager
+def _pretend_cuda():
+    """While a decorated `def` runs: `torch.cuda.is_available()` is True, as on the target machine.
+    Kernels often keep one autotune config when there is no GPU (`configs if torch.cuda.is_available()
+    else configs[:1]`); the figures are wanted for the configs the GPU would try."""
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    original = getattr(cuda, "is_available", None)
+    if original is None:
+        yield
+        return
+    cuda.is_available = lambda: True
+    try:
+        yield
+    finally:
+        cuda.is_available = original
+
+
 def load_definitions(path: str, module_name: str) -> tuple[dict, list[dict]]:
     """Execute the defining statements of `path`; return the namespace and the skipped statements."""
     import types
@@ -114,8 +134,9 @@ def load_definitions(path: str, module_name: str) -> tuple[dict, list[dict]]:
     skipped = []
     for stmt in _definitions(tree.body):
         code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
+        pretend = _pretend_cuda() if isinstance(stmt, ast.FunctionDef) and stmt.decorator_list else contextlib.nullcontext()
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), pretend:
                 exec(code, namespace)  # noqa: S102 - the point of the worker (trusted workspace only)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):

@@ -68,7 +68,9 @@ def test_spill_finding_on_config_line_with_warps_fix(softmax):
 
 
 def test_shared_memory_limited_config_gets_cmp_j_with_fewer_stages(matmul):
+    # both configs although the list is cut to one without a GPU; each placed on its own line
     clean, deep = matmul.variants
+    assert (clean.position.line, deep.position.line) == (marked_line("MM-CLEAN"), marked_line("LOW-SMEM"))
     assert deep.occupancy.limiter == "shared memory"
     assert deep.occupancy.percent < 20 <= clean.occupancy.percent
     # five stages of a 64x64 fp16 A tile and a 64x64 fp16 B tile

@@ -67,3 +67,9 @@ def test_default_target_is_the_local_gpu_else_sm90(monkeypatch):
     monkeypatch.setattr(targets, "local_gpu_capability", lambda: 75)
     arch, why = targets.default_target()
     assert arch.name == "sm_90" and "not supported" in why
+
+
+def test_a_tie_with_the_warp_limit_names_warps():
+    # 32 registers x 8 warps: registers allow 8 blocks, so do warps; occupancy is full
+    occ = theoretical_occupancy(SM90, 32, 0, 8)
+    assert occ.percent == 100.0 and occ.limiter == "warps"

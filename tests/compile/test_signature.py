@@ -119,3 +119,19 @@ def test_config_list_wrapped_in_a_filter_call_is_matched_by_value():
     assert sites[1].matches({"kwargs": {"R": 2}, "num_warps": 8, "num_stages": 2, "num_ctas": 1})
     assert not sites[1].matches({"kwargs": {"R": 2}, "num_warps": 8, "num_stages": 3, "num_ctas": 1})
     assert sites[0].matches({"kwargs": {"R": 1}, "num_warps": 8, "num_stages": 3, "num_ctas": 1, "maxnreg": None})
+
+
+def test_partial_config_applies_to_every_autotune_config():
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"R": 1}, num_warps=8)], key=["n"])
+        @triton.jit
+        def k(x_ptr, n, R: tl.constexpr, BLOCK_N: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK_N), 0.0)
+    ''')
+    partial = plan(src, overrides={"BLOCK_N": 4096})
+    assert partial.variants is None and partial.overrides == {"BLOCK_N": 4096}
+    full = plan(src, overrides={"R": 2, "BLOCK_N": 4096})
+    assert full.variants is not None and any("replaces the autotune configs" in a for a in full.assumptions)
