@@ -46,5 +46,5 @@ off the event loop, debounced, and only when the workspace is trusted):
     inspect_file(text, path, **same keywords) -> list[InspectResult]   every launchable kernel
     kernel_names(text)          launchable kernels, for a code lens per kernel before compiling
 
-Findings' URLs are `references/compile/<CODE>.md`. The CLI is `tritonify inspect FILE::KERNEL`.
+Findings carry the file:// URI of `references/compile/<CODE>.md` as their url, like rule findings. The CLI is `tritonify inspect FILE::KERNEL`.
 """

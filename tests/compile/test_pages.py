@@ -2,7 +2,7 @@
 from pathlib import Path
 
 import pytest
-from tritonify.diagnostics.compile.findings import CODES, page_url
+from tritonify.diagnostics.compile.findings import CODES, page_path, page_url
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADINGS = ["## What it detects", "## Why it costs", "## Example", "## Fix", "## Evidence"]
@@ -10,7 +10,9 @@ HEADINGS = ["## What it detects", "## Why it costs", "## Example", "## Fix", "##
 
 @pytest.mark.parametrize("code", CODES)
 def test_page(code):
-    page = ROOT / page_url(code)
+    page = page_path(code)
+    assert page == ROOT / "references" / "compile" / f"{code}.md"
+    assert page_url(code).startswith("file://")
     text = page.read_text(encoding="utf-8")
     assert text.startswith(f"# {code} ")
     for heading in HEADINGS:
