@@ -259,3 +259,14 @@ def test_contract_passes_the_harness_correctness_check(name):
     result = check(contract.entry, contract, shape, DEVICE, seed=fresh_generator().initial_seed())
     assert result.correct, result.message
     assert result.unwritten == 0
+
+
+def test_autotune_pruning_keeps_tiles_that_fit_and_never_empties_the_list():
+    rows = [triton.Config({"ROWS": r}, num_warps=w) for r, w in ((1, 8), (2, 8), (4, 8), (4, 16))]
+    prune_rows = MODULES["rms_norm"]._prune_rows
+    assert [c.kwargs["ROWS"] for c in prune_rows(rows, {"n_cols": 4096}, BLOCK_N=4096)] == [1, 2, 4, 4]
+    assert [c.kwargs["ROWS"] for c in prune_rows(rows, {"n_cols": 65536}, BLOCK_N=65536)] == [1]
+    blocks = [triton.Config({"BLOCK": b}, num_warps=8) for b in (4096, 8192, 16384, 32768)]
+    prune_blocks = MODULES["cross_entropy"]._prune_blocks
+    assert [c.kwargs["BLOCK"] for c in prune_blocks(blocks, {"n_cols": 5000})] == [4096, 8192]
+    assert [c.kwargs["BLOCK"] for c in prune_blocks(blocks, {"n_cols": 37})] == [4096]
