@@ -76,7 +76,7 @@ def discover(nvml=None) -> tuple[list[Device], str | None]:
         for index in range(nvml.nvmlDeviceGetCount()):
             handle = nvml.nvmlDeviceGetHandleByIndex(index)
 
-            def read(fn, default=None):
+            def read(fn, default=None, handle=handle):
                 try:
                     value = fn(handle)
                     return value.decode() if isinstance(value, bytes) else value

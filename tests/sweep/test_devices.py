@@ -4,7 +4,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-
 from tritonify.kernels.sweep import devices
 from tritonify.kernels.sweep.devices import Device, SelectionError
 

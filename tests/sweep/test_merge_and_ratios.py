@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tritonify.kernels.bench import lineage
 from tritonify.kernels.sweep import ratios
 from tritonify.kernels.sweep.merge import Recorder, job_key, merged_result
