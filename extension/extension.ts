@@ -89,8 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             }
         }),
         vscode.workspace.onDidGrantWorkspaceTrust(() => restart('workspace trusted')),
-        { dispose: () => void stopServer(server) },
-    );
+    );   // the server itself is stopped by deactivate()
     const pythonWatch = await onPythonInterpreterChanged(() => {
         if (currentSettings().interpreter.length === 0) {
             restart('the Python extension\'s interpreter changed');

@@ -18,6 +18,10 @@ E2E=$ROOT/.e2e
 CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.57.0
 mkdir -p "$E2E"
+# One run at a time: a second run (another terminal, a parallel suite) waits here instead of
+# deleting the first one's editor folders under it.
+exec 9>"$E2E/lock"
+flock 9
 start=$(date +%s)
 say() { echo "[e2e $(( $(date +%s) - start ))s] $*"; }
 skip() { echo "E2E-SKIP: $*"; exit 77; }
@@ -64,14 +68,28 @@ if [ "${E2E_SKIP_PACKAGE:-0}" != 1 ] || [ ! -f tritonify.vsix ]; then
   npm run package >"$E2E/package.log" 2>&1 || { tail -30 "$E2E/package.log"; echo "npm run package failed"; exit 1; }
 fi
 
-# ---- a fresh editor ----------------------------------------------------------------------------
-RUN=$E2E/run
-rm -rf "$RUN"
-mkdir -p "$RUN/user-data/User" "$RUN/extensions"
-cp -r examples "$RUN/workspace"   # a copy: the repository's examples are never modified
-cat >"$RUN/user-data/User/settings.json" <<JSON
+# ---- a fresh editor per mode --------------------------------------------------------------------
+CODE_SERVER=$E2E/tools/node_modules/.bin/code-server
+RUN_ROOT=$E2E/run
+rm -rf "$RUN_ROOT"
+mkdir -p "$RUN_ROOT"
+if env -u PYTHONPATH "$PYTHON" -c "import tritonify" 2>/dev/null; then
+  say "note: $PYTHON has tritonify installed too; the bundle still comes first on PYTHONPATH"
+fi
+
+# run_editor MODE: trusted (findings, docs link, TRI001 quick fix) or untrusted (Restricted Mode:
+# findings still shown, Benchmark refused).
+run_editor() {
+  local mode=$1 trust_enabled=false trust_flag=--disable-workspace-trust
+  [ "$mode" = untrusted ] && { trust_enabled=true; trust_flag=; }
+  RUN=$RUN_ROOT/$mode
+  mkdir -p "$RUN/user-data/User" "$RUN/extensions"
+  cp -r examples "$RUN/workspace"   # a copy: the repository's examples are never modified
+  cat >"$RUN/user-data/User/settings.json" <<JSON
 {
-  "security.workspace.trust.enabled": false,
+  "security.workspace.trust.enabled": $trust_enabled,
+  "security.workspace.trust.startupPrompt": "never",
+  "security.workspace.trust.banner": "never",
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
   "telemetry.telemetryLevel": "off",
@@ -84,54 +102,59 @@ cat >"$RUN/user-data/User/settings.json" <<JSON
   "tritonify.interpreter": ["$PYTHON"]
 }
 JSON
-CODE_SERVER=$E2E/tools/node_modules/.bin/code-server
-export XDG_CONFIG_HOME="$RUN/xdg-config" XDG_DATA_HOME="$RUN/xdg-data"   # keep code-server out of ~/.config
-say "install the .vsix into code-server"
-PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --extensions-dir "$RUN/extensions" --user-data-dir "$RUN/user-data" \
-  --install-extension "$ROOT/tritonify.vsix" >"$RUN/install-extension.log" 2>&1 \
-  || { cat "$RUN/install-extension.log"; echo "installing the .vsix failed"; exit 1; }
+  export XDG_CONFIG_HOME="$RUN/xdg-config" XDG_DATA_HOME="$RUN/xdg-data"   # keep code-server out of ~/.config
+  say "[$mode] install the .vsix into code-server"
+  PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --extensions-dir "$RUN/extensions" --user-data-dir "$RUN/user-data" \
+    --install-extension "$ROOT/tritonify.vsix" >"$RUN/install-extension.log" 2>&1 \
+    || { cat "$RUN/install-extension.log"; echo "installing the .vsix failed"; return 1; }
+  BUNDLE=$(ls -d "$RUN"/extensions/tritonify.tritonify-*/bundled/libs 2>/dev/null | head -1)
+  [ -n "$BUNDLE" ] || { echo "the installed extension has no bundled/libs"; return 1; }
 
-BUNDLE=$(ls -d "$RUN"/extensions/tritonify.tritonify-*/bundled/libs 2>/dev/null | head -1)
-[ -n "$BUNDLE" ] || { echo "the installed extension has no bundled/libs"; exit 1; }
-if env -u PYTHONPATH "$PYTHON" -c "import tritonify" 2>/dev/null; then
-  say "note: $PYTHON has tritonify installed too; the bundle still comes first on PYTHONPATH"
-fi
-# The file to fix: the first in the copy where TRI001 fires (found with the bundled Tritonify).
-FILE=$(cd "$RUN/workspace" && env -u PYTHONPATH PYTHONPATH="$BUNDLE" "$PYTHON" -s -m tritonify check --select TRI001 --format json --exit-zero . \
-  | "$PYTHON" -c 'import json, sys; data = json.load(sys.stdin); items = data if isinstance(data, list) else data.get("findings", []); print(sorted({f["path"] for f in items})[0] if items else "")')
-if [ -z "$FILE" ]; then
-  # No example fires TRI001 (yet): use the rule's own fixture, copied in, and say so.
-  mkdir -p "$RUN/workspace/triton"
-  cp tests/rules/fixtures/TRI001.py "$RUN/workspace/triton/gelu_tanh_tri001.py"
-  FILE=triton/gelu_tanh_tri001.py
-  say "no file in examples/ fires TRI001; using a copy of tests/rules/fixtures/TRI001.py as $FILE"
-fi
-FILE=${FILE#./}
-say "target: $FILE"
+  # The file to fix: the first in the copy where TRI001 fires (found with the bundled Tritonify).
+  FILE=$(cd "$RUN/workspace" && env -u PYTHONPATH PYTHONPATH="$BUNDLE" "$PYTHON" -s -m tritonify check --select TRI001 --format json --exit-zero . \
+    | "$PYTHON" -c 'import json, sys; data = json.load(sys.stdin); items = data if isinstance(data, list) else data.get("findings", []); print(sorted({f["path"] for f in items})[0] if items else "")')
+  if [ -z "$FILE" ]; then
+    # No example fires TRI001 (yet): use the rule's own fixture, copied in, and say so.
+    mkdir -p "$RUN/workspace/triton"
+    cp tests/rules/fixtures/TRI001.py "$RUN/workspace/triton/gelu_tanh_tri001.py"
+    FILE=triton/gelu_tanh_tri001.py
+    say "no file in examples/ fires TRI001; using a copy of tests/rules/fixtures/TRI001.py as $FILE"
+  fi
+  FILE=${FILE#./}
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-say "code-server on 127.0.0.1:$PORT"
-# The server must find tritonify only in the .vsix: no PYTHONPATH, no venv from the caller.
-env -u PYTHONPATH -u VIRTUAL_ENV PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
-  --user-data-dir "$RUN/user-data" --extensions-dir "$RUN/extensions" --disable-telemetry \
-  --disable-update-check --disable-workspace-trust "$RUN/workspace" >"$RUN/code-server.log" 2>&1 &
-CS_PID=$!
-trap 'kill $CS_PID 2>/dev/null || true' EXIT
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  say "[$mode] code-server on 127.0.0.1:$port, target $FILE"
+  # The server must find tritonify only in the .vsix: no PYTHONPATH, no venv from the caller.
+  # shellcheck disable=SC2086
+  env -u PYTHONPATH -u VIRTUAL_ENV PATH="$NODE24_BIN:$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$port" \
+    --user-data-dir "$RUN/user-data" --extensions-dir "$RUN/extensions" --disable-telemetry \
+    --disable-update-check $trust_flag "$RUN/workspace" >"$RUN/code-server.log" 2>&1 &
+  CS_PID=$!
+  trap 'kill $CS_PID 2>/dev/null || true' EXIT
 
-say "drive the editor"
+  local rc=0
+  PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$port/?folder=$RUN/workspace" \
+    E2E_MODE="$mode" E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" E2E_PYTHON="$PYTHON" \
+    node "$ROOT/tests/e2e/vscode_e2e.js" || rc=$?
+  kill $CS_PID 2>/dev/null || true
+  wait $CS_PID 2>/dev/null || true
+  trap - EXIT
+  # The extension's log says where the server's Tritonify came from: it must be the .vsix's bundle.
+  local ext_log
+  ext_log=$(find "$RUN/user-data/logs" -path "*tritonify.tritonify*" -name "Tritonify.log" 2>/dev/null | head -1)
+  if [ -n "$ext_log" ] && grep -q "tritonify from $BUNDLE" "$ext_log"; then
+    say "[$mode] the server ran from the .vsix's bundled libs"
+  else
+    echo "E2E FAILED [$mode]: the extension log (${ext_log:-missing}) does not show the server running from $BUNDLE"
+    rc=1
+  fi
+  say "[$mode] exit $rc"
+  return $rc
+}
+
 status=0
-PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" \
-  E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" E2E_PYTHON="$PYTHON" node "$ROOT/tests/e2e/vscode_e2e.js" || status=$?
-kill $CS_PID 2>/dev/null || true
-wait $CS_PID 2>/dev/null || true
-trap - EXIT
-# The extension's log says where the server's Tritonify came from: it must be the .vsix's bundle.
-EXT_LOG=$(find "$RUN/user-data/logs" -path "*tritonify.tritonify*" -name "Tritonify.log" 2>/dev/null | head -1)
-if [ -n "$EXT_LOG" ] && grep -q "tritonify from $BUNDLE" "$EXT_LOG"; then
-  say "the server ran from the .vsix's bundled libs ($BUNDLE)"
-else
-  echo "E2E FAILED: the extension log (${EXT_LOG:-missing}) does not show the server running from $BUNDLE"
-  status=1
-fi
-say "done (exit $status); logs and screenshots in .e2e/run/"
+run_editor trusted || status=1
+run_editor untrusted || status=1
+say "done (exit $status); logs and screenshots in .e2e/run/{trusted,untrusted}/"
 exit $status

@@ -1,6 +1,10 @@
-// Drives a real VS Code (code-server) in headless Chromium: the Problems panel must show a
-// Tritonify TRI001 finding for E2E_FILE, and its quick fix "Replace with the sigmoid identity"
-// must change the file on disk once saved. Run by scripts/e2e.sh, which sets:
+// Drives a real VS Code (code-server) in headless Chromium. Both modes: the Problems panel shows a
+// Tritonify TRI001 finding for E2E_FILE whose code links to the rule page.
+// trusted:   the page opens, and the quick fix "Replace with the sigmoid identity" (Ctrl+.) changes
+//            the file on disk once saved, keeping the line's value.
+// untrusted: (Restricted Mode) the Benchmark code lens is refused with a message to trust the folder.
+// Run by scripts/e2e.sh, which sets:
+//   E2E_MODE       trusted | untrusted
 //   E2E_URL        the workbench URL with ?folder=
 //   E2E_WORKSPACE  the folder (a copy of examples/)
 //   E2E_FILE       the file to open, relative to the folder
@@ -16,11 +20,12 @@ const URL = process.env.E2E_URL;
 const WORKSPACE = process.env.E2E_WORKSPACE;
 const FILE = process.env.E2E_FILE;
 const OUT = process.env.E2E_OUT || '.';
+const MODE = process.env.E2E_MODE || 'trusted';
 const FIX_TITLE = 'Replace with the sigmoid identity';
 const started = Date.now();
 
 function say(message) {
-  console.log(`[e2e-driver ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+  console.log(`[e2e-driver ${MODE} ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
 }
 
 async function shot(page, name) {
@@ -88,6 +93,24 @@ async function main() {
       say(`${rows} rows in the Problems panel`);
     });
     await shot(page, 'problems');
+
+    if (MODE === 'untrusted') {
+      await step(page, 'the workspace is in Restricted Mode', async () => {
+        await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).first().waitFor({ timeout: 30_000 });
+      });
+      await step(page, 'the Benchmark code lens is refused until the folder is trusted', async () => {
+        await page.locator('.codelens-decoration a', { hasText: 'Benchmark' }).first().click();
+        const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'trust the workspace' }).first();
+        await toast.waitFor({ timeout: 30_000 });
+        say(`notification: ${(await toast.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
+      });
+      await shot(page, 'untrusted');
+      if (fs.readFileSync(target, 'utf8') !== before) {
+        throw new Error(`${target} changed in an untrusted workspace`);
+      }
+      say('PASS');
+      return 0;
+    }
     await step(page, 'the TRI001 code opens its rule page', async () => {
       await page.locator('.markers-panel a', { hasText: 'TRI001' }).first().click();
       await page.locator('.tab[aria-label*="TRI001.md"]').first().waitFor({ timeout: 30_000 });
