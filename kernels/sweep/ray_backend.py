@@ -90,6 +90,9 @@ def run_ray(specs: list[dict], address: str | None, *, sweep_id: str, recorder: 
                      log_to_driver=False)
         except Exception as exc:  # ConnectionError and friends: a message, never a traceback
             raise RayUnavailable(f"cannot reach the Ray cluster at {address!r}: {type(exc).__name__}: {exc}") from None
+    if gpus_per_task and not ray.cluster_resources().get("GPU"):
+        raise RayUnavailable(f"the Ray cluster at {address!r} has no GPU, so no task asking for one would ever "
+                             "start; add GPU nodes, or run CPU-only jobs with gpus_per_task=0")
     task = ray.remote(_run_task).options(num_gpus=gpus_per_task, num_cpus=cpus_per_task, max_retries=max_retries,
                                         retry_exceptions=[LostWorker])
     pending = {task.remote(spec, python, timeout): (index, spec) for index, spec in enumerate(specs)}

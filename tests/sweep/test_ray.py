@@ -12,6 +12,7 @@ pytest.importorskip("triton")
 ray = pytest.importorskip("ray")
 
 from tritonify.kernels.bench import jobs
+from tritonify.kernels.sweep import ray_backend
 from tritonify.kernels.sweep.merge import Recorder
 from tritonify.kernels.sweep.ray_backend import run_ray
 
@@ -52,6 +53,10 @@ def test_a_killed_ray_worker_is_retried_and_its_job_recorded_once(local_ray, swe
     records = lineage_lines(path)
     assert sorted(r["sweep_key"] for r in records) == sorted(f"ray1/{s['id']}" for s in specs)
     assert all(r["outcome"] == "ok" for r in records)
+
+    # On a cluster without GPUs a task asking for one would wait forever: refused with a message instead.
+    with pytest.raises(ray_backend.RayUnavailable, match="has no GPU"):
+        run_ray(specs, None, sweep_id="ray2")
 
 
 def test_an_unreachable_cluster_is_a_message(monkeypatch):
