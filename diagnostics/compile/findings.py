@@ -113,7 +113,7 @@ def _occupancy_fixes(v: VariantResult) -> tuple[str, list[Fix]]:
         hint = "a smaller tile"
     if key:
         half = v.constexprs[key] // 2
-        hint += f"{', or' if fixes else ':'} {key}={half}"
+        hint += f": {key}={half}" if hint == "a smaller tile" else f", or {key}={half}"
         fixes += _fix(call, f"Use {key}={half} (smaller tile)", lambda c: _set_dict_value(c, key, half),
                       Applicability.UNSAFE)
     return hint, fixes

@@ -182,8 +182,23 @@ def pointer_params(imports: ImportMap, kernel: Kernel) -> set[str]:
     return found | (seen & params)
 
 
+_INT64_POINTER = re.compile(r"(label|target|indices|index|idx|ids?$|_ids?_|token|position|pos_ids)", re.IGNORECASE)
+_INT32_POINTER = re.compile(r"(lock|mutex|sem|counter|count|flag|barrier)", re.IGNORECASE)
+
+
+def _integer_pointer(name: str) -> str | None:
+    """`i64` for labels/indices, `i32` for locks and counters, by the parameter's name; else None."""
+    if _INT32_POINTER.search(name):
+        return "i32"
+    if _INT64_POINTER.search(name):
+        return "i64"
+    return None
+
+
 def _default_constexpr(name: str) -> tuple[object, str]:
     upper = name.upper()
+    if "DIM" in upper or "HEAD" in upper or upper in ("D", "HD"):
+        return 64, "a head/feature dimension"
     if _FLAG_NAME.search(upper):
         return False, "a flag"
     if "BLOCK" in upper or upper in ("BM", "BN", "BK", "TILE") or upper.startswith("TILE_"):
@@ -339,7 +354,10 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
                 defaulted.append(f"{p.name}={value!r} ({why})")
             continue
         if p.name in pointers:
-            signature[p.name] = f"*{dtype}"
+            by_name = _integer_pointer(p.name)
+            signature[p.name] = f"*{by_name or dtype}"
+            if by_name:
+                assumptions.append(f"{p.name} is *{by_name} (its name says integers)")
             div.append(p.name)
             continue
         value = overrides.pop(p.name, None)

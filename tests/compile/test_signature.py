@@ -135,3 +135,21 @@ def test_partial_config_applies_to_every_autotune_config():
     assert partial.variants is None and partial.overrides == {"BLOCK_N": 4096}
     full = plan(src, overrides={"R": 2, "BLOCK_N": 4096})
     assert full.variants is not None and any("replaces the autotune configs" in a for a in full.assumptions)
+
+
+def test_integer_pointers_and_dimension_defaults_by_name():
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(logits_ptr, labels_ptr, Lock, HEAD_DIM: tl.constexpr):
+            label = tl.load(labels_ptr)
+            while tl.atomic_cas(Lock, 0, 1) == 1:
+                pass
+            tl.store(logits_ptr + label + tl.arange(0, HEAD_DIM), 0.0)
+    ''')
+    p = plan(src)
+    assert p.signature["labels_ptr"] == "*i64" and p.signature["Lock"] == "*i32"
+    assert p.signature["logits_ptr"] == "*fp32"
+    assert p.base_constexprs["HEAD_DIM"] == 64
