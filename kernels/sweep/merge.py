@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from tritonify.kernels.bench import lineage
@@ -59,6 +60,17 @@ class Recorder:
             record["attempts"] = result.get("attempts")
             lineage.append(self.path, record)
             return record
+
+
+def settle(result: dict, spec: dict, *, sweep_id: str, recorder: Recorder | None,
+           on_result: Callable[[dict], None] | None) -> dict:
+    """A backend's last step for each finished job: key it, record it (once per key), announce it."""
+    result["sweep_key"] = job_key(sweep_id, spec)
+    if recorder is not None:
+        recorder.record(result["sweep_key"], result)
+    if on_result is not None:
+        on_result(result)
+    return result
 
 
 def _worst(statuses: list[str]) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from tritonify.kernels.bench import jobs
 from tritonify.kernels.sweep.devices import Slot
-from tritonify.kernels.sweep.merge import Recorder, job_key
+from tritonify.kernels.sweep.merge import Recorder, settle
 
 LOST_SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP)
 
@@ -86,12 +86,7 @@ def run_pool(specs: list[dict], slots: list[Slot], *, sweep_id: str, recorder: R
     def finish(index: int, spec: dict, result: dict, slot: Slot, attempts: list) -> None:
         result["placement"] = slot.placement()
         result["attempts"] = attempts
-        result["sweep_key"] = job_key(sweep_id, spec)
-        results[index] = result
-        if recorder is not None:
-            recorder.record(result["sweep_key"], result)
-        if on_result is not None:
-            on_result(result)
+        results[index] = settle(result, spec, sweep_id=sweep_id, recorder=recorder, on_result=on_result)
         work.done()
 
     def dispatch(slot: Slot) -> None:

@@ -20,7 +20,7 @@ import socket
 from collections.abc import Callable
 
 from tritonify.kernels.bench import jobs
-from tritonify.kernels.sweep.merge import Recorder, job_key
+from tritonify.kernels.sweep.merge import Recorder, settle
 from tritonify.kernels.sweep.pool import is_lost
 
 
@@ -105,10 +105,5 @@ def run_ray(specs: list[dict], address: str | None, *, sweep_id: str, recorder: 
                 result = ray.get(ref)
             except Exception as exc:  # the task failed on every attempt: WorkerCrashedError, LostWorker, ...
                 result = _failed(spec, exc, max_retries)
-            result["sweep_key"] = job_key(sweep_id, spec)
-            results[index] = result
-            if recorder is not None:
-                recorder.record(result["sweep_key"], result)
-            if on_result is not None:
-                on_result(result)
+            results[index] = settle(result, spec, sweep_id=sweep_id, recorder=recorder, on_result=on_result)
     return [r for r in results if r is not None]
