@@ -46,8 +46,15 @@ def run(args) -> int:
     from tritonify.diagnostics.compile.asm import annotate
     from tritonify.diagnostics.compile.findings import inspect_findings
     from tritonify.diagnostics.compile.render import to_json, to_text
-    from tritonify.diagnostics.compile.service import InspectError, assembly_view, inspect_kernel
-    from tritonify.diagnostics.compile.signature import SignatureError, parse_assignments
+    from tritonify.diagnostics.compile.service import (
+        InspectError,
+        assembly_view,
+        inspect_kernel,
+    )
+    from tritonify.diagnostics.compile.signature import (
+        SignatureError,
+        parse_assignments,
+    )
 
     file, kernel = _split(args.target)
     path = Path(file)
