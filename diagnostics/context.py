@@ -86,6 +86,20 @@ class PythonContext:
     def segment(self, node: ast.AST) -> str:
         return self.source.segment(node)
 
+    def in_operator_context(self, node: ast.AST) -> bool:
+        """True where replacing `node` by an operator expression (`2 * a - 1`) needs brackets
+        to keep its meaning: an operand of an operator, or the object of `.attr` / `[i]` / a call."""
+        parent = self.parents.get(node)
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Await, ast.Starred)):
+            return True
+        if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+            return True
+        return isinstance(parent, ast.Call) and parent.func is node
+
+    def replace_expr(self, node: ast.AST, text: str) -> Edit:
+        """Replace an expression by `text`, bracketed where the surrounding operators need it."""
+        return self.replace(node, f"({text})" if self.in_operator_context(node) else text)
+
     def replace(self, node: ast.AST, text: str) -> Edit:
         line, col, end_line, end_col = self.source.node_range(node)
         return Edit(line, col, end_line, end_col, text)

@@ -10,8 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-INV_SQRT2: tl.constexpr = 0.7071067811865476
-INV_SQRT_2PI: tl.constexpr = 0.3989422804014327
+INV_SQRT2 = tl.constexpr(0.7071067811865476)
+INV_SQRT_2PI = tl.constexpr(0.3989422804014327)
 
 
 @triton.jit

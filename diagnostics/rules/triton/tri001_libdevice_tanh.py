@@ -70,7 +70,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             fixes = [
                 Fix(
                     title="Replace with the sigmoid identity 2*sigmoid(2x)-1",
-                    edits=(ctx.replace(call, f"2 * {tl}.sigmoid(2 * {x}) - 1"),),
+                    edits=(ctx.replace_expr(call, f"2 * {tl}.sigmoid(2 * {x}) - 1"),),
                     applicability=Applicability.SAFE,
                 ),
                 Fix(

@@ -166,7 +166,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 text = " * ".join([_sigmoid_form(tl, x_atom), *(_atom(ctx, f) for f in rest)])
                 fixes.append(Fix(
                     title="Use the tanh-approximate GELU in sigmoid form (abs error <= 4.8e-4)",
-                    edits=(ctx.replace(site, text),),
+                    edits=(ctx.replace_expr(site, text),),
                     applicability=Applicability.UNSAFE,
                 ))
             yield ctx.finding(
