@@ -2,9 +2,12 @@
 
 Only KERNEL is profiled (`-k`), only `--launch-count` launches, inside `--nvtx-range` when the
 launcher marks its measured launch. The `.ncu-rep` is kept (`--output`) for Nsight Compute's GUI.
-With `--format json`, stdout is the diagnose JSON list (each launch also carries `report` and
-`gpu`), stderr carries progress as `{"progress": "...", "percent": N}` lines, and a failure is
+With `--format json`, stdout is one JSON object `{"schema": "tritonify.profile/1", "status": "ok",
+"summary", "report", "gpu", "launches": [...]}` where `launches` is diagnose's JSON list (each
+launch also carries `report` and `gpu`), and the exit code is 0 (a profile that names patterns
+succeeded); stderr carries progress as `{"progress": "...", "percent": N}` lines, and a failure is
 one JSON object `{"error": CODE, "message", "hint", "stderr_tail"}` with exit code 2.
+The text format exits 1 when a pattern is named, as `check` does with findings.
 """
 from __future__ import annotations
 
@@ -61,6 +64,20 @@ def _split_launcher(args) -> None:
     args.launcher = command or unknown
 
 
+def summary_line(diagnoses) -> str:
+    """One line for the code lens: the top patterns of the slowest launch, and its time."""
+    if not diagnoses:
+        return "no launch of the kernel was profiled"
+    d = max(diagnoses, key=lambda d: d.launch.get("gpu__time_duration.sum") or 0)
+    ns = d.launch.get("gpu__time_duration.sum")
+    time = f"{ns / 1e6:.3f} ms" if isinstance(ns, (int, float)) else "time unknown"
+    if not d.hits:
+        return f"{time}, no bottleneck pattern named"
+    names = ", ".join(f"{h.pattern.letter} {h.pattern.title}" for h in d.hits[:2])
+    more = f" (+{len(d.hits) - 2})" if len(d.hits) > 2 else ""
+    return f"{time}, {names}{more}"
+
+
 def run(args) -> int:
     from tritonify.diagnostics.ncu.errors import ProfileError
     from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
@@ -103,7 +120,10 @@ def run(args) -> int:
     for w in result.warnings:
         print(json.dumps({"warning": w}) if as_json else f"warning: {w}", file=sys.stderr)
     if as_json:
-        print(json.dumps(to_json_list(result.diagnoses, extra={"report": result.report, "gpu": result.gpu}), indent=1))
+        launches = to_json_list(result.diagnoses, extra={"report": result.report, "gpu": result.gpu})
+        print(json.dumps({"schema": "tritonify.profile/1", "status": "ok", "summary": summary_line(result.diagnoses),
+                          "report": result.report, "gpu": result.gpu, "launches": launches}, indent=1))
+        return 0
     else:
         print(to_text(result.diagnoses))
         print(f"\nreport: {result.report} (open it in Nsight Compute for the full picture)")

@@ -40,8 +40,10 @@ def _profile(kernel: str, tmp_path: Path) -> tuple[list[dict], str]:
             "--nvtx-range", "tritonify", "--format", "json", "-o", str(tmp_path / kernel), "--timeout", "300",
             "--", sys.executable, str(GPU / "run_cases.py"), "--only", kernel]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=360)
-    assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-3000:])  # 1 = patterns found
-    return json.loads(p.stdout), p.stderr
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-3000:])
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == "tritonify.profile/1" and doc["summary"]
+    return doc["launches"], p.stderr
 
 
 @pytest.mark.parametrize("kernel,letter", [("planted_c_uncoalesced", "C"), ("planted_l_fp64", "L"),

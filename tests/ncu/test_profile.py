@@ -143,8 +143,11 @@ def test_cli_profile_json(fake_ncu, capsys):
     code = main(["profile", f"{FIXTURES / 'planted_triton.py'}::planted_c_uncoalesced", "--format", "json",
                  "-o", str(fake_ncu / "x"), "--", sys.executable, "-c", "pass"])
     out, err = capsys.readouterr()
-    assert code == 1  # findings
-    data = json.loads(out)
+    assert code == 0  # a profile that names patterns succeeded
+    doc = json.loads(out)
+    assert doc["schema"] == "tritonify.profile/1" and doc["report"].endswith("x.ncu-rep")
+    assert doc["summary"].split(", ")[1].startswith("C ")
+    data = doc["launches"]
     assert data[0]["kernel"] == "planted_c_uncoalesced" and data[0]["report"].endswith("x.ncu-rep")
     assert data[0]["patterns"][0]["pattern"] == "C"
     progress = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
