@@ -41,6 +41,22 @@ def _watts(milliwatts: int | None) -> float | None:
     return milliwatts / 1000 if milliwatts is not None else None
 
 
+def _nvml_handle(pynvml, index: int):
+    """NVML's handle for torch's device `index`. NVML numbers every GPU of the machine while
+    torch numbers only those in CUDA_VISIBLE_DEVICES, so a process pinned to GPU 3 sees it as
+    cuda:0: map through the variable (indices or UUIDs) before asking NVML."""
+    import os
+
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if index < len(visible):
+        entry = visible[index]
+        if entry.isdigit():
+            return pynvml.nvmlDeviceGetHandleByIndex(int(entry))
+        if entry.startswith(("GPU-", "MIG-")):
+            return pynvml.nvmlDeviceGetHandleByUUID(entry)
+    return pynvml.nvmlDeviceGetHandleByIndex(index)
+
+
 def _nvml(index: int) -> dict:
     try:
         import pynvml
@@ -51,7 +67,7 @@ def _nvml(index: int) -> dict:
     except Exception as exc:  # NVMLError_LibraryNotFound on machines without a driver
         return {"nvml": f"unavailable ({type(exc).__name__})"}
     try:
-        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        h = _nvml_handle(pynvml, index)
 
         def read(fn, *args):
             try:
