@@ -154,10 +154,16 @@ async def test_unsaved_documents_cannot_be_benchmarked(jobs, workspace):
     assert result["status"] == "no-file"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tritonify.commands.bench") is not None,
-                    reason="the benchmark engine has landed; this checks the message given without it")
-async def test_without_the_engine_the_message_says_what_is_missing(client, workspace):
+def _engine_case(command: str, sub: str, engine: str):
+    landed = importlib.util.find_spec(f"tritonify.commands.{sub}") is not None
+    return pytest.param(command, engine, id=sub, marks=pytest.mark.skipif(
+        landed, reason=f"`tritonify {sub}` has landed; this checks the message given without it"))
+
+
+@pytest.mark.parametrize("command,engine", [_engine_case("tritonify.benchmark", "bench", "benchmark engine"),
+                                            _engine_case("tritonify.profile", "profile", "profile engine")])
+async def test_without_the_engine_the_message_says_what_is_missing(client, workspace, command, engine):
     await start(client, workspace)        # the default interpreter: the one running the server
-    result = await run_command(client, "tritonify.benchmark", (workspace / "kernel.py").as_uri(), "gelu_kernel")
+    result = await run_command(client, command, (workspace / "kernel.py").as_uri(), "gelu_kernel")
     assert result["ok"] is False and result["status"] == "missing-engine"
-    assert result["message"].startswith(f"benchmark engine not installed in {sys.executable}")
+    assert result["message"].startswith(f"{engine} not installed in {sys.executable}")
