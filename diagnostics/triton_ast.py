@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterator
 
 TL = "triton.language"
@@ -41,9 +41,15 @@ _CANONICAL_PREFIXES.update({
 })
 
 
+_PREFIXES_LONGEST_FIRST = sorted(_CANONICAL_PREFIXES, key=len, reverse=True)
+
+
+@lru_cache(maxsize=4096)
 def canonical(path: str) -> str:
     """Canonical form of a dotted path (libdevice aliases folded, tl.core folded)."""
-    for prefix in sorted(_CANONICAL_PREFIXES, key=len, reverse=True):
+    if not path.startswith("triton."):
+        return path
+    for prefix in _PREFIXES_LONGEST_FIRST:
         if path == prefix or path.startswith(prefix + "."):
             return _CANONICAL_PREFIXES[prefix] + path[len(prefix):]
     return path
