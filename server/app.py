@@ -2,7 +2,9 @@
 
 What the core does (and only that):
 * builds the pygls server, registers each feature module (`diagnostics_feature`,
-  `code_actions`, `hover`, `code_lens`, `jobs_feature`);
+  `code_actions`, `hover`, `code_lens`, `jobs_feature`, `inspect_feature`);
+* passes document events ("opened", "saved", "closed") on to the features that want them
+  (pygls gives each notification one handler; the diagnostics feature owns those);
 * reads settings (initialization options, `workspace/configuration`) into `EditorSettings`;
 * keeps diagnostics per (source, document), so lint results and job results can be published
   together without clobbering each other (esbonio's model);
@@ -141,6 +143,7 @@ class TritonifyServer(LanguageServer):
         self._versions: dict[str, int | None] = {}
         self._reported: set[str] = set()
         self.on_settings_changed: list[Callable[[], Any]] = []
+        self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
         self.on_shutdown: list[Callable[[], Any]] = []
 
     # ---- logging ---------------------------------------------------------------------------
@@ -238,6 +241,14 @@ class TritonifyServer(LanguageServer):
                 callback()
             except Exception:
                 self.log(types.MessageType.Error, f"settings callback failed:\n{traceback.format_exc()}")
+
+    def document_event(self, event: str, uri: str) -> None:
+        """Tell each feature that asked that a document was "opened", "saved" or "closed"."""
+        for callback in self.on_document_event:
+            try:
+                callback(event, uri)
+            except Exception:
+                self.log(types.MessageType.Error, f"{event} callback failed:\n{traceback.format_exc()}")
 
     # ---- analyses ----------------------------------------------------------------------------
     @property
@@ -409,12 +420,12 @@ def _register_exit(server: TritonifyServer) -> None:
 
 def create_server() -> TritonifyServer:
     """A fresh server with every feature registered."""
-    from tritonify.server import code_actions, code_lens, diagnostics_feature, hover, jobs_feature
+    from tritonify.server import code_actions, code_lens, diagnostics_feature, hover, inspect_feature, jobs_feature
 
     server = TritonifyServer()
     _register_lifecycle(server)
     _register_exit(server)
-    for feature in (diagnostics_feature, code_actions, hover, code_lens, jobs_feature):
+    for feature in (diagnostics_feature, code_actions, hover, code_lens, jobs_feature, inspect_feature):
         feature.register(server)
     return server
 

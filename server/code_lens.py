@@ -1,5 +1,7 @@
 """Code lenses above each `@triton.jit` kernel: "Benchmark | Profile", then the last result
-of each (for example "bench: 0.41 ms, 3.1 TB/s, 1.8x eager") once a job has reported one."""
+of each (for example "bench: 0.41 ms, 3.1 TB/s, 1.8x eager") once a job has reported one; and,
+once the kernel has been compiled (inspect_feature), its registers, spills, shared memory and
+occupancy above each autotune config."""
 from __future__ import annotations
 
 from lsprotocol import types
@@ -24,6 +26,9 @@ async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> 
             if summary:
                 lenses.append(types.CodeLens(range=rng, command=types.Command(
                     title=f"{label}: {summary}", command="tritonify.showResult", arguments=[analysis.uri, kernel.name, kind])))
+    inspect_feature = getattr(server, "inspect_feature", None)
+    if inspect_feature is not None:
+        lenses += inspect_feature.code_lenses(analysis.uri, analysis.index)
     return lenses
 
 

@@ -176,6 +176,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     @guarded(server, "didOpen")
     def did_open(params: types.DidOpenTextDocumentParams):
         feature.schedule(params.text_document.uri, 0)
+        server.document_event("opened", params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded(server, "didChange")
@@ -196,6 +197,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
             feature.relint_all()
             return
         feature.schedule(uri, 0)
+        server.document_event("saved", uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @guarded(server, "didClose")
@@ -205,5 +207,6 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         feature._prelints.pop(uri, None)
         server.analyses.drop(uri)
         server.clear_diagnostics(uri)
+        server.document_event("closed", uri)
 
     return feature

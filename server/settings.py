@@ -14,11 +14,16 @@ Editor shape (camelCase as VS Code settings are written):
               "severity": {"TRI001": "error"}, "timeoutSeconds": 60},
      "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
      "trusted": true,
-     "jobs": {"timeoutSeconds": 600}}
+     "jobs": {"timeoutSeconds": 600},
+     "inspect": {"enabled": true, "target": "auto" | "sm_80" | "sm_90" | "sm_100" | "sm_120" | ...}}
+
+`inspect.enabled` defaults to true unless the environment variable TRITONIFY_INSPECT is "0"
+(a headless client or a test suite that wants no compiles without saying so in every session).
 """
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -32,6 +37,12 @@ log = logging.getLogger(__name__)
 RUN_ON_TYPE = "onType"
 RUN_ON_SAVE = "onSave"
 PYPROJECT_TTL_S = 2.0   # how long a folder's [tool.tritonify] is trusted before it is read again
+INSPECT_AUTO = "auto"
+
+
+def inspect_enabled_default() -> bool:
+    """Compile-time insight is on unless TRITONIFY_INSPECT says "0", "false" or "off"."""
+    return os.environ.get("TRITONIFY_INSPECT", "").strip().lower() not in ("0", "false", "off", "no")
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,8 @@ class EditorSettings:
     trusted: bool = True
     job_timeout_s: float = 600.0
     lint_timeout_s: float = 60.0
+    inspect_enabled: bool = field(default_factory=inspect_enabled_default)
+    inspect_target: str = INSPECT_AUTO
     problems: tuple[str, ...] = ()   # what was wrong with the values given, for the log
 
     def updated(self, raw: Any) -> "EditorSettings":
@@ -109,8 +122,38 @@ class EditorSettings:
                 changes["job_timeout_s"] = float(timeout)
             else:
                 problems.append("jobs.timeoutSeconds must be a positive number")
+        _inspect_changes(raw.get("inspect"), changes, problems)
         changes["problems"] = self.problems + tuple(problems)
         return replace(self, **changes)
+
+
+def _inspect_changes(inspect: Any, changes: dict[str, Any], problems: list[str]) -> None:
+    """`inspect.enabled` and `inspect.target` (any target the compile package knows, or "auto")."""
+    if inspect is None:
+        return
+    if not isinstance(inspect, dict):
+        problems.append("inspect must be an object")
+        return
+    enabled = inspect.get("enabled")
+    if enabled is not None:
+        if isinstance(enabled, bool):
+            changes["inspect_enabled"] = enabled
+        else:
+            problems.append("inspect.enabled must be true or false")
+    target = inspect.get("target")
+    if target is None:
+        return
+    if not isinstance(target, str):
+        problems.append('inspect.target must be "auto" or a target such as "sm_90"')
+    elif target.strip().lower() in ("", INSPECT_AUTO):
+        changes["inspect_target"] = INSPECT_AUTO
+    else:
+        from tritonify.diagnostics.compile.targets import TargetError, parse_target
+
+        try:
+            changes["inspect_target"] = parse_target(target).name
+        except TargetError as exc:
+            problems.append(f"inspect.target: {exc}")
 
 
 def _codes(value: Any) -> tuple[str, ...] | None:

@@ -3,6 +3,7 @@ and a pytest-lsp client connected to `python -m tritonify.server`."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -12,6 +13,11 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+# The servers these tests start compile nothing unless a test turns compile-time insight on
+# (tests/server/test_lsp_inspect.py): a compile per opened kernel would slow every test and add
+# code lenses the other tests do not expect.
+os.environ["TRITONIFY_INSPECT"] = "0"
 
 HERE = Path(__file__).parent
 FAKE_ENGINE = HERE / "fake_engine.py"

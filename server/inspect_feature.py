@@ -1,0 +1,333 @@
+"""Compile-time insight in the editor: registers, spills, shared memory and occupancy of each
+kernel and autotune config as code lenses, and CMP-K / CMP-J / CMP-FAIL as diagnostics.
+
+When: after a document is opened or saved, never per keystroke (a cold compile takes seconds);
+only in a trusted workspace (compiling runs the file's imports and definitions) and while the
+setting `inspect.enabled` is on. How: `inspect_file` (diagnostics/compile) in a thread of this
+feature's own executor; it compiles in a child process with the user's interpreter (setting
+`interpreter`, as Benchmark and Profile) under a timeout, and caches by source, config and
+target, so the event loop keeps answering and a re-save of unchanged kernels costs nothing.
+
+A result for a version the client no longer has is dropped. The findings are published under
+their own source key ("inspect"), next to the lint's, so neither clobbers the other. The command
+`tritonify.showAssembly [uri, kernel, variant index, "sass"|"ptx"]` answers
+`{"title", "language", "content"}` for a read-only tab (or `{"error"}`).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from lsprotocol import types
+
+from tritonify.server.app import TritonifyServer
+from tritonify.server.diagnostics_feature import to_diagnostic
+from tritonify.server.documents import lint_path, open_document
+from tritonify.server.positions import LineIndex, split_lines
+
+SOURCE_KEY = "inspect"
+SHOW_ASSEMBLY = "tritonify.showAssembly"
+COMPILE_TIMEOUT_S = 120.0
+LISTINGS = ("sass", "ptx")
+# VS Code language ids: "ptx" is the PTX extensions' id; "sass" would be the CSS preprocessor's
+LANGUAGE = {"sass": "plaintext", "ptx": "ptx"}
+UNTRUSTED = ("compile-time insight is off: this workspace is not trusted, and compiling a kernel runs "
+             "the file's imports and definitions (trust the workspace, or set tritonify.trusted)")
+
+
+@dataclass(frozen=True)
+class CompileConfig:
+    """What a compile depends on besides the text: a change of either means compile again."""
+
+    target: str      # "auto" or a target name such as "sm_90"
+    python: str      # the interpreter that runs the compiler
+
+
+@dataclass
+class FileInsight:
+    """The compile results of one version of one document."""
+
+    uri: str
+    version: int | None
+    text: str
+    config: CompileConfig
+    results: list = field(default_factory=list)   # InspectResult per launchable kernel
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
+    def result(self, kernel: str):
+        return next((r for r in self.results if r.kernel == kernel), None)
+
+
+def interpreter_problem(results: list, python: str) -> str | None:
+    """One log line when the interpreter cannot compile at all (no triton, does not start)."""
+    for result in results:
+        error = result.error or {}
+        message = str(error.get("message") or "")
+        if error.get("kind") == "no-triton" or "No module named 'triton'" in message:
+            return (f"compile-time insight is off: {python} cannot import triton "
+                    "(set tritonify.interpreter to the Python that has it)")
+        if error.get("kind") == "no-python":
+            return f"compile-time insight is off: {message} (check tritonify.interpreter)"
+    return None
+
+
+def lens_title(result, variant) -> str:
+    from tritonify.diagnostics.compile.render import summary
+
+    return f"{result.target.name} · {summary(variant)}"
+
+
+def lens_tooltip(result) -> str:
+    lines = [f"Compiled for {result.target.name} ({result.target_reason}); click for the SASS."]
+    if result.assumptions:
+        lines.append("Assumed: " + "; ".join(str(a) for a in result.assumptions))
+    return "\n".join(lines)
+
+
+class InspectFeature:
+    def __init__(self, server: TritonifyServer):
+        self.server = server
+        self.insights: dict[str, FileInsight] = {}        # uri -> the latest results kept
+        self._attempted: dict[str, CompileConfig] = {}     # uri -> config of the latest compile asked for
+        self._wanted: set[str] = set()                     # uris to compile (again) once their loop is free
+        self._loops: dict[str, asyncio.Task] = {}
+        self._published: set[str] = set()                  # uris with inspect diagnostics shown
+        self._targets: dict[str, object] = {}              # setting -> resolved Arch (NVML asked once)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonify-inspect")
+
+    # ---- when ---------------------------------------------------------------------------
+    def config_for(self, uri: str) -> CompileConfig | None:
+        """The compile config for `uri`, or None when nothing may be compiled there."""
+        settings = self.server.settings_for(uri)
+        if not settings.inspect_enabled:
+            return None
+        if not settings.trusted:
+            self.server.log_once(types.MessageType.Info, UNTRUSTED)
+            return None
+        return CompileConfig(settings.inspect_target, settings.interpreter[0])
+
+    def on_document_event(self, event: str, uri: str) -> None:
+        if event in ("opened", "saved"):
+            self.request(uri)
+        elif event == "closed":
+            self._wanted.discard(uri)
+            self._attempted.pop(uri, None)
+            self.insights.pop(uri, None)
+            self._published.discard(uri)   # the diagnostics feature cleared every source
+
+    def request(self, uri: str) -> None:
+        """Compile the document's current text (now, or as soon as its running compile ends)."""
+        doc = open_document(self.server, uri)
+        if doc is None or not _is_python(doc):
+            return
+        config = self.config_for(doc.uri)
+        if config is None:
+            self.forget(doc.uri)
+            return
+        self._attempted[doc.uri] = config
+        self._wanted.add(doc.uri)
+        loop = self._loops.get(doc.uri)
+        if loop is None or loop.done():
+            self._loops[doc.uri] = asyncio.ensure_future(self._compile_loop(doc.uri))
+
+    def settings_changed(self) -> None:
+        """Compile again where the target or interpreter changed; forget where it is now off."""
+        try:
+            uris = list(self.server.workspace.text_documents)
+        except RuntimeError:
+            return
+        for uri in uris:
+            config = self.config_for(uri)
+            if config is None:
+                self.forget(uri)
+            elif self._attempted.get(uri) != config:
+                self.request(uri)
+
+    def forget(self, uri: str) -> None:
+        """Nothing may be compiled for `uri` now: drop its results and what was asked."""
+        self._wanted.discard(uri)
+        self._attempted.pop(uri, None)
+        self.clear(uri)
+
+    def clear(self, uri: str) -> None:
+        """Drop the results of `uri` and its inspect diagnostics."""
+        self.insights.pop(uri, None)
+        if uri in self._published:
+            self._published.discard(uri)
+            doc = open_document(self.server, uri)
+            self.server.set_diagnostics(SOURCE_KEY, uri, [], doc.version if doc is not None else None)
+            self._refresh_lenses()
+
+    # ---- compile -------------------------------------------------------------------------
+    async def _compile_loop(self, uri: str) -> None:
+        try:
+            while uri in self._wanted:
+                self._wanted.discard(uri)
+                await self._compile_once(uri)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self.server.log(types.MessageType.Error, f"compile-time insight for {uri} failed: {exc!r}\n{traceback.format_exc()}")
+        finally:
+            if self._loops.get(uri) is asyncio.current_task():
+                self._loops.pop(uri, None)
+
+    async def _compile_once(self, uri: str) -> None:
+        server = self.server
+        doc = open_document(server, uri)
+        config = self.config_for(uri) if doc is not None else None
+        if doc is None or config is None:
+            return
+        version, text, path = doc.version, doc.source, lint_path(doc)
+        started = time.monotonic()
+        results, problem = await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._compile, text, path, config)
+        now = open_document(server, uri)
+        if now is None or now.version != version or self.config_for(uri) != config:
+            server.log(types.MessageType.Log, f"{path}: compile result of version {version} dropped (stale)")
+            return
+        problem = problem or interpreter_problem(results, config.python)
+        if problem:
+            server.log_once(types.MessageType.Warning, problem)
+            self.clear(uri)   # the same config is not tried again until a save or a settings change
+            return
+        self._publish(FileInsight(uri, version, text, config, results))
+        if results:
+            cached = sum(1 for r in results if r.cached)
+            server.log(types.MessageType.Info, f"{path}: compiled {len(results)} kernel(s) for {results[0].target.name} "
+                                               f"({results[0].target_reason}) in {time.monotonic() - started:.1f} s"
+                                               + (f", {cached} from the cache" if cached else ""))
+
+    def _compile(self, text: str, path: str, config: CompileConfig) -> tuple[list, str | None]:
+        """In the executor's thread: (results, problem). Blocks for seconds on a cache miss."""
+        from tritonify.diagnostics.compile.service import InspectError, inspect_file, resolve_target
+
+        try:
+            arch = self._targets.get(config.target)
+            if arch is None:
+                arch, _ = resolve_target(config.target)
+                self._targets[config.target] = arch
+        except InspectError as exc:
+            return [], f"compile-time insight is off: {exc}"
+        return inspect_file(text, path, target=arch, python=config.python, trusted=True,
+                            timeout=COMPILE_TIMEOUT_S), None
+
+    def _publish(self, insight: FileInsight) -> None:
+        from tritonify.diagnostics.compile.findings import inspect_findings
+
+        self.insights[insight.uri] = insight
+        index = LineIndex(insight.text, self.server.position_encoding)
+        diagnostics = [to_diagnostic(f, index) for result in insight.results for f in inspect_findings(result)]
+        if diagnostics or insight.uri in self._published:
+            self.server.set_diagnostics(SOURCE_KEY, insight.uri, diagnostics, insight.version)
+        if diagnostics:
+            self._published.add(insight.uri)
+        else:
+            self._published.discard(insight.uri)
+        self._refresh_lenses()
+
+    def _refresh_lenses(self) -> None:
+        caps = self.server.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            try:
+                self.server.workspace_code_lens_refresh(None)
+            except Exception:
+                pass
+
+    # ---- what the editor shows -------------------------------------------------------------
+    def code_lenses(self, uri: str, index: LineIndex) -> list[types.CodeLens]:
+        """A lens per kernel / autotune config of the latest result, on lines that still read as
+        they did when compiled (`index` is the document's current text)."""
+        insight = self.insights.get(uri)
+        if insight is None:
+            return []
+        lenses = []
+        for result in insight.results:
+            if result.error:
+                if _unchanged(insight.lines, index, result.kernel_line):
+                    message = str(result.error.get("message") or "failed").splitlines()[0][:80]
+                    lenses.append(_lens(index, result.kernel_line, 0, f"{result.target.name} · not compiled: {message}"))
+                continue
+            for i, variant in enumerate(result.variants):
+                pos = variant.position
+                if not _unchanged(insight.lines, index, pos.line):
+                    continue
+                if variant.error:
+                    lenses.append(_lens(index, pos.line, pos.column, lens_title(result, variant)))
+                    continue
+                tooltip = lens_tooltip(result)
+                for kind in LISTINGS:
+                    title = lens_title(result, variant) if kind == "sass" else "PTX"
+                    lenses.append(_lens(index, pos.line, pos.column, title, SHOW_ASSEMBLY,
+                                        [uri, result.kernel, i, kind], tooltip))
+        return lenses
+
+    async def show_assembly(self, args: tuple) -> dict:
+        from tritonify.diagnostics.compile.service import InspectError, assembly_view
+
+        usage = f"{SHOW_ASSEMBLY} takes the document URI, the kernel name, the variant index and \"sass\" or \"ptx\""
+        if len(args) < 3:
+            return {"error": usage}
+        uri, kernel, variant = args[0], args[1], args[2]
+        kind = args[3] if len(args) > 3 else "sass"
+        if (not isinstance(uri, str) or not isinstance(kernel, str) or isinstance(variant, bool)
+                or not isinstance(variant, int) or variant < 0 or kind not in LISTINGS):
+            return {"error": usage}
+        insight = self.insights.get(uri)
+        result = insight.result(kernel) if insight is not None else None
+        if result is None:
+            return {"error": f"no compiled {kernel} in {uri}: it is compiled when the file is opened or saved "
+                             "in a trusted workspace with tritonify.inspect.enabled on"}
+        try:
+            view = await asyncio.get_running_loop().run_in_executor(None, assembly_view, result, kind, variant)
+        except InspectError as exc:
+            return {"error": f"{kernel}: {exc}"}
+        return {"title": view.title, "language": LANGUAGE[kind], "content": view.text,
+                "kind": kind, "kernel": kernel, "variant": variant}
+
+    def stop(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _is_python(doc) -> bool:
+    path = lint_path(doc)
+    return bool(path and path.endswith((".py", ".pyi")))
+
+
+def _unchanged(compiled_lines: list[str], index: LineIndex, line: int) -> bool:
+    """Whether 1-based `line` reads the same now as in the compiled text (else a lens would be
+    placed on the wrong code; it comes back at the next save)."""
+    return 1 <= line <= len(compiled_lines) and index.line_text(line) == compiled_lines[line - 1]
+
+
+def _lens(index: LineIndex, line: int, column: int, title: str, command: str = "", arguments=None,
+          tooltip: str | None = None) -> types.CodeLens:
+    """A lens at (1-based line, column); an empty command makes a label that does nothing."""
+    pos = index.position(line, column)
+    return types.CodeLens(range=types.Range(start=pos, end=pos), command=types.Command(
+        title=title, command=command, arguments=arguments, tooltip=tooltip))
+
+
+def register(server: TritonifyServer) -> InspectFeature:
+    feature = InspectFeature(server)
+    server.inspect_feature = feature
+    server.on_document_event.append(feature.on_document_event)
+    server.on_settings_changed.append(feature.settings_changed)
+    server.on_shutdown.append(feature.stop)
+
+    @server.command(SHOW_ASSEMBLY)
+    async def show_assembly(*args):
+        try:
+            return await feature.show_assembly(args)
+        except Exception as exc:
+            server.log(types.MessageType.Error, f"{SHOW_ASSEMBLY} failed: {exc!r}\n{traceback.format_exc()}")
+            return {"error": f"{SHOW_ASSEMBLY} failed inside the server: {type(exc).__name__}: {exc}"}
+
+    return feature
