@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { AssemblyDocument, FALLBACK_LANGUAGE, readAssembly } from './assembly';
 import { onPythonInterpreterChanged } from './interpreter';
 import { createLog, log, traceError, traceInfo } from './log';
 import { openLocation, ResultsView } from './results/view';
@@ -37,6 +38,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         onCommand: (command: string, args: unknown[]) => {
             const [, kernel, kindArg] = args as [unknown, unknown, unknown];
             const kernelName = typeof kernel === 'string' ? kernel : 'kernel';
+            if (command === 'tritonify.showAssembly') {
+                return (answer: unknown) => {
+                    const read = readAssembly(answer);
+                    if ('error' in read) {
+                        void vscode.window.showWarningMessage(`Tritonify: ${read.error}`);
+                    } else {
+                        void openAssembly(read.document);
+                    }
+                };
+            }
             if (command === 'tritonify.showResult') {
                 return (result: unknown) => {
                     const kind: ResultKind = kindArg === 'profile' ? 'profile' : 'benchmark';
@@ -109,6 +120,18 @@ export async function deactivate(): Promise<void> {
     await restarting;
     await stopServer(server);
     server = undefined;
+}
+
+/** A compiled config's SASS / PTX in a preview tab (the language id falls back to plain text). */
+async function openAssembly(listing: AssemblyDocument): Promise<void> {
+    let doc: vscode.TextDocument;
+    try {
+        doc = await vscode.workspace.openTextDocument({ content: listing.content, language: listing.language });
+    } catch {
+        doc = await vscode.workspace.openTextDocument({ content: listing.content, language: FALLBACK_LANGUAGE });
+    }
+    await vscode.window.showTextDocument(doc, { preview: true });
+    vscode.window.setStatusBarMessage(`Tritonify: ${listing.title}`, 10000);
 }
 
 /** Benchmark / Profile from the palette: the kernel under the cursor, else a pick from the file's kernels. */

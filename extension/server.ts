@@ -3,7 +3,8 @@
  *
  * The client is thin: settings go to the server as initialization options and as answers to
  * `workspace/configuration` (made safe by `configurationAnswer`), the server's own commands
- * (`tritonify.benchmark`, `tritonify.profile`, `tritonify.showResult`, used by its code lenses)
+ * (`tritonify.benchmark`, `tritonify.profile`, `tritonify.showResult`, `tritonify.showAssembly`,
+ * used by its code lenses)
  * are registered by vscode-languageclient, and the middleware only watches them to keep the
  * status item and the results view up to date.
  */
@@ -41,7 +42,7 @@ export interface ServerHandle {
 }
 
 export interface ServerHooks {
-    /** A server command (benchmark / profile / showResult) is about to run; returns its completion callback. */
+    /** A server command (benchmark / profile / showResult / showAssembly) is about to run; returns its completion callback. */
     onCommand(command: string, args: unknown[]): ((result: unknown) => void) | undefined;
     onState(state: 'starting' | 'running' | 'stopped' | 'failed'): void;
 }
@@ -55,6 +56,7 @@ export function currentSettings(): ExtensionSettings {
         ncuPath: raw.get('ncuPath'),
         benchmark: raw.get('benchmark'),
         jobs: raw.get('jobs'),
+        inspect: raw.get('inspect'),
     });
     problems.forEach((p) => log().warn(p));
     return settings;
@@ -96,7 +98,9 @@ export async function showStartFailure(reason: string, fix: string): Promise<voi
     }
 }
 
-const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult']);
+const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly']);
+/** Server commands that only show what the server already has (they run nothing of the workspace). */
+const VIEW_COMMANDS = new Set(['tritonify.showResult', 'tritonify.showAssembly']);
 
 export async function startServer(extensionPath: string, hooks: ServerHooks): Promise<ServerHandle | undefined> {
     hooks.onState('starting');
@@ -171,7 +175,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                 if (!SERVER_COMMANDS.has(name)) {
                     return next(name, args);
                 }
-                if (name !== 'tritonify.showResult' && !trusted()) {
+                if (!VIEW_COMMANDS.has(name) && !trusted()) {
                     void vscode.window.showWarningMessage(`Tritonify: ${name === 'tritonify.benchmark' ? 'Benchmark' : 'Profile'} runs this workspace's code; trust the workspace first.`, 'Manage Workspace Trust')
                         .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
                     return undefined;

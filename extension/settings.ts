@@ -3,7 +3,8 @@
  *
  * Pure (no `vscode` import) so the translation is unit-tested without an editor. The server's
  * shape is documented in `server/settings.py`:
- *   {lint: {run, select, ignore, severity, timeoutSeconds}, interpreter, trusted, jobs: {timeoutSeconds}}
+ *   {lint: {run, select, ignore, severity, timeoutSeconds}, interpreter, trusted, jobs: {timeoutSeconds},
+ *    inspect: {enabled, target}}
  * VS Code stores `tritonify.lint.run` etc. as nested objects under the `tritonify` section, which
  * is that shape already; what the client adds is the resolved interpreter and the workspace trust,
  * and it never lets a workspace's settings file claim trust the editor did not give.
@@ -11,6 +12,9 @@
 
 export type LintRun = 'onType' | 'onSave';
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
+/** The GPU compile-time insight compiles for: `auto` is the local GPU (NVML), else sm_90. */
+export const INSPECT_TARGETS = ['auto', 'sm_80', 'sm_90', 'sm_100', 'sm_120'] as const;
+export type InspectTarget = typeof INSPECT_TARGETS[number];
 
 /** The `tritonify.*` settings as the user wrote them (after VS Code's defaults). */
 export interface ExtensionSettings {
@@ -26,6 +30,7 @@ export interface ExtensionSettings {
     ncuPath: string;
     benchmark: { openResults: boolean };
     jobs: { timeoutSeconds: number };
+    inspect: { enabled: boolean; target: InspectTarget };
 }
 
 /** What the server receives as `initializationOptions` and as `workspace/configuration` answers. */
@@ -40,6 +45,7 @@ export interface ServerSettings {
     interpreter: string[];
     trusted: boolean;
     jobs: { timeoutSeconds: number };
+    inspect: { enabled: boolean; target: InspectTarget };
 }
 
 export const DEFAULTS: ExtensionSettings = {
@@ -49,6 +55,7 @@ export const DEFAULTS: ExtensionSettings = {
     ncuPath: '',
     benchmark: { openResults: true },
     jobs: { timeoutSeconds: 600 },
+    inspect: { enabled: true, target: 'auto' },
 };
 
 const SEVERITIES = new Set(['error', 'warning', 'info', 'hint']);
@@ -97,6 +104,14 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
         }
     }
     const benchmark = object(r.benchmark);
+    const inspect = object(r.inspect);
+    if (inspect.enabled !== undefined && typeof inspect.enabled !== 'boolean') {
+        problems.push('tritonify.inspect.enabled must be true or false');
+    }
+    const target = INSPECT_TARGETS.find((t) => t === inspect.target) ?? DEFAULTS.inspect.target;
+    if (inspect.target !== undefined && inspect.target !== target) {
+        problems.push(`tritonify.inspect.target must be one of ${INSPECT_TARGETS.join(', ')}, not ${JSON.stringify(inspect.target)}`);
+    }
     return {
         settings: {
             interpreter: interpreter ?? [],
@@ -113,14 +128,19 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
                 openResults: typeof benchmark.openResults === 'boolean' ? benchmark.openResults : true,
             },
             jobs: { timeoutSeconds: positive(object(r.jobs).timeoutSeconds, DEFAULTS.jobs.timeoutSeconds) },
+            inspect: {
+                enabled: typeof inspect.enabled === 'boolean' ? inspect.enabled : DEFAULTS.inspect.enabled,
+                target,
+            },
         },
         problems,
     };
 }
 
 /**
- * The server's settings: the user's lint settings, the interpreter the client resolved (the one
- * that runs Benchmark and Profile) and the editor's workspace trust.
+ * The server's settings: the user's lint and compile-time insight settings, the interpreter the
+ * client resolved (the one that runs Benchmark, Profile and the compiler) and the editor's
+ * workspace trust (without it the server compiles nothing).
  */
 export function toServerSettings(settings: ExtensionSettings, interpreter: string[], trusted: boolean): ServerSettings {
     return {
@@ -134,6 +154,7 @@ export function toServerSettings(settings: ExtensionSettings, interpreter: strin
         interpreter: [...interpreter],
         trusted,
         jobs: { timeoutSeconds: settings.jobs.timeoutSeconds },
+        inspect: { enabled: settings.inspect.enabled, target: settings.inspect.target },
     };
 }
 

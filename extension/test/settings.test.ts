@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { configurationAnswer, DEFAULTS, readSettings, RESTART_KEYS, toServerSettings } from '../settings';
+import { configurationAnswer, DEFAULTS, INSPECT_TARGETS, readSettings, RESTART_KEYS, toServerSettings } from '../settings';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -54,7 +54,21 @@ test('server settings carry the resolved interpreter and the editor trust', () =
         interpreter: ['/venv/bin/python'],
         trusted: false,
         jobs: { timeoutSeconds: 600 },
+        inspect: { enabled: true, target: 'auto' },
     });
+});
+
+test('compile-time insight settings reach the server; wrong values fall back and are reported', () => {
+    const off = readSettings({ inspect: { enabled: false, target: 'sm_100' } });
+    assert.deepEqual(off.problems, []);
+    assert.deepEqual(toServerSettings(off.settings, ['/venv/bin/python'], true).inspect, { enabled: false, target: 'sm_100' });
+    const wrong = readSettings({ inspect: { enabled: 'yes', target: 'sm_75' } });
+    assert.deepEqual(wrong.settings.inspect, { enabled: true, target: 'auto' });
+    assert.equal(wrong.problems.length, 2, wrong.problems.join('\n'));
+    assert.ok(wrong.problems.some((p) => p.includes('inspect.target') && p.includes('sm_75')));
+    // the manifest offers exactly the targets the client accepts
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    assert.deepEqual(manifest.contributes.configuration.properties['tritonify.inspect.target'].enum, [...INSPECT_TARGETS]);
 });
 
 test('a workspace settings file cannot claim trust or swap the interpreter', () => {
@@ -72,7 +86,7 @@ test('every setting the manifest declares is read, and the restricted ones force
     const known = new Set([
         'tritonify.interpreter', 'tritonify.importStrategy', 'tritonify.lint.run', 'tritonify.lint.select', 'tritonify.lint.ignore',
         'tritonify.lint.severity', 'tritonify.lint.timeoutSeconds', 'tritonify.ncuPath',
-        'tritonify.benchmark.openResults', 'tritonify.jobs.timeoutSeconds',
+        'tritonify.benchmark.openResults', 'tritonify.jobs.timeoutSeconds', 'tritonify.inspect.enabled', 'tritonify.inspect.target',
     ]);
     assert.deepEqual(declared.filter((k) => !known.has(k)), []);
     for (const key of declared) {
@@ -102,19 +116,30 @@ test('the server accepts what the client sends, without a problem (server/settin
         t.skip('no Python with tritonify importable (set TRITONIFY_TEST_PYTHON)');
         return;
     }
-    const { settings } = readSettings({ lint: { run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' }, timeoutSeconds: 7 }, jobs: { timeoutSeconds: 42 } });
+    const { settings } = readSettings({ lint: { run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' }, timeoutSeconds: 7 }, jobs: { timeoutSeconds: 42 }, inspect: { enabled: false, target: 'sm_120' } });
     const sent = toServerSettings(settings, ['/usr/bin/python3', '-X', 'dev'], false);
     const probe = [
         'import json, sys',
         'from tritonify.server.settings import EditorSettings',
         's = EditorSettings().updated(json.loads(sys.argv[1]))',
         'print(json.dumps({"problems": list(s.problems), "run": s.lint_run, "select": list(s.select), "ignore": list(s.ignore),',
-        '  "severity": s.severity, "interpreter": list(s.interpreter), "trusted": s.trusted, "job": s.job_timeout_s, "lint": s.lint_timeout_s}))',
+        '  "severity": s.severity, "interpreter": list(s.interpreter), "trusted": s.trusted, "job": s.job_timeout_s, "lint": s.lint_timeout_s,',
+        '  "inspect": [s.inspect_enabled, s.inspect_target]}))',
     ].join('\n');
     const out = spawnSync(python, ['-c', probe, JSON.stringify(sent)], { encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(JSON.parse(out.stdout), {
         problems: [], run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' },
-        interpreter: ['/usr/bin/python3', '-X', 'dev'], trusted: false, job: 42, lint: 7,
+        interpreter: ['/usr/bin/python3', '-X', 'dev'], trusted: false, job: 42, lint: 7, inspect: [false, 'sm_120'],
     });
+    // every target the manifest offers is one the server accepts, as itself
+    const perTarget = INSPECT_TARGETS.map((target) => toServerSettings(readSettings({ inspect: { target } }).settings, [], true));
+    const targetProbe = [
+        'import json, sys',
+        'from tritonify.server.settings import EditorSettings',
+        'print(json.dumps([[list(s.problems), s.inspect_target] for s in (EditorSettings().updated(r) for r in json.loads(sys.argv[1]))]))',
+    ].join('\n');
+    const targets = spawnSync(python, ['-c', targetProbe, JSON.stringify(perTarget)], { encoding: 'utf8' });
+    assert.equal(targets.status, 0, targets.stderr);
+    assert.deepEqual(JSON.parse(targets.stdout), INSPECT_TARGETS.map((target) => [[], target]));
 });
