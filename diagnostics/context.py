@@ -29,13 +29,31 @@ class PythonContext:
 
     @cached_property
     def kernels(self) -> list[Kernel]:
-        return find_kernels(self.source.tree, self.imports)
+        return find_kernels(self.source.tree, self.imports, nodes=self.module_nodes)
 
     @cached_property
     def module_nodes(self) -> list[ast.AST]:
         """Every node of the module, walked once and shared by all rules (use this, not
         `ast.walk(ctx.tree)`: a rule that re-walks the module per kernel is quadratic)."""
-        return self.walk(self.tree)
+        return self._walk_module()[0]
+
+    def _walk_module(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+        """One breadth-first walk that records both the nodes (in `ast.walk` order) and each
+        node's parent: the two things nearly every rule needs."""
+        cached = self.__dict__.get("_module_walk")
+        if cached is None:
+            nodes: list[ast.AST] = [self.tree]
+            parents: dict[ast.AST, ast.AST] = {}
+            i = 0
+            iter_children = ast.iter_child_nodes
+            while i < len(nodes):
+                node = nodes[i]
+                i += 1
+                for child in iter_children(node):
+                    parents[child] = node
+                    nodes.append(child)
+            cached = self.__dict__["_module_walk"] = (nodes, parents)
+        return cached
 
     @cached_property
     def module_calls(self) -> list[ast.Call]:
@@ -64,11 +82,7 @@ class PythonContext:
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
         """child -> parent for the whole module (built once, shared by all rules)."""
-        out: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                out[child] = node
-        return out
+        return self._walk_module()[1]
 
     def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
         p = self.parents.get(node)

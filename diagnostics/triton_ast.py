@@ -282,7 +282,8 @@ def _jit_like(imports: ImportMap, node: ast.expr) -> str | None:
     return None
 
 
-def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None) -> list[Kernel]:
+def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
+                 nodes: list[ast.AST] | None = None) -> list[Kernel]:
     """All Triton kernels in a module, in source order (nested and method definitions too)."""
     if tree is None:
         return []
@@ -292,7 +293,7 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None) -> l
     functions: dict[str, ast.FunctionDef] = {}
     calls: list[ast.Call] = []
     subscripts: list[ast.Subscript] = []
-    for node in ast.walk(tree):  # one walk of the module collects everything below
+    for node in (nodes if nodes is not None else ast.walk(tree)):  # one walk collects everything below
         if isinstance(node, ast.Call):
             calls.append(node)
         elif isinstance(node, ast.Subscript):

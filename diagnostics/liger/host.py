@@ -120,10 +120,10 @@ def is_cross_entropy_call(call: ast.Call, imports: ImportMap, loss_objects: set[
     return key in loss_objects
 
 
-def cross_entropy_objects(tree: ast.Module, imports: ImportMap) -> set[str]:
+def cross_entropy_objects(tree: ast.Module, imports: ImportMap, nodes: list[ast.AST] | None = None) -> set[str]:
     """Source texts (`loss_fct`, `self.loss_fn`) bound to a torch.nn.CrossEntropyLoss()."""
     out = set()
-    for node in ast.walk(tree):
+    for node in (nodes if nodes is not None else ast.walk(tree)):
         if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and (imports.resolve(node.value.func) or "") == "torch.nn.CrossEntropyLoss"):
             out.update(ast.unparse(t) for t in node.targets)

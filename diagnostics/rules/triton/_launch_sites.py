@@ -38,7 +38,7 @@ def module_calls(ctx: PythonContext) -> _ModuleCalls:
         return cached
     by_name: dict[str, list[ast.Call]] = {}
     bound: dict[int, set[str]] = {}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.module_nodes:
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
             if isinstance(func, ast.Name):
@@ -122,7 +122,7 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
     if host is not None and name in {a.arg for a in (*host.args.posonlyargs, *host.args.args, *host.args.kwonlyargs)}:
         return None
     values: list[ast.expr] = []
-    for node in ast.walk(scope):
+    for node in ctx.walk(scope):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id == name:
@@ -140,9 +140,9 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
     return values or None
 
 
-def _checks_power_of_two(scope: ast.AST, name: str) -> bool:
+def _checks_power_of_two(ctx: PythonContext, scope: ast.AST, name: str) -> bool:
     """An `assert` or `if` on the name (e.g. `assert n & (n - 1) == 0`) may guarantee the shape."""
-    for node in ast.walk(scope):
+    for node in ctx.walk(scope):
         if isinstance(node, (ast.Assert, ast.If)) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.test)):
             return True
     return False
@@ -171,7 +171,7 @@ def origin(ctx: PythonContext, expr: ast.expr, host: ast.FunctionDef | None, dep
         return Origin.DIMENSION
     if isinstance(expr, ast.Name):
         scope = host if host is not None else ctx.tree
-        if _checks_power_of_two(scope, expr.id):
+        if _checks_power_of_two(ctx, scope, expr.id):
             return Origin.UNKNOWN
         values = _host_bindings(host, ctx, expr.id)
         if not values:

@@ -176,7 +176,7 @@ def _cross_entropy(ctx: PythonContext, call: ast.Call, functional: bool) -> Find
 
 # ---- Hugging Face models ----------------------------------------------------------------
 def _liger_already_applied(ctx: PythonContext) -> bool:
-    for node in ast.walk(ctx.tree):
+    for node in ctx.module_nodes:
         if isinstance(node, ast.Call):
             path = ctx.imports.resolve(node.func) or ""
             if path.rsplit(".", 1)[-1] in api.LIGER_ENTRY_POINTS or path.split(".")[0] == "liger_kernel" and "apply" in path:
@@ -286,7 +286,7 @@ def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not _mentions_host_api(ctx.source.text):
         return
-    loss_objects = cross_entropy_objects(ctx.tree, ctx.imports)
+    loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
     for node in _host_calls(ctx.tree, {k.node for k in ctx.kernels}):
         path = ctx.imports.resolve(node.func) or ""
