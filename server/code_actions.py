@@ -10,6 +10,7 @@ one pass (the fixes already known, no re-lint), which keeps the list quick.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from lsprotocol import types
@@ -144,7 +145,7 @@ def quick_fixes(server: TritonifyServer, analysis: Analysis, finding: Finding) -
             is_preferred=(i == 0 and fix.applicability == Applicability.SAFE) or None,
             edit=workspace_edit(server, analysis, edits)))
     edit = noqa_edit(analysis.text, finding.line, finding.code)
-    if edit is not None and finding.code != "TRI000":
+    if edit is not None and finding.code != "TRI000" and re.fullmatch(r"[A-Z]+[0-9]+", finding.code):  # noqa understands lint codes only
         actions.append(types.CodeAction(
             title=f"Disable {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic], edit=workspace_edit(server, analysis, [analysis.index.text_edit(edit)])))
@@ -161,7 +162,9 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
     lazy = _resolve_supported(server)
 
     if _wanted(only, types.CodeActionKind.QuickFix):
-        for finding in analysis.findings:
+        feature = getattr(server, "inspect_feature", None)
+        compiled = feature.findings_for(analysis.uri, analysis.text) if feature is not None else []
+        for finding in [*analysis.findings, *compiled]:
             rng = analysis.index.range(finding.line, finding.column, finding.end_line, finding.end_column)
             if overlaps(rng, params.range):
                 actions.extend(quick_fixes(server, analysis, finding))

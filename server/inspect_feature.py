@@ -219,6 +219,16 @@ class InspectFeature:
         return inspect_file(text, path, target=arch, python=config.python, trusted=True,
                             timeout=COMPILE_TIMEOUT_S), None
 
+    def findings_for(self, uri: str, text: str) -> list:
+        """The compile-time findings of the document as it is now (none when the text has moved
+        on since the compile: their fixes would edit the wrong lines)."""
+        from tritonify.diagnostics.compile.findings import inspect_findings
+
+        insight = self.insights.get(uri)
+        if insight is None or insight.text != text:
+            return []
+        return [f for result in insight.results for f in inspect_findings(result)]
+
     def _publish(self, insight: FileInsight) -> None:
         from tritonify.diagnostics.compile.findings import inspect_findings
 

@@ -205,6 +205,12 @@ async def test_spilling_config_gets_cmp_k_on_its_line_next_to_the_lint_findings(
     assert k[0].code_description is not None and k[0].code_description.href.endswith("CMP-K.md")
     assert [d.range.start.line for d in params.diagnostics if d.code == "TRI001"] == [line_of("TRI001")]
     assert not [d for d in params.diagnostics if d.range.start.line == line_of("CLEAN")]
+    # its fix is a quick fix on that line, like a lint rule's
+    actions = await insight.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=k[0].range,
+        context=types.CodeActionContext(diagnostics=[k[0]], only=[types.CodeActionKind.QuickFix])))
+    fix = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("CMP-K: Use num_warps=16")]
+    assert fix and fix[0].edit is not None
     # a relint (an edit) publishes the compile findings again with the lint's
     change_doc(insight, uri, KERNELS + "\n# an edit\n", version=2)
     relinted = await wait_diagnostics(insight, uri, version=2)
