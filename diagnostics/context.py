@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
@@ -128,26 +128,6 @@ class PythonContext:
         code: str | None = None,
     ) -> Finding:
         assert self.rule is not None, "the engine sets ctx.rule before calling check()"
-        line, col, end_line, end_col = self.source.node_range(node)
-        return Finding(
-            code=code or self.rule.code,
-            message=message,
-            line=line,
-            column=col,
-            end_line=end_line,
-            end_column=end_col,
-            severity=severity or self.rule.severity,
-            path=self.source.path,
-            fixes=list(fixes),
-            url=self.rule.url,
-        )
+        return self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
+                                 severity=severity, code=code)
 
-
-@dataclass
-class Import:
-    """An import statement a fix wants in the file (merged, never duplicated)."""
-
-    module: str
-    name: str | None = None   # `from module import name`; None for `import module`
-    asname: str | None = None
-    extra: list = field(default_factory=list)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
+from typing import Callable, Iterable
 
-from tritonify.diagnostics.model import Severity
+from tritonify.diagnostics.model import Finding, Fix, Severity
 
 REFERENCES = Path(__file__).resolve().parent.parent / "references"
 
@@ -52,6 +52,14 @@ class Rule:
     @property
     def url(self) -> str:
         return self.page.as_uri()
+
+    def finding(self, path: str, span: tuple[int, int, int, int], message: str, fixes: Iterable[Fix] = (),
+                *, severity: Severity | None = None, code: str | None = None) -> Finding:
+        """A finding of this rule at `span` = (line, column, end_line, end_column), linked to its page."""
+        line, col, end_line, end_col = span
+        return Finding(code=code or self.code, message=message, line=line, column=col, end_line=end_line,
+                       end_column=end_col, severity=severity or self.severity, path=path, fixes=list(fixes),
+                       url=self.url)
 
 
 @dataclass(frozen=True)

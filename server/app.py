@@ -125,6 +125,15 @@ def _cause(exc: BaseException) -> str:
 
 
 class TritonifyServer(LanguageServer):
+    def refresh_code_lenses(self) -> None:
+        """Ask the client to re-request code lenses (when it supports that); a failure is harmless."""
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            try:
+                self.workspace_code_lens_refresh(None)
+            except Exception:  # noqa: S110 - the lenses refresh on the next request anyway
+                pass
+
     def __init__(self):
         super().__init__("tritonify", __version__, protocol_cls=TritonifyProtocol, max_workers=4)
         self._base_settings = EditorSettings()

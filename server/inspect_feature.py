@@ -163,7 +163,7 @@ class InspectFeature:
             self._published.discard(uri)
             doc = open_document(self.server, uri)
             self.server.set_diagnostics(SOURCE_KEY, uri, [], doc.version if doc is not None else None)
-            self._refresh_lenses()
+            self.server.refresh_code_lenses()
 
     # ---- compile -------------------------------------------------------------------------
     async def _compile_loop(self, uri: str) -> None:
@@ -241,15 +241,7 @@ class InspectFeature:
             self._published.add(insight.uri)
         else:
             self._published.discard(insight.uri)
-        self._refresh_lenses()
-
-    def _refresh_lenses(self) -> None:
-        caps = self.server.client_capabilities.workspace
-        if caps and caps.code_lens and caps.code_lens.refresh_support:
-            try:
-                self.server.workspace_code_lens_refresh(None)
-            except Exception:
-                pass
+        self.server.refresh_code_lenses()
 
     # ---- what the editor shows -------------------------------------------------------------
     def code_lenses(self, uri: str, index: LineIndex) -> list[types.CodeLens]:

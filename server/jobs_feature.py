@@ -178,7 +178,7 @@ class JobsFeature:
             self.full_results[key] = outcome.result
             if outcome.summary:
                 server.job_results.setdefault((uri, kernel), {})[kind] = outcome.summary
-                self._refresh_lenses()
+                self.server.refresh_code_lenses()
         return self._tell(outcome)
 
     def _tell(self, outcome: Outcome) -> dict:
@@ -190,13 +190,6 @@ class JobsFeature:
         self.server.log(level, outcome.message)
         return outcome.to_dict()
 
-    def _refresh_lenses(self) -> None:
-        caps = self.server.client_capabilities.workspace
-        if caps and caps.code_lens and caps.code_lens.refresh_support:
-            try:
-                self.server.workspace_code_lens_refresh(None)
-            except Exception:
-                pass
 
     def stop_all(self) -> None:
         """At shutdown: kill every running job's process group now."""

@@ -12,19 +12,10 @@ ORDER = 21
 
 def add_arguments(p):
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
-    p.add_argument("--update-readme", metavar="README", help="rewrite the rule table in this README")
 
 
 def run(args) -> int:
     rules = [r.rule for r in all_rules()]
-    if args.update_readme:
-        from pathlib import Path
-
-        from tritonify.diagnostics.rule_table import update_readme
-
-        changed = update_readme(Path(args.update_readme))
-        print(f"{args.update_readme}: rule table {'updated' if changed else 'already current'}")
-        return 0
     if args.format == "markdown":
         from tritonify.diagnostics.rule_table import markdown
 

@@ -112,19 +112,7 @@ class CudaContext:
         code: str | None = None,
     ) -> Finding:
         assert self.rule is not None, "the runner sets ctx.rule before calling check()"
-        line, col, end_line, end_col = self.range(node)
-        return Finding(
-            code=code or self.rule.code,
-            message=message,
-            line=line,
-            column=col,
-            end_line=end_line,
-            end_column=end_col,
-            severity=severity or self.rule.severity,
-            path=self.path,
-            fixes=list(fixes),
-            url=self.rule.url,
-        )
+        return self.rule.finding(self.path, self.range(node), message, fixes, severity=severity, code=code)
 
     # ---- suppression -------------------------------------------------------------------------
     @cached_property
