@@ -18,6 +18,7 @@ from tritonify.diagnostics.ncu.ncu_rules import compare
 from tritonify.diagnostics.ncu.paths import read_local
 from tritonify.diagnostics.ncu.patterns import detectors
 from tritonify.diagnostics.ncu.raw_page import Launch, parse_raw
+from tritonify.diagnostics.ncu.roofline import Roofline, roofline_point
 from tritonify.diagnostics.ncu.source_page import SourcePage, parse_source
 
 # cause -> effects it produces (an effect found together with its cause is marked explained_by)
@@ -52,6 +53,9 @@ class Diagnosis:
                         "patterns": letters})
         return out
 
+    def roofline(self) -> Roofline:
+        return roofline_point(self.launch)
+
     def to_dict(self) -> dict:
         theirs = [r.to_dict() for r in self.rules if r.type in ("OPT", "WRN")]
         return {
@@ -64,6 +68,7 @@ class Diagnosis:
             "lines": self.hot_lines(),
             "ncu_rules": theirs,
             "comparison": compare(set(self.letters), self.rules),
+            "roofline": self.roofline().to_dict(),
         }
 
 

@@ -3,7 +3,8 @@
 JSON (`--format json`): a list, one object per launch, in the report's order:
 `{id, kernel, grid, block, duration_ns, source_file, patterns: [{pattern, title, severity,
 impact, evidence, message, fix, lines, explained_by?}], lines: [hot lines, ranked],
-ncu_rules: [...], comparison: {both, tritonify_only, ncu_only}, findings: [Finding.to_dict()]}`.
+ncu_rules: [...], comparison: {both, tritonify_only, ncu_only}, roofline: {...} (see roofline.py),
+findings: [Finding.to_dict()]}`.
 Patterns are ordered by estimated impact (causes before the effects they explain).
 """
 from __future__ import annotations
@@ -49,6 +50,7 @@ def to_text(diagnoses: list[Diagnosis], *, hot_lines: int = 5) -> str:
             if where and d.profile:
                 rows.append(f"     at {d.profile.path}:{where}")
             rows.append(f"     fix: {h.pattern.fix}")
+        rows.append(f"  roofline: {d.roofline().summary()}")
         cmp = d.to_dict()["comparison"]
         if d.rules:
             theirs = ", ".join(sorted({r.name for r in d.rules if r.type in ('OPT', 'WRN')})) or "none"
