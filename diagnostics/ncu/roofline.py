@@ -239,5 +239,5 @@ def _tensor_point(launch: Launch, r: Roofline, fp_precision: str | None) -> Roof
     r.pct_of_roof = max(r.tensor_pipe_pct, dram_pct)
     r.note = (f"tensor-core work (HMMA/GMMA) is not counted in FLOPs by ncu's FP instruction counters: "
               f"the tensor pipe was {r.tensor_pipe_pct:.0f}% busy against DRAM at {dram_pct:.0f}% of its peak, "
-              f"and the FP intensity shown counts only the non-tensor FP work")
+              f"and intensity_flop_per_byte counts only the non-tensor FP work")
     return r

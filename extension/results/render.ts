@@ -14,7 +14,9 @@
  *   profile: a list of launches (or {launches: [...]}) each {id, kernel, grid, block, duration_ns,
  *            source_file, patterns: [{pattern, title, severity, impact, message, fix, lines,
  *            explained_by?}], lines: [{rank, line, source, samples, sample_share, top_stalls,
- *            patterns}], report?, gpu?, roofline?}
+ *            patterns}], report?, gpu?, roofline: {available, reason, intensity_flop_per_byte,
+ *            achieved_flops, achieved_bytes_per_s, peak_flops: {fp32, fp64, fp16}, peak_bytes_per_s,
+ *            ridge_point, bound, pct_of_roof, precision, tensor_pipe_pct, note}}
  */
 
 export interface RenderContext {
@@ -180,29 +182,136 @@ export function profileLaunches(result: unknown): Dict[] {
     return [];
 }
 
-/** A roofline point: achieved throughput against arithmetic intensity, with the two roofs. */
+const PRECISIONS = ['fp32', 'fp64', 'fp16'] as const;
+
+/** FLOP/s or FLOP/byte on a log axis: 1e12 -> "1T", 0.01 -> "0.01". */
+function decadeLabel(value: number): string {
+    const units: [number, string][] = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    for (const [scale, suffix] of units) {
+        if (value >= scale) {
+            return `${Number((value / scale).toPrecision(3))}${suffix}`;
+        }
+    }
+    return String(Number(value.toPrecision(3)));
+}
+
+/** One roof per distinct peak: precisions whose peaks are within 2% share a line ("fp32/fp16"). */
+function computeRoofs(peaks: Dict): [string, number][] {
+    const roofs: [string, number][] = [];
+    for (const p of PRECISIONS) {
+        const v = num(peaks[p]);
+        if (v === undefined || v <= 0) {
+            continue;
+        }
+        const same = roofs.find(([, w]) => Math.abs(w - v) <= 0.02 * Math.max(w, v));
+        if (same) {
+            same[0] += `/${p}`;
+        } else {
+            roofs.push([p, v]);
+        }
+    }
+    return roofs;
+}
+
+/**
+ * The one line under the chart: `X FLOP/byte, Y GB/s (Z% of DRAM roof), memory-bound`, then how
+ * near the roof the kernel is and for which precision.
+ */
+export function rooflineLine(roofline: Dict): string {
+    const parts: string[] = [];
+    const intensity = num(roofline.intensity_flop_per_byte);
+    const bytes = num(roofline.achieved_bytes_per_s);
+    const peakBytes = num(roofline.peak_bytes_per_s);
+    const precision = typeof roofline.precision === 'string' ? roofline.precision : undefined;
+    if (intensity !== undefined && precision !== 'tensor') {
+        parts.push(`${formatNumber(intensity)} FLOP/byte`);
+    }
+    if (bytes !== undefined) {
+        const share = peakBytes ? ` (${Math.round((100 * bytes) / peakBytes)}% of DRAM roof)` : '';
+        parts.push(`${formatNumber(bytes / 1e9)} GB/s${share}`);
+    }
+    const tensor = num(roofline.tensor_pipe_pct);
+    if (precision === 'tensor' && tensor !== undefined) {
+        parts.push(`tensor pipe ${Math.round(tensor)}% busy`);
+    } else if (num(roofline.achieved_flops) !== undefined) {
+        parts.push(`${formatNumber((roofline.achieved_flops as number) / 1e12)} TFLOP/s`);
+    }
+    if (typeof roofline.bound === 'string') {
+        parts.push(`${roofline.bound}-bound`);
+    }
+    const pct = num(roofline.pct_of_roof);
+    if (pct !== undefined) {
+        parts.push(`${Math.round(pct)}% of roof${precision ? ' (' + precision + ')' : ''}`);
+    }
+    return escapeHtml(parts.join(', '));
+}
+
+/**
+ * A launch's roofline point (diagnostics/ncu/roofline.py): a log-log SVG with the DRAM roof, one
+ * compute roof per precision the capture has a peak for, the ridge point of the kernel's
+ * precision and the kernel's point, then one line of text. Without data it says why.
+ */
 export function rooflineChart(roofline: unknown): string {
     if (!isDict(roofline)) {
-        return '';
+        return '<p class="muted roofline-none">no roofline data: this result carries none (profiled by an older Tritonify?)</p>';
     }
-    const intensity = num(roofline.intensity);
-    const achieved = num(roofline.achieved_tflops);
-    const peakT = num(roofline.peak_tflops);
-    const peakB = num(roofline.peak_gbps);
-    if (intensity === undefined || achieved === undefined || peakT === undefined || peakB === undefined || intensity <= 0 || achieved <= 0) {
-        return '';
+    if (roofline.available !== true) {
+        const reason = typeof roofline.reason === 'string' && roofline.reason ? roofline.reason : 'the capture lacks the counters it needs';
+        return `<p class="muted roofline-none">no roofline data: ${escapeHtml(reason)}</p>`;
     }
-    const W = 360, H = 200;
-    const xMin = Math.log10(0.01), xMax = Math.log10(10000);
-    const yMax = Math.log10(peakT * 2), yMin = yMax - 5;
-    const x = (v: number) => ((Math.log10(v) - xMin) / (xMax - xMin)) * W;
-    const y = (v: number) => H - ((Math.log10(v) - yMin) / (yMax - yMin)) * H;
-    const ridge = (peakT * 1000) / peakB;   // FLOP/byte where the two roofs meet
-    const memAt = (i: number) => (peakB * i) / 1000;   // TFLOP/s
-    const roof = `M ${x(0.01).toFixed(1)} ${y(Math.max(memAt(0.01), 10 ** yMin)).toFixed(1)} L ${x(ridge).toFixed(1)} ${y(peakT).toFixed(1)} L ${W} ${y(peakT).toFixed(1)}`;
-    return `<svg class="roofline" role="img" aria-label="roofline" width="${W + 10}" height="${H + 10}">` +
-        `<path class="roof" d="${roof}"></path><circle class="point" cx="${x(intensity).toFixed(1)}" cy="${y(achieved).toFixed(1)}" r="5"></circle>` +
-        `<text x="4" y="12">${escapeHtml(formatNumber(achieved))} TFLOP/s at ${escapeHtml(formatNumber(intensity))} FLOP/byte</text></svg>`;
+    const peakBytes = num(roofline.peak_bytes_per_s);
+    const peaks = isDict(roofline.peak_flops) ? roofline.peak_flops : {};
+    const roofs = computeRoofs(peaks);
+    const note = typeof roofline.note === 'string' && roofline.note ? `<p class="muted note">${escapeHtml(roofline.note)}</p>` : '';
+    const line = `<p class="roofline-line">${rooflineLine(roofline)}</p>`;
+    if (peakBytes === undefined || peakBytes <= 0 || roofs.length === 0) {
+        return line + note;
+    }
+    const precision = typeof roofline.precision === 'string' ? roofline.precision : '';
+    const intensity = num(roofline.intensity_flop_per_byte);
+    const achieved = num(roofline.achieved_flops);
+    const ridge = num(roofline.ridge_point);
+    const drawPoint = precision !== 'tensor' && intensity !== undefined && achieved !== undefined && intensity > 0 && achieved > 0;
+    const topPeak = Math.max(...roofs.map(([, v]) => v));
+    const ridges = roofs.map(([, v]) => v / peakBytes);
+    const lowX = Math.min(...ridges, drawPoint ? intensity! : Infinity);
+    const highX = Math.max(...ridges, drawPoint ? intensity! : 0);
+    const xMin = 10 ** Math.floor(Math.log10(lowX) - 2), xMax = 10 ** Math.ceil(Math.log10(highX) + 1);
+    const yMax = 10 ** Math.ceil(Math.log10(topPeak * 1.5));
+    const yMin = 10 ** Math.floor(Math.min(Math.log10(peakBytes * xMin), drawPoint ? Math.log10(achieved!) - 0.5 : Infinity));
+    const W = 380, H = 220, left = 44, bottom = 28, top = 18, right = 10;
+    const x = (v: number) => left + ((Math.log10(v) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (W - left - right);
+    const y = (v: number) => top + (1 - (Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (H - top - bottom);
+    const f = (v: number) => v.toFixed(1);
+    const ticks: string[] = [];
+    for (let e = Math.log10(xMin); e <= Math.log10(xMax); e += 1) {
+        ticks.push(`<text class="tick" x="${f(x(10 ** e))}" y="${H - bottom + 14}" text-anchor="middle">${escapeHtml(decadeLabel(10 ** e))}</text>`);
+    }
+    for (let e = Math.log10(yMin); e <= Math.log10(yMax); e += 1) {
+        ticks.push(`<text class="tick" x="${left - 4}" y="${f(y(10 ** e) + 4)}" text-anchor="end">${escapeHtml(decadeLabel(10 ** e))}</text>`);
+    }
+    const memory = `<path class="roof memory" d="M ${f(x(xMin))} ${f(y(peakBytes * xMin))} L ${f(x(topPeak / peakBytes))} ${f(y(topPeak))}"></path>`;
+    // the highest roof is labelled above its line, the others below theirs (FP32 and FP64 are 2x apart)
+    const compute = roofs.map(([p, v]) => {
+        const cls = p.split('/').includes(precision) ? 'roof compute active' : 'roof compute';
+        const labelY = v === topPeak ? y(v) - 3 : y(v) + 11;
+        return `<path class="${cls}" d="M ${f(x(v / peakBytes))} ${f(y(v))} L ${f(x(xMax))} ${f(y(v))}"></path>` +
+            `<text class="roof-label" x="${f(x(xMax) - 2)}" y="${f(labelY)}" text-anchor="end">${escapeHtml(p)} ${escapeHtml(formatNumber(v / 1e12))} TFLOP/s</text>`;
+    }).join('');
+    const ridgeMark = ridge !== undefined && ridge > 0
+        ? `<line class="ridge" x1="${f(x(ridge))}" x2="${f(x(ridge))}" y1="${f(y(yMin))}" y2="${f(y(ridge * peakBytes))}"></line>` +
+          `<text class="tick" x="${f(x(ridge) + 3)}" y="${f(y(yMin) - 4)}">ridge ${escapeHtml(formatNumber(ridge))}</text>`
+        : '';
+    const point = drawPoint
+        ? `<circle class="point" cx="${f(x(intensity!))}" cy="${f(y(achieved!))}" r="5"><title>${rooflineLine(roofline)}</title></circle>`
+        : '';
+    const axes = `<line class="axis" x1="${left}" x2="${W - right}" y1="${H - bottom}" y2="${H - bottom}"></line>` +
+        `<line class="axis" x1="${left}" x2="${left}" y1="${top}" y2="${H - bottom}"></line>` +
+        `<text class="tick" x="${W - right}" y="${H - 2}" text-anchor="end">FLOP/byte (DRAM)</text>` +
+        `<text class="tick" x="2" y="10">FLOP/s</text>`;
+    const label = `roofline: ${escapeHtml(precision || 'kernel')} point, DRAM roof ${escapeHtml(formatNumber(peakBytes / 1e9))} GB/s`;
+    return `<svg class="roofline" role="img" aria-label="${label}" width="${W}" height="${H}">` +
+        `${axes}${ticks.join('')}${memory}${compute}${ridgeMark}${point}</svg>${line}${note}`;
 }
 
 function launchSection(launch: Dict): string {
@@ -236,9 +345,9 @@ function launchSection(launch: Dict): string {
     const hot = lines.length
         ? `<h3>Hot lines</h3><table><thead><tr><th>#</th><th>where</th><th>source</th><th>samples</th><th>top stalls</th><th>patterns</th></tr></thead><tbody>${hotRows}</tbody></table>`
         : '';
-    const roof = rooflineChart(launch.roofline);
+    const roof = '<h3>Roofline</h3>' + rooflineChart(launch.roofline);
     const report = typeof launch.report === 'string' ? `<p>Nsight Compute report: ${link(launch.report, undefined, basename(launch.report))}</p>` : '';
-    return `<section class="launch">${head}${patternList}${roof ? '<h3>Roofline</h3>' + roof : ''}${hot}${report}</section>`;
+    return `<section class="launch">${head}${patternList}${roof}${hot}${report}</section>`;
 }
 
 export function renderProfile(result: unknown, ctx: RenderContext): string {
@@ -277,7 +386,12 @@ svg text { fill: var(--vscode-foreground); font-size: 12px; }
 rect.faster { fill: var(--vscode-charts-green, #3a3); }
 rect.slower { fill: var(--vscode-charts-red, #c33); }
 line.one { stroke: var(--vscode-foreground); stroke-dasharray: 3 3; }
-path.roof { stroke: var(--vscode-charts-blue, #37c); fill: none; stroke-width: 2; }
+path.roof { stroke: var(--vscode-charts-blue, #37c); fill: none; stroke-width: 1.5; }
+path.roof.compute { stroke: var(--vscode-charts-purple, #94c); opacity: .6; }
+path.roof.compute.active { opacity: 1; stroke-width: 2; }
+line.axis { stroke: var(--vscode-foreground, #888); opacity: .5; }
+line.ridge { stroke: var(--vscode-foreground, #888); stroke-dasharray: 2 3; opacity: .6; }
+svg text.tick, svg text.roof-label { font-size: 10px; }
 circle.point { fill: var(--vscode-charts-orange, #e80); }
 img.report { max-width: 100%; }
 `;

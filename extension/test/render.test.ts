@@ -97,11 +97,92 @@ test('profile launches are found in a list, under launches, or as a single launc
     assert.match(renderResult('profile', [], ctx), /no launch/);
 });
 
-test('the roofline point is drawn only from complete, positive numbers', () => {
-    const svg = rooflineChart({ intensity: 2, achieved_tflops: 5, peak_tflops: 700, peak_gbps: 4000 });
-    assert.match(svg, /<circle class="point"/);
-    assert.match(svg, /5 TFLOP\/s at 2 FLOP\/byte/);
-    assert.equal(rooflineChart({ intensity: 2, achieved_tflops: 5 }), '');
-    assert.equal(rooflineChart({ intensity: 0, achieved_tflops: 5, peak_tflops: 700, peak_gbps: 4000 }), '');
-    assert.equal(rooflineChart(undefined), '');
+// Roofline dicts as `tritonify diagnose --format json` writes them for three launches of the H200
+// capture in tests/ncu/fixtures/h200/raw_base.csv.gz (diagnostics/ncu/roofline.py).
+const COPY_ROOF = {
+    available: true, intensity_flop_per_byte: 0.1309, achieved_flops: 512700000000.0, achieved_bytes_per_s: 3918000000000.0,
+    peak_flops: { fp32: 65520000000000.0, fp64: 32760000000000.0, fp16: null }, peak_bytes_per_s: 4811000000000.0,
+    ridge_point: 13.62, bound: 'memory', pct_of_roof: 81.44, precision: 'fp32', tensor_pipe_pct: 0.0, note: '', reason: null,
+};
+const FP64_ROOF = {
+    available: true, intensity_flop_per_byte: 19.26, achieved_flops: 30320000000000.0, achieved_bytes_per_s: 1574000000000.0,
+    peak_flops: { fp32: 65530000000000.0, fp64: 32760000000000.0, fp16: null }, peak_bytes_per_s: 4809000000000.0,
+    ridge_point: 6.814, bound: 'compute', pct_of_roof: 92.55, precision: 'fp64', tensor_pipe_pct: 0.0, note: '', reason: null,
+};
+const TENSOR_ROOF = {
+    available: true, intensity_flop_per_byte: 0.0, achieved_flops: 0.0, achieved_bytes_per_s: 920700000000.0,
+    peak_flops: { fp32: 52200000000000.0, fp64: 26100000000000.0, fp16: null }, peak_bytes_per_s: 4812000000000.0,
+    ridge_point: null, bound: 'compute', pct_of_roof: 75.97, precision: 'tensor', tensor_pipe_pct: 75.97, reason: null,
+    note: 'tensor-core work (HMMA/GMMA) is not counted in FLOPs by ncu\'s FP instruction counters',
+};
+
+function circle(svg: string): { cx: number; cy: number } {
+    const m = svg.match(/<circle class="point" cx="([\d.]+)" cy="([\d.]+)"/);
+    assert.ok(m, 'no point drawn');
+    return { cx: Number(m[1]), cy: Number(m[2]) };
+}
+
+function roofY(svg: string, precision: string): number {
+    const m = svg.match(new RegExp(`<path class="roof compute[^"]*" d="M [\\d.]+ ([\\d.]+) L[^"]*"></path><text[^>]*>${precision} `));
+    assert.ok(m, `no ${precision} roof`);
+    return Number(m[1]);
+}
+
+test('a memory-bound launch: point under the DRAM roof, left of the ridge, and the one-line verdict', () => {
+    const html = rooflineChart(COPY_ROOF);
+    assert.match(html, /<svg class="roofline"/);
+    assert.match(html, /<path class="roof memory"/);
+    assert.equal((html.match(/<path class="roof compute/g) ?? []).length, 2);   // fp32 and fp64; no fp16 peak
+    assert.match(html, /class="roof compute active"[^>]*><\/path><text[^>]*>fp32 /);
+    assert.match(html, /<line class="ridge"/);
+    assert.match(html, /0\.131 FLOP\/byte, 3,918 GB\/s \(81% of DRAM roof\), 0\.513 TFLOP\/s, memory-bound, 81% of roof \(fp32\)/);
+    const ridgeX = Number(html.match(/<line class="ridge" x1="([\d.]+)"/)![1]);
+    const p = circle(html);
+    assert.ok(p.cx < ridgeX, 'a memory-bound point sits left of the ridge');
+    assert.ok(p.cy > roofY(html, 'fp32'), 'and below the compute roof (SVG y grows downwards)');
+});
+
+test('a compute-bound FP64 launch: point right of the ridge, just under the FP64 roof', () => {
+    const html = rooflineChart(FP64_ROOF);
+    assert.match(html, /class="roof compute active"[^>]*><\/path><text[^>]*>fp64 /);
+    const ridgeX = Number(html.match(/<line class="ridge" x1="([\d.]+)"/)![1]);
+    const p = circle(html);
+    assert.ok(p.cx > ridgeX);
+    const fp64 = roofY(html, 'fp64');
+    assert.ok(p.cy > fp64 && p.cy - fp64 < 10, `${p.cy} vs roof ${fp64}`);   // 93% of the roof: a few pixels under it
+    assert.match(html, /compute-bound, 93% of roof \(fp64\)/);
+});
+
+test('a tensor-core launch draws the roofs but no FP point, and says why', () => {
+    const html = rooflineChart(TENSOR_ROOF);
+    assert.doesNotMatch(html, /<circle/);
+    assert.match(html, /tensor pipe 76% busy, compute-bound, 76% of roof \(tensor\)/);
+    assert.doesNotMatch(html, /FLOP\/byte,/);
+    assert.match(html, /not counted in FLOPs/);
+});
+
+test('without roofline data the view says so and why', () => {
+    const reason = 'the capture lacks the DRAM peak (dram__bytes.sum.peak_sustained and dram__cycles_elapsed.avg.per_second)';
+    const html = rooflineChart({ available: false, reason, achieved_bytes_per_s: 3.9e12 });
+    assert.equal(html, `<p class="muted roofline-none">no roofline data: ${escapeHtml(reason)}</p>`);
+    assert.match(rooflineChart(undefined), /no roofline data: this result carries none/);
+    assert.match(rooflineChart({ available: false }), /no roofline data: the capture lacks/);
+    const page = renderProfile([{ ...LAUNCH, roofline: { available: false, reason } }], ctx);
+    assert.match(page, /<h3>Roofline<\/h3><p class="muted roofline-none">no roofline data: the capture lacks the DRAM peak/);
+    assert.match(renderProfile([LAUNCH], ctx), /no roofline data/);
+});
+
+test('roofline text from a result is escaped and the chart adds no active content', () => {
+    const html = renderProfile([{ ...LAUNCH, roofline: { ...COPY_ROOF, precision: EVIL, bound: EVIL, note: EVIL } }], ctx);
+    noActiveContent(html);
+    assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
+    noActiveContent(renderProfile([{ ...LAUNCH, roofline: { available: false, reason: EVIL } }], ctx));
+    assert.doesNotMatch(rooflineChart(COPY_ROOF), /style=/);     // the CSP allows no inline style attributes
+});
+
+test('precisions with the same peak share one roof line', () => {
+    // the --set full capture of planted_c_uncoalesced: HFMA peaks at the FFMA rate
+    const html = rooflineChart({ ...COPY_ROOF, peak_flops: { fp32: 65520000000000.0, fp64: 32760000000000.0, fp16: 65520000000000.0 } });
+    assert.equal((html.match(/<path class="roof compute/g) ?? []).length, 2);
+    assert.match(html, /class="roof compute active"[^>]*><\/path><text[^>]*>fp32\/fp16 65\.5 TFLOP\/s/);
 });
