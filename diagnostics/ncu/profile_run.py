@@ -125,25 +125,14 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
 
 
 def contract_launcher(file: str, kernel: str) -> list[str] | None:
-    """The launcher a benchmark contract defines for this kernel, once the bench package offers
-    one (`tritonify.kernels.bench.*.profile_command(file, kernel) -> argv`); None until then."""
-    import importlib.util
-
-    for module in ("tritonify.kernels.bench.contract", "tritonify.kernels.bench.runner"):
-        try:
-            spec = importlib.util.find_spec(module)
-            # import only a module that offers the hook: the bench modules import torch
-            if spec is None or not spec.origin or "def profile_command" not in Path(spec.origin).read_text():
-                continue
-            mod = importlib.import_module(module)
-        except Exception:
-            continue
-        make = getattr(mod, "profile_command", None)
-        if callable(make):
-            argv = make(file, kernel)
-            if argv:
-                return list(argv)
-    return None
+    """The launcher a benchmark contract gives this kernel (`tritonify.kernels.bench.launch`): it
+    runs the contract's entry on its largest shape, the measured call inside the NVTX range
+    `tritonify`. None when no contract is beside the file (found statically, nothing imported)."""
+    try:
+        from tritonify.kernels.bench.launch import profile_command
+    except ImportError:
+        return None
+    return profile_command(file, kernel)
 
 
 def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress) -> tuple[int, str]:
@@ -202,6 +191,10 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None) -> Profil
             raise ProfileError("no-launcher", f"nothing launches {req.kernel}",
                                f"name the command that runs it: tritonify profile {req.file}::{req.kernel} -- python script.py")
         req.command = launcher
+        if not req.nvtx_range and req.launch_skip == 0:
+            from tritonify.kernels.bench.launch import NVTX_RANGE
+
+            req.nvtx_range = NVTX_RANGE     # the launcher's measured call, after its warm-up calls
     progress("looking for ncu", 2)
     ncu = require_ncu()
     gpu = gpu_info()

@@ -168,3 +168,23 @@ def test_cli_profile_without_launcher_says_how(fake_ncu, capsys):
     code = main(["profile", "k.py::kern"])
     _, err = capsys.readouterr()
     assert code == 2 and "-- python script.py" in err
+
+
+def test_a_kernel_with_a_benchmark_contract_is_launched_through_it(fake_ncu):
+    """No `-- COMMAND` (the editor's Profile code lens passes none): the contract's launcher runs
+    the kernel, and only its measured call (inside the NVTX range `tritonify`) is profiled."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "bench" / "rmsnorm.py"
+    req = ProfileRequest(file=str(example), kernel="rmsnorm_kernel", command=[], output=str(fake_ncu / "r.ncu-rep"))
+    run_profile(req)
+    assert req.command[1:] == ["-m", "tritonify.kernels.bench.launch", f"{example}::rmsnorm_kernel"]
+    assert req.nvtx_range == "tritonify"
+    argv = build_ncu_argv(req, "ncu")
+    assert argv[argv.index("--nvtx-include") + 1] == "tritonify/" and argv[-4:] == req.command[-4:]
+
+
+def test_a_kernel_without_a_contract_still_needs_a_command(fake_ncu, tmp_path):
+    lone = tmp_path / "lone.py"
+    lone.write_text("import triton\n\n@triton.jit\ndef kern(x):\n    pass\n")
+    with pytest.raises(ProfileError) as exc:
+        run_profile(ProfileRequest(file=str(lone), kernel="kern", command=[]))
+    assert exc.value.code == "no-launcher" and "-- python script.py" in exc.value.hint
