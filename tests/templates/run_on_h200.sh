@@ -7,8 +7,10 @@ TOTAL=${1:-230}
 START=$(date +%s)
 OUT=${OUT:-/tmp/templates_out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1 TRITONIFY_CACHE_DIR=$OUT
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
+if [ -z "${TRITONIFY_SITE_READY:-}" ]; then    # gpu/run_gpu_checks.sh installs once for all its groups
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
+  python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
+fi
 export PYTHONPATH=/tmp/site:$PWD
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
