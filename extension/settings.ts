@@ -4,7 +4,7 @@
  * Pure (no `vscode` import) so the translation is unit-tested without an editor. The server's
  * shape is documented in `server/settings.py`:
  *   {lint: {run, select, ignore, severity, timeoutSeconds}, interpreter, trusted, jobs: {timeoutSeconds},
- *    inspect: {enabled, target}}
+ *    benchmark: {baselines, shapes, timeout}, inspect: {enabled, target}}
  * VS Code stores `tritonify.lint.run` etc. as nested objects under the `tritonify` section, which
  * is that shape already; what the client adds is the resolved interpreter and the workspace trust,
  * and it never lets a workspace's settings file claim trust the editor did not give.
@@ -28,7 +28,8 @@ export interface ExtensionSettings {
         timeoutSeconds: number;
     };
     ncuPath: string;
-    benchmark: { openResults: boolean };
+    /** baselines/shapes/timeout become `tritonify bench --baselines/--shapes/--timeout` (the server checks them). */
+    benchmark: { openResults: boolean; baselines: string; shapes: string; timeout: number };
     jobs: { timeoutSeconds: number };
     inspect: { enabled: boolean; target: InspectTarget };
 }
@@ -45,6 +46,7 @@ export interface ServerSettings {
     interpreter: string[];
     trusted: boolean;
     jobs: { timeoutSeconds: number };
+    benchmark: { baselines: string; shapes: string; timeout: number };
     inspect: { enabled: boolean; target: InspectTarget };
 }
 
@@ -53,7 +55,7 @@ export const DEFAULTS: ExtensionSettings = {
     importStrategy: 'useBundled',
     lint: { run: 'onType', select: [], ignore: [], severity: {}, timeoutSeconds: 60 },
     ncuPath: '',
-    benchmark: { openResults: true },
+    benchmark: { openResults: true, baselines: 'eager,compile,liger', shapes: '', timeout: 0 },
     jobs: { timeoutSeconds: 600 },
     inspect: { enabled: true, target: 'auto' },
 };
@@ -104,6 +106,14 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
         }
     }
     const benchmark = object(r.benchmark);
+    for (const key of ['baselines', 'shapes'] as const) {
+        if (benchmark[key] !== undefined && typeof benchmark[key] !== 'string') {
+            problems.push(`tritonify.benchmark.${key} must be a string`);
+        }
+    }
+    if (benchmark.timeout !== undefined && !(typeof benchmark.timeout === 'number' && Number.isFinite(benchmark.timeout) && benchmark.timeout >= 0)) {
+        problems.push('tritonify.benchmark.timeout must be a number of seconds (0: bench\'s own default)');
+    }
     const inspect = object(r.inspect);
     if (inspect.enabled !== undefined && typeof inspect.enabled !== 'boolean') {
         problems.push('tritonify.inspect.enabled must be true or false');
@@ -126,6 +136,10 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
             ncuPath: typeof r.ncuPath === 'string' ? r.ncuPath.trim() : '',
             benchmark: {
                 openResults: typeof benchmark.openResults === 'boolean' ? benchmark.openResults : true,
+                baselines: typeof benchmark.baselines === 'string' ? benchmark.baselines.trim() : DEFAULTS.benchmark.baselines,
+                shapes: typeof benchmark.shapes === 'string' ? benchmark.shapes.trim() : DEFAULTS.benchmark.shapes,
+                timeout: typeof benchmark.timeout === 'number' && Number.isFinite(benchmark.timeout) && benchmark.timeout >= 0
+                    ? benchmark.timeout : DEFAULTS.benchmark.timeout,
             },
             jobs: { timeoutSeconds: positive(object(r.jobs).timeoutSeconds, DEFAULTS.jobs.timeoutSeconds) },
             inspect: {
@@ -138,7 +152,7 @@ export function readSettings(raw: unknown): { settings: ExtensionSettings; probl
 }
 
 /**
- * The server's settings: the user's lint and compile-time insight settings, the interpreter the
+ * The server's settings: the user's lint, benchmark and compile-time insight settings, the interpreter the
  * client resolved (the one that runs Benchmark, Profile and the compiler) and the editor's
  * workspace trust (without it the server compiles nothing).
  */
@@ -154,6 +168,7 @@ export function toServerSettings(settings: ExtensionSettings, interpreter: strin
         interpreter: [...interpreter],
         trusted,
         jobs: { timeoutSeconds: settings.jobs.timeoutSeconds },
+        benchmark: { baselines: settings.benchmark.baselines, shapes: settings.benchmark.shapes, timeout: settings.benchmark.timeout },
         inspect: { enabled: settings.inspect.enabled, target: settings.inspect.target },
     };
 }

@@ -1,7 +1,8 @@
 """Long jobs: "Benchmark" and "Profile" a kernel through `workspace/executeCommand`.
 
 The job runs `[interpreter, "-m", "tritonify", "bench"|"profile", "FILE::KERNEL", "--format",
-"json"]` in a child process (`tritonify.jobs`), with the user's interpreter (the one with
+"json"]` (a benchmark adds `--baselines`, `--shapes`, `--timeout` from the `benchmark.*` settings,
+see `job_argv`) in a child process (`tritonify.jobs`), with the user's interpreter (the one with
 torch and triton; setting `interpreter`, default: the server's own). Never inside the server:
 the server keeps answering while the job runs, and a job that crashes, runs out of memory or
 hangs ends with a message while the server carries on.
@@ -19,6 +20,7 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -26,12 +28,35 @@ from lsprotocol import types
 from tritonify.jobs import JobResult, NOT_STARTED, OK, kill_job, run_job
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
+from tritonify.server.settings import EditorSettings
 
 BENCHMARK, PROFILE = "benchmark", "profile"
 SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
 ENGINE = {BENCHMARK: "benchmark engine", PROFILE: "profile engine"}
 PROGRESS_CREATE_TIMEOUT_S = 2.0
+BENCH_GRACE_S = 30.0   # past bench's own --timeout, so it can stop its child and print its result
 
+
+def job_argv(kind: str, settings: EditorSettings, path: Path, kernel: str) -> list[str]:
+    """The child's argument list (never a shell string): the sub-command, the target, JSON output,
+    and for a benchmark the baselines, shapes and timeout the user set."""
+    argv = [*settings.interpreter, "-m", "tritonify", SUBCOMMAND[kind], f"{path}::{kernel}", "--format", "json"]
+    if kind == BENCHMARK:
+        if settings.bench_baselines:
+            argv += ["--baselines", ",".join(settings.bench_baselines)]
+        if settings.bench_shapes:
+            argv += ["--shapes", settings.bench_shapes]
+        if settings.bench_timeout_s:
+            argv += ["--timeout", f"{settings.bench_timeout_s:g}"]
+    return argv
+
+
+def job_timeout_s(kind: str, settings: EditorSettings) -> float:
+    """`jobs.timeoutSeconds`, raised for a benchmark whose own `--timeout` is longer: bench then ends
+    itself with a "timeout" result instead of being killed with nothing to show."""
+    if kind == BENCHMARK and settings.bench_timeout_s:
+        return max(settings.job_timeout_s, settings.bench_timeout_s + BENCH_GRACE_S)
+    return settings.job_timeout_s
 
 
 @dataclass
@@ -149,7 +174,7 @@ class JobsFeature:
         if key in self.running:
             return self._tell(Outcome(False, f"a {kind} of {kernel} is already running", status="busy"))
         interpreter = settings.interpreter[0]
-        argv = [*settings.interpreter, "-m", "tritonify", SUBCOMMAND[kind], f"{path}::{kernel}", "--format", "json"]
+        argv = job_argv(kind, settings, path, kernel)
         self.running[key] = None
         token = await self._progress_token()
         progress = server.work_done_progress
@@ -166,7 +191,7 @@ class JobsFeature:
 
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         try:
-            job = await run_job(argv, what=f"{kind} of {kernel}", timeout_s=settings.job_timeout_s, on_progress=on_progress,
+            job = await run_job(argv, what=f"{kind} of {kernel}", timeout_s=job_timeout_s(kind, settings), on_progress=on_progress,
                                 cancelled=self._cancel_probe(token), cwd=str(path.parent), env=env, on_started=on_started)
         finally:
             self.running.pop(key, None)

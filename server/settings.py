@@ -15,7 +15,12 @@ Editor shape (camelCase as VS Code settings are written):
      "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
      "trusted": true,
      "jobs": {"timeoutSeconds": 600},
+     "benchmark": {"baselines": "eager,compile,liger", "shapes": "4096x4096,16384x4096", "timeout": 0},
      "inspect": {"enabled": true, "target": "auto" | "sm_80" | "sm_90" | "sm_100" | "sm_120" | ...}}
+
+`benchmark.*` become `tritonify bench`'s `--baselines`, `--shapes` and `--timeout`: baselines are
+names (empty: eager, compile, liger and the contract's own), shapes are checked with the parser
+`bench --shapes` uses (empty: the contract's), timeout 0 is bench's own default.
 
 `inspect.enabled` defaults to true unless the environment variable TRITONIFY_INSPECT is "0"
 (a headless client or a test suite that wants no compiles without saying so in every session).
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -38,6 +44,8 @@ RUN_ON_TYPE = "onType"
 RUN_ON_SAVE = "onSave"
 PYPROJECT_TTL_S = 2.0   # how long a folder's [tool.tritonify] is trusted before it is read again
 INSPECT_AUTO = "auto"
+DEFAULT_BASELINES = ("eager", "compile", "liger")
+_BASELINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def inspect_enabled_default() -> bool:
@@ -57,6 +65,9 @@ class EditorSettings:
     lint_timeout_s: float = 60.0
     inspect_enabled: bool = field(default_factory=inspect_enabled_default)
     inspect_target: str = INSPECT_AUTO
+    bench_baselines: tuple[str, ...] = DEFAULT_BASELINES   # () = bench's own default (all)
+    bench_shapes: str = ""                                  # "" = the contract's shapes
+    bench_timeout_s: float | None = None                    # None = bench's own default
     problems: tuple[str, ...] = ()   # what was wrong with the values given, for the log
 
     def updated(self, raw: Any) -> "EditorSettings":
@@ -123,6 +134,7 @@ class EditorSettings:
             else:
                 problems.append("jobs.timeoutSeconds must be a positive number")
         _inspect_changes(raw.get("inspect"), changes, problems)
+        _benchmark_changes(raw.get("benchmark"), changes, problems)
         changes["problems"] = self.problems + tuple(problems)
         return replace(self, **changes)
 
@@ -154,6 +166,45 @@ def _inspect_changes(inspect: Any, changes: dict[str, Any], problems: list[str])
             changes["inspect_target"] = parse_target(target).name
         except TargetError as exc:
             problems.append(f"inspect.target: {exc}")
+
+
+def _benchmark_changes(bench: Any, changes: dict[str, Any], problems: list[str]) -> None:
+    """`benchmark.baselines`, `benchmark.shapes` and `benchmark.timeout`, checked here so a bad value
+    is reported once in the log instead of failing every Benchmark (and never reaches the argv)."""
+    if bench is None:
+        return
+    if not isinstance(bench, dict):
+        problems.append("benchmark must be an object")
+        return
+    baselines = bench.get("baselines")
+    if baselines is not None:
+        names = baselines.split(",") if isinstance(baselines, str) else baselines
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            names = [n.strip() for n in names if n.strip()]
+            bad = [n for n in names if not _BASELINE_NAME.match(n)]
+            if bad:
+                problems.append(f"benchmark.baselines: {', '.join(map(repr, bad))} is not a baseline name")
+            else:
+                changes["bench_baselines"] = tuple(names)
+        else:
+            problems.append('benchmark.baselines must be names separated by commas, e.g. "eager,compile,liger"')
+    shapes = bench.get("shapes")
+    if shapes is not None:
+        from tritonify.commands.bench import parse_shapes
+
+        try:
+            if not isinstance(shapes, str):
+                raise ValueError("write shapes as a string, e.g. 4096x4096,16384x4096")
+            parsed = parse_shapes(shapes) or []
+            changes["bench_shapes"] = ",".join("x".join(str(d) for d in dims) for dims in parsed)
+        except ValueError as exc:
+            problems.append(f"benchmark.shapes: {exc}")
+    timeout = bench.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0:
+            changes["bench_timeout_s"] = float(timeout) or None
+        else:
+            problems.append("benchmark.timeout must be a number of seconds (0: bench's own default)")
 
 
 def _codes(value: Any) -> tuple[str, ...] | None:

@@ -54,8 +54,21 @@ test('server settings carry the resolved interpreter and the editor trust', () =
         interpreter: ['/venv/bin/python'],
         trusted: false,
         jobs: { timeoutSeconds: 600 },
+        benchmark: { baselines: 'eager,compile,liger', shapes: '', timeout: 0 },
         inspect: { enabled: true, target: 'auto' },
     });
+});
+
+test('benchmark settings reach the server; wrong types fall back and are reported', () => {
+    const set = readSettings({ benchmark: { openResults: false, baselines: ' eager,liger ', shapes: '4096x4096,16384x4096', timeout: 120 } });
+    assert.deepEqual(set.problems, []);
+    assert.deepEqual(toServerSettings(set.settings, [], true).benchmark, { baselines: 'eager,liger', shapes: '4096x4096,16384x4096', timeout: 120 });
+    assert.equal(set.settings.benchmark.openResults, false);
+    assert.equal('openResults' in toServerSettings(set.settings, [], true).benchmark, false);   // a client-only setting
+    const wrong = readSettings({ benchmark: { baselines: ['eager'], shapes: 4096, timeout: -5 } });
+    assert.deepEqual(wrong.settings.benchmark, DEFAULTS.benchmark);
+    assert.equal(wrong.problems.length, 3, wrong.problems.join('\n'));
+    assert.ok(wrong.problems.some((p) => p.includes('benchmark.timeout')));
 });
 
 test('compile-time insight settings reach the server; wrong values fall back and are reported', () => {
@@ -86,7 +99,8 @@ test('every setting the manifest declares is read, and the restricted ones force
     const known = new Set([
         'tritonify.interpreter', 'tritonify.importStrategy', 'tritonify.lint.run', 'tritonify.lint.select', 'tritonify.lint.ignore',
         'tritonify.lint.severity', 'tritonify.lint.timeoutSeconds', 'tritonify.ncuPath',
-        'tritonify.benchmark.openResults', 'tritonify.jobs.timeoutSeconds', 'tritonify.inspect.enabled', 'tritonify.inspect.target',
+        'tritonify.benchmark.openResults', 'tritonify.benchmark.baselines', 'tritonify.benchmark.shapes', 'tritonify.benchmark.timeout',
+        'tritonify.jobs.timeoutSeconds', 'tritonify.inspect.enabled', 'tritonify.inspect.target',
     ]);
     assert.deepEqual(declared.filter((k) => !known.has(k)), []);
     for (const key of declared) {
@@ -116,7 +130,8 @@ test('the server accepts what the client sends, without a problem (server/settin
         t.skip('no Python with tritonify importable (set TRITONIFY_TEST_PYTHON)');
         return;
     }
-    const { settings } = readSettings({ lint: { run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' }, timeoutSeconds: 7 }, jobs: { timeoutSeconds: 42 }, inspect: { enabled: false, target: 'sm_120' } });
+    const { settings } = readSettings({ lint: { run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' }, timeoutSeconds: 7 }, jobs: { timeoutSeconds: 42 }, inspect: { enabled: false, target: 'sm_120' },
+        benchmark: { baselines: 'eager,my_baseline', shapes: '4096X4096, 8192x1024', timeout: 90 } });
     const sent = toServerSettings(settings, ['/usr/bin/python3', '-X', 'dev'], false);
     const probe = [
         'import json, sys',
@@ -124,14 +139,20 @@ test('the server accepts what the client sends, without a problem (server/settin
         's = EditorSettings().updated(json.loads(sys.argv[1]))',
         'print(json.dumps({"problems": list(s.problems), "run": s.lint_run, "select": list(s.select), "ignore": list(s.ignore),',
         '  "severity": s.severity, "interpreter": list(s.interpreter), "trusted": s.trusted, "job": s.job_timeout_s, "lint": s.lint_timeout_s,',
-        '  "inspect": [s.inspect_enabled, s.inspect_target]}))',
+        '  "inspect": [s.inspect_enabled, s.inspect_target], "bench": [list(s.bench_baselines), s.bench_shapes, s.bench_timeout_s]}))',
     ].join('\n');
     const out = spawnSync(python, ['-c', probe, JSON.stringify(sent)], { encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(JSON.parse(out.stdout), {
         problems: [], run: 'onSave', select: ['TRI001'], ignore: ['TRI004'], severity: { TRI001: 'error' },
         interpreter: ['/usr/bin/python3', '-X', 'dev'], trusted: false, job: 42, lint: 7, inspect: [false, 'sm_120'],
+        bench: [['eager', 'my_baseline'], '4096x4096,8192x1024', 90],
     });
+    // the defaults the client sends are the server's own defaults, without a problem
+    const defaults = spawnSync(python, ['-c', probe, JSON.stringify(toServerSettings(DEFAULTS, ['/usr/bin/python3'], true))], { encoding: 'utf8' });
+    assert.equal(defaults.status, 0, defaults.stderr);
+    const parsed = JSON.parse(defaults.stdout);
+    assert.deepEqual([parsed.problems, parsed.bench], [[], [['eager', 'compile', 'liger'], '', null]]);
     // every target the manifest offers is one the server accepts, as itself
     const perTarget = INSPECT_TARGETS.map((target) => toServerSettings(readSettings({ inspect: { target } }).settings, [], true));
     const targetProbe = [

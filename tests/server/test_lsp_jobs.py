@@ -51,7 +51,8 @@ async def test_benchmark_reports_progress_and_its_summary_reaches_the_code_lens(
     tokens_before, refreshes_before = set(jobs.progress_reports), jobs.lens_refreshes
     result = await run_command(jobs, "tritonify.benchmark", uri, "gelu_kernel")
     assert result["ok"] is True and result["summary"] == "0.41 ms, 3.1 TB/s, 1.8x eager"
-    assert result["result"]["argv"] == ["-m", "tritonify", "bench", f"{path}::gelu_kernel", "--format", "json"]
+    assert result["result"]["argv"] == ["-m", "tritonify", "bench", f"{path}::gelu_kernel", "--format", "json",
+                                        "--baselines", "eager,compile,liger"]
     (token,) = set(jobs.progress_reports) - tokens_before     # the server created one token
     reports = jobs.progress_reports[token]
     kinds = [type(r).__name__ for r in reports]
@@ -123,6 +124,17 @@ async def test_a_hang_ends_at_the_timeout(client, workspace):
     result = await run_command(client, "tritonify.profile", uri, "hang")
     assert result["status"] == "timeout" and "within 1 s" in result["message"]
     assert time.monotonic() - started < 8
+
+
+async def test_benchmark_settings_reach_the_bench_command_line(client, workspace):
+    await start(client, workspace, options={**FAKE, "benchmark": {"baselines": "eager,liger", "shapes": "4096x4096, 64x64",
+                                                                  "timeout": 45}})
+    path = workspace / "kernel.py"
+    result = await run_command(client, "tritonify.benchmark", path.as_uri(), "gelu_kernel")
+    assert result["result"]["argv"] == ["-m", "tritonify", "bench", f"{path}::gelu_kernel", "--format", "json",
+                                        "--baselines", "eager,liger", "--shapes", "4096x4096,64x64", "--timeout", "45"]
+    profiled = await run_command(client, "tritonify.profile", path.as_uri(), "gelu_kernel")
+    assert profiled["result"]["argv"][-2:] == ["--format", "json"]
 
 
 async def test_untrusted_workspace_refuses_to_run_anything(client, workspace):
