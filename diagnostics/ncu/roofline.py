@@ -197,12 +197,15 @@ def roofline_point(launch: Launch) -> Roofline:
     # The precision nearest its own roof is the one whose roof limits the kernel.
     usage = {name: flops / r.peak_flops[name] for name, flops in r.flops_by_precision.items()
              if flops is not None and r.peak_flops.get(name)}
-    precision = max(usage, key=usage.get) if usage and max(usage.values()) > 0 else None
+    if not usage:
+        r.reason = "no precision has both its FP instruction counters and its peak in this capture"
+        return r
+    precision = max(usage, key=usage.get) if max(usage.values()) > 0 else None
     tensor = r.tensor_pipe_pct or 0.0
-    if tensor >= TENSOR_MIN_PCT and tensor / 100 > max(usage.values(), default=0.0):
+    if tensor >= TENSOR_MIN_PCT and tensor / 100 > max(usage.values()):
         return _tensor_point(launch, r, precision)
     if precision is None:
-        precision = "fp32"
+        precision = "fp32" if "fp32" in usage else next(iter(usage))
         r.note = "no floating-point add, mul or fma was counted: the point sits at zero intensity"
     r.precision = precision
     r.achieved_flops = r.flops_by_precision[precision]

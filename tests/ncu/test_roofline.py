@@ -139,6 +139,16 @@ def test_a_launch_without_metrics_gives_reasons_not_errors():
     json.dumps(r.to_dict())
 
 
+def test_counters_and_peaks_of_different_precisions_do_not_make_a_point():
+    """FP32 peak without FP32 counters, FP64 counters without the FP64 peak: no precision is whole."""
+    launch = BASE["planted_l_fp64"]
+    drop = ("smsp__sass_thread_inst_executed_op_f", "sm__sass_thread_inst_executed_op_dfma", "derived__sm__sass_thread_inst_executed_op_dfma")
+    mixed = Launch(launch.id, launch.kernel, metrics={k: v for k, v in launch.metrics.items() if not k.startswith(drop)})
+    r = roofline_point(mixed)
+    assert r.flops_by_precision["fp32"] is None and r.peak_flops["fp64"] is None
+    assert r.bound is None and "no precision has both" in r.reason
+
+
 def test_no_dram_traffic_is_compute_bound_without_dividing_by_zero():
     launch = BASE["control_fma_poly"]
     quiet = Launch(launch.id, launch.kernel, metrics={**launch.metrics, "dram__bytes.sum.per_second": 0.0})
@@ -184,3 +194,20 @@ def test_profile_json_carries_the_roofline(monkeypatch, tmp_path, capsys):
     assert doc["schema"] == "tritonify.profile/1"
     roof = doc["launches"][0]["roofline"]
     assert roof["bound"] == "memory" and roof["intensity_flop_per_byte"] < roof["ridge_point"]
+
+
+def test_any_subset_of_the_counters_gives_a_point_or_a_reason():
+    """Whatever a capture lacks, the result is a complete point or a reason, never an exception."""
+    import random
+
+    rng = random.Random(4)
+    for kernel in ("control_copy", "planted_l_fp64", "control_matmul_fp16", "planted_g_atomics"):
+        launch = BASE[kernel]
+        names = [k for k in launch.metrics if k.startswith(("smsp__sass_thread_inst", "sm__sass_thread_inst", "derived__",
+                                                            "dram__", "sm__cycles", "smsp__cycles", "sm__pipe_tensor",
+                                                            "gpu__time_duration", "gpu__dram", "launch__sm_count"))]
+        for _ in range(60):
+            kept = {k: v for k, v in launch.metrics.items() if k not in names or rng.random() < 0.5}
+            r = roofline_point(Launch(launch.id, kernel, metrics=kept))
+            assert (r.bound is not None) != (r.reason is not None), (kernel, r)
+            json.dumps(r.to_dict())
