@@ -192,13 +192,14 @@ def _benchmark_changes(bench: Any, changes: dict[str, Any], problems: list[str])
     if shapes is not None:
         from tritonify.commands.bench import parse_shapes
 
-        try:
-            if not isinstance(shapes, str):
-                raise ValueError("write shapes as a string, e.g. 4096x4096,16384x4096")
-            parsed = parse_shapes(shapes) or []
-            changes["bench_shapes"] = ",".join("x".join(str(d) for d in dims) for dims in parsed)
-        except ValueError as exc:
-            problems.append(f"benchmark.shapes: {exc}")
+        if not isinstance(shapes, str):
+            problems.append("benchmark.shapes: write shapes as a string, e.g. 4096x4096,16384x4096")
+        else:
+            try:
+                parsed = parse_shapes(shapes) or []
+                changes["bench_shapes"] = ",".join("x".join(str(d) for d in dims) for dims in parsed)
+            except ValueError as exc:
+                problems.append(f"benchmark.shapes: {exc}")
     timeout = bench.get("timeout")
     if timeout is not None:
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0:
