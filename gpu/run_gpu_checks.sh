@@ -25,21 +25,19 @@ cat "$OUT/device_info.txt"
 NGPU=$(python3 -c "import torch; print(torch.cuda.device_count())")
 left() { echo $(( TOTAL - ($(date +%s) - START) )); }
 
-group0() {
-  export CUDA_VISIBLE_DEVICES=0
-  OUT=$W/templates bash tests/templates/run_on_h200.sh "${TEMPLATES_S:-300}"
-  TRITONIFY_GPU_RESULTS=$W/lsp timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA \
-    tests/server/test_gpu_code_lens_jobs.py 2>&1 | tee "$W/lsp/pytest.log"
-}
-group1() {
-  export CUDA_VISIBLE_DEVICES=$(( NGPU > 1 ? 1 : 0 ))
-  timeout 240 python3 gpu/compile/compare.py --ncu --out "$W/compile/compile_vs_h200" 2>&1 | tee "$W/compile/compare.log"
-  TRITONIFY_GPU_RESULTS=$W/ncu timeout 200 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
-    tests/ncu/test_gpu_e2e.py 2>&1 | tee "$W/ncu/pytest.log"
-  cp results/ncu_h200_e2e.json "$W/ncu/" 2>/dev/null
-  TRITONIFY_GPU_RESULTS=$W/bench timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
-    tests/bench 2>&1 | tee "$W/bench/pytest.log"
-}
+# the steps; STEPS0 and STEPS1 choose which run on GPU 0 and GPU 1 (default: all of them)
+step_tune()      { timeout 300 python3 gpu/templates/tune.py "$W/templates/tune.json" ${TUNE_NAMES:-} 2>&1 | tee "$W/templates/tune.log"; }
+step_templates() { OUT=$W/templates bash tests/templates/run_on_h200.sh "${TEMPLATES_S:-300}"; }
+step_lsp()       { TRITONIFY_GPU_RESULTS=$W/lsp timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA \
+                     tests/server/test_gpu_code_lens_jobs.py 2>&1 | tee "$W/lsp/pytest.log"; }
+step_compare()   { timeout $(( $(left) - 20 )) python3 gpu/compile/compare.py --ncu --out "$W/compile/compile_vs_h200" 2>&1 | tee "$W/compile/compare.log"; }
+step_ncu()       { TRITONIFY_GPU_RESULTS=$W/ncu timeout 200 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
+                     tests/ncu/test_gpu_e2e.py 2>&1 | tee "$W/ncu/pytest.log"; cp results/ncu_h200_e2e.json "$W/ncu/" 2>/dev/null; }
+step_bench()     { TRITONIFY_GPU_RESULTS=$W/bench timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
+                     tests/bench 2>&1 | tee "$W/bench/pytest.log"; }
+run_steps() { for s in $1; do echo "== $s (t=$(( $(date +%s) - START )) s)"; "step_$s"; done; }
+group0() { export CUDA_VISIBLE_DEVICES=0; run_steps "${STEPS0:-templates lsp}"; }
+group1() { export CUDA_VISIBLE_DEVICES=$(( NGPU > 1 ? 1 : 0 )); run_steps "${STEPS1:-compare ncu bench}"; }
 if [ "$NGPU" -gt 1 ]; then
   group0 > "$OUT/group0.log" 2>&1 &
   group1 > "$OUT/group1.log" 2>&1 &
@@ -50,5 +48,5 @@ else
 fi
 find "$W" -name '*.ncu-rep' -size +4M -delete
 tar czf "$OUT/checks.tgz" -C "$W" .
-tail -5 "$OUT/group0.log" "$OUT/group1.log"
+for g in group0 group1; do echo "== $g"; tail -n 8 "$OUT/$g.log"; done
 echo "elapsed $(( $(date +%s) - START )) s"; ls -la "$OUT"

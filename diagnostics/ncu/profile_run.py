@@ -83,11 +83,12 @@ class ProfileRequest:
     cwd: str | None = None
 
     def report_path(self) -> Path:
+        """Absolute, so that whoever reads the result (the editor, from another folder) can open it."""
         if self.output:
             p = Path(self.output)
-            return p if p.suffix == ".ncu-rep" else p.with_name(p.name + ".ncu-rep")
+            return (p if p.suffix == ".ncu-rep" else p.with_name(p.name + ".ncu-rep")).resolve()
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        return Path(self.cwd or ".") / ".tritonify" / "profiles" / f"{self.kernel}-{stamp}.ncu-rep"
+        return (Path(self.cwd or ".") / ".tritonify" / "profiles" / f"{self.kernel}-{stamp}.ncu-rep").resolve()
 
 
 @dataclass

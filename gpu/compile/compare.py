@@ -27,7 +27,6 @@ checks that specialisations are read back and replayed correctly, not that the G
 and sets them beside the H200 capture already committed (compiled by another Triton version), see
 results/compile_predicted_vs_h200_ncu_triton36.md.
 
-Run status: written in a session without device time; the same-version GPU comparison has NOT been run yet.
 """
 from __future__ import annotations
 
@@ -120,22 +119,32 @@ def predict(path: Path, kernel_name: str, spec: dict, arch: int) -> dict:
             "limiter": o.limiter, "ptx": v.listings.get("ptx", "")}
 
 
-def compare_one(case: str, path: Path, kernel, ck, arch: int) -> dict:
+def read_back(case: str, kernel, ck) -> tuple[dict, dict, str]:
+    """What the GPU's compiled kernel says (in the thread that owns the CUDA context): the row so
+    far, the specialisation to replay, and the GPU's PTX."""
     fn = unwrap(kernel)
     spec = specialization_of(ck, list(fn.arg_names))
-    pred = predict(path, fn.__name__, spec, arch)
     truth = {"registers": getattr(ck, "n_regs", None), "local_words": getattr(ck, "n_spills", None),
              "shared": int(ck.metadata.shared)}
     row = {"case": case, "kernel": fn.__name__, "constexprs": spec["constexprs"], "options": spec["options"],
            "divisible": spec["divisible"], "gpu": truth}
+    return row, spec, ck.asm.get("ptx", "")
+
+
+def judge(row: dict, pred: dict, gpu_ptx: str) -> dict:
     if "error" in pred:
         row.update(predicted={"error": pred["error"]}, match=False)
         return row
-    same_ptx = _loc_free(pred.pop("ptx")) == _loc_free(ck.asm.get("ptx", ""))
+    row["same_ptx"] = _loc_free(pred.pop("ptx")) == _loc_free(gpu_ptx)
     row["predicted"] = pred
-    row["same_ptx"] = same_ptx
+    truth = row["gpu"]
     row["match"] = all(truth[k] is None or truth[k] == pred[k] for k in ("registers", "local_words", "shared"))
     return row
+
+
+def compare_one(case: str, path: Path, kernel, ck, arch: int) -> dict:
+    row, spec, gpu_ptx = read_back(case, kernel, ck)
+    return judge(row, predict(path, row["kernel"], spec, arch), gpu_ptx)
 
 
 # ----------------------------------------------------------------------------------- cases
@@ -402,7 +411,7 @@ def main(argv=None) -> int:
         meta.update(gpu=torch.cuda.get_device_name(), arch=arch, driver=_driver_version())
         only = set(args.only.split(",")) if args.only else None
         cases = list(planted_cases()) + ([] if args.no_templates else list(template_cases()))
-        rows = []
+        launched = []
         for case, path, kernel, setup in cases:
             if only and case not in only:
                 continue
@@ -413,10 +422,20 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001 - one bad case does not cost the run
                 print(f"[skip] {case}: {type(exc).__name__}: {exc}", file=sys.stderr)
                 continue
-            for ck in compiled_kernels(kernel):
-                row = compare_one(case, path, kernel, ck, arch)
-                if args.ncu and path == PLANTED:
-                    row["ncu"] = ncu_figures(case)
+            launched += [(case, path, *read_back(case, kernel, ck)) for ck in compiled_kernels(kernel)]
+        # the predictions are child-process compiles (CPU): eight at a time; the ncu runs use the
+        # GPU, one at a time, beside them
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as compiles, ThreadPoolExecutor(1) as profiles:
+            predicted = [compiles.submit(predict, path, row["kernel"], spec, arch) for _, path, row, spec, _ in launched]
+            measured = {case: profiles.submit(ncu_figures, case) for case, path, *_ in launched
+                        if args.ncu and path == PLANTED}
+            rows = []
+            for (case, path, row, spec, gpu_ptx), future in zip(launched, predicted):
+                row = judge(row, future.result(), gpu_ptx)
+                if case in measured:
+                    row["ncu"] = measured[case].result()
                 rows.append(row)
                 print(f"{case}: {row['kernel']} pred {row.get('predicted', {}).get('registers')} "
                       f"gpu {row['gpu']['registers']} {'ok' if row['match'] else 'MISMATCH'}", file=sys.stderr)

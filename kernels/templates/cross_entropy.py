@@ -43,6 +43,11 @@ def _prune_blocks(configs, named_args, **kwargs):
         triton.Config({"BLOCK": 8192}, num_warps=16),
         triton.Config({"BLOCK": 16384}, num_warps=16),
         triton.Config({"BLOCK": 32768}, num_warps=32),
+        triton.Config({"BLOCK": 2048}, num_warps=4),
+        triton.Config({"BLOCK": 4096}, num_warps=4),
+        triton.Config({"BLOCK": 8192}, num_warps=8),
+        triton.Config({"BLOCK": 4096}, num_warps=8, num_stages=4),
+        triton.Config({"BLOCK": 8192}, num_warps=8, num_stages=2),
     ]),
     key=["n_cols", "HAS_GRAD"],
     prune_configs_by={"early_config_prune": _prune_blocks},
@@ -51,7 +56,7 @@ def _prune_blocks(configs, named_args, **kwargs):
 @triton.jit
 def _cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n_non_ignore_ptr, n_cols,
                           ignore_index, label_smoothing, MEAN: tl.constexpr, HAS_GRAD: tl.constexpr,
-                          BLOCK: tl.constexpr):
+                          HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     row_ptr = logits_ptr + row * logits_row_stride
     target = tl.load(target_ptr + row)
@@ -79,7 +84,8 @@ def _cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n
         new_max = tl.maximum(running_max, tl.max(x, axis=0))
         running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
         running_max = new_max
-        sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
+        if HAS_SMOOTHING:  # the sum of logits only matters with label smoothing: skip its select and add
+            sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
     lse = running_max + tl.log(running_sum)
     target_logit = tl.load(row_ptr + target).to(tl.float32)
     # (1-s) * (lse - x_t) + s * mean_j(lse - x_j)
@@ -109,7 +115,7 @@ def cross_entropy_rows(logits: torch.Tensor, target: torch.Tensor, n_non_ignore:
     if n_rows:
         _cross_entropy_kernel[(n_rows,)](logits, logits.stride(0), target, loss, n_non_ignore, n_cols,
                                          ignore_index, float(label_smoothing), MEAN=reduction == "mean",
-                                         HAS_GRAD=with_grad)
+                                         HAS_GRAD=with_grad, HAS_SMOOTHING=label_smoothing > 0)
     return loss
 
 

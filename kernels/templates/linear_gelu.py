@@ -38,16 +38,20 @@ def _matmul_config(bm, bn, bk, stages, warps):
         _matmul_config(128, 128, 64, 4, 8),
         _matmul_config(128, 256, 64, 4, 8),
         _matmul_config(256, 128, 64, 3, 8),
+        _matmul_config(256, 128, 64, 4, 8),
+        _matmul_config(128, 128, 64, 5, 4),
         _matmul_config(128, 128, 32, 4, 4),
         _matmul_config(64, 256, 32, 4, 4),
         _matmul_config(128, 64, 32, 4, 4),
     ]),
     key=["M", "N", "K"],
 )
+@triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
 def _linear_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_xk, stride_wn, stride_wk,
                         stride_ym, stride_yn, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                        EVEN_K: tl.constexpr):
     # grouped ordering: GROUP_M row-tiles share each column-tile of the weight while it is in L2
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
@@ -60,14 +64,22 @@ def _linear_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_x
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    # the loads wrap rows and columns past the edge back into the matrix (never stored): no M/N masks
+    # in the main loop, so every load is a full, vectorised one
+    load_m = offs_m % M
+    load_n = offs_n % N
     offs_k = tl.arange(0, BLOCK_K)
-    x_ptrs = x_ptr + offs_m.to(tl.int64)[:, None] * stride_xm + offs_k[None, :] * stride_xk
-    w_ptrs = w_ptr + offs_n.to(tl.int64)[None, :] * stride_wn + offs_k[:, None] * stride_wk  # (BLOCK_K, BLOCK_N) of W.T
+    x_ptrs = x_ptr + load_m.to(tl.int64)[:, None] * stride_xm + offs_k[None, :] * stride_xk
+    w_ptrs = w_ptr + load_n.to(tl.int64)[None, :] * stride_wn + offs_k[:, None] * stride_wk  # (BLOCK_K, BLOCK_N) of W.T
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(tl.cdiv(K, BLOCK_K)):
-        k_left = K - k * BLOCK_K
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
-        w = tl.load(w_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        if EVEN_K:
+            x = tl.load(x_ptrs)
+            w = tl.load(w_ptrs)
+        else:
+            k_left = K - k * BLOCK_K
+            x = tl.load(x_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+            w = tl.load(w_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
         if UPCAST:  # the CPU interpreter's bf16 tl.dot returns garbage (triton 3.9); fp32 operands are exact there
             x = x.to(tl.float32)
             w = w.to(tl.float32)
@@ -77,7 +89,7 @@ def _linear_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_x
 
     # epilogue: bias, then gelu_tanh(z) = z * sigmoid(2 * sqrt(2/pi) * (z + 0.044715 z^3))
     if HAS_BIAS:
-        acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+        acc += tl.load(b_ptr + load_n).to(tl.float32)[None, :]
     y = acc * tl.sigmoid(1.5957691216057308 * (acc + 0.044715 * acc * acc * acc))
     y_ptrs = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym + offs_n[None, :] * stride_yn
     tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

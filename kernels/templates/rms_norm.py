@@ -5,6 +5,7 @@ keeps 1/rms per row for the backward. Backward: each program walks a strided set
 dx and accumulates its share of dweight in fp32; the shares are summed by one small reduction.
 Statistics are computed in fp32 whatever the input dtype (Llama casting).
 """
+import functools
 import os
 
 import torch
@@ -34,32 +35,39 @@ def _prune_rows(configs, named_args, **kwargs):
 
 @triton.autotune(
     configs=_autotune_configs([
-        triton.Config({"ROWS": 1}, num_warps=8),
-        triton.Config({"ROWS": 1}, num_warps=4),
-        triton.Config({"ROWS": 1}, num_warps=16),
-        triton.Config({"ROWS": 2}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=16),
+        # ROWS rows per step; PPS > 0 makes the grid persistent (PPS programs per SM, each looping over
+        # row blocks with the next block's loads issued during this one's arithmetic, STAGES deep)
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=4),
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=16),
+        triton.Config({"ROWS": 2, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 4, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 4, "STAGES": 2}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2}, num_warps=4),
+        triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
+        triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
     ]),
     key=["n_cols", "BLOCK_N"],
     prune_configs_by={"early_config_prune": _prune_rows},
 )
 @triton.jit
 def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps,
-                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
-    row_mask = rows < n_rows
     col_mask = cols < n_cols
-    mask = row_mask[:, None] & col_mask[None, :]
-    rows64 = rows.to(tl.int64)[:, None]
-    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
     w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-    mean_sq = tl.sum(x * x, axis=1) / n_cols
-    rstd = tl.rsqrt(mean_sq + tl.cast(eps, tl.float32))
-    y = x * rstd[:, None] * w[None, :]
-    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+    # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
+    for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
+        rows = first + tl.arange(0, ROWS)
+        row_mask = rows < n_rows
+        mask = row_mask[:, None] & col_mask[None, :]
+        rows64 = rows.to(tl.int64)[:, None]
+        x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        mean_sq = tl.sum(x * x, axis=1) / n_cols
+        rstd = tl.rsqrt(mean_sq + tl.cast(eps, tl.float32))
+        y = x * rstd[:, None] * w[None, :]
+        tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
 @triton.jit
@@ -85,6 +93,19 @@ def _rms_norm_bwd_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr,
     tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
 
 
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: int) -> int:
+    """Programs for a row kernel: one per block of rows, or at most programs_per_sm per SM (persistent)."""
+    blocks = triton.cdiv(n_rows, rows_per_step)
+    if programs_per_sm and x.is_cuda:
+        return max(1, min(blocks, programs_per_sm * _sm_count(x.device.index or 0)))
+    return blocks
+
+
 def _rms_norm_block_n(n_cols: int) -> int:
     limit = RMS_NORM_MAX_HIDDEN
     if n_cols > limit:
@@ -108,7 +129,7 @@ def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
     y = torch.empty_like(x2d)
     rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
     if n_rows:
-        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
+        grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
         _rms_norm_fwd_kernel[grid](x2d, weight, y, rstd, n_rows, n_cols, x2d.stride(0), y.stride(0), float(eps),
                                    BLOCK_N=_rms_norm_block_n(n_cols))
     return y.reshape(shape), x2d, rstd

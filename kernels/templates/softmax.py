@@ -5,6 +5,7 @@ kernel, several rows per program when rows are narrow). Wider rows take the onli
 pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
 ``dx = y * (dy - sum(dy * y))``, one row per program.
 """
+import functools
 import os
 
 import torch
@@ -34,27 +35,34 @@ def _prune_rows(configs, named_args, **kwargs):
 
 @triton.autotune(
     configs=_autotune_configs([
-        triton.Config({"ROWS": 1}, num_warps=8),
-        triton.Config({"ROWS": 1}, num_warps=4),
-        triton.Config({"ROWS": 1}, num_warps=16),
-        triton.Config({"ROWS": 2}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=16),
+        # ROWS rows per step; PPS > 0 makes the grid persistent (PPS programs per SM, each looping over
+        # row blocks with the next block's loads issued during this one's arithmetic, STAGES deep)
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=4),
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=16),
+        triton.Config({"ROWS": 2, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 4, "PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 4, "STAGES": 2}, num_warps=8),
+        triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2}, num_warps=4),
+        triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
+        triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
     ]),
     key=["n_cols", "BLOCK_N"],
     prune_configs_by={"early_config_prune": _prune_rows},
 )
 @triton.jit
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride,
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
-    mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
-    rows64 = rows.to(tl.int64)[:, None]
-    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
-    e = tl.exp(x - tl.max(x, axis=1)[:, None])
-    y = e / tl.sum(e, axis=1)[:, None]
-    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
+    for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
+        rows = first + tl.arange(0, ROWS)
+        mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
+        rows64 = rows.to(tl.int64)[:, None]
+        x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=1)[:, None])
+        y = e / tl.sum(e, axis=1)[:, None]
+        tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -97,6 +105,19 @@ def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, dy_row_stride, y_row_stri
         tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
 
 
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: int) -> int:
+    """Programs for a row kernel: one per block of rows, or at most programs_per_sm per SM (persistent)."""
+    blocks = triton.cdiv(n_rows, rows_per_step)
+    if programs_per_sm and x.is_cuda:
+        return max(1, min(blocks, programs_per_sm * _sm_count(x.device.index or 0)))
+    return blocks
+
+
 def _rows(t: torch.Tensor) -> torch.Tensor:
     t2d = t.reshape(-1, t.shape[-1])
     return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
@@ -112,7 +133,7 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x2d)
     if n_rows and n_cols:
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
-            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
+            grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
             _softmax_fwd_kernel[grid](x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0),
                                       BLOCK_N=triton.next_power_of_2(n_cols))
         else:

@@ -188,3 +188,12 @@ def test_a_kernel_without_a_contract_still_needs_a_command(fake_ncu, tmp_path):
     with pytest.raises(ProfileError) as exc:
         run_profile(ProfileRequest(file=str(lone), kernel="kern", command=[]))
     assert exc.value.code == "no-launcher" and "-- python script.py" in exc.value.hint
+
+
+def test_report_paths_are_absolute(tmp_path, monkeypatch):
+    """The editor reads the result from another folder than the job's: a relative path would not open."""
+    monkeypatch.chdir(tmp_path)
+    named = ProfileRequest(file="k.py", kernel="kern", command=[], output="out/x").report_path()
+    assert named == tmp_path / "out" / "x.ncu-rep"
+    default = ProfileRequest(file="k.py", kernel="kern", command=[], cwd="sub").report_path()
+    assert default.is_absolute() and default.parent == tmp_path / "sub" / ".tritonify" / "profiles"

@@ -219,7 +219,8 @@ def test_softmax_forward_backward(dtype, shape, fused_limit, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("lead,k,n,with_bias", [((37,), 45, 53, True), ((2, 9), 70, 33, False)], ids=str)
+@pytest.mark.parametrize("lead,k,n,with_bias", [((37,), 45, 53, True), ((2, 9), 70, 33, False), ((19,), 128, 41, True)],
+                         ids=str)
 def test_linear_gelu_forward_backward(dtype, lead, k, n, with_bias):
     m, g = MODULES["linear_gelu"], fresh_generator()
     x = randn(*lead, k, dtype=dtype, gen=g)
@@ -236,6 +237,28 @@ def test_linear_gelu_forward_backward(dtype, lead, k, n, with_bias):
     for got, r, what in zip(ks, rs, ("dx", "dweight", "dbias")):
         if got is not None:
             assert_close(got.grad, r.grad, dtype, what, scale=4)
+
+
+@pytest.mark.parametrize("name,kernel", [("rms_norm", "_rms_norm_fwd_kernel"), ("softmax", "_softmax_fwd_kernel")])
+@pytest.mark.parametrize("rows_per_step,stages", [(1, 2), (2, 3)])
+def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages):
+    """Fewer programs than row blocks (the persistent configs, PPS > 0): each program loops over
+    several blocks, and every row, the ragged last block too, comes out right."""
+    m, g = MODULES[name], fresh_generator()
+    n_rows, n_cols = 11, 67
+    x = randn(n_rows, n_cols, dtype=torch.float32, gen=g, scale=2.0)
+    y = torch.full_like(x, float("nan"))
+    fn, block_n = getattr(m, kernel).fn, triton.next_power_of_2(n_cols)
+    meta = dict(BLOCK_N=block_n, ROWS=rows_per_step, PPS=1, STAGES=stages)
+    if name == "rms_norm":
+        w = randn(n_cols, dtype=torch.float32, gen=g, scale=0.1, shift=1.0)
+        rstd = torch.full((n_rows,), float("nan"), device=DEVICE)
+        fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, **meta)
+        ref = m.rms_norm_reference(x.double(), w.double(), 1e-6)
+    else:
+        fn[(3,)](x, y, n_rows, n_cols, x.stride(0), y.stride(0), **meta)
+        ref = m.softmax_reference(x.double())
+    assert_close(y, ref, torch.float32, "y")
 
 
 def test_linear_gelu_refuses_mismatched_features():
