@@ -173,6 +173,7 @@ class GpuTimer(Timer):
                 import torch
 
                 torch.cuda.synchronize()
+                reset_rng_after_failed_capture()
         passes = [self._do_bench(call) for _ in range(2)]
         p20, p50, p80 = passes[1]
         return Timing(p20, p50, p80, [passes[0][1], p50], "do_bench", True, 1, note)
@@ -184,6 +185,21 @@ class GpuTimer(Timer):
                 "time divided by the calls; keeps launcher overhead out); inputs rotate over enough sets to span "
                 "2x L2 when one set fits in it; quantiles p20/p50/p80 of the second of two passes; a pass-to-pass "
                 f"median difference or a p20-p80 width over {NOISE_LIMIT:.0%} of the median is flagged as noisy")
+
+
+def reset_rng_after_failed_capture() -> None:
+    """A capture that fails inside ``torch.cuda.graph`` (a host sync in the call, seen with Liger's
+    cross-entropy) leaves the CUDA generators marked as capturing, and every later random draw on the
+    GPU fails with "Offset increment outside graph capture encountered unexpectedly": the next shape's
+    inputs could not be made. Give each generator a copy of its state (same seed and offset) that is
+    not marked, so the run goes on with the same random stream."""
+    import torch
+
+    for gen in torch.cuda.default_generators:
+        try:
+            gen.graphsafe_set_state(gen.clone_state())
+        except (AttributeError, RuntimeError):  # an older torch without graph-safe states: nothing to reset
+            pass
 
 
 def calls_per_graph(probe_ms: float, sets: int, target_ms: float = 1.0, limit: int = 256) -> int:

@@ -58,16 +58,22 @@ def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_st
     w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        rows = first + tl.arange(0, ROWS)
-        row_mask = rows < n_rows
-        mask = row_mask[:, None] & col_mask[None, :]
-        rows64 = rows.to(tl.int64)[:, None]
-        x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        mean_sq = tl.sum(x * x, axis=1) / n_cols
-        rstd = tl.rsqrt(mean_sq + tl.cast(eps, tl.float32))
-        y = x * rstd[:, None] * w[None, :]
-        tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-        tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+            row64 = tl.cast(first, tl.int64)
+            x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+            rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + tl.cast(eps, tl.float32))
+            tl.store(y_ptr + row64 * y_row_stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=col_mask)
+            tl.store(rstd_ptr + first, rstd)
+        else:
+            rows = first + tl.arange(0, ROWS)
+            row_mask = rows < n_rows
+            mask = row_mask[:, None] & col_mask[None, :]
+            rows64 = rows.to(tl.int64)[:, None]
+            x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + tl.cast(eps, tl.float32))
+            y = x * rstd[:, None] * w[None, :]
+            tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+            tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
 @triton.jit

@@ -56,13 +56,20 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        rows = first + tl.arange(0, ROWS)
-        mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
-        rows64 = rows.to(tl.int64)[:, None]
-        x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
-        e = tl.exp(x - tl.max(x, axis=1)[:, None])
-        y = e / tl.sum(e, axis=1)[:, None]
-        tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+            row64 = tl.cast(first, tl.int64)
+            x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+            e = tl.exp(x - tl.max(x, axis=0))
+            tl.store(y_ptr + row64 * y_row_stride + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty),
+                     mask=cols < n_cols)
+        else:
+            rows = first + tl.arange(0, ROWS)
+            mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
+            rows64 = rows.to(tl.int64)[:, None]
+            x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
+            e = tl.exp(x - tl.max(x, axis=1)[:, None])
+            y = e / tl.sum(e, axis=1)[:, None]
+            tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit

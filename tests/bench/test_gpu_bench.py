@@ -94,3 +94,48 @@ def test_illegal_address_ends_the_run_with_a_clear_message(tmp_path):
                           timeout=300, env={"TRITON_INTERPRET": "0"})
     assert result["status"] == "crashed", result
     assert "illegal" in result["message"].lower()
+
+
+SYNCING_BASELINE = '''
+import torch
+import triton
+import triton.language as tl
+from tritonify.kernels.bench import Contract
+
+
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def double(x):
+    y = torch.empty_like(x)
+    double_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
+
+
+def syncing(x):
+    if x.abs().max().item() < 0:      # a host sync: this call cannot be captured in a CUDA graph
+        return x
+    return x * 2
+
+
+CONTRACT = Contract(kernel="double_kernel", entry=double, reference=lambda x: x * 2,
+                    inputs=lambda s, d, dev: (torch.randn(s, dtype=d, device=dev),), shapes=[(4096,), (8192,)],
+                    dtype="float32", baselines={"syncing": syncing})
+'''
+
+
+def test_a_baseline_that_cannot_be_captured_does_not_break_the_next_shape(tmp_path):
+    """Seen on the H200 with Liger's cross-entropy: its failed graph capture left the CUDA generator
+    marked as capturing, and every later random input failed. Both shapes must be measured."""
+    (tmp_path / "sync.py").write_text(SYNCING_BASELINE)
+    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'sync.py'}::double_kernel", baselines=["syncing"]),
+                          timeout=300, env={"TRITON_INTERPRET": "0"})
+    assert result["status"] == "ok", result.get("message")
+    assert len(result["shapes"]) == 2
+    for shape in result["shapes"]:
+        assert shape["results"]["kernel"]["timing"]["method"] == "cuda_graph"
+        synced = shape["results"]["syncing"]["timing"]
+        assert synced["method"] == "do_bench" and "capture failed" in synced["note"]

@@ -1,8 +1,9 @@
 """One device run of the benchmark harness over the templates (not a test: run by run_on_h200.sh).
 
-Each template is run in this one process with ``runner.run_bench`` (the function the harness's child
-process runs), against eager PyTorch, ``torch.compile`` and Liger-Kernel where Liger has the op, at one
-large shape. Results go to ``$OUT/templates_h200.jsonl`` one line per template as each finishes, so a
+Each template is one harness job (``jobs.run_job``: its own child process, as ``tritonify bench`` runs
+it), against eager PyTorch, ``torch.compile`` and Liger-Kernel where Liger has the op, at one large
+shape. One process per template matters: a baseline whose CUDA-graph capture fails can leave that
+process's CUDA state unusable for what follows (seen with Liger's cross-entropy). Results go to ``$OUT/templates_h200.jsonl`` one line per template as each finishes, so a
 run cut short keeps what it measured. A template is not started once ``budget_s`` has passed.
 
     python tests/templates/h200_bench.py BUDGET_S [NAME ...]
@@ -33,8 +34,7 @@ PLAN = {
 
 
 def main(argv: list[str]) -> int:
-    from tritonify.kernels.bench.jobs import job_spec
-    from tritonify.kernels.bench.runner import run_bench
+    from tritonify.kernels.bench.jobs import job_spec, run_job
 
     budget = float(argv[0]) if argv else 150.0
     names = argv[1:] or list(PLAN)
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
                             baselines=["eager", "compile", "liger"], checks=1, seed=20261129)
             t0 = time.time()
             try:
-                record = run_bench(spec)
+                record = run_job(spec, timeout=max(60.0, budget + 60 - elapsed), env={"TRITON_INTERPRET": "0"})
             except Exception as exc:  # noqa: BLE001 -- one template's failure must not cost the others their numbers
                 record = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
             record["template"], record["wall_s"] = name, round(time.time() - t0, 1)
