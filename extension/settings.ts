@@ -55,7 +55,7 @@ export const DEFAULTS: ExtensionSettings = {
     importStrategy: 'useBundled',
     lint: { run: 'onType', select: [], ignore: [], severity: {}, timeoutSeconds: 60 },
     ncuPath: '',
-    benchmark: { openResults: true, baselines: 'eager,compile,liger', shapes: '', timeout: 0 },
+    benchmark: { openResults: true, baselines: '', shapes: '', timeout: 0 },
     jobs: { timeoutSeconds: 600 },
     inspect: { enabled: true, target: 'auto' },
 };

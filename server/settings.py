@@ -44,7 +44,7 @@ RUN_ON_TYPE = "onType"
 RUN_ON_SAVE = "onSave"
 PYPROJECT_TTL_S = 2.0   # how long a folder's [tool.tritonify] is trusted before it is read again
 INSPECT_AUTO = "auto"
-DEFAULT_BASELINES = ("eager", "compile", "liger")
+DEFAULT_BASELINES: tuple[str, ...] = ()   # bench's own default: every baseline, the contract's included
 _BASELINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

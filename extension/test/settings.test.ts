@@ -54,7 +54,7 @@ test('server settings carry the resolved interpreter and the editor trust', () =
         interpreter: ['/venv/bin/python'],
         trusted: false,
         jobs: { timeoutSeconds: 600 },
-        benchmark: { baselines: 'eager,compile,liger', shapes: '', timeout: 0 },
+        benchmark: { baselines: '', shapes: '', timeout: 0 },
         inspect: { enabled: true, target: 'auto' },
     });
 });
@@ -152,7 +152,7 @@ test('the server accepts what the client sends, without a problem (server/settin
     const defaults = spawnSync(python, ['-c', probe, JSON.stringify(toServerSettings(DEFAULTS, ['/usr/bin/python3'], true))], { encoding: 'utf8' });
     assert.equal(defaults.status, 0, defaults.stderr);
     const parsed = JSON.parse(defaults.stdout);
-    assert.deepEqual([parsed.problems, parsed.bench], [[], [['eager', 'compile', 'liger'], '', null]]);
+    assert.deepEqual([parsed.problems, parsed.bench], [[], [[], '', null]]);
     // every target the manifest offers is one the server accepts, as itself
     const perTarget = INSPECT_TARGETS.map((target) => toServerSettings(readSettings({ inspect: { target } }).settings, [], true));
     const targetProbe = [

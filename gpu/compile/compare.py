@@ -365,6 +365,17 @@ def markdown(meta: dict, rows: list) -> str:
               if abs(r["predicted"]["occupancy_pct"] - r["ncu"]["sm__maximum_warps_per_active_cycle_pct"]) < 0.01)
     lines.append(f"Registers equal: {regs}/{len(ok)}; Triton shared memory equal: {smem}/{len(ok)}"
                  + (f"; theoretical occupancy equal to ncu's: {occ}/{len(with_ncu)}." if with_ncu else "."))
+    with_ncu_regs = [r for r in ok if "launch__registers_per_thread" in r.get("ncu", {})]
+    if with_ncu_regs:
+        same = [r for r in with_ncu_regs if r["ncu"]["launch__registers_per_thread"] == r["predicted"]["registers"]]
+        floor = [r for r in with_ncu_regs if r not in same and r["predicted"]["registers"] < 16
+                 and r["ncu"]["launch__registers_per_thread"] == 16]
+        lines.append(f"ncu's launch__registers_per_thread equals the predicted count in {len(same)}/{len(with_ncu_regs)}"
+                     + (f"; in {len(floor)} more it reads 16 where the compiler used "
+                        f"{', '.join(str(r['predicted']['registers']) for r in floor)}: ncu reports the allocation, "
+                        "which has a floor of 16 registers per thread, while `CompiledKernel.n_regs` (and the "
+                        "prediction) is the compiler's count. Below 16, registers never limit occupancy, so the "
+                        "occupancy figures agree there too." if floor else "."))
     if meta.get("note"):
         lines += ["", meta["note"]]
     return "\n".join(lines) + "\n"

@@ -15,11 +15,10 @@ def settings(**benchmark) -> EditorSettings:
     return EditorSettings(interpreter=PY).updated({"benchmark": benchmark})
 
 
-def test_defaults_pass_the_three_library_baselines_and_nothing_else():
+def test_defaults_leave_the_choice_to_bench_every_baseline_the_contracts_own_included():
     s = EditorSettings(interpreter=PY)
     assert job_argv(BENCHMARK, s, TARGET, "rmsnorm") == [
-        *PY, "-m", "tritonify", "bench", "/ws/kernels.py::rmsnorm", "--format", "json",
-        "--baselines", "eager,compile,liger"]
+        *PY, "-m", "tritonify", "bench", "/ws/kernels.py::rmsnorm", "--format", "json"]
     assert job_timeout_s(BENCHMARK, s) == s.job_timeout_s
 
 

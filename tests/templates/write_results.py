@@ -1,8 +1,12 @@
-"""Turn one device run's files (templates_h200.jsonl, device_info.txt, gpu_checks.log) into
+"""Turn device runs' files (templates_h200.jsonl, device_info.txt, gpu_checks.log) into
 ``results/templates_h200.md``: per template, the harness's rows and the issue's targets (memory-bound:
 >= 85% of copy bandwidth and >= 1.0x Liger and torch.compile; linear + GELU: >= 1.0x torch.compile).
 
-    python tests/templates/write_results.py FILES_DIR results/templates_h200.md
+    python tests/templates/write_results.py FILES_DIR [EARLIER_DIR ...] results/templates_h200.md
+
+The first folder is the latest run (its checks and device are reported); a template it did not
+measure (its time budget ran out) is taken from the next folder that did, and marked with that
+run's date: each template's numbers always come from one run of its own.
 """
 from __future__ import annotations
 
@@ -30,14 +34,34 @@ def _verdict(name: str, shape: dict) -> str:
     for base in ("compile", "liger"):
         if base in speed:
             x = speed[base]
-            parts.append(f"{x:.2f}x {base} ({'meets' if x >= 1.0 else f'misses 1.0x by {100 * (1 - x):.0f}%'})")
+            shown = f"{x:.2f}x" if x >= 1.0 or x < 0.99 else f"{x:.3f}x"   # 0.998 must not read as 1.00
+            parts.append(f"{shown} {base} ({'meets' if x >= 1.0 else f'misses 1.0x by {100 * (1 - x):.1f}%'})")
         else:
             parts.append(f"no {base} ratio")
     return "; ".join(parts)
 
 
-def render(files: Path) -> str:
-    records = [json.loads(line) for line in (files / "templates_h200.jsonl").read_text().splitlines() if line.strip()]
+def _records(files: Path) -> list[dict]:
+    return [json.loads(line) for line in (files / "templates_h200.jsonl").read_text().splitlines() if line.strip()]
+
+
+def merged_records(folders: list[Path]) -> list[dict]:
+    """The latest run's records; a template it did not measure comes from the next run that did."""
+    latest = _records(folders[0])
+    out = []
+    for r in latest:
+        if not r.get("shapes"):
+            for older in folders[1:]:
+                found = next((o for o in _records(older) if o.get("template") == r.get("template") and o.get("shapes")), None)
+                if found:
+                    r = dict(found, earlier_run=(found.get("ceilings") or {}).get("measured_at", older.name))
+                    break
+        out.append(r)
+    return out
+
+
+def render(files: Path, earlier: list[Path] | None = None) -> str:
+    records = merged_records([files, *(earlier or [])])
     info = (files / "device_info.txt").read_text().strip() if (files / "device_info.txt").exists() else ""
     checks = (files / "gpu_checks.log").read_text() if (files / "gpu_checks.log").exists() else ""
     first = next((r for r in records if r.get("gpu")), {})
@@ -46,7 +70,8 @@ def render(files: Path) -> str:
     out.append(f"Measured {ceil.get('measured_at', '?')} on one {gpu.get('name', '?')} (driver {gpu.get('driver', '?')}, "
                f"{gpu.get('sms', '?')} SMs), python {ver.get('python', '?')}, torch {ver.get('torch', '?')} "
                f"(CUDA {ver.get('cuda', '?')}), triton {ver.get('triton', '?')}, liger-kernel {ver.get('liger-kernel', '?')}. "
-               "One run, one process, templates in priority order (`tests/templates/h200_bench.py`).")
+               "Each template is one harness job (its own process), in priority order (`tests/templates/h200_bench.py`); "
+               "a template marked *earlier run* comes from the run named there, its kernel unchanged since.")
     out.append("")
     out.append(f"Ceilings measured in this run: copy bandwidth **{_fmt(ceil.get('copy_gbps'), '.0f')} GB/s**, "
                f"bf16 matmul **{_fmt(ceil.get('bf16_tflops'), '.0f')} TFLOP/s**.")
@@ -59,7 +84,8 @@ def render(files: Path) -> str:
             out.append(f"| {name} | - | {r.get('status')}: {r.get('message', '')} |")
             continue
         for s in r["shapes"]:
-            out.append(f"| {name} | {s['label']} | {_verdict(name, s)} |")
+            mark = f" (*earlier run*, {r['earlier_run']})" if r.get("earlier_run") else ""
+            out.append(f"| {name}{mark} | {s['label']} | {_verdict(name, s)} |")
     out.append("")
     for r in records:
         if not r.get("shapes"):
@@ -102,6 +128,7 @@ def render(files: Path) -> str:
 
 
 if __name__ == "__main__":
-    files, dest = Path(sys.argv[1]), Path(sys.argv[2])
-    dest.write_text(render(files))
+    *folders, dest = [Path(a) for a in sys.argv[1:]]
+    dest = Path(dest)
+    dest.write_text(render(folders[0], folders[1:]))
     print(dest.read_text())
