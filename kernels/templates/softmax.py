@@ -1,7 +1,7 @@
 """Fused softmax over the last dimension, forward and backward.
 
 Rows up to SOFTMAX_MAX_FUSED_COLS wide live in registers: one read, one write (the Triton tutorial's
-kernel, several rows per program when rows are narrow). Wider rows take the online-softmax path: one
+kernel: several rows per step when rows are narrow, and a persistent grid among the autotune configs). Wider rows take the online-softmax path: one
 pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
 ``dx = y * (dy - sum(dy * y))``, one row per program.
 """
