@@ -24,6 +24,7 @@ from functools import cached_property
 
 from lsprotocol import types
 
+from tritonify.diagnostics.compile.runner import stop_all_workers
 from tritonify.server.app import TritonifyServer
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import lint_path, open_document
@@ -296,6 +297,7 @@ class InspectFeature:
 
     def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+        stop_all_workers()        # a compile still running would otherwise run on to its timeout
 
 
 def _is_python(doc) -> bool:

@@ -3,7 +3,8 @@
 The child gets a copy of the editor's text (so unsaved edits compile, and line numbers are the
 user's), a JSON request, and an environment that pins what changes the code: no interpreter
 mode, `TRITON_DEFAULT_FP_FUSION` explicit (its default flips in 3.10), and the ptxas log on.
-On timeout the child's whole process group is killed (ptxas included).
+On timeout the child's whole process group is killed (ptxas included), and `stop_all_workers()`
+kills every running one (the language server calls it at shutdown, so no compile outlives it).
 """
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 WORKER = Path(__file__).with_name("worker.py")
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 class WorkerError(RuntimeError):
@@ -54,6 +58,8 @@ def run_worker(text: str, path: str, request: dict, *, python: str | None = None
                                     start_new_session=True)
         except OSError as exc:
             raise WorkerError(f"cannot start {python}: {exc}", kind="no-python") from exc
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -62,6 +68,9 @@ def run_worker(text: str, path: str, request: dict, *, python: str | None = None
             raise WorkerError(f"compiling took longer than {timeout:g} s and was stopped "
                               "(a large BLOCK with few warps can keep ptxas busy for minutes)",
                               kind="timeout", stderr=err[-2000:])
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
         last = next((line for line in reversed(out.splitlines()) if line.startswith("{")), None)
         if last is None:
             tail = err.strip()[-1500:]
@@ -72,6 +81,15 @@ def run_worker(text: str, path: str, request: dict, *, python: str | None = None
         result = json.loads(last)
         result["compiled_path"] = str(source)
         return result
+
+
+def stop_all_workers() -> int:
+    """Kill every compile worker still running (with its ptxas); the number killed."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
+    return len(running)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
