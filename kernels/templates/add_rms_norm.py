@@ -45,7 +45,7 @@ def _prune_rows(configs, named_args, **kwargs):
     prune_configs_by={"early_config_prune": _prune_rows},
 )
 @triton.jit
-def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,
+def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                              x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps,
                              BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)

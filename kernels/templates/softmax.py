@@ -51,7 +51,7 @@ def _prune_rows(configs, named_args, **kwargs):
     prune_configs_by={"early_config_prune": _prune_rows},
 )
 @triton.jit
-def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride,
+def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
@@ -73,7 +73,7 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
 
 
 @triton.jit
-def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK_N: tl.constexpr):
+def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK_N: tl.constexpr):  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
     running_max = float("-inf")
@@ -82,7 +82,10 @@ def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride,
         offs = start + cols
         x = tl.load(x_ptr + row * x_row_stride + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
         new_max = tl.maximum(running_max, tl.max(x, axis=0))
-        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
+        max_log2 = new_max * 1.4426950408889634
+        running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
+                       + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
         running_max = new_max
     for start in range(0, n_cols, BLOCK_N):
         offs = start + cols
