@@ -9,7 +9,13 @@ from typing import Iterable
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
+from tritonify.diagnostics.triton_ast import (
+    ImportMap,
+    Kernel,
+    find_kernels,
+    walk_nodes,
+    walk_nodes_and_parents,
+)
 
 
 @dataclass
@@ -42,17 +48,7 @@ class PythonContext:
         node's parent: the two things nearly every rule needs."""
         cached = self.__dict__.get("_module_walk")
         if cached is None:
-            nodes: list[ast.AST] = [self.tree]
-            parents: dict[ast.AST, ast.AST] = {}
-            i = 0
-            iter_children = ast.iter_child_nodes
-            while i < len(nodes):
-                node = nodes[i]
-                i += 1
-                for child in iter_children(node):
-                    parents[child] = node
-                    nodes.append(child)
-            cached = self.__dict__["_module_walk"] = (nodes, parents)
+            cached = self.__dict__["_module_walk"] = walk_nodes_and_parents(self.tree)
         return cached
 
     @cached_property
@@ -75,7 +71,7 @@ class PythonContext:
         cache = self.__dict__.setdefault("_walk_cache", {})
         found = cache.get(id(node))
         if found is None or found[0] is not node:
-            found = (node, list(ast.walk(node)))
+            found = (node, walk_nodes(node))
             cache[id(node)] = found
         return found[1]
 

@@ -55,6 +55,61 @@ def canonical(path: str) -> str:
     return path
 
 
+# Fields that hold plain values (names, flags), never child nodes: `walk_nodes` skips them.
+_VALUE_FIELDS = frozenset({"id", "attr", "arg", "kind", "type_comment", "conversion", "is_async", "level",
+                           "module", "lineno"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(node))`: the same nodes in the same breadth-first order, about three times
+    faster (no generators; fields that never hold nodes are skipped). Rules walk many small
+    expressions, so this is the linter's innermost loop."""
+    out = [node]
+    append = out.append
+    child_fields = _CHILD_FIELDS
+    AST = ast.AST
+    for current in out:  # `out` grows while it is read: breadth-first, like ast.walk's deque
+        cls = current.__class__
+        names = child_fields.get(cls)
+        if names is None:
+            names = child_fields[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
+        for name in names:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        append(item)
+            elif isinstance(value, AST):
+                append(value)
+    return out
+
+
+def walk_nodes_and_parents(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+    """`walk_nodes(node)` and, from the same walk, each node's parent (child -> parent)."""
+    out = [node]
+    parents: dict[ast.AST, ast.AST] = {}
+    append = out.append
+    child_fields = _CHILD_FIELDS
+    AST = ast.AST
+    for current in out:
+        cls = current.__class__
+        names = child_fields.get(cls)
+        if names is None:
+            names = child_fields[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
+        for name in names:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        parents[item] = current
+                        append(item)
+            elif isinstance(value, AST):
+                parents[value] = current
+                append(value)
+    return out, parents
+
+
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
     parts = []
@@ -206,7 +261,7 @@ class Kernel:
         """Every node of the kernel's body (not its decorators or signature), walked once."""
         out: list[ast.AST] = []
         for stmt in self.node.body:
-            out.extend(ast.walk(stmt))
+            out.extend(walk_nodes(stmt))
         return out
 
     @cached_property
@@ -227,7 +282,7 @@ def _config_keys(call: ast.Call | None) -> set[str]:
     keys: set[str] = set()
     if call is None:
         return keys
-    for node in ast.walk(call):
+    for node in walk_nodes(call):
         if isinstance(node, ast.Dict):
             for k in node.keys:
                 if isinstance(k, ast.Constant) and isinstance(k.value, str):
@@ -293,7 +348,7 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
     functions: dict[str, ast.FunctionDef] = {}
     calls: list[ast.Call] = []
     subscripts: list[ast.Subscript] = []
-    for node in (nodes if nodes is not None else ast.walk(tree)):  # one walk collects everything below
+    for node in (nodes if nodes is not None else walk_nodes(tree)):  # one walk collects everything below
         if isinstance(node, ast.Call):
             calls.append(node)
         elif isinstance(node, ast.Subscript):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonify.diagnostics.triton_ast import ImportMap
+from tritonify.diagnostics.triton_ast import ImportMap, walk_nodes
 
 # Wrappers that keep logits' meaning: reshapes, casts, the causal shift.
 _RESHAPES = {"view", "reshape", "flatten"}
@@ -48,7 +48,7 @@ def _last_assignment(fn: ast.AST | None, name: str, before_line: int) -> ast.Ass
     if fn is None:
         return None
     best = None
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.Assign) and node.lineno < before_line and len(node.targets) == 1:
             t = node.targets[0]
             if isinstance(t, ast.Name) and t.id == name and (best is None or node.lineno > best.lineno):
@@ -123,7 +123,7 @@ def is_cross_entropy_call(call: ast.Call, imports: ImportMap, loss_objects: set[
 def cross_entropy_objects(tree: ast.Module, imports: ImportMap, nodes: list[ast.AST] | None = None) -> set[str]:
     """Source texts (`loss_fct`, `self.loss_fn`) bound to a torch.nn.CrossEntropyLoss()."""
     out = set()
-    for node in (nodes if nodes is not None else ast.walk(tree)):
+    for node in (nodes if nodes is not None else walk_nodes(tree)):
         if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and (imports.resolve(node.value.func) or "") == "torch.nn.CrossEntropyLoss"):
             out.update(ast.unparse(t) for t in node.targets)

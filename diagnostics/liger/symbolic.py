@@ -25,7 +25,13 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, libdevice_name, tl_name
+from tritonify.diagnostics.triton_ast import (
+    ImportMap,
+    Kernel,
+    libdevice_name,
+    tl_name,
+    walk_nodes,
+)
 
 MAX_INLINE_DEPTH = 3
 MAX_NODES = 4000           # Liger's largest kernel has 255; past this a kernel is not analysed (the matchers are quadratic)
@@ -287,11 +293,11 @@ class _Builder:
 
     def loop(self, stmt: ast.For | ast.While, env: dict[str, int]) -> None:
         g = self.g
-        assigned = {t.id for node in stmt.body for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        assigned = {t.id for node in stmt.body for t in walk_nodes(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
         before = dict(env)
         if isinstance(stmt, ast.For):
             self.expr(stmt.iter, env)
-            for t in ast.walk(stmt.target):
+            for t in walk_nodes(stmt.target):
                 if isinstance(t, ast.Name):
                     env[t.id] = g.intern(("var", t.id))
         else:
@@ -318,7 +324,7 @@ class _Builder:
                 if parts is not None and i < len(parts) and isinstance(t, ast.Name):
                     env[t.id] = self.expr(parts[i], env)
                 else:
-                    for n in ast.walk(t):
+                    for n in walk_nodes(t):
                         if isinstance(n, ast.Name):
                             env[n.id] = self.g.intern(("other", "unpack", value, self.g.const(i)))
 
@@ -387,7 +393,7 @@ class _Builder:
         return g.intern(("other", type(node).__name__))
 
     def _note_dtype(self, node: ast.expr) -> None:
-        for n in ast.walk(node):
+        for n in walk_nodes(node):
             path = self.imports.resolve(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
             if path and path.rsplit(".", 1)[-1] in QUANT_DTYPES:
                 self.g.quantises = True

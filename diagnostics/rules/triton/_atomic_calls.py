@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._kernel_flow import names_in
-from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
+from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name, walk_nodes
 
 ATOMIC_OPS = frozenset({
     "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas", "atomic_and", "atomic_or", "atomic_xor",
@@ -105,16 +105,16 @@ def spin_loops(ctx: PythonContext, kernel: Kernel) -> list[SpinLoop]:
     for node in kernel.walk():
         if not isinstance(node, ast.While):
             continue
-        poll = next((n for n in ast.walk(node.test) if _waits_on_others(ctx, n)), None)
+        poll = next((n for n in walk_nodes(node.test) if _waits_on_others(ctx, n)), None)
         if poll is None:
             tested = names_in(node.test)
             for stmt in node.body:
-                for sub in ast.walk(stmt):
+                for sub in walk_nodes(stmt):
                     if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and sub.value is not None:
                         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-                        bound = {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+                        bound = {x.id for t in targets for x in walk_nodes(t) if isinstance(x, ast.Name)}
                         if bound & tested:
-                            poll = next((n for n in ast.walk(sub.value) if _waits_on_others(ctx, n)), None)
+                            poll = next((n for n in walk_nodes(sub.value) if _waits_on_others(ctx, n)), None)
                     if poll is not None:
                         break
                 if poll is not None:

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, field
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import keyword
+from tritonify.diagnostics.triton_ast import keyword, walk_nodes
 
 AUTOTUNE_HOOKS = ("reset_to_zero", "restore_value", "pre_hook")
 
@@ -43,7 +43,7 @@ def _module_value(ctx: PythonContext, name: str) -> ast.expr | None:
 def _function_return(ctx: PythonContext, name: str) -> tuple[ast.expr | None, ast.FunctionDef | None]:
     for stmt in ctx.tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
-            returns = [n for n in ast.walk(stmt) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [n for n in walk_nodes(stmt) if isinstance(n, ast.Return) and n.value is not None]
             if len(returns) == 1:
                 return returns[0].value, stmt
     return None, None
@@ -58,7 +58,7 @@ def resolve_list(ctx: PythonContext, expr: ast.expr | None, scope: ast.FunctionD
     if isinstance(expr, ast.Name):
         if scope is not None:
             local = [
-                n.value for n in ast.walk(scope)
+                n.value for n in walk_nodes(scope)
                 if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)
             ]
             if len(local) == 1:
@@ -74,7 +74,7 @@ def resolve_list(ctx: PythonContext, expr: ast.expr | None, scope: ast.FunctionD
 
 def _config_calls(node: ast.AST) -> list[ast.Call]:
     return [
-        n for n in ast.walk(node)
+        n for n in walk_nodes(node)
         if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) == "Config" or getattr(n.func, "id", None) == "Config")
     ]
 
@@ -103,7 +103,7 @@ def read_configs(ctx: PythonContext, autotune: ast.Call) -> Configs:
                 text = ast.unparse(v) if isinstance(v, ast.Constant) else f"<{ast.unparse(v)}>"
                 values.setdefault(k.value, set()).add(text)
                 present[k.value] = present.get(k.value, 0) + 1
-    generated = isinstance(expr, ast.ListComp) or any(isinstance(n, ast.comprehension) for n in ast.walk(expr))
+    generated = isinstance(expr, ast.ListComp) or any(isinstance(n, ast.comprehension) for n in walk_nodes(expr))
     if generated:
         varied = {k for k, vs in values.items() if len(vs) > 1 or any(s.startswith("<") for s in vs)}
         return Configs(count=None, many=True, varied=varied, has_pre_hook=has_pre_hook, meta_names=set(values))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import Kernel, tl_name
+from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def bindings(kernel: Kernel) -> dict[str, list[Binding]]:
 
 def names_in(expr: ast.AST) -> set[str]:
     """Names read anywhere in an expression."""
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return {n.id for n in walk_nodes(expr) if isinstance(n, ast.Name)}
 
 
 def taint(
@@ -78,7 +78,7 @@ def taint(
     def has_seed(value: ast.expr) -> bool:
         key = id(value)
         if key not in seeded:
-            seeded[key] = any(seed(n) for n in ast.walk(value))
+            seeded[key] = any(seed(n) for n in walk_nodes(value))
         return seeded[key]
 
     def read(value: ast.expr) -> set[str]:
@@ -101,7 +101,7 @@ def taint(
 
 def depends_on(expr: ast.AST, tainted: set[str], seed: Callable[[ast.AST], bool]) -> bool:
     """`expr` contains a seed node or reads a tainted name."""
-    return any(seed(n) for n in ast.walk(expr)) or bool(names_in(expr) & tainted)
+    return any(seed(n) for n in walk_nodes(expr)) or bool(names_in(expr) & tainted)
 
 
 def is_tl_call(ctx: PythonContext, node: ast.AST, *names: str) -> bool:
@@ -153,7 +153,7 @@ def assigned_in(loop: ast.stmt) -> set[str]:
     if isinstance(loop, ast.For):
         names |= names_in(loop.target)
     for stmt in loop.body:  # type: ignore[attr-defined]
-        for n in ast.walk(stmt):
+        for n in walk_nodes(stmt):
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     names |= names_in(t)

@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import Kernel, call_path
+from tritonify.diagnostics.triton_ast import Kernel, call_path, walk_nodes
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def module_calls(ctx: PythonContext) -> _ModuleCalls:
         elif isinstance(node, ast.Assign):
             targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
             if targets:
-                for sub in ast.walk(node.value):
+                for sub in walk_nodes(node.value):
                     if isinstance(sub, ast.Call):
                         bound.setdefault(id(sub), set()).update(targets)
     result = _ModuleCalls(by_name, bound)
@@ -135,7 +135,7 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
                         values.append(node.value)  # `M, N = x.shape`: the whole right side
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name and node.value:
             values.append(node.value)
-        elif isinstance(node, (ast.AugAssign, ast.For)) and name in {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}:
+        elif isinstance(node, (ast.AugAssign, ast.For)) and name in {n.id for n in walk_nodes(node.target) if isinstance(n, ast.Name)}:
             return None
     return values or None
 
@@ -143,7 +143,7 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
 def _checks_power_of_two(ctx: PythonContext, scope: ast.AST, name: str) -> bool:
     """An `assert` or `if` on the name (e.g. `assert n & (n - 1) == 0`) may guarantee the shape."""
     for node in ctx.walk(scope):
-        if isinstance(node, (ast.Assert, ast.If)) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.test)):
+        if isinstance(node, (ast.Assert, ast.If)) and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(node.test)):
             return True
     return False
 

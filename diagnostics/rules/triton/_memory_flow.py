@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, Param, keyword, tl_name
+from tritonify.diagnostics.triton_ast import (
+    ImportMap,
+    Kernel,
+    Param,
+    keyword,
+    tl_name,
+    walk_nodes,
+)
 
 # Parameter names that hold pointers by convention (Triton has no pointer annotation).
 _POINTER_NAME = re.compile(r"(^|_)(ptr|ptrs|pointer)s?($|_)|_ptr\d*$|^[A-Z]$|^(X|Y|Z|Out|Q|K|V|W|B)_?\w*$")
@@ -193,7 +200,7 @@ class KernelFlow:
         stack = [expr]
         while stack and len(out) < limit:
             node = stack.pop()
-            for sub in ast.walk(node):
+            for sub in walk_nodes(node):
                 out.append(sub)
                 if isinstance(sub, ast.Name) and sub.id not in seen_names and sub.id in self.bindings:
                     seen_names.add(sub.id)

@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.triton_ast import TL, Kernel, dotted
+from tritonify.diagnostics.triton_ast import TL, Kernel, dotted, walk_nodes
 
 # Triton's own bounds (triton/language/semantic.py, to_tensor_type): a Python float literal is
 # typed fp32 when 2**-126 <= |v| <= (2 - 2**-23) * 2**127 (or 0, inf, nan), else fp64.
@@ -124,7 +124,7 @@ def in_constexpr_branch(ctx: PythonContext, node: ast.AST, kernel: Kernel) -> bo
         if anc is kernel.node:
             return False
         if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
-            if any(isinstance(n, ast.Name) and n.id in flags for n in ast.walk(anc.test)):
+            if any(isinstance(n, ast.Name) and n.id in flags for n in walk_nodes(anc.test)):
                 return True
         child = anc
     return False
@@ -286,11 +286,11 @@ class HostDtypes:
         out: dict[str, list[tuple[int, ast.expr | None]]] = {}
 
         def bind(target: ast.AST, line: int, value: ast.expr | None) -> None:
-            for n in ast.walk(target):
+            for n in walk_nodes(target):
                 if isinstance(n, ast.Name):
                     out.setdefault(n.id, []).append((line, value))
 
-        for node in ast.walk(scope):
+        for node in walk_nodes(scope):
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -368,7 +368,7 @@ class KernelDtypes:
                 self.assignments.setdefault(node.target.id, []).append(
                     ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value))
             elif isinstance(node, (ast.For, ast.comprehension)):
-                for elt in ast.walk(node.target):
+                for elt in walk_nodes(node.target):
                     if isinstance(elt, ast.Name):
                         self.assignments.setdefault(elt.id, []).append(_UNKNOWN)
         self._resolving: set[str] = set()
@@ -386,7 +386,7 @@ class KernelDtypes:
     # -- internals --------------------------------------------------------------------------------
     def _params_in(self, expr: ast.AST, seen: set[str]) -> set[str]:
         out: set[str] = set()
-        for node in ast.walk(expr):
+        for node in walk_nodes(expr):
             if not isinstance(node, ast.Name) or node.id in seen:
                 continue
             if node.id in self.params and node.id not in self.assignments:

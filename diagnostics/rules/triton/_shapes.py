@@ -23,7 +23,7 @@ from functools import cached_property
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
-from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
+from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name, walk_nodes
 
 Shape = tuple[int, ...]
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod"})
@@ -111,7 +111,7 @@ class KernelShapes(KernelSizes):
         key = ("reads", id(binding))
         if key not in self._memo:
             self._memo[key] = any(isinstance(n, ast.Name) and n.id == binding.name  # type: ignore[assignment]
-                                  for n in ast.walk(binding.value))
+                                  for n in walk_nodes(binding.value))
         return bool(self._memo[key])
 
     def _call_shape(self, call: ast.Call, sc: Scenario, rec) -> Shape | None:

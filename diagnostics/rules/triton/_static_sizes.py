@@ -26,7 +26,13 @@ from tritonify.diagnostics.rules.triton._launch_sites import (
     module_calls,
 )
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
-from tritonify.diagnostics.triton_ast import Kernel, call_path, keyword, tl_name
+from tritonify.diagnostics.triton_ast import (
+    Kernel,
+    call_path,
+    keyword,
+    tl_name,
+    walk_nodes,
+)
 
 MAX_NUMEL = 2 ** 20  # TRITON_MAX_TENSOR_NUMEL in triton 3.x
 _DEPTH = 24
@@ -193,7 +199,7 @@ class KernelSizes:
         for call in (self.kernel.autotune, self.kernel.heuristics):
             if call is None:
                 continue
-            for node in ast.walk(call):
+            for node in walk_nodes(call):
                 if isinstance(node, ast.Dict):
                     names |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
         return names
@@ -430,7 +436,7 @@ class KernelSizes:
 
 
 def _reads(expr: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(expr))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(expr))
 
 
 def _broadcast(shapes: list[tuple[int, ...] | None]) -> tuple[int, ...] | None:

@@ -25,7 +25,7 @@ from tritonify.diagnostics.rules.triton._precision import (
     FLOAT_KINDS, HostDtypes, KernelDtypes, Launch, dtype_kind, float_literal_outside_fp32,
     in_constexpr_branch, launches, pointer_dtypes, tl_alias,
 )
-from tritonify.diagnostics.triton_ast import TL, Kernel
+from tritonify.diagnostics.triton_ast import TL, Kernel, walk_nodes
 
 RULE = Rule(
     code="TRI002",
@@ -45,7 +45,7 @@ def _fp64_dtype_nodes(ctx: PythonContext, kernel: Kernel) -> Iterator[ast.AST]:
         if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
             continue
         if isinstance(node, ast.Attribute):
-            inner.update(id(n) for n in ast.walk(node.value))
+            inner.update(id(n) for n in walk_nodes(node.value))
         path = ctx.imports.resolve(node) or ""
         if path in (f"{TL}.float64", f"{TL}.fp64"):
             yield node
@@ -106,7 +106,7 @@ def _launch_findings(ctx: PythonContext, host: HostDtypes, launch: Launch) -> It
         if dtype is None or dtype.kind != "fp64":
             continue
         origin = dtype.origin
-        inside = any(n is origin for n in ast.walk(arg))
+        inside = any(n is origin for n in walk_nodes(arg))
         where = "" if inside else f" (float64 from `{ctx.segment(origin)}` on line {origin.lineno})"
         fixes = _host_fix(ctx, origin)
         yield ctx.finding(

@@ -28,7 +28,7 @@ from tritonify.diagnostics.rules.triton._memory_flow import (
     KernelFlow,
     position,
 )
-from tritonify.diagnostics.triton_ast import Kernel
+from tritonify.diagnostics.triton_ast import Kernel, walk_nodes
 
 RULE = Rule(
     code="TRI007",
@@ -72,7 +72,7 @@ class _Kernel:
         stack: list[ast.AST] = [pointer]
         while stack and len(out) < 4000:
             node = stack.pop()
-            for sub in ast.walk(node):
+            for sub in walk_nodes(node):
                 out.append(sub)
                 if isinstance(sub, ast.Name) and sub.id not in seen and self.flow.is_local(sub.id):
                     seen.add(sub.id)
@@ -107,7 +107,7 @@ class _Kernel:
         through locals that hold an address (`a_ptrs`, `y_ptr += row * stride`) but not through
         the offsets themselves: two accesses with the same key address the same lanes."""
         out: set[str] = set()
-        for node in ast.walk(pointer):
+        for node in walk_nodes(pointer):
             if not isinstance(node, ast.Name) or node.id in seen or not self.flow.is_local(node.id):
                 continue
             if node.id in self.flow.pointer_params or self.flow.is_pointer_local(node.id):
@@ -157,18 +157,18 @@ class _Kernel:
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
             return self.bounds_only(mask.left, depth + 1) and self.bounds_only(mask.right, depth + 1)
         if isinstance(mask, ast.Compare):
-            for name in {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}:
+            for name in {n.id for n in walk_nodes(mask) if isinstance(n, ast.Name)}:
                 if self.flow.is_local(name) and not (self.arange_derived(name) or self.loop_names(frozenset({name}))):
                     value = self.flow.single_value(name)
                     if value is None or self.flow.mentions_tl(value, "load"):
                         return False
-            return not any(self.flow.tl_call(n, "load") for n in ast.walk(mask))
+            return not any(self.flow.tl_call(n, "load") for n in walk_nodes(mask))
         return False
 
     def available_before(self, expr: ast.expr, call: ast.Call) -> bool:
         """Every name in `expr` is a parameter, a global, or a local bound before `call`."""
         here = position(call)
-        for node in ast.walk(expr):
+        for node in walk_nodes(expr):
             if isinstance(node, ast.Name) and self.flow.is_local(node.id) \
                     and not any(position(b.stmt) < here for b in self.flow.bindings[node.id]):
                 return False
@@ -182,7 +182,7 @@ class _Kernel:
         for node in self.kernel.walk():
             if not isinstance(node, ast.Compare):
                 continue
-            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            names = {n.id for n in walk_nodes(node) if isinstance(n, ast.Name)}
             sizes = names & self.runtime_sizes
             if sizes and names & varying and loops <= names:
                 out.append((node, min(sizes)))

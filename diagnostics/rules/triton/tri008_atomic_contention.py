@@ -26,7 +26,7 @@ from tritonify.diagnostics.rules.triton._kernel_flow import (
     taint,
     value_is_used,
 )
-from tritonify.diagnostics.triton_ast import Kernel
+from tritonify.diagnostics.triton_ast import Kernel, walk_nodes
 
 RULE = Rule(
     code="TRI008",
@@ -47,7 +47,7 @@ def _is_persistent_loop(ctx: PythonContext, kernel: Kernel, loop: ast.stmt, vary
     start, step = loop.iter.args[0], loop.iter.args[2]
     if not depends_on(start, varying, seed):
         return False
-    if any(is_tl_call(ctx, n, "num_programs") for n in ast.walk(step)):
+    if any(is_tl_call(ctx, n, "num_programs") for n in walk_nodes(step)):
         return True
     tile_sizes = {
         name for c in kernel.calls() if is_tl_call(ctx, c, "arange", "zeros", "full") for a in c.args for name in names_in(a)
@@ -58,7 +58,7 @@ def _is_persistent_loop(ctx: PythonContext, kernel: Kernel, loop: ast.stmt, vary
 def _selects_programs(test: ast.expr, pid_names: set[str], pid_seed) -> bool:
     """`pid == 0`, `pid_k == SPLIT_K - 1`: a test that lets only chosen programs through.
     (A data-dependent test such as `tl.max(x) > 0` lets any number through.)"""
-    for node in ast.walk(test):
+    for node in walk_nodes(test):
         if (
             isinstance(node, ast.Compare)
             and any(isinstance(op, (ast.Eq, ast.Is)) for op in node.ops)

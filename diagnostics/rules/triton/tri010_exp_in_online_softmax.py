@@ -14,7 +14,7 @@ from tritonify.diagnostics.rules.triton._kernel_flow import (
     is_tl_call,
     names_in,
 )
-from tritonify.diagnostics.triton_ast import TL
+from tritonify.diagnostics.triton_ast import TL, walk_nodes
 
 RULE = Rule(
     code="TRI010",
@@ -33,10 +33,10 @@ def _loop_kind(ctx: PythonContext, loop: ast.stmt, exp_call: ast.Call) -> str | 
     """'attention' when the exp's innermost loop computes a tl.dot; 'online-softmax' when that loop
     keeps a running max (`m_new = tl.maximum(m, ...)`) and this exp takes a difference against
     it. Other exps in such a loop (a policy ratio, a gate) are left alone unless tl.dot is there."""
-    if any(is_tl_call(ctx, n, "dot") for n in ast.walk(loop)):
+    if any(is_tl_call(ctx, n, "dot") for n in walk_nodes(loop)):
         return "attention"
     running: set[str] = set()
-    for node in ast.walk(loop):
+    for node in walk_nodes(loop):
         if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
             running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     arg = exp_call.args[0]

@@ -19,7 +19,7 @@ from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Sever
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import Access, KernelFlow
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
-from tritonify.diagnostics.triton_ast import keyword, tl_name
+from tritonify.diagnostics.triton_ast import keyword, tl_name, walk_nodes
 
 RULE = Rule(
     code="TRI014",
@@ -107,7 +107,7 @@ class _Tracker:
         self.ctx = ctx
         self.flow = flow
         self.load = load
-        self.mask_names = {n.id for n in ast.walk(load.mask) if isinstance(n, ast.Name)} if load.mask else set()
+        self.mask_names = {n.id for n in walk_nodes(load.mask) if isinstance(n, ast.Name)} if load.mask else set()
         self.tainted: dict[str, str] = {}
         self.consumers: list[tuple[Consumer, ast.expr, int]] = []  # (consumer, operand, operand index)
 
@@ -140,7 +140,7 @@ class _Tracker:
     def _call_label(self, call: ast.Call) -> str | None:
         name = tl_name(self.ctx.imports, call.func)
         if name == "where" and call.args:
-            cond = {n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)}
+            cond = {n.id for n in walk_nodes(call.args[0]) if isinstance(n, ast.Name)}
             if cond & self.mask_names:
                 return None  # tl.where(mask, x, 0.0): the masked lanes are replaced
         if name in _STOPS:
@@ -173,7 +173,7 @@ class _Tracker:
     def run(self) -> None:
         for stmt in self.flow.statements():
             for expr in self._expressions(stmt):
-                for node in ast.walk(expr):
+                for node in walk_nodes(expr):
                     if isinstance(node, ast.Call):
                         self._consume(node)
             self._assign(stmt)

@@ -25,7 +25,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import Launch, dtype_kind, launches, numeric_value, tl_alias
-from tritonify.diagnostics.triton_ast import TL, Kernel, Param
+from tritonify.diagnostics.triton_ast import TL, Kernel, Param, walk_nodes
 
 RULE = Rule(
     code="TRI016",
@@ -95,7 +95,7 @@ class _Flow:
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
                 targets, value = [node.target], node.value
             for target in targets:
-                for n in ast.walk(target):
+                for n in walk_nodes(target):
                     if isinstance(n, ast.Name):
                         self.assigned.setdefault(n.id, []).append(value)
         self.tensors = self._tensor_locals()
@@ -118,7 +118,7 @@ class _Flow:
 
     def is_tensor(self, expr: ast.AST, tensors: set[str] | None = None) -> bool:
         tensors = self.tensors if tensors is None else tensors
-        for node in ast.walk(expr):
+        for node in walk_nodes(expr):
             if isinstance(node, ast.Name) and node.id in tensors:
                 return True
             if isinstance(node, ast.Call) and self._tl(node.func) in TENSOR_SOURCES:
@@ -138,7 +138,7 @@ class _Flow:
 
     def _names_through_locals(self, expr: ast.AST, seen: set[str]) -> set[str]:
         out: set[str] = set()
-        for node in ast.walk(expr):
+        for node in walk_nodes(expr):
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
                 out.add(node.id)

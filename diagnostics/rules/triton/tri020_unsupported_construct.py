@@ -22,7 +22,7 @@ from functools import cached_property
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.triton_ast import Kernel, tl_name
+from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 
 RULE = Rule(
     code="TRI020",
@@ -114,7 +114,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
                 targets = (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if not isinstance(stmt, ast.With)
                            else [i.optional_vars for i in stmt.items if i.optional_vars is not None])
                 for target in targets:
-                    for node in ast.walk(target):
+                    for node in walk_nodes(target):
                         if isinstance(node, ast.Name):
                             bind(node.id, stmt)
                 if isinstance(stmt, (ast.For, ast.With)):
@@ -254,7 +254,7 @@ class _KernelChecker:
     def _targets(self, stmt: ast.Assign | ast.AugAssign | ast.AnnAssign) -> Iterator[Finding]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
-            for node in ast.walk(target):
+            for node in walk_nodes(target):
                 if isinstance(node, ast.Subscript):
                     yield self.ctx.finding(
                         node, "item assignment is not supported in Triton (\"__setitem__ is not supported in "
@@ -289,7 +289,7 @@ class _KernelChecker:
             if kind not in _INTERESTING or (nested and id(node) in nested):
                 continue
             if kind in _SCOPES:
-                nested.update(id(n) for n in ast.walk(node) if n is not node)
+                nested.update(id(n) for n in walk_nodes(node) if n is not node)
             message = _EXPRESSIONS.get(kind)
             if message is not None:
                 yield self.ctx.finding(node, message)
@@ -298,7 +298,7 @@ class _KernelChecker:
             elif kind is ast.Call:
                 if tl_name(self.ctx.imports, node.func) == "static_assert":
                     # the message is evaluated only when the assertion fails, and errors in it are caught
-                    nested.update(id(n) for arg in node.args[1:] for n in ast.walk(arg))
+                    nested.update(id(n) for arg in node.args[1:] for n in walk_nodes(arg))
                 elif isinstance(node.func, ast.Name):
                     yield from self._call(node, reported_names)
 
