@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable
+from typing import TypeVar
 
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -16,6 +17,8 @@ from tritonify.diagnostics.triton_ast import (
     walk_nodes,
     walk_nodes_and_parents,
 )
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -65,6 +68,17 @@ class PythonContext:
             if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in names:
                 out.setdefault(func.value.id, []).append(call)
         return out
+
+    def per_file(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`build()` computed once per file for `key` and shared by every rule: the place for
+        per-kernel facts that several rules need (a kernel's data flow, its block sizes ...).
+        Keys start with a string naming the fact, e.g. `("kernel-flow", kernel.node)`."""
+        cache = self.__dict__.setdefault("_per_file", {})
+        try:
+            return cache[key]
+        except KeyError:
+            value = cache[key] = build()
+            return value
 
     def walk(self, node: ast.AST) -> list[ast.AST]:
         """`list(ast.walk(node))`, cached per node for the life of this context."""

@@ -128,6 +128,9 @@ class ImportMap:
 
     def __init__(self, tree: ast.Module | None):
         self.names: dict[str, str] = {}
+        # node -> resolve(node): rules ask about the same callee many times (25 rules, each
+        # following data flow); the tree does not change while it is linted
+        self._resolved: dict[ast.AST, str | None] = {}
         if tree is None:
             return
         for node in self._module_level(tree.body):
@@ -145,7 +148,7 @@ class ImportMap:
                     self.names[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target = node.targets[0].id
-                value = self.resolve(node.value)
+                value = self._resolve(node.value)  # the map is still growing: not memoised
                 if value and value.split(".")[0] in ("triton", "torch"):
                     self.names[target] = value
 
@@ -168,6 +171,16 @@ class ImportMap:
 
         Names that no import binds resolve to themselves (`tanh` -> "tanh"), so rules can
         still recognise local helpers by name."""
+        try:
+            return self._resolved[node]
+        except KeyError:
+            pass
+        except TypeError:  # pragma: no cover - an unhashable stand-in for a node
+            return self._resolve(node)
+        path = self._resolved[node] = self._resolve(node)
+        return path
+
+    def _resolve(self, node: ast.AST) -> str | None:
         path = dotted(node)
         if path is None:
             return None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -249,6 +250,11 @@ class KernelFlow:
                 for handler in getattr(stmt, "handlers", []) or []:
                     yield from visit(handler.body)
         yield from visit(self.kernel.node.body)
+
+
+def kernel_flow(ctx: PythonContext, kernel: Kernel) -> KernelFlow:
+    """The one `KernelFlow` of `kernel` in this file, shared by every rule that follows values."""
+    return ctx.per_file(("kernel-flow", kernel.node), lambda: KernelFlow(ctx.imports, kernel))
 
 
 def position(node: ast.AST) -> tuple[int, int]:

@@ -25,7 +25,7 @@ from tritonify.diagnostics.rules.triton._launch_sites import (
     kernel_aliases,
     module_calls,
 )
-from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
+from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, kernel_flow
 from tritonify.diagnostics.triton_ast import (
     Kernel,
     call_path,
@@ -150,7 +150,7 @@ class KernelSizes:
     def __init__(self, ctx: PythonContext, kernel: Kernel, flow: KernelFlow | None = None):
         self.ctx = ctx
         self.kernel = kernel
-        self.flow = flow or KernelFlow(ctx.imports, kernel)
+        self.flow = flow or kernel_flow(ctx, kernel)
 
     # ---- where values come from ----------------------------------------------------------------
     @cached_property

@@ -16,7 +16,7 @@ from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._launch_sites import Origin, launches, origin
-from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
+from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, kernel_flow
 from tritonify.diagnostics.rules.triton._static_sizes import (
     MAX_NUMEL,
     KernelSizes,
@@ -154,7 +154,7 @@ def _at_launch(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> Iterator
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        flow = KernelFlow(ctx.imports, kernel)
+        flow = kernel_flow(ctx, kernel)
         sizes = KernelSizes(ctx, kernel, flow)
         yield from _in_kernel(ctx, kernel, sizes)
         yield from _at_launch(ctx, kernel, flow)

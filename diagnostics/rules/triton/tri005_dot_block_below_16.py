@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
+from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
 from tritonify.diagnostics.triton_ast import keyword, tl_name
 
@@ -75,7 +75,7 @@ def _small_mn_message(m: int | None, n: int | None, shape: str, where: str) -> s
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        flow = KernelFlow(ctx.imports, kernel)
+        flow = kernel_flow(ctx, kernel)
         sizes = KernelSizes(ctx, kernel, flow)
         for call in kernel.calls():
             if tl_name(ctx.imports, call.func) != "dot":

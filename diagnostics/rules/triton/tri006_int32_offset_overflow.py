@@ -17,6 +17,7 @@ from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Sever
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import (
     KernelFlow,
+    kernel_flow,
     position,
     tl_alias,
 )
@@ -179,7 +180,7 @@ def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        flow = KernelFlow(ctx.imports, kernel)
+        flow = kernel_flow(ctx, kernel)
         pids = _program_ids(ctx, flow)
         casts = _cast_positions(ctx, kernel)
         block_sizes = {a.id for c in kernel.calls() if flow.tl_call(c, "arange") for a in c.args if isinstance(a, ast.Name)}

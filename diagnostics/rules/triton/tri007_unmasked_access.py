@@ -25,7 +25,7 @@ from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import (
     SIZE_NAME,
     Access,
-    KernelFlow,
+    kernel_flow,
     position,
 )
 from tritonify.diagnostics.triton_ast import Kernel, walk_nodes
@@ -55,7 +55,7 @@ class _Kernel:
     def __init__(self, ctx: PythonContext, kernel: Kernel):
         self.ctx = ctx
         self.kernel = kernel
-        self.flow = KernelFlow(ctx.imports, kernel)
+        self.flow = kernel_flow(ctx, kernel)
         self.runtime_sizes = {p.name for p in self.flow.runtime_int_params()}
 
     def arange_derived(self, name: str) -> bool:

@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import Access, KernelFlow
+from tritonify.diagnostics.rules.triton._memory_flow import (
+    Access,
+    KernelFlow,
+    kernel_flow,
+)
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
 from tritonify.diagnostics.triton_ast import keyword, tl_name, walk_nodes
 
@@ -274,7 +278,7 @@ def _fix(ctx: PythonContext, load: Access, value: str, safe: bool) -> Fix:
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        flow = KernelFlow(ctx.imports, kernel)
+        flow = kernel_flow(ctx, kernel)
         loads = [a for a in flow.accesses if a.op == "load" and a.mask is not None and a.other is None]
         if not loads:
             continue

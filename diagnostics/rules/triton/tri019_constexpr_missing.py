@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, tl_alias
+from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow, tl_alias
 from tritonify.diagnostics.triton_ast import Kernel, Param, tl_name
 
 RULE = Rule(
@@ -94,7 +94,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.is_helper or _is_device_function(kernel):
             continue
-        flow = KernelFlow(ctx.imports, kernel)
+        flow = kernel_flow(ctx, kernel)
         reported: set[str] = set()
         for call in kernel.calls():
             found = _shape_expressions(ctx, call)
