@@ -19,7 +19,7 @@ export PYTHONPATH=/tmp/site:$PWD
 } > "$OUT/device_info.txt" 2>&1
 cat "$OUT/device_info.txt"
 BENCH_BUDGET=$(( TOTAL * 62 / 100 ))
-timeout $(( BENCH_BUDGET + 60 )) python3 tests/templates/h200_bench.py "$BENCH_BUDGET" 2>&1 | tee "$OUT/bench.log"
+timeout $(( BENCH_BUDGET + 60 )) python3 tests/templates/h200_bench.py "$BENCH_BUDGET" ${TEMPLATE_NAMES:-} 2>&1 | tee "$OUT/bench.log"
 LEFT=$(( TOTAL - ($(date +%s) - START) - 5 ))
 if [ "$LEFT" -gt 20 ]; then
   TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 timeout "$LEFT" \

@@ -4,6 +4,8 @@
 
     python tests/templates/write_results.py FILES_DIR [EARLIER_DIR ...] results/templates_h200.md
 
+`results/templates_h200/NOTES.md` (the reading of the misses, written by hand) goes after the table.
+
 The first folder is the latest run (its checks and device are reported); a template it did not
 measure (its time budget ran out) is taken from the next folder that did, and marked with that
 run's date: each template's numbers always come from one run of its own.
@@ -46,18 +48,25 @@ def _records(files: Path) -> list[dict]:
 
 
 def merged_records(folders: list[Path]) -> list[dict]:
-    """The latest run's records; a template it did not measure comes from the next run that did."""
-    latest = _records(folders[0])
+    """One record per template: from the latest run that measured it (the first folder first)."""
+    runs = [_records(f) for f in folders]
+    names: list[str] = []
+    for records in reversed(runs):          # the oldest run holds the whole list, in priority order
+        names += [r.get("template") for r in records if r.get("template") not in names]
     out = []
-    for r in latest:
-        if not r.get("shapes"):
-            for older in folders[1:]:
-                found = next((o for o in _records(older) if o.get("template") == r.get("template") and o.get("shapes")), None)
-                if found:
-                    r = dict(found, earlier_run=(found.get("ceilings") or {}).get("measured_at", older.name))
-                    break
-        out.append(r)
+    for name in names:
+        found = None
+        for i, records in enumerate(runs):
+            found = next((r for r in records if r.get("template") == name and r.get("shapes")), None)
+            if found:
+                if i:
+                    found = dict(found, earlier_run=(found.get("ceilings") or {}).get("measured_at", folders[i].name))
+                break
+        out.append(found or next(r for records in runs for r in records if r.get("template") == name))
     return out
+
+
+NOTES = Path(__file__).resolve().parents[2] / "results" / "templates_h200" / "NOTES.md"
 
 
 def render(files: Path, earlier: list[Path] | None = None) -> str:
@@ -87,6 +96,8 @@ def render(files: Path, earlier: list[Path] | None = None) -> str:
             mark = f" (*earlier run*, {r['earlier_run']})" if r.get("earlier_run") else ""
             out.append(f"| {name}{mark} | {s['label']} | {_verdict(name, s)} |")
     out.append("")
+    if NOTES.is_file():
+        out += [NOTES.read_text().strip(), ""]
     for r in records:
         if not r.get("shapes"):
             continue
