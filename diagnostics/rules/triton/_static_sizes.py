@@ -83,7 +83,11 @@ class Scenario:
 
 def module_constants(ctx: PythonContext) -> dict[str, int]:
     """`NAME = 64`, `NAME = tl.constexpr(64)`, `NAME: tl.constexpr = 64` at module level,
-    when the name is assigned once."""
+    when the name is assigned once (computed once per file; callers copy before changing it)."""
+    return ctx.per_file(("module-constants",), lambda: _module_constants(ctx))
+
+
+def _module_constants(ctx: PythonContext) -> dict[str, int]:
     values: dict[str, list[ast.expr]] = {}
     for stmt in ctx.tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

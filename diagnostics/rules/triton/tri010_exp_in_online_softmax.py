@@ -29,16 +29,26 @@ LOG2E = "1.44269504"
 _LOOSER = (ast.Add, ast.Sub, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult)
 
 
+def _loop_facts(ctx: PythonContext, loop: ast.stmt) -> tuple[bool, set[str]]:
+    """(whether the loop calls tl.dot, the names it assigns a `tl.maximum` to), once per loop:
+    a loop often holds several exps."""
+    nodes = walk_nodes(loop)
+    if any(is_tl_call(ctx, n, "dot") for n in nodes):
+        return True, set()
+    running: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
+            running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return False, running
+
+
 def _loop_kind(ctx: PythonContext, loop: ast.stmt, exp_call: ast.Call) -> str | None:
     """'attention' when the exp's innermost loop computes a tl.dot; 'online-softmax' when that loop
     keeps a running max (`m_new = tl.maximum(m, ...)`) and this exp takes a difference against
     it. Other exps in such a loop (a policy ratio, a gate) are left alone unless tl.dot is there."""
-    if any(is_tl_call(ctx, n, "dot") for n in walk_nodes(loop)):
+    computes_dot, running = ctx.per_file(("tri010-loop", loop), lambda: _loop_facts(ctx, loop))
+    if computes_dot:
         return "attention"
-    running: set[str] = set()
-    for node in walk_nodes(loop):
-        if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
-            running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     arg = exp_call.args[0]
     if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and names_in(arg) & running:
         return "online-softmax"

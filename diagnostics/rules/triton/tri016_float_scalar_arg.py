@@ -182,12 +182,11 @@ def _launch_evidence(ctx: PythonContext, kernel: Kernel, found: list[Launch]) ->
     return floats, ints
 
 
-def _candidates(ctx: PythonContext, kernel: Kernel, flow: _Flow, floats: set[str], ints: set[str]) -> list[Param]:
+def _candidates(ctx: PythonContext, kernel: Kernel, floats: set[str], ints: set[str]) -> list[Param]:
+    """Parameters that may be Python floats (the caller drops those used as pointers)."""
     out = []
     for p in kernel.params:
         if p.constexpr or p.name in kernel.constexpr_names or p.annotation or p.name in ints:
-            continue
-        if p.name in flow.pointer_names:
             continue
         default_float = p.default is not None and type(getattr(p.default, "value", None)) is float
         if default_float or p.name in floats or _name_says_float(p.name):
@@ -247,10 +246,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         if found_launches is None:
             found_launches = launches(ctx)
-        flow = _Flow(ctx, kernel)
         floats, ints = _launch_evidence(ctx, kernel, found_launches)
-        for param in _candidates(ctx, kernel, flow, floats, ints):
+        candidates = _candidates(ctx, kernel, floats, ints)
+        if not candidates:
+            continue  # most kernels take no float scalar: skip their data flow
+        flow = _Flow(ctx, kernel)
+        for param in candidates:
             name = param.name
+            if name in flow.pointer_names:
+                continue
             cast_at = _cast_line(ctx, flow, name)
             use = next((u for u in _uses(ctx, flow, name) if cast_at is None or u.lineno < cast_at), None)
             if use is None:
