@@ -164,11 +164,16 @@ class Launch:
 
 
 def launches(ctx: PythonContext) -> list[Launch]:
+    """Every `kernel[grid](...)` launch outside a kernel (found once per file; do not modify)."""
+    return ctx.per_file(("precision-launches",), lambda: _launches(ctx))
+
+
+def _launches(ctx: PythonContext) -> list[Launch]:
     by_name = {k.name: k for k in ctx.kernels}
     kernel_nodes = {k.node for k in ctx.kernels}
     out = []
-    for node in ctx.module_nodes:
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
+    for node in ctx.module_calls:
+        if not isinstance(node.func, ast.Subscript):
             continue
         name = dotted(node.func.value)
         kernel = by_name.get(name or "")
@@ -210,9 +215,9 @@ class HostDtypes:
 
     def __init__(self, ctx: PythonContext):
         self.ctx = ctx
-        self._changes_default = any(
-            isinstance(n, ast.Call) and (ctx.imports.resolve(n.func) or "") == "torch.set_default_dtype"
-            for n in ctx.module_nodes
+        # the name must appear in the text (in the call or its import) before any call can be it
+        self._changes_default = "set_default_dtype" in ctx.source.text and any(
+            (ctx.imports.resolve(n.func) or "") == "torch.set_default_dtype" for n in ctx.module_calls
         )
 
     def of(self, expr: ast.expr, scope: ast.AST, before_line: int, depth: int = 0) -> HostDtype | None:
