@@ -23,7 +23,7 @@ from tritonify.diagnostics.rules.triton._memory_flow import (
     kernel_flow,
 )
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
-from tritonify.diagnostics.triton_ast import keyword, tl_name, walk_nodes
+from tritonify.diagnostics.triton_ast import child_nodes, keyword, tl_name, walk_nodes
 
 RULE = Rule(
     code="TRI014",
@@ -137,7 +137,7 @@ class _Tracker:
         if isinstance(expr, ast.Subscript):
             return self.label(expr.value)            # x[:, None]
         if isinstance(expr, (ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Attribute, ast.Tuple)):
-            inner = _combine(self.label(c) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+            inner = _combine(self.label(c) for c in child_nodes(expr) if isinstance(c, ast.expr))
             return None if inner is None else MIXED
         return None
 

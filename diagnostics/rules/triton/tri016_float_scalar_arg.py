@@ -24,8 +24,14 @@ from typing import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._precision import Launch, dtype_kind, launches, numeric_value, tl_alias
-from tritonify.diagnostics.triton_ast import TL, Kernel, Param, walk_nodes
+from tritonify.diagnostics.rules.triton._precision import (
+    Launch,
+    dtype_kind,
+    launches,
+    numeric_value,
+    tl_alias,
+)
+from tritonify.diagnostics.triton_ast import TL, Kernel, Param, child_nodes, walk_nodes
 
 RULE = Rule(
     code="TRI016",
@@ -156,7 +162,7 @@ class _Flow:
             if expr.id in seen or expr.id in self.tensors or expr.id not in self.assigned:
                 return False
             return any(self.carries(v, param, seen | {expr.id}) for v in self.assigned[expr.id])
-        return any(self.carries(child, param, seen) for child in ast.iter_child_nodes(expr))
+        return any(self.carries(child, param, seen) for child in child_nodes(expr))
 
     def _is_float_cast(self, call: ast.Call) -> bool:
         func = call.func

@@ -27,6 +27,7 @@ from tritonify.diagnostics.liger.host import (
 )
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.triton_ast import child_nodes
 
 RULE = Rule(
     code="TRI023",
@@ -254,7 +255,7 @@ def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 def _mentions_host_api(text: str) -> bool:
