@@ -95,12 +95,15 @@ def parse_result(stdout: str) -> dict | None:
 
 def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
     """Turn what the child did into an outcome with a message that says what is missing.
-    Never invents a result: no JSON object on stdout means no result."""
+    Never invents a result: no JSON object on stdout means no result. A result that reached the
+    kernel (measured shapes, profiled launches) is kept and shown even when its verdict is bad
+    (incorrect, crashed at a shape); one that did not is a failure with the engine's own reason."""
     engine, sub = ENGINE[kind], SUBCOMMAND[kind]
     stderr = job.stderr
     if job.status == NOT_STARTED:
         return Outcome(False, f"{job.message} (set tritonify.interpreter to the Python that has torch and triton)", status=job.status)
-    if job.status != OK:
+    data = parse_result(job.stdout)
+    if job.status != OK and data is None:
         if "invalid choice" in stderr and repr(sub) in stderr:
             return Outcome(False, f"{engine} not installed in {interpreter}: `tritonify {sub}` is not a sub-command there "
                                   "(install a Tritonify that has it into that interpreter)", status="missing-engine")
@@ -108,14 +111,23 @@ def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
             return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there "
                                   f"(pip install tritonify into it, or set tritonify.interpreter)", status="missing-engine")
         return Outcome(False, job.message, status=job.status)
-    data = parse_result(job.stdout)
     if data is None:
         first = job.stdout.strip().splitlines()[0][:200] if job.stdout.strip() else "nothing"
         return Outcome(False, f"{engine} in {interpreter} gave no JSON result (stdout: {first}); "
                               f"is `tritonify {sub} --format json` the version this editor expects?", status="bad-output")
+    status = str(data.get("status") or data.get("error") or job.status)
+    reached = bool(data.get("shapes") or data.get("launches"))
+    if not reached and (job.status != OK or status != OK):
+        why = data.get("message") if isinstance(data.get("message"), str) and data.get("message") else job.message
+        hint = data.get("hint") if isinstance(data.get("hint"), str) else ""
+        return Outcome(False, f"{kind} failed: {why}" + (f" ({hint})" if hint else ""), result=data, status=status)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else None
-    message = f"{kind} finished: {summary}" if summary else f"{kind} finished (the result has no summary line)"
-    return Outcome(True, message, summary, data, status=OK)
+    ok = job.status == OK and status == OK
+    if ok:
+        message = f"{kind} finished: {summary}" if summary else f"{kind} finished (the result has no summary line)"
+    else:
+        message = f"{kind} finished, {status}: {summary or data.get('message') or job.message}"
+    return Outcome(ok, message, summary, data, status=status)
 
 
 class JobsFeature:
@@ -199,7 +211,7 @@ class JobsFeature:
         if token is not None:
             progress.end(token, types.WorkDoneProgressEnd(message=outcome.message))
             progress.tokens.pop(token, None)
-        if outcome.ok:
+        if outcome.result is not None and outcome.summary:   # a result about the kernel, good or bad
             self.full_results[key] = outcome.result
             if outcome.summary:
                 server.job_results.setdefault((uri, kernel), {})[kind] = outcome.summary

@@ -146,7 +146,9 @@ def run(args) -> int:
             result["reports"] = report.write(result, Path(args.report_dir), name=args.name or result.get("contract"))
         except Exception as exc:  # a report failure must not lose the measurement
             result["reports"] = {"error": f"{type(exc).__name__}: {exc}"}
-    if kind == "bench" and not args.no_lineage:
+    if kind == "bench" and not args.no_lineage and result.get("environment"):
+        result["lineage"] = {"skipped": "not recorded: the run failed before reaching the kernel (a missing package)"}
+    elif kind == "bench" and not args.no_lineage:
         path = Path(args.lineage) if args.lineage else lineage.default_path(file)
         record = lineage.record_run(path, result, name=args.name, parent=args.parent, git=git_state(file))
         result["lineage"] = {"path": str(path), "id": record["id"], "status": record["status"]}
@@ -166,7 +168,9 @@ def run(args) -> int:
                 print("  " + line, file=sys.stderr)
         if result.get("reports", {}).get("html"):
             print(f"report: {result['reports']['html']}")
-        if result.get("lineage"):
+        if result.get("lineage", {}).get("skipped"):
+            print(f"lineage: {result['lineage']['skipped']}")
+        elif result.get("lineage"):
             print(f"lineage: {result['lineage']['path']} (run {result['lineage']['id']}, {result['lineage']['status']})")
     return EXIT_OK if result.get("status") == "ok" else EXIT_FAILED
 

@@ -23,6 +23,9 @@ def write_result(path: Path, result: dict) -> None:
     os.replace(tmp, path)
 
 
+ENGINE_PACKAGES = ("torch", "triton")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m tritonify.kernels.bench.worker SPEC.json RESULT.json", file=sys.stderr)
@@ -55,11 +58,19 @@ def main(argv: list[str]) -> int:
         else:
             raise ValueError(f"unknown job kind {kind!r}")
     except Exception as exc:  # a bad contract or user import error: a clear message, the trace in the log
-        traceback.print_exc(file=sys.stderr)
+        if not (isinstance(exc, ModuleNotFoundError) and exc.name in ENGINE_PACKAGES):   # that one says it all
+            traceback.print_exc(file=sys.stderr)
         first = str(exc).strip().splitlines()
+        message = f"{type(exc).__name__}: {first[0] if first else ''}"
         result = {"schema": "tritonify.bench/1", "target": spec.get("target"), "job": job, "status": "error",
-                  "message": f"{type(exc).__name__}: {first[0] if first else ''}", "shapes": [],
-                  "summary": f"error: {type(exc).__name__}: {first[0] if first else ''}"}
+                  "message": message, "shapes": [], "summary": f"error: {message}"}
+        if isinstance(exc, ModuleNotFoundError):   # this Python lacks a package: nothing was learned about the kernel
+            result["environment"] = True
+            if exc.name in ENGINE_PACKAGES:
+                result["message"] = (f"{exc.name} is not installed in {sys.executable}: benchmarks run the kernel with "
+                                     "torch and triton, so run them with the Python that has both (bench --python, or "
+                                     "the editor's tritonify.interpreter setting)")
+                result["summary"] = f"error: {exc.name} is not installed in {sys.executable}"
     write_result(result_path, result)
     return 0
 

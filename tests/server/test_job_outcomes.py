@@ -1,0 +1,43 @@
+"""How the server reads what a bench/profile child printed: a result about the kernel is kept even
+when its verdict is bad; a run that never reached the kernel is a failure with the engine's reason."""
+from __future__ import annotations
+
+import json
+
+from tritonify.jobs import FAILED, OK, JobResult
+from tritonify.server.jobs_feature import BENCHMARK, PROFILE, interpret
+
+
+def job(status, payload, code=0, stderr=()):
+    return JobResult(status, f"job ended: {status}", code, json.dumps(payload), list(stderr))
+
+
+def test_a_benchmark_that_could_not_import_torch_says_so_and_is_not_a_result():
+    payload = {"schema": "tritonify.bench/1", "status": "error", "shapes": [],
+               "message": "torch is not installed in /usr/bin/python3: run bench with the Python that has torch and triton",
+               "summary": "error: torch is not installed in /usr/bin/python3"}
+    out = interpret(BENCHMARK, job(FAILED, payload, 1), "/usr/bin/python3")
+    assert not out.ok and out.summary is None
+    assert out.message.startswith("benchmark failed: torch is not installed in /usr/bin/python3")
+
+
+def test_a_profile_error_object_gives_its_message_and_hint():
+    payload = {"error": "ncu-missing", "message": "Nsight Compute (ncu) was not found",
+               "hint": "install Nsight Compute or set tritonify.ncuPath", "stderr_tail": ""}
+    out = interpret(PROFILE, job(FAILED, payload, 2), "python3")
+    assert not out.ok and out.status == "ncu-missing"
+    assert out.message == "profile failed: Nsight Compute (ncu) was not found (install Nsight Compute or set tritonify.ncuPath)"
+
+
+def test_an_incorrect_kernel_is_a_result_the_lens_can_show():
+    payload = {"status": "incorrect", "summary": "incorrect at 4096x4096 (max abs err 3.1)",
+               "shapes": [{"label": "4096x4096", "results": {"kernel": {"correct": False}}}]}
+    out = interpret(BENCHMARK, job(FAILED, payload, 1), "python3")
+    assert not out.ok and out.summary == "incorrect at 4096x4096 (max abs err 3.1)" and out.result == payload
+    assert out.message == "benchmark finished, incorrect: incorrect at 4096x4096 (max abs err 3.1)"
+
+
+def test_a_good_run_is_ok():
+    payload = {"status": "ok", "summary": "0.41 ms", "shapes": [{"label": "4096"}]}
+    out = interpret(BENCHMARK, job(OK, payload), "python3")
+    assert out.ok and out.message == "benchmark finished: 0.41 ms"
