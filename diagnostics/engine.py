@@ -1,8 +1,10 @@
 """Run the registered rules over text or files. The CLI and the language server call these."""
 from __future__ import annotations
 
+import gc
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -69,8 +71,29 @@ def _finish(findings: Iterable[Finding], source_noqa, settings: Settings, path: 
     return out
 
 
+@contextmanager
+def _cyclic_gc_paused():
+    """Pause Python's cyclic garbage collector while one file is linted. Parsing and the rules
+    allocate hundreds of thousands of short-lived objects that reference counting frees; the
+    collector's passes over them cost about a tenth of the lint time. It is switched back on
+    after the file (a later pass collects any cycle left), and left alone when already off."""
+    was_enabled = gc.isenabled()
+    if was_enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def lint_source(source: SourceFile, settings: Settings | None = None) -> FileResult:
     """Lint a parsed Python source (Triton kernels and embedded CUDA)."""
+    with _cyclic_gc_paused():
+        return _lint_source(source, settings)
+
+
+def _lint_source(source: SourceFile, settings: Settings | None = None) -> FileResult:
     settings = settings or Settings()
     result = FileResult(source.path)
     findings: list[Finding] = []
@@ -148,6 +171,11 @@ def language_of(path: str) -> str | None:
 
 def lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None) -> FileResult:
     """Lint the contents of one file (as the editor holds it, saved or not)."""
+    with _cyclic_gc_paused():
+        return _lint_text(text, path, settings)
+
+
+def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None) -> FileResult:
     settings = settings or Settings()
     size = len(text)
     if size > settings.max_file_bytes:
