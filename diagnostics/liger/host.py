@@ -116,8 +116,7 @@ def is_cross_entropy_call(call: ast.Call, imports: ImportMap, loss_objects: set[
         return True
     if isinstance(call.func, ast.Call) and (imports.resolve(call.func.func) or "") == "torch.nn.CrossEntropyLoss":
         return True
-    key = ast.unparse(call.func)
-    return key in loss_objects
+    return bool(loss_objects) and ast.unparse(call.func) in loss_objects  # unparse only when it can match
 
 
 def cross_entropy_objects(tree: ast.Module, imports: ImportMap, nodes: list[ast.AST] | None = None) -> set[str]:

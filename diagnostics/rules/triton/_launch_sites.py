@@ -25,40 +25,41 @@ class Launch:
 
 @dataclass
 class _ModuleCalls:
-    """Every call of the module by callee name (`f(...)` and `f[grid](...)`), and the names that
-    `x = <expression containing a call>` binds, so that rules do not walk the module per kernel."""
+    """Every call of the module by callee name (`f(...)` and `f[grid](...)`), so that rules do not
+    walk the module per kernel."""
 
     by_name: dict[str, list[ast.Call]]
-    bound_by_call: dict[int, set[str]]
 
 
 def module_calls(ctx: PythonContext) -> _ModuleCalls:
-    cached = ctx.__dict__.get("_tritonify_module_calls")
-    if cached is not None:
-        return cached
+    return ctx.per_file(("calls-by-name",), lambda: _ModuleCalls(_calls_by_name(ctx)))
+
+
+def _calls_by_name(ctx: PythonContext) -> dict[str, list[ast.Call]]:
     by_name: dict[str, list[ast.Call]] = {}
-    bound: dict[int, set[str]] = {}
-    for node in ctx.module_nodes:
-        if isinstance(node, ast.Call):
-            func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
-            if isinstance(func, ast.Name):
-                by_name.setdefault(func.id, []).append(node)
-        elif isinstance(node, ast.Assign):
-            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
-            if targets:
-                for sub in walk_nodes(node.value):
-                    if isinstance(sub, ast.Call):
-                        bound.setdefault(id(sub), set()).update(targets)
-    result = _ModuleCalls(by_name, bound)
-    ctx.__dict__["_tritonify_module_calls"] = result
-    return result
+    for node in ctx.module_calls:
+        func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        if isinstance(func, ast.Name):
+            by_name.setdefault(func.id, []).append(node)
+    return by_name
+
+
+def _names_bound_by(ctx: PythonContext, node: ast.AST) -> set[str]:
+    """Names that `x = <expression containing node>` binds (`k` in `k = triton.jit(f)`): the
+    statement around an expression is its nearest statement ancestor."""
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        child, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.Assign) and child is parent.value:
+        return {t.id for t in parent.targets if isinstance(t, ast.Name)}
+    return set()
 
 
 def kernel_aliases(ctx: PythonContext, kernel: Kernel) -> set[str]:
     """Names the kernel is launched by: its own and `k = triton.jit(f)` targets."""
     names = {kernel.name}
-    if kernel.jit is not None:
-        names |= module_calls(ctx).bound_by_call.get(id(kernel.jit), set())
+    if isinstance(kernel.jit, ast.Call):
+        names |= _names_bound_by(ctx, kernel.jit)
     return names
 
 

@@ -289,10 +289,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         return
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
+    norm_paths = RMS_PATHS | LN_PATHS
     for node in _host_calls(ctx.tree, {k.node for k in ctx.kernels}):
         path = ctx.imports.resolve(node.func) or ""
         finding = None
-        if path in RMS_PATHS | LN_PATHS and _normalises_several_dims(ctx, node):
+        if path in norm_paths and _normalises_several_dims(ctx, node):
             continue
         if path in RMS_PATHS:
             finding = _rms_norm(ctx, node)
