@@ -377,12 +377,14 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
     functions: dict[str, ast.FunctionDef] = {}
     calls: list[ast.Call] = []
     subscripts: list[ast.Subscript] = []
+    call_type, subscript_type, function_types = ast.Call, ast.Subscript, (ast.FunctionDef, ast.AsyncFunctionDef)
     for node in (nodes if nodes is not None else walk_nodes(tree)):  # one walk collects everything below
-        if isinstance(node, ast.Call):
+        node_type = node.__class__  # parsed nodes are never subclasses: `is` is isinstance here, and cheaper
+        if node_type is call_type:
             calls.append(node)
-        elif isinstance(node, ast.Subscript):
+        elif node_type is subscript_type:
             subscripts.append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        elif node_type in function_types:
             functions.setdefault(node.name, node)
             kernel = None
             for dec in node.decorator_list:
