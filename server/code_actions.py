@@ -1,5 +1,6 @@
 """Code actions: each rule's quick fixes, "Disable CODE for this line", fix-all on save,
-"Insert template ...", and "Benchmark / Profile this kernel".
+"Insert template ...", "Benchmark / Profile this kernel", and "Write a benchmark contract" for a
+kernel that has none (the scaffold of `tritonify bench --write-contract`, as a new file).
 
 Edits are computed by the engine (`Finding.fixes`, `diagnostics.noqa`, `fixes.apply_fixes`);
 this module only turns them into WorkspaceEdits. Costly edits (fix-all re-lints the file until
@@ -22,6 +23,7 @@ from tritonify.diagnostics.noqa import noqa_edit
 from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.diagnostics_feature import to_diagnostic
+from tritonify.server.documents import file_path
 from tritonify.server.positions import overlaps
 
 FIX_ALL = "source.fixAll.tritonify"
@@ -152,6 +154,40 @@ def quick_fixes(server: TritonifyServer, analysis: Analysis, finding: Finding) -
     return actions
 
 
+# ---- benchmark contract ------------------------------------------------------------------------
+def _can_create_files(server: TritonifyServer) -> bool:
+    caps = server.client_capabilities
+    we = caps.workspace.workspace_edit if caps and caps.workspace else None
+    return bool(we and we.document_changes and types.ResourceOperationKind.Create in (we.resource_operations or []))
+
+
+def contract_action(server: TritonifyServer, analysis: Analysis, kernel_name: str) -> types.CodeAction | None:
+    """"Write a benchmark contract for KERNEL": a new `<stem>_contract.py` beside the file, from the
+    kernel's signature (nothing imported or run). Only when the kernel has no contract and that file
+    does not exist yet (then the user edits it), and only for a client that can create files."""
+    path = file_path(analysis.uri)
+    if path is None or not _can_create_files(server):
+        return None
+    from tritonify.kernels.bench.discovery import static_contracts
+    from tritonify.kernels.bench.scaffold import contract_for
+
+    dest = path.with_name(f"{path.stem}_contract.py")
+    if dest.exists() or any(ref.name == kernel_name for ref in static_contracts(path)):
+        return None
+    try:
+        text = contract_for(analysis.text, kernel_name, path.stem)
+    except ValueError:
+        return None
+    uri = dest.as_uri()
+    start = types.Position(line=0, character=0)
+    edit = types.WorkspaceEdit(document_changes=[
+        types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)),
+        types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                               edits=[types.TextEdit(range=types.Range(start=start, end=start), new_text=text)])])
+    return types.CodeAction(title=f"Write a benchmark contract for {kernel_name} ({dest.name})", kind=RUN_KERNEL,
+                            edit=edit)
+
+
 async def code_actions(server: TritonifyServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     analysis = await server.current_analysis(params.text_document.uri)
     if analysis is None:
@@ -199,6 +235,9 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
                         title=f"{verb} this kernel ({kernel.name})", kind=RUN_KERNEL,
                         command=types.Command(title=f"{verb} {kernel.name}", command=command,
                                               arguments=[analysis.uri, kernel.name])))
+                action = contract_action(server, analysis, kernel.name)
+                if action is not None:
+                    actions.append(action)
     return actions
 
 

@@ -34,6 +34,7 @@ BENCHMARK, PROFILE = "benchmark", "profile"
 SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
 ENGINE = {BENCHMARK: "benchmark engine", PROFILE: "profile engine"}
 PROGRESS_CREATE_TIMEOUT_S = 2.0
+CLI_ERROR = "tritonify: error: "
 BENCH_GRACE_S = 30.0   # past bench's own --timeout, so it can stop its child and print its result
 
 
@@ -110,6 +111,12 @@ def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
         if "No module named tritonify" in stderr or "No module named 'tritonify'" in stderr:
             return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there "
                                   f"(pip install tritonify into it, or set tritonify.interpreter)", status="missing-engine")
+        said = next((line for line in reversed(job.stderr_tail) if line.startswith(CLI_ERROR)), None)
+        if said:   # the command's own one-line reason (a usage error: no contract, bad target ...)
+            message = f"{kind} failed: {said[len(CLI_ERROR):]}"
+            if "no benchmark contract" in said:
+                message += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
+            return Outcome(False, message, status="usage")
         return Outcome(False, job.message, status=job.status)
     if data is None:
         first = job.stdout.strip().splitlines()[0][:200] if job.stdout.strip() else "nothing"

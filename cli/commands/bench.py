@@ -41,6 +41,8 @@ def add_arguments(p):
     p.add_argument("--interpret", action="store_true", help="run Triton kernels on the CPU (TRITON_INTERPRET=1)")
     p.add_argument("--device", help="cuda, cuda:N or cpu (default: cuda when available)")
     p.add_argument("--refresh-ceilings", action="store_true", help="measure the GPU's ceilings again")
+    p.add_argument("--write-contract", action="store_true",
+                   help="write <file>_contract.py for KERNEL from its signature (static: runs nothing), then stop")
     p.add_argument("--gpus", help="sweep: one job per shape spread over GPUs: all, 0,1 (busy GPUs skipped, one "
                                   "GPU model only) or cpu:N (N CPU slots, with --interpret)")
     p.add_argument("--ray", metavar="ADDRESS", help="sweep: one job per shape as Ray tasks, one GPU each, on the "
@@ -103,6 +105,32 @@ def _print_perf_report(result: dict) -> None:
     print(f"method: {result.get('method')}")
 
 
+def contract_path(file: Path) -> Path:
+    return file.with_name(f"{file.stem}_contract.py")
+
+
+def _write_contract(file: Path, kernel: str | None) -> int:
+    """`--write-contract`: the scaffold beside the kernel file, never over an existing one."""
+    from tritonify.kernels.bench.scaffold import contract_for
+
+    if not kernel:
+        print("tritonify: error: --write-contract needs FILE::KERNEL", file=sys.stderr)
+        return EXIT_USAGE
+    dest = contract_path(file)
+    if dest.exists():
+        print(f"tritonify: error: {dest} exists; edit it (or move it away to start again)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = contract_for(file.read_text(encoding="utf-8", errors="replace"), kernel, file.stem)
+    except ValueError as exc:
+        print(f"tritonify: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    dest.write_text(text, encoding="utf-8")
+    print(f"wrote {dest}: fill in its TODOs (the reference, the shapes), then run "
+          f"`tritonify bench {file}::{kernel}`")
+    return EXIT_OK
+
+
 def run(args) -> int:
     from tritonify.kernels.bench import jobs, lineage, report
     from tritonify.kernels.bench.discovery import parse_target
@@ -113,6 +141,8 @@ def run(args) -> int:
     if not file.is_file():
         print(f"tritonify: error: {file}: no such file", file=sys.stderr)
         return EXIT_USAGE
+    if args.write_contract:
+        return _write_contract(file, kernel)
     try:
         shapes = parse_shapes(args.shapes)
     except ValueError as exc:
@@ -120,9 +150,9 @@ def run(args) -> int:
         return EXIT_USAGE
     kind = _job_kind(file, kernel)
     if kind is None:
-        print(f"tritonify: error: no contract and no perf_report benchmark for {file}: write a Contract in it, "
-              f"or in {file.stem}_contract.py / bench_{file.stem}.py beside it "
-              "(see references/guides/benchmarking.md)", file=sys.stderr)
+        start = f"tritonify bench {file}::{kernel} --write-contract" if kernel else f"tritonify bench {file}::KERNEL --write-contract"
+        print(f"tritonify: error: no benchmark contract for {file.name}: `{start}` writes one to fill in "
+              f"({file.stem}_contract.py; see references/guides/benchmarking.md)", file=sys.stderr)
         return EXIT_USAGE
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
     target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
@@ -146,8 +176,9 @@ def run(args) -> int:
             result["reports"] = report.write(result, Path(args.report_dir), name=args.name or result.get("contract"))
         except Exception as exc:  # a report failure must not lose the measurement
             result["reports"] = {"error": f"{type(exc).__name__}: {exc}"}
-    if kind == "bench" and not args.no_lineage and result.get("environment"):
-        result["lineage"] = {"skipped": "not recorded: the run failed before reaching the kernel (a missing package)"}
+    if kind == "bench" and not args.no_lineage and result.get("status") == "error" and not result.get("shapes"):
+        # a missing package, an unfinished contract: nothing was learned about the kernel
+        result["lineage"] = {"skipped": "not recorded: the run failed before measuring the kernel"}
     elif kind == "bench" and not args.no_lineage:
         path = Path(args.lineage) if args.lineage else lineage.default_path(file)
         record = lineage.record_run(path, result, name=args.name, parent=args.parent, git=git_state(file))

@@ -71,7 +71,7 @@ def test_bench_table_reports_an_incorrect_kernel_and_exits_1(tmp_path):
 def test_bench_usage_errors_are_messages_not_tracebacks(tmp_path):
     (tmp_path / "plain.py").write_text("x = 1\n")
     for args, needle in ((["nope.py::k"], "no such file"),
-                         ([f"{tmp_path / 'plain.py'}::k"], "no contract and no perf_report"),
+                         ([f"{tmp_path / 'plain.py'}::k"], "no benchmark contract for plain.py"),
                          ([f"{EXAMPLE}::rmsnorm_kernel", "--shapes", "12xq"], "bad shape")):
         proc = tritonify("bench", *args)
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr

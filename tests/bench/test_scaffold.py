@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 from tritonify.kernels.bench.scaffold import contract_for
+
+ROOT = Path(__file__).resolve().parents[2]
 
 WITH_LAUNCHER = '''
 import torch
@@ -57,3 +60,19 @@ def test_unknown_name_and_bad_source_are_value_errors():
         contract_for(WITH_LAUNCHER, "nope")
     with pytest.raises(ValueError, match="does not parse"):
         contract_for("def (:", "k")
+
+
+def test_bench_write_contract_writes_the_scaffold_once_and_the_no_contract_error_points_to_it(tmp_path, capsys):
+    from tritonify.main import main
+
+    kernel_file = tmp_path / "act.py"
+    kernel_file.write_text((ROOT / "examples" / "triton" / "activation_tanh_glu.py").read_text())
+    assert main(["bench", f"{kernel_file}::tanh_glu_kernel"]) == 2
+    assert f"`tritonify bench {kernel_file}::tanh_glu_kernel --write-contract`" in capsys.readouterr().err
+    assert main(["bench", f"{kernel_file}::tanh_glu_kernel", "--write-contract"]) == 0
+    written = tmp_path / "act_contract.py"
+    compile(written.read_text(), str(written), "exec")
+    assert "kernel='tanh_glu_kernel'" in written.read_text() and f"wrote {written}" in capsys.readouterr().out
+    before = written.read_text()
+    assert main(["bench", f"{kernel_file}::tanh_glu_kernel", "--write-contract"]) == 2
+    assert "exists" in capsys.readouterr().err and written.read_text() == before

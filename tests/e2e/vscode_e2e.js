@@ -1,7 +1,8 @@
 // Drives a real VS Code (code-server) in headless Chromium. Both modes: the Problems panel shows a
 // Tritonify TRI001 finding for E2E_FILE whose code links to the rule page.
 // trusted:   the page opens, and the quick fix "Replace with the sigmoid identity" (Ctrl+.) changes
-//            the file on disk once saved, keeping the line's value.
+//            the file on disk once saved, keeping the line's value; the Benchmark code lens runs a
+//            job through the server and ends with a message naming what is missing (no GPU stack here).
 // untrusted: (Restricted Mode) the Benchmark code lens is refused with a message to trust the folder.
 // Run by scripts/e2e.sh, which sets:
 //   E2E_MODE       trusted | untrusted
@@ -172,6 +173,16 @@ async function main() {
       }
     });
     await shot(page, 'fixed');
+
+    // The editor has no torch here (the server runs on the .vsix's bundled libraries): the click must
+    // still start a job through the server and end with a message that says what is missing.
+    await step(page, 'the Benchmark code lens runs a job and says why it cannot measure here', async () => {
+      await page.locator('.codelens-decoration a', { hasText: 'Benchmark' }).first().click();
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /no benchmark contract|torch is not installed/ }).first();
+      await toast.waitFor({ timeout: 120_000 });
+      say(`notification: ${(await toast.innerText()).replace(/\s+/g, ' ').slice(0, 300)}`);
+    });
+    await shot(page, 'benchmark-outcome');
 
     say('PASS');
     return 0;

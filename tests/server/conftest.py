@@ -52,12 +52,15 @@ def workspace(tmp_path) -> Path:
 
 
 def capabilities(*, resolve: bool = True, progress: bool = True, configuration: bool = True,
-                 document_changes: bool = False, lens_refresh: bool = True) -> types.ClientCapabilities:
+                 document_changes: bool = False, lens_refresh: bool = True,
+                 create_files: bool = False) -> types.ClientCapabilities:
     return types.ClientCapabilities(
         window=types.WindowClientCapabilities(work_done_progress=progress),
         workspace=types.WorkspaceClientCapabilities(
             configuration=configuration,
-            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=document_changes),
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=document_changes or create_files,
+                resource_operations=[types.ResourceOperationKind.Create] if create_files else None),
             code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=lens_refresh)),
         text_document=types.TextDocumentClientCapabilities(
             code_action=types.CodeActionClientCapabilities(

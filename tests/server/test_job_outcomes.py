@@ -41,3 +41,11 @@ def test_a_good_run_is_ok():
     payload = {"status": "ok", "summary": "0.41 ms", "shapes": [{"label": "4096"}]}
     out = interpret(BENCHMARK, job(OK, payload), "python3")
     assert out.ok and out.message == "benchmark finished: 0.41 ms"
+
+
+def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out():
+    said = "tritonify: error: no benchmark contract for k.py: `tritonify bench k.py::k --write-contract` writes one"
+    out = interpret(BENCHMARK, JobResult(FAILED, "benchmark of k failed with exit status 2: ...", 2, "", [said]), "python3")
+    assert not out.ok and out.status == "usage"
+    assert out.message.startswith("benchmark failed: no benchmark contract for k.py")
+    assert "Write a benchmark contract" in out.message
