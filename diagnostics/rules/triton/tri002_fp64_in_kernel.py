@@ -40,6 +40,8 @@ ADVICE = "keep fp32 accumulation (Kahan/pairwise sums if precision matters) or g
 
 def _fp64_dtype_nodes(ctx: PythonContext, kernel: Kernel) -> Iterator[ast.AST]:
     """`tl.float64` (any alias) in the kernel body, outermost attribute only."""
+    if "float64" not in ctx.source.text and "fp64" not in ctx.source.text:
+        return  # a name can only resolve to tl.float64 if the file spells it (in the use or its import)
     inner: set[int] = set()
     for node in kernel.walk():
         if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
