@@ -16,14 +16,22 @@ is the recommended way to keep an FP64 reference path.
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Callable, Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import (
-    FLOAT_KINDS, HostDtypes, KernelDtypes, Launch, dtype_kind, float_literal_outside_fp32,
-    in_constexpr_branch, launches, pointer_dtypes, tl_alias,
+    FLOAT_KINDS,
+    HostDtypes,
+    KernelDtypes,
+    Launch,
+    dtype_kind,
+    float_literal_outside_fp32,
+    in_constexpr_branch,
+    launches,
+    pointer_dtypes,
+    tl_alias,
 )
 from tritonify.diagnostics.triton_ast import TL, Kernel, walk_nodes
 
@@ -80,7 +88,9 @@ def _dtype_fix(ctx: PythonContext, node: ast.AST) -> list[Fix]:
     )]
 
 
-def _literal_findings(ctx: PythonContext, kernel: Kernel, types: KernelDtypes) -> Iterator[Finding]:
+def _literal_findings(ctx: PythonContext, kernel: Kernel, make_types: Callable[[], KernelDtypes]) -> Iterator[Finding]:
+    """`make_types` builds the kernel's dtypes, needed only next to a literal fp32 cannot hold (rare)."""
+    types: KernelDtypes | None = None
     for node in kernel.walk():
         if not float_literal_outside_fp32(node) or in_constexpr_branch(ctx, node, kernel):
             continue
@@ -90,6 +100,8 @@ def _literal_findings(ctx: PythonContext, kernel: Kernel, types: KernelDtypes) -
             anchor, parent = parent, ctx.parents.get(parent)
         if isinstance(parent, (ast.BinOp, ast.Compare)):
             operands = [parent.left, parent.right] if isinstance(parent, ast.BinOp) else [parent.left, *parent.comparators]
+            if types is None:
+                types = make_types()
             others = [types.of(o) for o in operands if o is not anchor]
             if others and all(k in FLOAT_KINDS - {"fp64"} for k in others):
                 continue  # weakly typed next to a float tensor: rounded to that tensor's dtype
@@ -146,7 +158,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 f"(1/2 to 1/64 of FP32 throughput, twice the registers); {ADVICE}",
                 _dtype_fix(ctx, node),
             )
-        types = KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches))
-        yield from _literal_findings(ctx, kernel, types)
+        yield from _literal_findings(
+            ctx, kernel, lambda kernel=kernel: KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches)))
     for launch in all_launches:
         yield from _launch_findings(ctx, host, launch)
