@@ -80,15 +80,6 @@ class PythonContext:
             value = cache[key] = build()
             return value
 
-    def called_names(self, kernel: Kernel) -> frozenset[str]:
-        """Last component of every callee's resolved path in the kernel's body (`tl.dot`,
-        `tl.math.exp` and `from triton.language import dot as mm; mm(...)` all give `dot`/`exp`).
-        A cheap index for early exits: a rule about `tl.dot` skips a kernel without `dot` here."""
-        def build() -> frozenset[str]:
-            resolve = self.imports.resolve
-            return frozenset((resolve(call.func) or "").rpartition(".")[2] for call in kernel.call_nodes)
-        return self.per_file(("called-names", kernel.node), build)
-
     def walk(self, node: ast.AST) -> list[ast.AST]:
         """`list(ast.walk(node))`, cached per node for the life of this context."""
         cache = self.__dict__.setdefault("_walk_cache", {})
