@@ -75,7 +75,7 @@ def test_op_signatures_match(op):
 
     name, args, kwargs = _parse_call(op.module_call)
     assert name == op.module_class
-    target = _object(api.TRANSFORMERS, name)
+    target = _object(op.module_path, name)
     if inspect.isclass(target):
         if op.module_call.startswith(f"{name}()("):
             _check_signature(target.forward, args, kwargs, f"{op.module_api}.forward")

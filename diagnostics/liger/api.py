@@ -12,6 +12,7 @@ from dataclasses import dataclass
 LIGER_VERSION = "0.8.5"
 TRANSFORMERS = "liger_kernel.transformers"
 FUNCTIONAL = "liger_kernel.transformers.functional"
+GROUP_NORM_MODULE_PATH = "liger_kernel.transformers.group_norm"
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,11 @@ class LigerOp:
     helper_params: str    # parameters of the helper the fix writes
     helper_body: str      # the call the helper returns
     caveat: str = ""      # a behaviour of the Liger op the user must know before switching
+    module_path: str = TRANSFORMERS   # where module_class lives (LigerGroupNorm is only in its submodule)
 
     @property
     def module_api(self) -> str:
-        return f"{TRANSFORMERS}.{self.module_call}"
+        return f"{self.module_path}.{self.module_call}"
 
     @property
     def functional_api(self) -> str:
@@ -58,6 +60,31 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "liger_layer_norm", "liger_layer_norm(X, W, B, eps)",
         "x, weight, bias, eps=1e-5", "liger_layer_norm(x, weight, bias, eps)",
         "LigerLayerNorm's eps defaults to 1e-6, nn.LayerNorm's to 1e-5",
+    ),
+    LigerOp(
+        "group_norm", "GroupNorm", "per-group mean and variance -> rsqrt -> per-channel weight and bias",
+        "LigerGroupNorm", "LigerGroupNorm(num_channels, num_groups, eps=1e-6)",
+        "liger_group_norm", "liger_group_norm(X, affine_scaling_weight, affine_shifting_bias, num_channels, num_groups, eps)",
+        "x, weight, bias, num_channels, num_groups, eps=1e-5",
+        "liger_group_norm(x, weight, bias, num_channels, num_groups, eps)",
+        "LigerGroupNorm is importable only from liger_kernel.transformers.group_norm, and its eps defaults to 1e-6 "
+        "where nn.GroupNorm's is 1e-5",
+        module_path=GROUP_NORM_MODULE_PATH,
+    ),
+    LigerOp(
+        "poly_norm", "PolyNorm", "w0*norm(x^3) + w1*norm(x^2) + w2*norm(x) + b, norm(u) = u * rsqrt(mean(u^2) + eps)",
+        "LigerPolyNorm", "LigerPolyNorm(eps=1e-6)",
+        "liger_poly_norm", "liger_poly_norm(X, W, B, eps=1e-6)",
+        "x, weight, bias, eps=1e-6", "liger_poly_norm(x, weight, bias, eps, in_place=False)",
+        "weight holds (w0, w1, w2) and bias is a scalar; in_place=True (the default) reuses the incoming gradient's "
+        "memory in backward",
+    ),
+    LigerOp(
+        "dyt", "DyT (dynamic tanh)", "gamma * tanh(alpha * x) + beta with a scalar alpha",
+        "LigerDyT", "LigerDyT(hidden_size, beta=True, init_alpha=0.5)",
+        "liger_dyt", "liger_dyt(x, alpha, gamma, beta)",
+        "x, alpha, gamma, beta=None", "liger_dyt(x, alpha, gamma, beta)",
+        "alpha is a one-element tensor; pass beta=None for no shift",
     ),
     LigerOp(
         "swiglu", "SwiGLU", "silu(gate) * up",
@@ -203,7 +230,7 @@ def referenced_names() -> list[tuple[str, str]]:
     """(module, name) for every name the rules put in a message or a fix, for the API test.
 
     Names that need transformers at import time are listed by `transformers_only_names`."""
-    names = {(TRANSFORMERS, op.module_class) for op in OPS.values()}
+    names = {(op.module_path, op.module_class) for op in OPS.values()}
     names |= {(FUNCTIONAL, op.functional) for op in OPS.values()}
     names |= {(TRANSFORMERS, RMS_NORM_MODULE), (TRANSFORMERS, LAYER_NORM_MODULE), (TRANSFORMERS, FLCE_MODULE),
               (FUNCTIONAL, FLCE_FUNCTION)}

@@ -24,6 +24,8 @@ SUBSUMES: dict[str, set[str]] = {
     "jsd": {"kl_div", "softmax"},
     "fused_add_rms_norm": {"rms_norm"},
     "layer_norm": {"rms_norm"},
+    "group_norm": {"rms_norm", "layer_norm"},
+    "poly_norm": {"rms_norm"},
     "geglu": {"swiglu"},
 }
 
@@ -130,6 +132,7 @@ class _Matcher:
 
     def norms(self) -> set[str]:
         found: set[str] = set()
+        powers: set[int] = set()         # n of every x**n * rstd stored (PolyNorm normalises x, x^2, x^3)
         outputs = self._output_closure()
         for r in self.calls("rsqrt"):
             arg = self.arg(r)
@@ -144,14 +147,87 @@ class _Matcher:
                     continue
                 if any(not self.g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x != r):
                     continue   # norm followed by an activation or dropout in the same product
-                for x in f:
+                for x in set(f):
                     if x == r:
                         continue
-                    if self.centred(x):
-                        found.add("layer_norm")
+                    centred = self.centred(x)
+                    if centred:
+                        weights = [w for w in f if w not in (r, x) and self.g.kind(w) == "load"]
+                        per_channel = any(self._per_channel_weight(w, centred[0]) for w in weights)
+                        found.add("group_norm" if per_channel else "layer_norm")
                     elif self.loads(x) and self.g.kind(x) != "sub" and any(self.same_data(x, b) for b in bases):
+                        if f.count(x) > 1:
+                            powers.add(f.count(x))
+                            continue
+                        powers.add(1)
                         found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
+        if max(powers, default=0) > 1:
+            # x^2 or x^3 normalised: not an RMSNorm. PolyNorm when several powers are summed.
+            found.discard("rms_norm")
+            if len(powers) > 1:
+                found.add("poly_norm")
         return found
+
+    def _per_channel_weight(self, w: int, x: int) -> bool:
+        """The affine weight w is indexed per channel while x is indexed per element: the
+        GroupNorm layout. Either the weight's index divides the element offsets
+        (`W + offs // HW`), or a channel index that x's address scales by a stride
+        (`c * HW + hw`) is the weight's index, with x's own elements (`hw`) not in it."""
+        g = self.g
+        w_addr = g.node(w)[1]
+        x_addrs = [g.node(ld)[1] for ld in self.loads(x)]
+        if not x_addrs or not any("arange" in g.call_names(a) for a in x_addrs):
+            return False
+        w_nodes = g.walk([w_addr], into_pointers=False)
+        if any(g.kind(n) == "other" and g.node(n)[1] == "FloorDiv" for n in w_nodes):
+            return True
+        w_terms = [t for t in _terms(g, w_addr) if g.kind(t) != "param" and g.kind(t) != "const"]
+        for xa in x_addrs:
+            bare = set(_terms(g, xa))
+            # x's own element offsets (`hw`): an arange term sharing no arange with the weight
+            own = [t for t in bare if "arange" in g.call_names(t)
+                   and not any(g.is_call(n, "arange") for n in g.walk([t], into_pointers=False) & w_nodes)]
+            if not own:
+                continue
+            scaled = self._scaled_parts(xa)
+            if any(t in scaled and t not in bare for t in w_terms):
+                return True
+        return False
+
+    def _scaled_parts(self, addr: int) -> set[int]:
+        """Nodes under a product of two non-constant factors in an address (`(n*C + c) * HW`)."""
+        g = self.g
+        out: set[int] = set()
+        for m in g.walk([addr], into_pointers=False):
+            if g.kind(m) != "mul":
+                continue
+            f = [x for x in g.factors(m) if g.kind(x) != "const"]
+            if len(f) >= 2:
+                out |= g.walk(f, into_pointers=False)
+        return out
+
+    # ---- DyT ------------------------------------------------------------------------------
+    def dyt(self) -> bool:
+        """gamma * tanh(alpha * x) (+ beta) stored, alpha a scalar load, x and gamma vectors from
+        two other tensors. A soft-cap (`cap * tanh(x / cap)`) divides and is not matched."""
+        g = self.g
+        outputs = self._output_closure()
+        for m in self.of_kind("mul"):
+            if m not in outputs:
+                continue
+            f = g.factors(m)
+            tanhs = [t for t in f if g.is_call(t, "tanh")]
+            rest = [x for x in f if x not in tanhs]
+            if len(tanhs) != 1 or len(rest) != 1 or g.kind(rest[0]) != "load":
+                continue
+            inner = [x for x in g.factors(self.arg(tanhs[0])) if g.kind(x) != "const"]
+            if len(inner) != 2 or any(g.kind(x) != "load" for x in inner):
+                continue
+            vectors = [x for x in (*inner, rest[0]) if "arange" in g.call_names(g.node(x)[1])]
+            scalars = [x for x in inner if "arange" not in g.call_names(g.node(x)[1])]
+            if len(vectors) == 2 and len(scalars) == 1 and len({frozenset(self.sources(v)) for v in vectors}) == 2:
+                return True
+        return False
 
     def _is_residual_sum(self, x: int) -> bool:
         node = self.g.node(x)
@@ -438,6 +514,11 @@ def cube_part(g: KernelGraph, x: int, gate: int) -> bool:
     return g.factors(x).count(gate) == 3
 
 
+def _terms(g: KernelGraph, addr: int) -> tuple[int, ...]:
+    """The summands of an address (`X + row * stride + cols` -> X, row*stride, cols)."""
+    return g.node(addr)[1:] if g.kind(addr) == "add" else (addr,)
+
+
 def _bases(g: KernelGraph, ptr: int) -> set[int]:
     """The pointer parameters an address is built on (`X_ptr` in `X_ptr + row * stride + y`)."""
     terms = g.node(ptr)[1:] if g.kind(ptr) == "add" else (ptr,)
@@ -477,6 +558,8 @@ def recognise(g: KernelGraph) -> Recognition:
         found.add("tvd")
     if m.rope():
         found.add("rope")
+    if m.dyt():
+        found.add("dyt")
     if not found:
         return Recognition(None)
     kept = set(found)

@@ -215,6 +215,9 @@ LIGER_KERNELS = [
     ("jsd.py", "_jsd_kernel", "Jensen-Shannon divergence"),
     ("tvd.py", "_tv_distance_kernel", "total variation distance"),
     ("rope.py", "_triton_rope", "rotary position embedding"),
+    ("group_norm.py", "_group_norm_forward_kernel", "GroupNorm"),
+    ("poly_norm.py", "_poly_norm_forward_kernel", "PolyNorm"),
+    ("dyt.py", "_dyt_fwd_kernel", "DyT (dynamic tanh)"),
 ]
 
 
@@ -477,3 +480,74 @@ def test_layer_norm_fused_with_an_activation_is_not_flagged():
     plain = code.replace("0.5 * y * (1 + libdevice.erf(y * 0.7071067811865476))", "y + tl.load(B + cols, mask=cols < N)")
     (f,) = lint(plain, "TRI003")
     assert "re-implements LayerNorm" in f.message
+
+
+GROUP_NORM = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def gn(X, Y, W, B, C, HW, G, eps, BLOCK: tl.constexpr):
+    n = tl.program_id(0)
+    grp = tl.program_id(1)
+    cpg = C // G
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cpg * HW
+    x = tl.load(X + (n * G + grp) * cpg * HW + offs, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / (cpg * HW)
+    d = tl.where(mask, x - mean, 0.0)
+    rstd = tl.rsqrt(tl.sum(d * d, axis=0) / (cpg * HW) + eps)
+    ch = grp * cpg + offs // HW
+    y = d * rstd * tl.load(W + ch, mask=mask) + tl.load(B + ch, mask=mask)
+    tl.store(Y + (n * G + grp) * cpg * HW + offs, y, mask=mask)
+"""
+
+
+def test_group_norm_is_not_called_layer_norm():
+    (f,) = lint(GROUP_NORM, "TRI003")
+    assert "re-implements GroupNorm" in f.message and "LayerNorm" not in f.message
+    assert "`liger_kernel.transformers.group_norm.LigerGroupNorm(num_channels, num_groups, eps=1e-6)`" in f.message
+    assert "liger_group_norm(X, affine_scaling_weight, affine_shifting_bias, num_channels, num_groups, eps)" in f.message
+    out = fixed(GROUP_NORM, f)
+    assert "from liger_kernel.transformers.functional import liger_group_norm" in out
+    assert "return liger_group_norm(x, weight, bias, num_channels, num_groups, eps)" in out
+    ast.parse(out)
+    # the same statistics with a per-column weight (`W + offs`) are a LayerNorm
+    per_column = GROUP_NORM.replace("ch = grp * cpg + offs // HW", "ch = offs")
+    (f,) = lint(per_column, "TRI003")
+    assert "re-implements LayerNorm" in f.message
+
+
+def test_norm_of_a_power_alone_is_not_rms_norm():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def cube_norm(X, Y, W, N, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * N + cols, mask=cols < N, other=0.0)
+        x3 = x * x * x
+        tl.store(Y + row * N + cols, x3 * tl.rsqrt(tl.sum(x3 * x3, axis=0) / N + eps) * tl.load(W + cols), mask=cols < N)
+    """
+    assert lint(code, "TRI003") == []
+
+
+def test_dyt_needs_a_scalar_alpha_and_a_vector_gamma():
+    code = """
+    import triton
+    import triton.language as tl
+    from triton.language.extra import libdevice
+
+    @triton.jit
+    def dyt(X, Y, A, G, N, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * N + cols, mask=cols < N)
+        tl.store(Y + row * N + cols, libdevice.tanh(tl.load(A) * x) * tl.load(G + cols, mask=cols < N), mask=cols < N)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "re-implements DyT" in f.message and "liger_dyt(x, alpha, gamma, beta)" in f.message
+    # a per-row scale (one alpha per row, gamma a scalar too) is something else
+    assert lint(code.replace("tl.load(G + cols, mask=cols < N)", "tl.load(G)"), "TRI003") == []

@@ -32,7 +32,8 @@ HELPER_STEMS = {
     "rms_norm": "rms_norm", "fused_add_rms_norm": "add_rms_norm", "layer_norm": "layer_norm",
     "swiglu": "swiglu", "geglu": "geglu", "cross_entropy": "cross_entropy",
     "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
-    "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope",
+    "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope", "group_norm": "group_norm", "poly_norm": "poly_norm",
+    "dyt": "dyt",
 }
 
 
