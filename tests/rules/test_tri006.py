@@ -1,4 +1,7 @@
 import ast
+import textwrap
+
+import pytest
 
 from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability, Severity
@@ -120,3 +123,119 @@ def test_program_id_that_feeds_descriptor_offsets_is_cast_only_in_the_product():
     assert "tl.store(out_ptr + pid.to(tl.int64) * stride" in out
     assert "desc.load([pid * BLOCK, 0])" in out
     assert lint(out, "TRI006") == []
+
+
+PERSISTENT = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, stride, n_rows, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for row in tl.range(pid, n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * stride + cols)
+        tl.store(y_ptr + row * stride + cols, x)
+"""
+
+
+def test_loop_variable_of_a_persistent_kernel_is_followed_and_cast_in_the_product():
+    first, second = lint(PERSISTENT, "TRI006")
+    assert "loop variable `row`" in first.message and "row.to(tl.int64) * stride" in first.message
+    assert first.fixes[0].applicability is Applicability.SAFE
+    out = fixed(PERSISTENT, first)
+    assert "x_ptr + row.to(tl.int64) * stride + cols" in out
+    assert "for row in tl.range(pid, n_rows, tl.num_programs(0)):" in out  # the loop itself is untouched
+    ast.parse(out)
+    assert [f.line for f in lint(out, "TRI006")] == [second.line]
+    out, _ = apply_fixes(textwrap.dedent(PERSISTENT), lint(PERSISTENT, "TRI006"))
+    assert lint(out, "TRI006") == []
+
+
+@pytest.mark.parametrize("iterable", ["range(pid, n_rows, 4)", "tl.static_range(pid, n_rows)", "range(n_rows)"])
+def test_range_forms_that_grow_with_the_input_are_followed(iterable):
+    assert len(lint(PERSISTENT.replace("tl.range(pid, n_rows, tl.num_programs(0))", iterable), "TRI006")) == 2
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("tl.range(pid, n_rows, tl.num_programs(0))", "tl.static_range(4)"),  # a small constant range
+        ("tl.range(pid, n_rows, tl.num_programs(0))", "range(0, BLOCK)"),  # constexpr bounds
+        ("tl.range(pid, n_rows, tl.num_programs(0))", "range(n_heads)"),  # a count of small things
+        ("tl.range(pid, n_rows,", "tl.range(pid.to(tl.int64), n_rows,"),  # int64 bounds: an int64 variable
+        ("stride, n_rows,", "stride: tl.int64, n_rows,"),  # int64 stride
+        ("n_rows, n_heads", "n_rows: tl.int64, n_heads"),  # int64 bound
+        ("        x = tl.load(", "        row = tl.cast(row, tl.int64)\n        x = tl.load("),  # rebound as int64
+        ("        x = tl.load(", "        r64 = row.to(tl.int64)\n        x = tl.load("),  # the author casts first
+    ],
+)
+def test_loops_that_stay_small_or_are_cast_are_quiet(change):
+    base = PERSISTENT.replace("n_rows, BLOCK", "n_rows, n_heads, BLOCK")
+    code = base.replace(*change)
+    assert code != base
+    assert lint(code, "TRI006") == []
+
+
+def test_loop_variable_that_never_multiplies_a_stride_is_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        for off in range(0, n_cols, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            tl.store(y_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols), mask=cols < n_cols)
+    """
+    assert lint(code, "TRI006") == []
+
+
+GATHER = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(index_ptr, table_ptr, out_ptr, stride_row, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    idx = tl.load(index_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.load(table_ptr + idx * stride_row))
+"""
+
+
+def test_loaded_index_times_a_stride_is_flagged_and_the_cast_is_a_safe_fix():
+    (f,) = lint(GATHER, "TRI006")
+    assert "loaded from an int32 index tensor" in f.message
+    assert f.fixes[0].applicability is Applicability.SAFE
+    out = fixed(GATHER, f)
+    assert "table_ptr + idx.to(tl.int64) * stride_row" in out
+    assert lint(out, "TRI006") == []
+
+
+def test_gathered_tile_and_inline_load_are_cast_where_they_stand():
+    tile = GATHER.replace("idx * stride_row", "idx[:, None] * stride_row + offs[None, :]")
+    (f,) = lint(tile, "TRI006")
+    assert "idx.to(tl.int64)[:, None] * stride_row" in fixed(tile, f)
+    inline = GATHER.replace("idx * stride_row", "tl.load(index_ptr) * stride_row")
+    (f,) = lint(inline, "TRI006")
+    out = fixed(inline, f)
+    assert "tl.load(index_ptr).to(tl.int64) * stride_row" in out
+    assert lint(out, "TRI006") == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("other=0)", "other=0).to(tl.int64)"),  # cast at the load
+        ("other=0)", "other=0)\n    idx = idx.to(tl.int64)"),  # rebound as int64
+        ("table_ptr + idx * stride_row", "table_ptr + tl.cast(idx, tl.int64) * stride_row"),  # cast in the product
+        ("stride_row, n,", "stride_row: tl.int64, n,"),  # int64 stride
+        ("stride_row", "hidden"),  # not a stride: PyTorch's default int64 ids are as likely
+        ("table_ptr + idx * stride_row", "table_ptr + idx"),  # no product
+    ],
+)
+def test_loaded_index_that_is_cast_or_not_scaled_by_a_stride_is_quiet(change):
+    code = GATHER.replace(*change)
+    assert code != GATHER
+    assert lint(code, "TRI006") == []

@@ -1,20 +1,35 @@
-"""TRI006 int32-offset-overflow: `pid * stride` is computed in 32 bits and wraps on large tensors.
+"""TRI006 int32-offset-overflow: `row * stride` is computed in 32 bits and wraps on large tensors.
 
 `tl.program_id` is an int32, and so is an integer kernel argument below 2**31 (Triton promotes an
 argument to int64 only when its own value needs it). Their product, used as a pointer offset,
 wraps negative once it reaches 2**31: a tensor of more than 2**31 elements (a 1M-token sequence
 times a 4096 hidden size) reads or writes the wrong place, or faults. Casting the program id once
 makes the whole offset 64-bit.
+
+The same product is followed for two other int32 row indices (`_int32_indices`): the variable of
+a range loop that grows with the input (`for row in range(pid, n_rows, tl.num_programs(0))`),
+and an index loaded from memory times a stride (`idx = tl.load(index_ptr + i)`, `idx * stride`).
+Those are cast in the product only, so the index keeps its type everywhere else.
 """
 from __future__ import annotations
 
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._int32_indices import (
+    LoadedIndex,
+    LoopIndex,
+    index_name,
+    is_load,
+    is_stride_like,
+    loaded_indices,
+    loop_indices,
+)
 from tritonify.diagnostics.rules.triton._memory_flow import (
     KernelFlow,
     kernel_flow,
@@ -84,13 +99,21 @@ def _program_ids(ctx: PythonContext, flow: KernelFlow) -> dict[str, list[ast.Cal
 
 
 def _cast_positions(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[int, int]]]:
-    """Where each name is cast to a 64-bit integer."""
+    """Where each name is cast to a 64-bit integer, except casts that are an operand of a product
+    (`row.to(tl.int64) * stride`, what the fix writes): those widen that one product only."""
     out: dict[str, list[tuple[int, int]]] = {}
-    for node in kernel.walk():
+    for node in kernel.calls():
         inner = _casts_to_int64(ctx, node)
-        if isinstance(inner, ast.Name):
+        if isinstance(inner, ast.Name) and not _is_factor(ctx, node):
             out.setdefault(inner.id, []).append(position(node))
     return out
+
+
+def _is_factor(ctx: PythonContext, node: ast.AST) -> bool:
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Subscript) and parent.value is node:  # idx.to(tl.int64)[:, None] * stride
+        node, parent = parent, ctx.parents.get(parent)
+    return isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult)
 
 
 def _wide_params(ctx: PythonContext, flow: KernelFlow, casts: dict[str, list]) -> set[str]:
@@ -118,8 +141,8 @@ def _pointer_nodes(ctx: PythonContext, flow: KernelFlow) -> set[int]:
 def _persistent_ids(flow: KernelFlow, pids: dict[str, list[ast.Call]]) -> set[str]:
     """Program ids of a persistent kernel (`for row in range(pid * per_program, ...)`,
     `tl.num_programs`): the grid is about the SM count, so `pid * stride` indexes a small
-    per-program buffer; the loop variable carries the large offsets, and this rule does not
-    follow loop variables."""
+    per-program buffer; the loop variable carries the large offsets and is followed instead
+    (`loop_indices`)."""
     if any(flow.tl_call(c, "num_programs") for c in flow.kernel.calls()):
         return set(pids)
     out = set()
@@ -178,48 +201,122 @@ def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
     )
 
 
+def _fix_operand(ctx: PythonContext, operand: ast.expr, what: str) -> Fix | None:
+    """Cast one operand of the product (`row.to(tl.int64) * stride`): the loop variable or the
+    loaded index keeps its int32 type everywhere else (masks, comparisons, descriptor offsets)."""
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    _, _, end_line, end_col = ctx.source.node_range(operand)
+    return Fix(
+        title=f"Cast the {what} to 64 bits in this product",
+        edits=(Edit.insert(end_line, end_col, f".to({tl}.int64)"),),
+        applicability=Applicability.SAFE,
+    )
+
+
+def _overflow_note(product: str) -> str:
+    return f"`{product}` is an int32 product: it wraps past 2**31 (tensors over 2**31 elements) and the access goes out of bounds"
+
+
+def _candidate_products(kernel: Kernel, runtime: set[str]) -> list[tuple[ast.BinOp, ast.expr, ast.Name]]:
+    """Every `a * s` (either order) where `s` is a run-time integer parameter: (product, a, s)."""
+    out = []
+    for node in kernel.walk():
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(other, ast.Name) and other.id in runtime:
+                    out.append((node, side, other))
+    return out
+
+
+@dataclass(frozen=True)
+class _Int32Indices:
+    """The int32 row indices of one kernel that a product with a stride may overflow."""
+
+    pids: dict[str, list[ast.Call]]  # locals bound only to tl.program_id(...)
+    loops: dict[str, list[LoopIndex]]  # range-loop variables that grow with the input
+    loaded: dict[str, LoadedIndex]  # locals bound once to a tl.load
+    casts: dict[str, list[tuple[int, int]]]  # where each name is cast to 64 bits
+    int32_only: set[str]  # names that feed block-pointer / descriptor offsets
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         flow = kernel_flow(ctx, kernel)
-        pids = _program_ids(ctx, flow)
         casts = _cast_positions(ctx, kernel)
         block_sizes = {a.id for c in kernel.calls() if flow.tl_call(c, "arange") for a in c.args if isinstance(a, ast.Name)}
+        wide = _wide_params(ctx, flow, casts)
         runtime = {p.name for p in flow.runtime_int_params()
                    if not _SMALL_COUNT.search(p.name) and p.name not in block_sizes}  # blocks: TRI019's business
-        runtime -= _wide_params(ctx, flow, casts)
+        runtime -= wide
         if not runtime:
             continue
+        products = _candidate_products(kernel, runtime)
+        if not products:
+            continue
+        pids = _program_ids(ctx, flow)
         for name in _persistent_ids(flow, pids):
             del pids[name]
+        # Any run-time parameter that bounds a range is an integer, even one named like a pointer (`M`).
+        sizes = {p.name for p in kernel.params if not flow.is_constexpr(p.name) and not _SMALL_COUNT.search(p.name)}
+        indices = _Int32Indices(pids, loop_indices(flow, sizes, wide), loaded_indices(flow), casts,
+                                _int32_only_names(flow))
         in_pointer: set[int] | None = None
-        int32_only = _int32_only_names(flow)
-        for node in kernel.walk():
-            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        reported: set[int] = set()
+        for node, side, stride in products:
+            if id(node) in reported:
                 continue
-            for pid_side, other in ((node.left, node.right), (node.right, node.left)):
-                if not (isinstance(other, ast.Name) and other.id in runtime):
-                    continue
-                if flow.tl_call(pid_side, "program_id"):
-                    calls = [pid_side]
-                elif isinstance(pid_side, ast.Name) and pid_side.id in pids:
-                    if any(pos < position(node) for pos in casts.get(pid_side.id, [])):
-                        continue  # cast before this use: the author handles the width
-                    calls = pids[pid_side.id]
-                else:
-                    continue
-                if in_pointer is None:
-                    in_pointer = _pointer_nodes(ctx, flow)
-                if id(node) not in in_pointer:
-                    continue
-                product = ctx.segment(node)
-                message = (
-                    f"`{product}` is an int32 product: it wraps past 2**31 (tensors over 2**31 elements, e.g. "
-                    f"long sequences) and the access goes out of bounds; make the program id 64-bit with "
-                    f"`tl.program_id(...).to(tl.int64)`"
-                )
-                if isinstance(pid_side, ast.Name) and pid_side.id in int32_only:
-                    fix = _fix_product(ctx, pid_side)
-                else:
-                    fix = _fix(ctx, calls)  # type: ignore[arg-type]
-                yield ctx.finding(node, message, [fix] if fix else [])
-                break
+            found = _classify(ctx, flow, indices, node, side, stride)
+            if found is None:
+                continue
+            if in_pointer is None:
+                in_pointer = _pointer_nodes(ctx, flow)
+            if id(node) not in in_pointer:
+                continue
+            reported.add(id(node))
+            message, fix = found
+            yield ctx.finding(node, message, [fix] if fix else [])
+
+
+def _cast_before(casts: dict[str, list[tuple[int, int]]], name: str, node: ast.AST) -> bool:
+    """The author casts `name` to 64 bits somewhere before this product: they handle the width."""
+    return any(pos < position(node) for pos in casts.get(name, []))
+
+
+def _classify(ctx: PythonContext, flow: KernelFlow, indices: _Int32Indices, node: ast.BinOp, side: ast.expr,
+              stride: ast.Name) -> tuple[str, Fix | None] | None:
+    """The message and fix for `side * stride` when `side` is an int32 row index, else None."""
+    product = ctx.segment(node)
+    if flow.tl_call(side, "program_id"):
+        return _pid_message(product), _fix(ctx, [side])  # type: ignore[list-item]
+    name = index_name(side)
+    if name is not None and _cast_before(indices.casts, name.id, node):
+        return None
+    if isinstance(side, ast.Name) and side.id in indices.pids:
+        if side.id in indices.int32_only:
+            return _pid_message(product), _fix_product(ctx, side)
+        return _pid_message(product), _fix(ctx, indices.pids[side.id])
+    if isinstance(side, ast.Name) and side.id in indices.loops:
+        message = (f"{_overflow_note(product)}: the loop variable `{side.id}` is int32 like its range bounds; "
+                   f"cast it in the product: `{side.id}.to(tl.int64) * {stride.id}`")
+        return message, _fix_operand(ctx, side, "loop variable")
+    if not is_stride_like(stride.id):
+        return None  # a loaded index times a size: too often fed int64 indices to warn
+    if name is not None and name.id in indices.loaded:
+        message = (f"{_overflow_note(product)} when `{name.id}` is loaded from an int32 index tensor; "
+                   f"cast the index: `{name.id}.to(tl.int64)` (a no-op for int64 indices)")
+        return message, _fix_operand(ctx, name, "loaded index")
+    if is_load(flow, side):
+        message = (f"{_overflow_note(product)} when the index is loaded from an int32 tensor; "
+                   f"cast it: `tl.load(...).to(tl.int64)` (a no-op for int64 indices)")
+        return message, _fix_operand(ctx, side, "loaded index")
+    return None
+
+
+def _pid_message(product: str) -> str:
+    return (
+        f"`{product}` is an int32 product: it wraps past 2**31 (tensors over 2**31 elements, e.g. "
+        f"long sequences) and the access goes out of bounds; make the program id 64-bit with "
+        f"`tl.program_id(...).to(tl.int64)`"
+    )
