@@ -162,3 +162,23 @@ def test_hf_module_replacements_are_what_the_apply_functions_swap_in(hf):
     assert callable(_object(module, liger))
     text, _ = _tree("transformers/monkey_patch.py")
     assert re.search(rf"modeling_\w+\.{hf} = {liger}\b", text), f"monkey_patch.py never sets {hf} = {liger}"
+
+
+@pytest.mark.parametrize("kind", sorted(api.CHUNKED_LOSSES), ids=lambda x: x)
+def test_chunked_losses_exist_with_the_defaults_and_argument_order_we_print(kind):
+    loss = api.CHUNKED_LOSSES[kind]
+    cls = _object(api.CHUNKED_LOSS, loss.name)
+    name, args, kwargs = _parse_call(loss.constructor)
+    assert name == loss.name
+    _check_signature(cls.__init__, args, kwargs, loss.constructor)
+    _, fargs, fkwargs = _parse_call(f"f({loss.forward})")
+    fkwargs = {k: v for k, v in fkwargs.items()}
+    _check_signature(cls.forward, fargs, fkwargs, f"{loss.name}.forward")
+
+
+def test_grpo_from_logits_signature_and_the_defaults_the_message_warns_about():
+    fn = _object(api.GRPO_FROM_LOGITS_MODULE, api.GRPO_FROM_LOGITS)
+    name, args, kwargs = _parse_call(api.GRPO_FROM_LOGITS_CALL)
+    assert name == api.GRPO_FROM_LOGITS
+    _check_signature(fn, args, kwargs, api.GRPO_FROM_LOGITS_CALL)
+    assert kwargs["temperature"] == 0.9 and kwargs["eps_high"] == 0.4

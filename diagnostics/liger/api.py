@@ -161,6 +161,42 @@ FLCE_FUNCTION = "liger_fused_linear_cross_entropy"
 AUTO_MODEL = "AutoLigerKernelForCausalLM"   # needs transformers; from_pretrained(...) as AutoModelForCausalLM
 APPLY_TO_INSTANCE = "_apply_liger_kernel_to_instance"
 
+# Hand-written preference / policy losses -> liger_kernel.chunked_loss (pure torch, chunked over the
+# batch, fused with the lm_head matmul). Constructor calls as the message prints them; the API test
+# checks every keyword's default against the installed class.
+CHUNKED_LOSS = "liger_kernel.chunked_loss"
+GRPO_FROM_LOGITS_MODULE = "liger_kernel.transformers.grpo_loss"
+
+
+@dataclass(frozen=True)
+class ChunkedLoss:
+    """A liger_kernel.chunked_loss module and how to call it."""
+
+    name: str
+    constructor: str      # with the defaults the message shows
+    forward: str          # the leading forward() parameters, in order
+
+    @property
+    def api(self) -> str:
+        return f"{CHUNKED_LOSS}.{self.constructor}({self.forward})"
+
+
+CHUNKED_LOSSES: dict[str, ChunkedLoss] = {
+    "dpo": ChunkedLoss("LigerFusedLinearDPOLoss", "LigerFusedLinearDPOLoss(beta=0.1)",
+                       "lin_weight, _input, target, ref_input=None, ref_weight=None"),
+    "orpo": ChunkedLoss("LigerFusedLinearORPOLoss", "LigerFusedLinearORPOLoss(beta=0.1)", "lin_weight, _input, target"),
+    "cpo": ChunkedLoss("LigerFusedLinearCPOLoss", "LigerFusedLinearCPOLoss(beta=0.1)", "lin_weight, _input, target"),
+    "simpo": ChunkedLoss("LigerFusedLinearSimPOLoss", "LigerFusedLinearSimPOLoss(beta=0.1, gamma=0.5)",
+                         "lin_weight, _input, target"),
+    "grpo": ChunkedLoss("LigerFusedLinearGRPOLoss",
+                        "LigerFusedLinearGRPOLoss(beta=0.04, epsilon_low=0.2, epsilon_high=0.2, loss_type='dapo')",
+                        "_input, lin_weight, selected_token_ids, attention_mask, advantages"),
+}
+# GRPO straight from logits (Triton): defaults the message warns about (temperature 0.9, eps_high 0.4).
+GRPO_FROM_LOGITS = "triton_grpo_loss"
+GRPO_FROM_LOGITS_CALL = ("triton_grpo_loss(logits, old_logp, ref_logp, completion_ids, advantages, completion_mask=None, "
+                         "temperature=0.9, beta=0.04, eps_low=0.2, eps_high=0.4)")
+
 # model_type -> (apply function, Hugging Face classes it patches). The class names were read from
 # each apply function's body in monkey_patch.py (0.8.5); the test re-checks that statically.
 HF_MODELS: dict[str, tuple[str, tuple[str, ...]]] = {

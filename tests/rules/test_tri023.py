@@ -181,3 +181,70 @@ def test_hugging_face_building_blocks_become_their_liger_modules():
     assert "from liger_kernel.transformers.rms_norm import LigerRMSNormForGemma2" in out
     assert "return liger_rotary_pos_emb(q, k, cos, sin)" in out
     assert lint(out, "TRI023") == []
+
+
+DPO_TRAINER = """
+import torch
+import torch.nn.functional as F
+
+class Trainer:
+    def logps(self, model, ids, labels):
+        logits = model(ids).logits[:, :-1]
+        return torch.gather(F.log_softmax(logits, dim=-1), 2, labels[:, 1:, None]).squeeze(-1).sum(-1)
+
+    def loss(self, model, ref, batch):
+        pc, pr = self.logps(model, *batch).chunk(2)
+        with torch.no_grad():
+            rc, rr = self.logps(ref, *batch).chunk(2)
+        margin = (pc - rc) - (pr - rr)
+        return -F.logsigmoid(self.beta * margin).mean()
+"""
+
+
+def test_dpo_in_a_trainer_method_names_the_chunked_loss_and_its_argument_order():
+    (f,) = lint(DPO_TRAINER, "TRI023")
+    assert "DPO" in f.message
+    assert ("`liger_kernel.chunked_loss.LigerFusedLinearDPOLoss(beta=0.1)(lin_weight, _input, target, "
+            "ref_input=None, ref_weight=None)`") in f.message
+    assert "weight FIRST" in f.message and "chosen then rejected" in f.message
+    assert f.fixes == []                     # needs hidden states and the lm_head weight: no automatic rewrite
+    line = textwrap.dedent(DPO_TRAINER).splitlines()[f.line - 1]
+    assert "F.logsigmoid(self.beta * margin)" in line
+
+
+def test_preference_losses_need_token_log_probs_in_the_file():
+    no_logps = DPO_TRAINER.replace("torch.gather(F.log_softmax(logits, dim=-1), 2, labels[:, 1:, None]).squeeze(-1).sum(-1)",
+                                   "model.score(ids, labels)")
+    assert lint(no_logps, "TRI023") == []
+    trl_helper = no_logps.replace("import torch\n", "import torch\nfrom trl.trainer.utils import selective_log_softmax\n").replace(
+        "model.score(ids, labels)", "selective_log_softmax(model(ids).logits, labels).sum(-1)")
+    (f,) = lint(trl_helper, "TRI023")
+    assert "LigerFusedLinearDPOLoss" in f.message
+
+
+def test_preference_margin_must_be_scaled_by_beta():
+    unscaled = DPO_TRAINER.replace("self.beta * margin", "margin")
+    assert lint(unscaled, "TRI023") == []
+    temperature = DPO_TRAINER.replace("self.beta * margin", "self.temperature * margin")
+    assert lint(temperature, "TRI023") == []
+
+
+def test_grpo_clip_loss_names_both_liger_entry_points():
+    code = """
+    import torch
+
+    def loss(logits, ids, old, adv, eps_low, eps_high):
+        logps = torch.gather(logits.log_softmax(-1), -1, ids[..., None]).squeeze(-1)
+        ratio = (logps - old).exp()
+        clipped = ratio.clamp(1 - eps_low, 1 + eps_high)
+        return -torch.minimum(ratio * adv, clipped * adv).mean()
+    """
+    (f,) = lint(code, "TRI023")
+    assert "LigerFusedLinearGRPOLoss(beta=0.04, epsilon_low=0.2, epsilon_high=0.2, loss_type='dapo')" in f.message
+    assert "(_input, lin_weight, selected_token_ids, attention_mask, advantages)" in f.message and "input FIRST" in f.message
+    assert "liger_kernel.transformers.grpo_loss.triton_grpo_loss(logits, old_logp, ref_logp" in f.message
+    assert "defaults are 0.9 and 0.4" in f.message
+    # the ratio must be exp(logp - old_logp): a plain clamp-and-min of a tensor is something else
+    assert lint(code.replace("(logps - old).exp()", "logps * old"), "TRI023") == []
+    # ... and the unclipped side must use the same ratio
+    assert lint(code.replace("torch.minimum(ratio * adv", "torch.minimum(old * adv"), "TRI023") == []

@@ -9,7 +9,9 @@ Three cases, all recognised statically (neither the user's file nor liger is imp
   through a local `logits = ...` and a causal shift) -> fused linear cross-entropy, which never
   materialises the (tokens x vocab) logits;
 * Hugging Face model classes that an `apply_liger_kernel_to_<arch>` function patches, built
-  without Liger anywhere in the file -> that function, called before the model is built.
+  without Liger anywhere in the file -> that function, called before the model is built;
+* hand-written DPO / ORPO / CPO / SimPO / GRPO losses over token log-probs -> the fused-linear
+  losses of `liger_kernel.chunked_loss` (see `tritonify.diagnostics.liger.preference`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,15 @@ from tritonify.diagnostics.liger.host import (
     cross_entropy_objects,
     is_cross_entropy_call,
     lm_head_projection,
+)
+from tritonify.diagnostics.liger.preference import (
+    LOGSIGMOID,
+    MIN_CALLS,
+    LossMatch,
+    local_resolver,
+    policy_clip_loss,
+    preference_loss,
+    token_logp_evidence,
 )
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -260,7 +271,82 @@ def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
 
 def _mentions_host_api(text: str) -> bool:
     """Cheap text test before any tree walk: a file of kernels only never needs one."""
-    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers"))
+    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers",
+                                         "logsigmoid", "min(", "minimum("))
+
+
+# ---- preference and policy losses (liger_kernel.chunked_loss) -------------------------------
+_FUSED = "computes the log-probs from the hidden states and the lm_head weight chunk by chunk, never materialising the (tokens x vocab) logits"
+_LOSS_TEXT = {
+    "dpo": "a hand-written DPO loss (logsigmoid of beta x the chosen-minus-rejected log-ratio margin)",
+    "orpo": "a hand-written ORPO loss (logsigmoid of the log-odds ratio, log1p(-exp(logp)) terms)",
+    "cpo_simpo": "a hand-written CPO/SimPO-style loss (logsigmoid of beta x the chosen-minus-rejected log-prob margin)",
+    "grpo": "a hand-written PPO/GRPO clipped policy loss (min(r * A, clamp(r, 1 - eps, 1 + eps) * A), r = exp(logp - old_logp))",
+}
+
+
+def _loss_message(kind: str) -> str:
+    losses = api.CHUNKED_LOSSES
+    if kind == "grpo":
+        return (
+            f"{_LOSS_TEXT[kind]}: Liger-Kernel {V} ships it fused: `{losses['grpo'].api}` (input FIRST; pick loss_type "
+            f"to match your normalisation: 'grpo', 'bnpo', 'dr_grpo', 'dapo'; beta=0.0 without a reference model), which "
+            f"{_FUSED}; or, from logits, `{api.GRPO_FROM_LOGITS_MODULE}.{api.GRPO_FROM_LOGITS_CALL}` (pass your "
+            f"temperature and eps_high: the defaults are 0.9 and 0.4)"
+        )
+    if kind == "cpo_simpo":
+        suggestion = f"`{losses['cpo'].api}` or, with a margin gamma on length-averaged log-probs, `{losses['simpo'].api}`"
+    else:
+        suggestion = f"`{losses[kind].api}`"
+    return (
+        f"{_LOSS_TEXT[kind]}: Liger-Kernel {V} ships it fused with the lm_head projection: {suggestion} (weight FIRST; "
+        f"chosen then rejected rows concatenated along the batch), which {_FUSED}"
+    )
+
+
+class _LossScan:
+    """Collects loss candidates and the token log-prob evidence during TRI023's one pass over
+    the host calls; `findings` reports them only if the file takes log-probs from logits."""
+
+    def __init__(self, ctx: PythonContext):
+        self.ctx = ctx
+        self.matches: list[LossMatch] = []
+        self.evidence: set[str] = set()
+        self._resolvers: dict[int, object] = {}
+
+    def visit(self, call: ast.Call, path: str) -> None:
+        ev = token_logp_evidence(call, self.ctx.imports)
+        if ev == "both":
+            self.evidence |= {"logp", "gather"}
+        elif ev:
+            self.evidence.add(ev)
+        if path == LOGSIGMOID:
+            match = preference_loss(call, self.ctx.imports, self._resolver(call))
+        elif path in MIN_CALLS:
+            match = policy_clip_loss(call, self.ctx.imports, self._resolver(call))
+        else:
+            return
+        if match is not None:
+            self.matches.append(match)
+
+    def _resolver(self, call: ast.Call):
+        fn = _enclosing_function(self.ctx, call)
+        found = self._resolvers.get(id(fn))
+        if found is None:
+            nodes = self.ctx.module_nodes if fn is self.ctx.tree else self.ctx.walk(fn)
+            found = self._resolvers[id(fn)] = local_resolver(nodes)
+        return found
+
+    def findings(self) -> Iterator[Finding]:
+        if not {"logp", "gather"} <= self.evidence:
+            return
+        seen: set[tuple[int, str]] = set()
+        for m in self.matches:
+            key = (id(_enclosing_function(self.ctx, m.node)), m.kind)
+            if key in seen:
+                continue   # label smoothing writes logsigmoid(x) and logsigmoid(-x): one loss
+            seen.add(key)
+            yield self.ctx.finding(m.node, _loss_message(m.kind), [])
 
 
 def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
@@ -290,8 +376,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
     norm_paths = RMS_PATHS | LN_PATHS
+    losses = _LossScan(ctx)
     for node in _host_calls(ctx.tree, {k.node for k in ctx.kernels}):
         path = ctx.imports.resolve(node.func) or ""
+        losses.visit(node, path)
         finding = None
         if path in norm_paths and _normalises_several_dims(ctx, node):
             continue
@@ -305,3 +393,4 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             finding = _model_build(ctx, node) or _hf_module(ctx, node)
         if finding is not None:
             yield finding
+    yield from losses.findings()
