@@ -2,7 +2,6 @@ import ast
 import textwrap
 
 import pytest
-
 from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability, Severity
 
@@ -141,10 +140,10 @@ def k(x_ptr, y_ptr, stride, n_rows, BLOCK: tl.constexpr):
 
 def test_loop_variable_of_a_persistent_kernel_is_followed_and_cast_in_the_product():
     first, second = lint(PERSISTENT, "TRI006")
-    assert "loop variable `row`" in first.message and "row.to(tl.int64) * stride" in first.message
+    assert "loop variable `row`" in first.message and "tl.cast(row, tl.int64) * stride" in first.message
     assert first.fixes[0].applicability is Applicability.SAFE
     out = fixed(PERSISTENT, first)
-    assert "x_ptr + row.to(tl.int64) * stride + cols" in out
+    assert "x_ptr + tl.cast(row, tl.int64) * stride + cols" in out
     assert "for row in tl.range(pid, n_rows, tl.num_programs(0)):" in out  # the loop itself is untouched
     ast.parse(out)
     assert [f.line for f in lint(out, "TRI006")] == [second.line]
@@ -152,7 +151,7 @@ def test_loop_variable_of_a_persistent_kernel_is_followed_and_cast_in_the_produc
     assert lint(out, "TRI006") == []
 
 
-@pytest.mark.parametrize("iterable", ["range(pid, n_rows, 4)", "tl.static_range(pid, n_rows)", "range(n_rows)"])
+@pytest.mark.parametrize("iterable", ["range(pid, n_rows, 4)", "tl.range(n_rows)", "range(n_rows)"])
 def test_range_forms_that_grow_with_the_input_are_followed(iterable):
     assert len(lint(PERSISTENT.replace("tl.range(pid, n_rows, tl.num_programs(0))", iterable), "TRI006")) == 2
 
@@ -164,6 +163,7 @@ def test_range_forms_that_grow_with_the_input_are_followed(iterable):
         ("tl.range(pid, n_rows, tl.num_programs(0))", "range(0, BLOCK)"),  # constexpr bounds
         ("tl.range(pid, n_rows, tl.num_programs(0))", "range(n_heads)"),  # a count of small things
         ("tl.range(pid, n_rows,", "tl.range(pid.to(tl.int64), n_rows,"),  # int64 bounds: an int64 variable
+        ("tl.num_programs(0))", "tl.num_programs(0).to(tl.int64))"),  # an int64 step promotes it too
         ("stride, n_rows,", "stride: tl.int64, n_rows,"),  # int64 stride
         ("n_rows, n_heads", "n_rows: tl.int64, n_heads"),  # int64 bound
         ("        x = tl.load(", "        row = tl.cast(row, tl.int64)\n        x = tl.load("),  # rebound as int64
@@ -239,3 +239,23 @@ def test_loaded_index_that_is_cast_or_not_scaled_by_a_stride_is_quiet(change):
     code = GATHER.replace(*change)
     assert code != GATHER
     assert lint(code, "TRI006") == []
+
+
+def test_product_inside_block_pointer_or_descriptor_offsets_is_left_alone():
+    """Those offsets must be int32 ("Expected a 32-bit integer"): a cast there would not compile."""
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, desc, y_ptr, stride, n_rows, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        tile = desc.load([pid * stride, 0])
+        for row in range(pid, n_rows, tl.num_programs(0)):
+            p = tl.make_block_ptr(x_ptr, (n_rows * stride,), (1,), (row * stride,), (BLOCK,), (0,))
+            tl.store(y_ptr + tl.arange(0, BLOCK), tl.load(p, boundary_check=(0,)) + tl.sum(tile))
+    """
+    assert lint(code, "TRI006") == []
+    as_address = code.replace("tl.make_block_ptr(x_ptr, (n_rows * stride,), (1,), (row * stride,), (BLOCK,), (0,))",
+                              "tl.make_block_ptr(x_ptr + row * stride, (n_rows * stride,), (1,), (0,), (BLOCK,), (0,))")
+    assert [f.message.split("`")[1] for f in lint(as_address, "TRI006")] == ["row * stride"]  # the base is an address

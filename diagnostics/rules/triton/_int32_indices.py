@@ -85,13 +85,20 @@ def loop_indices(flow: KernelFlow, large_names: set[str], wide_names: set[str]) 
             bounds = _bounds(loop.iter)  # type: ignore[arg-type]
             read = set().union(*(flow.names_in(e) for e in bounds)) if bounds else set()
             grows = bool(read & large_names) or any(flow.mentions_tl(e, "program_id") for e in bounds)
-            if not grows or read & wide_names or any(mentions_wide_dtype(flow, e) for e in loop.iter.args):
+            if not grows or _is_wide_loop(flow, loop.iter, wide_names):  # type: ignore[arg-type]
                 break
             loops.append(LoopIndex(name, loop))
         else:
             if loops:
                 out[name] = loops
     return out
+
+
+def _is_wide_loop(flow: KernelFlow, call: ast.Call, wide_names: set[str]) -> bool:
+    """Triton types the induction variable as the promotion of start, stop and step
+    (`visit_For` in triton/compiler/code_generator.py): one 64-bit value among them makes it int64."""
+    args = [*call.args, *(k.value for k in call.keywords if k.arg in ("arg1", "arg2", "step"))]
+    return any(flow.names_in(a) & wide_names or mentions_wide_dtype(flow, a) for a in args)
 
 
 def is_load(flow: KernelFlow, node: ast.AST) -> bool:

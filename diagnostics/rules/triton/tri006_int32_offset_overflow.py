@@ -100,7 +100,7 @@ def _program_ids(ctx: PythonContext, flow: KernelFlow) -> dict[str, list[ast.Cal
 
 def _cast_positions(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[int, int]]]:
     """Where each name is cast to a 64-bit integer, except casts that are an operand of a product
-    (`row.to(tl.int64) * stride`, what the fix writes): those widen that one product only."""
+    (`tl.cast(row, tl.int64) * stride`, what the fix writes): those widen that one product only."""
     out: dict[str, list[tuple[int, int]]] = {}
     for node in kernel.calls():
         inner = _casts_to_int64(ctx, node)
@@ -158,10 +158,12 @@ _DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max"
                        "atomic_xor", "gather", "scatter"}
 
 
-def _int32_only_names(flow: KernelFlow) -> set[str]:
-    """Names that reach block-pointer or tensor-descriptor offsets, which Triton requires to be
-    int32 ("Expected a 32-bit integer"): a program id used there must stay int32."""
-    out: set[str] = set()
+def _int32_only(flow: KernelFlow) -> tuple[set[str], set[int]]:
+    """Names, and ids of the nodes, that reach block-pointer or tensor-descriptor offsets, which
+    Triton requires to be int32 ("Expected a 32-bit integer"): a program id used there must stay
+    int32, and a product there cannot be widened (casting it would not compile)."""
+    names: set[str] = set()
+    nodes: set[int] = set()
     for call in flow.kernel.calls():
         args: list[ast.AST] = []
         if flow.tl_call(call, *_DESCRIPTOR_CALLS):
@@ -171,8 +173,11 @@ def _int32_only_names(flow: KernelFlow) -> set[str]:
               and isinstance(call.args[0], (ast.List, ast.Tuple))):
             args = [call.args[0]]  # desc.load([pid * BLOCK, 0])
         for arg in args:
-            out |= flow.names_in(arg)
-    return out
+            for node in flow.expand(arg):
+                nodes.add(id(node))
+                if isinstance(node, ast.Name):
+                    names.add(node.id)
+    return names, nodes
 
 
 def _fix_product(ctx: PythonContext, pid: ast.Name) -> Fix | None:
@@ -201,15 +206,28 @@ def _fix(ctx: PythonContext, calls: list[ast.Call]) -> Fix | None:
     )
 
 
-def _fix_operand(ctx: PythonContext, operand: ast.expr, what: str) -> Fix | None:
-    """Cast one operand of the product (`row.to(tl.int64) * stride`): the loop variable or the
-    loaded index keeps its int32 type everywhere else (masks, comparisons, descriptor offsets)."""
+def _fix_loop_variable(ctx: PythonContext, name: ast.Name) -> Fix | None:
+    """`tl.cast(row, tl.int64) * stride`, in this product only. Not `row.to(tl.int64)`: under
+    TRITON_INTERPRET=1 a loop variable is a plain Python int, which has no `.to`."""
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    return Fix(
+        title="Cast the loop variable to 64 bits in this product",
+        edits=(ctx.replace(name, f"{tl}.cast({name.id}, {tl}.int64)"),),
+        applicability=Applicability.SAFE,
+    )
+
+
+def _fix_loaded_index(ctx: PythonContext, operand: ast.expr) -> Fix | None:
+    """`idx.to(tl.int64) * stride`, in this product only: the index keeps its type everywhere
+    else (masks, comparisons, descriptor offsets), and the cast is a no-op for int64 indices."""
     tl = tl_alias(ctx.imports)
     if tl is None:
         return None
     _, _, end_line, end_col = ctx.source.node_range(operand)
     return Fix(
-        title=f"Cast the {what} to 64 bits in this product",
+        title="Cast the loaded index to 64 bits in this product",
         edits=(Edit.insert(end_line, end_col, f".to({tl}.int64)"),),
         applicability=Applicability.SAFE,
     )
@@ -239,6 +257,7 @@ class _Int32Indices:
     loaded: dict[str, LoadedIndex]  # locals bound once to a tl.load
     casts: dict[str, list[tuple[int, int]]]  # where each name is cast to 64 bits
     int32_only: set[str]  # names that feed block-pointer / descriptor offsets
+    int32_only_nodes: set[int]  # ids of the nodes of those offsets
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
@@ -261,11 +280,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         # Any run-time parameter that bounds a range is an integer, even one named like a pointer (`M`).
         sizes = {p.name for p in kernel.params if not flow.is_constexpr(p.name) and not _SMALL_COUNT.search(p.name)}
         indices = _Int32Indices(pids, loop_indices(flow, sizes, wide), loaded_indices(flow), casts,
-                                _int32_only_names(flow))
+                                *_int32_only(flow))
         in_pointer: set[int] | None = None
         reported: set[int] = set()
         for node, side, stride in products:
-            if id(node) in reported:
+            if id(node) in reported or id(node) in indices.int32_only_nodes:
                 continue
             found = _classify(ctx, flow, indices, node, side, stride)
             if found is None:
@@ -299,18 +318,18 @@ def _classify(ctx: PythonContext, flow: KernelFlow, indices: _Int32Indices, node
         return _pid_message(product), _fix(ctx, indices.pids[side.id])
     if isinstance(side, ast.Name) and side.id in indices.loops:
         message = (f"{_overflow_note(product)}: the loop variable `{side.id}` is int32 like its range bounds; "
-                   f"cast it in the product: `{side.id}.to(tl.int64) * {stride.id}`")
-        return message, _fix_operand(ctx, side, "loop variable")
+                   f"cast it in the product: `tl.cast({side.id}, tl.int64) * {stride.id}`")
+        return message, _fix_loop_variable(ctx, side)
     if not is_stride_like(stride.id):
         return None  # a loaded index times a size: too often fed int64 indices to warn
     if name is not None and name.id in indices.loaded:
         message = (f"{_overflow_note(product)} when `{name.id}` is loaded from an int32 index tensor; "
                    f"cast the index: `{name.id}.to(tl.int64)` (a no-op for int64 indices)")
-        return message, _fix_operand(ctx, name, "loaded index")
+        return message, _fix_loaded_index(ctx, name)
     if is_load(flow, side):
         message = (f"{_overflow_note(product)} when the index is loaded from an int32 tensor; "
                    f"cast it: `tl.load(...).to(tl.int64)` (a no-op for int64 indices)")
-        return message, _fix_operand(ctx, side, "loaded index")
+        return message, _fix_loaded_index(ctx, side)
     return None
 
 
