@@ -271,8 +271,14 @@ def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
 
 def _mentions_host_api(text: str) -> bool:
     """Cheap text test before any tree walk: a file of kernels only never needs one."""
-    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers",
-                                         "logsigmoid", "min(", "minimum("))
+    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers")) \
+        or _mentions_loss(text)
+
+
+def _mentions_loss(text: str) -> bool:
+    """A preference/policy loss needs its formula's call and token log-probs (`tl.min` in a kernel
+    file is neither)."""
+    return ("logsigmoid" in text or "torch.min" in text) and ("log_softmax" in text or "logsumexp" in text)
 
 
 # ---- preference and policy losses (liger_kernel.chunked_loss) -------------------------------
