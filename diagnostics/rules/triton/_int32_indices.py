@@ -68,14 +68,16 @@ def _bounds(call: ast.Call) -> list[ast.expr]:
     return args[:2]
 
 
-def loop_indices(flow: KernelFlow, large_names: set[str], wide_names: set[str]) -> dict[str, list[LoopIndex]]:
+def loop_indices(flow: KernelFlow, names: set[str], large_names: set[str],
+                 wide_names: set[str]) -> dict[str, list[LoopIndex]]:
     """Loop variables bound only by range loops whose start or stop reads a program id or one of
     `large_names` (run-time sizes), with no 64-bit value among the bounds.
 
     `tl.static_range(4)` or `range(0, NUM_STAGES)` (constexpr bounds) stay out: the variable is
-    small, and a product with it is bounded like `pid * BLOCK`."""
+    small, and a product with it is bounded like `pid * BLOCK`. Only `names` are examined."""
     out: dict[str, list[LoopIndex]] = {}
-    for name, found in flow.bindings.items():
+    for name in names:
+        found = flow.bindings.get(name, ())
         loops: list[LoopIndex] = []
         for b in found:
             loop = b.stmt
@@ -105,10 +107,11 @@ def is_load(flow: KernelFlow, node: ast.AST) -> bool:
     return flow.tl_call(node, "load")
 
 
-def loaded_indices(flow: KernelFlow) -> dict[str, LoadedIndex]:
-    """Locals assigned exactly once, from a bare `tl.load` (no cast around it)."""
+def loaded_indices(flow: KernelFlow, names: set[str]) -> dict[str, LoadedIndex]:
+    """Those of `names` that are locals assigned exactly once, from a bare `tl.load` (no cast around it)."""
     out: dict[str, LoadedIndex] = {}
-    for name, found in flow.bindings.items():
+    for name in names:
+        found = flow.bindings.get(name, ())
         if len(found) != 1 or flow.param(name):
             continue
         b = found[0]

@@ -279,7 +279,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             del pids[name]
         # Any run-time parameter that bounds a range is an integer, even one named like a pointer (`M`).
         sizes = {p.name for p in kernel.params if not flow.is_constexpr(p.name) and not _SMALL_COUNT.search(p.name)}
-        indices = _Int32Indices(pids, loop_indices(flow, sizes, wide), loaded_indices(flow), casts,
+        operands = {name.id for _, side, _ in products if (name := index_name(side)) is not None}
+        indices = _Int32Indices(pids, loop_indices(flow, operands, sizes, wide), loaded_indices(flow, operands), casts,
                                 *_int32_only(flow))
         in_pointer: set[int] | None = None
         reported: set[int] = set()
