@@ -13,6 +13,7 @@ LIGER_VERSION = "0.8.5"
 TRANSFORMERS = "liger_kernel.transformers"
 FUNCTIONAL = "liger_kernel.transformers.functional"
 GROUP_NORM_MODULE_PATH = "liger_kernel.transformers.group_norm"
+QWEN2VL_MROPE_MODULE_PATH = "liger_kernel.transformers.qwen2vl_mrope"
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,16 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "liger_rope", "liger_rope(q, k, cos, sin)",
         "q, k, cos, sin", "liger_rope(q, k, cos, sin)",
         "cos/sin are Hugging Face style (both halves duplicated); q and k are rotated together",
+    ),
+    LigerOp(
+        "qwen2vl_mrope", "Qwen2-VL multimodal RoPE (mrope)",
+        "rotate-half RoPE with cos/sin assembled from temporal, height and width sections",
+        "liger_multimodal_rotary_pos_emb", "liger_multimodal_rotary_pos_emb(q, k, cos, sin, mrope_section, unsqueeze_dim=1)",
+        "liger_qwen2vl_mrope", "liger_qwen2vl_mrope(q, k, cos, sin, mrope_section, unsqueeze_dim=1)",
+        "q, k, cos, sin, mrope_section", "liger_qwen2vl_mrope(q, k, cos, sin, mrope_section)",
+        "cos/sin are Hugging Face Qwen2-VL style with a leading dimension of 3 (temporal, height, width); "
+        "mrope_section holds the three section sizes",
+        module_path=QWEN2VL_MROPE_MODULE_PATH,
     ),
 )}
 

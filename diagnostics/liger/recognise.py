@@ -26,6 +26,7 @@ SUBSUMES: dict[str, set[str]] = {
     "layer_norm": {"rms_norm"},
     "group_norm": {"rms_norm", "layer_norm"},
     "poly_norm": {"rms_norm"},
+    "qwen2vl_mrope": {"rope"},
     "geglu": {"swiglu"},
 }
 
@@ -389,6 +390,12 @@ class _Matcher:
             walk_a = self.g.walk([a], into_pointers=False)
             if lses & walk_a and self.loads(b) - self.loads(a):
                 return True
+            # exp(ref_logp - logp), the k3 KL estimator against a reference policy, with
+            # logp = x - lse written out (a probability at the target, exp(x - lse), is not one)
+            right = self.g.node(b)
+            if (right[0] == "sub" and lses & self.g.walk([right[2]], into_pointers=False)
+                    and self.loads(a) and not self.loads(a) & self.loads(b)):
+                return True
         return False
 
     # ---- divergences -------------------------------------------------------------------------
@@ -463,14 +470,23 @@ class _Matcher:
                     inner = self.g.node(self.arg(a))
                     if inner[0] == "sub" and self._two_distributions(inner[1:]):
                         return True
+                elif self.g.kind(a) in ("phi", "call") and "abs" in self.g.call_names(a):
+                    # 0.5 * (a row sum of |p - q| accumulated over blocks)
+                    for t in self.g.walk([a], into_pointers=False):
+                        if self.g.is_call(t, "abs"):
+                            inner = self.g.node(self.arg(t))
+                            if inner[0] == "sub" and self._two_distributions(inner[1:]):
+                                return True
         return False
 
     # ---- rope ------------------------------------------------------------------------------
     def _angle(self, n: int) -> bool:
         return bool(self.loads(n)) or self.contains_call(n, "cos", "sin")
 
-    def rope(self) -> bool:
-        """x1*cos - x2*sin stored beside x2*cos + x1*sin (x1, x2 may be products themselves)."""
+    def rope(self) -> str | None:
+        """x1*cos - x2*sin stored beside x2*cos + x1*sin (x1, x2 may be products themselves):
+        "rope", or "qwen2vl_mrope" when cos and sin are assembled from three or more sections of
+        one table (Qwen2-VL's temporal / height / width multimodal RoPE)."""
         g = self.g
         for s in self.of_kind("sub"):
             _, left, right = g.node(s)
@@ -482,8 +498,29 @@ class _Matcher:
                 for sn in set(rf):
                     b = _without(rf, sn)
                     if self._rotation(a, b, c, sn):
-                        return True
-        return False
+                        # which factor is the angle is symmetric in a product: ask both sides
+                        sectioned = [x for x in (*lf, *rf) if self._sectioned(x)]
+                        return "qwen2vl_mrope" if len(sectioned) >= 2 else "rope"
+        return None
+
+    def _sectioned(self, n: int) -> bool:
+        """n sums or selects (`where`) three or more loads of one table: t_cos + h_cos + w_cos."""
+        g = self.g
+        picked: list[int] = []
+        stack = [n]
+        while stack and len(picked) < 16:
+            m = stack.pop()
+            node = g.node(m)
+            if node[0] == "add":
+                stack.extend(node[1:])
+            elif node[0] == "call" and node[1] == "where" and len(node) == 5:
+                stack.extend(node[3:5])
+            elif node[0] == "load":
+                picked.append(m)
+        if len(set(picked)) < 3:
+            return False
+        common = set.intersection(*(_bases(g, g.node(ld)[1]) for ld in picked))
+        return bool(common)   # one table (`COS + plane + offs` also names `plane`)
 
     def _rotation(self, a: list[int], b: list[int], c: int, sn: int) -> bool:
         g = self.g
@@ -556,8 +593,9 @@ def recognise(g: KernelGraph) -> Recognition:
         found.add("kl_div")
     if m.tvd():
         found.add("tvd")
-    if m.rope():
-        found.add("rope")
+    rope = m.rope()
+    if rope:
+        found.add(rope)
     if m.dyt():
         found.add("dyt")
     if not found:

@@ -218,6 +218,7 @@ LIGER_KERNELS = [
     ("group_norm.py", "_group_norm_forward_kernel", "GroupNorm"),
     ("poly_norm.py", "_poly_norm_forward_kernel", "PolyNorm"),
     ("dyt.py", "_dyt_fwd_kernel", "DyT (dynamic tanh)"),
+    ("qwen2vl_mrope.py", "_triton_qwen2vl_mrope", "Qwen2-VL multimodal RoPE"),
 ]
 
 
@@ -551,3 +552,21 @@ def test_dyt_needs_a_scalar_alpha_and_a_vector_gamma():
     assert "re-implements DyT" in f.message and "liger_dyt(x, alpha, gamma, beta)" in f.message
     # a per-row scale (one alpha per row, gamma a scalar too) is something else
     assert lint(code.replace("tl.load(G + cols, mask=cols < N)", "tl.load(G)"), "TRI003") == []
+
+
+@pytest.mark.parametrize("filename,kernel", [
+    ("grpo_loss.py", "_grpo_loss_fwd_kernel_seq"),      # log-softmax + KL to a reference: not a cross-entropy
+    ("fused_ce_tvd.py", "_fused_ce_tvd_forward_kernel"),  # CE and TVD in one pass: no single functional op
+], ids=lambda x: x)
+def test_liger_kernels_that_are_more_than_one_op_are_not_misnamed(filename, kernel):
+    path = _liger_ops_dir() / filename
+    names = [f.message.split("`")[1] for f in lint(path.read_text(), "TRI003", path=str(path))]
+    assert kernel not in names
+
+
+def test_plain_rope_stays_rope_and_names_liger_rope():
+    code = (FIXTURES / "TRI003.py").read_text()
+    by_kernel = {f.message.split("`")[1]: f.message for f in lint(code, "TRI003")}
+    assert "re-implements rotary position embedding" in by_kernel["rotate"]
+    assert "liger_qwen2vl_mrope(q, k, cos, sin, mrope_section, unsqueeze_dim=1)" in by_kernel["mrope"]
+    assert "liger_kernel.transformers.qwen2vl_mrope.liger_multimodal_rotary_pos_emb(" in by_kernel["mrope"]
