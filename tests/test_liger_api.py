@@ -182,3 +182,14 @@ def test_grpo_from_logits_signature_and_the_defaults_the_message_warns_about():
     assert name == api.GRPO_FROM_LOGITS
     _check_signature(fn, args, kwargs, api.GRPO_FROM_LOGITS_CALL)
     assert kwargs["temperature"] == 0.9 and kwargs["eps_high"] == 0.4
+
+
+def test_group_norm_replacement_and_its_repr_trap():
+    """TRI023 swaps nn.GroupNorm(groups, channels) for LigerGroupNorm(channels, groups) and warns
+    that printing it fails; when liger fixes extra_repr this test says the warning can go."""
+    cls = _object(api.GROUP_NORM_MODULE_PATH, api.GROUP_NORM_MODULE)
+    _check_signature(cls.__init__, ["num_channels", "num_groups"], {"eps": 1e-6}, api.GROUP_NORM_MODULE)
+    module = cls(4, 2)
+    assert {n for n, _ in module.named_parameters()} == {"weight", "bias"}
+    with pytest.raises(AttributeError):
+        repr(module)

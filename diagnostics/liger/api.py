@@ -68,8 +68,8 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "liger_group_norm", "liger_group_norm(X, affine_scaling_weight, affine_shifting_bias, num_channels, num_groups, eps)",
         "x, weight, bias, num_channels, num_groups, eps=1e-5",
         "liger_group_norm(x, weight, bias, num_channels, num_groups, eps)",
-        "LigerGroupNorm is importable only from liger_kernel.transformers.group_norm, and its eps defaults to 1e-6 "
-        "where nn.GroupNorm's is 1e-5",
+        "LigerGroupNorm is importable only from liger_kernel.transformers.group_norm, its eps defaults to 1e-6 "
+        "where nn.GroupNorm's is 1e-5, and in 0.8.5 its repr() raises AttributeError (printing the model fails)",
         module_path=GROUP_NORM_MODULE_PATH,
     ),
     LigerOp(
@@ -167,6 +167,7 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
 # torch module -> Liger module. Both keep a `weight` parameter, so state dicts still load.
 RMS_NORM_MODULE = "LigerRMSNorm"            # LigerRMSNorm(hidden_size, eps=1e-6, ..., elementwise_affine=True)
 LAYER_NORM_MODULE = "LigerLayerNorm"        # LigerLayerNorm(hidden_size, eps=1e-6, bias=False, ...)
+GROUP_NORM_MODULE = "LigerGroupNorm"        # only in liger_kernel.transformers.group_norm; (num_channels, num_groups, eps=1e-6)
 FLCE_MODULE = "LigerFusedLinearCrossEntropyLoss"
 FLCE_FUNCTION = "liger_fused_linear_cross_entropy"
 AUTO_MODEL = "AutoLigerKernelForCausalLM"   # needs transformers; from_pretrained(...) as AutoModelForCausalLM

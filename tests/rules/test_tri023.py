@@ -248,3 +248,21 @@ def test_grpo_clip_loss_names_both_liger_entry_points():
     assert lint(code.replace("(logps - old).exp()", "logps * old"), "TRI023") == []
     # ... and the unclipped side must use the same ratio
     assert lint(code.replace("torch.minimum(ratio * adv", "torch.minimum(old * adv"), "TRI023") == []
+
+
+def test_group_norm_fix_swaps_groups_and_channels_and_writes_eps():
+    code = """
+    import torch
+    from torch import nn
+    a = nn.GroupNorm(32, 256)
+    b = torch.nn.GroupNorm(num_channels=64, num_groups=4, eps=1e-6)
+    c = nn.GroupNorm(4, 64, 1e-5, False)
+    """
+    a, b = lint(code, "TRI023")                 # c: affine=False, no Liger drop-in
+    assert "`liger_kernel.transformers.group_norm.LigerGroupNorm(num_channels, num_groups, eps=1e-5)`" in a.message
+    assert "channels FIRST" in a.message and "repr() raises AttributeError" in a.message
+    out = fixed(code, a)
+    assert "a = LigerGroupNorm(256, 32, eps=1e-5)" in out
+    assert "from liger_kernel.transformers.group_norm import LigerGroupNorm" in out
+    assert "b = LigerGroupNorm(64, 4, eps=1e-6)" in fixed(code, b)
+    ast.parse(out)

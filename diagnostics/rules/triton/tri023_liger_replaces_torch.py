@@ -2,8 +2,9 @@
 
 Three cases, all recognised statically (neither the user's file nor liger is imported):
 
-* `torch.nn.RMSNorm(...)` / `torch.nn.LayerNorm(...)` modules -> `LigerRMSNorm` / `LigerLayerNorm`,
-  with eps written out because the defaults differ (nn.LayerNorm 1e-5, LigerLayerNorm 1e-6;
+* `torch.nn.RMSNorm(...)` / `torch.nn.LayerNorm(...)` / `torch.nn.GroupNorm(...)` modules ->
+  `LigerRMSNorm` / `LigerLayerNorm` / `LigerGroupNorm` (channels and groups swapped), with eps
+  written out because the defaults differ (nn.LayerNorm and nn.GroupNorm 1e-5, Liger 1e-6;
   nn.RMSNorm None = machine epsilon of the dtype, LigerRMSNorm 1e-6);
 * cross-entropy of an `lm_head` projection (`F.cross_entropy(lm_head(h).view(-1, V), y)`, also
   through a local `logits = ...` and a causal shift) -> fused linear cross-entropy, which never
@@ -52,6 +53,7 @@ RULE = Rule(
 V = api.LIGER_VERSION
 RMS_PATHS = {"torch.nn.RMSNorm", "torch.nn.modules.normalization.RMSNorm"}
 LN_PATHS = {"torch.nn.LayerNorm", "torch.nn.modules.normalization.LayerNorm"}
+GN_PATHS = {"torch.nn.GroupNorm", "torch.nn.modules.normalization.GroupNorm"}
 BUILDERS = {"from_pretrained", "from_config", "_from_config"}
 CE_KWARGS = {"ignore_index": "ignore_index", "reduction": "reduction", "label_smoothing": "label_smoothing", "weight": "ce_weight"}
 
@@ -132,6 +134,38 @@ def _layer_norm(ctx: PythonContext, call: ast.Call) -> Finding | None:
         fixes.append(Fix(
             title=f"Replace with {text}",
             edits=(*_import(ctx, api.TRANSFORMERS, api.LAYER_NORM_MODULE), ctx.replace(call, text)),
+            applicability=Applicability.UNSAFE,
+        ))
+    return ctx.finding(call.func, message, fixes)
+
+
+def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    """The argument given positionally at `index` or by keyword `name`."""
+    if len(call.args) > index:
+        return call.args[index]
+    kw = _kw(call, name)
+    return kw.value if kw is not None else None
+
+
+def _group_norm(ctx: PythonContext, call: ast.Call) -> Finding | None:
+    """nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True) -> LigerGroupNorm(num_channels, num_groups, eps)."""
+    if _is_false(_arg(call, 3, "affine")):
+        return None  # LigerGroupNorm always has a weight and a bias: not a drop-in
+    groups, channels, eps = _arg(call, 0, "num_groups"), _arg(call, 1, "num_channels"), _arg(call, 2, "eps")
+    eps_text = ctx.segment(eps) if eps is not None else "1e-5"
+    message = (
+        f"`nn.GroupNorm` can be Liger-Kernel {V}'s Triton GroupNorm: `{api.GROUP_NORM_MODULE_PATH}.{api.GROUP_NORM_MODULE}"
+        f"(num_channels, num_groups, eps={eps_text})`: channels FIRST (nn.GroupNorm takes groups first); write eps out, "
+        f"Liger's default is 1e-6 where nn.GroupNorm's is 1e-5; the input needs at least 3 dims; "
+        f"in {V} the module's repr() raises AttributeError, so `print(model)` fails"
+    )
+    fixes = []
+    allowed = {"num_groups", "num_channels", "eps", "affine"}
+    if groups is not None and channels is not None and all(k.arg in allowed for k in call.keywords) and len(call.args) <= 4:
+        text = f"{api.GROUP_NORM_MODULE}({ctx.segment(channels)}, {ctx.segment(groups)}, eps={eps_text})"
+        fixes.append(Fix(
+            title=f"Replace with {text}",
+            edits=(*_import(ctx, api.GROUP_NORM_MODULE_PATH, api.GROUP_NORM_MODULE), ctx.replace(call, text)),
             applicability=Applicability.UNSAFE,
         ))
     return ctx.finding(call.func, message, fixes)
@@ -271,7 +305,8 @@ def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
 
 def _mentions_host_api(text: str) -> bool:
     """Cheap text test before any tree walk: a file of kernels only never needs one."""
-    return any(word in text for word in ("RMSNorm", "LayerNorm", "cross_entropy", "CrossEntropyLoss", "transformers")) \
+    return any(word in text for word in ("RMSNorm", "LayerNorm", "GroupNorm", "cross_entropy", "CrossEntropyLoss",
+                                         "transformers")) \
         or _mentions_loss(text)
 
 
@@ -393,6 +428,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             finding = _rms_norm(ctx, node)
         elif path in LN_PATHS:
             finding = _layer_norm(ctx, node)
+        elif path in GN_PATHS:
+            finding = _group_norm(ctx, node)
         elif is_cross_entropy_call(node, ctx.imports, loss_objects):
             finding = _cross_entropy(ctx, node, functional=path == "torch.nn.functional.cross_entropy")
         elif check_models:
