@@ -3,8 +3,8 @@
 Two kinds are followed, both common in real kernels and both int32 unless cast:
 
 * loop variables of `range` / `tl.range` / `tl.static_range` whose bounds grow with the input
-  (a program id or a run-time size such as `n_rows`): Triton types the induction variable like
-  its bounds, so `for row in range(pid, n_rows, tl.num_programs(0))` counts in int32;
+  (a program id or a run-time size such as `n_rows`): Triton types the induction variable as
+  the promotion of start, stop and step, so `for row in range(pid, n_rows, tl.num_programs(0))` counts in int32;
 * indices loaded from memory (`idx = tl.load(index_ptr + offs)`: gathers, embedding lookups,
   MoE routing, varlen `cu_seqlens`): their width is the index tensor's, which the linter cannot
   see, so the rule only reports them multiplied by a stride argument (see `STRIDE_LIKE`).
@@ -22,7 +22,7 @@ from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
 WIDE_DTYPES = ("int64", "uint64")
 # Arguments that scale an index to a row of a large tensor. Only names that say "stride" count: a
 # kernel written against strides is a general gather (serving code, MoE routing, sparse formats)
-# where int32 index tensors are usual; `idx * n_cols` or `idx * hidden` is just as often fed
+# where int32 index tensors are common; `idx * n_cols` or `idx * hidden` is just as often fed
 # PyTorch's default int64 indices, and a warning there would mostly be noise.
 STRIDE_LIKE = re.compile(r"stride", re.IGNORECASE)
 _RANGES = ("range", "static_range")
@@ -71,7 +71,7 @@ def _bounds(call: ast.Call) -> list[ast.expr]:
 def loop_indices(flow: KernelFlow, names: set[str], large_names: set[str],
                  wide_names: set[str]) -> dict[str, list[LoopIndex]]:
     """Loop variables bound only by range loops whose start or stop reads a program id or one of
-    `large_names` (run-time sizes), with no 64-bit value among the bounds.
+    `large_names` (run-time sizes), with no 64-bit value among start, stop and step.
 
     `tl.static_range(4)` or `range(0, NUM_STAGES)` (constexpr bounds) stay out: the variable is
     small, and a product with it is bounded like `pid * BLOCK`. Only `names` are examined."""
