@@ -88,6 +88,12 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "alpha is a one-element tensor; pass beta=None for no shift",
     ),
     LigerOp(
+        "relu_squared", "ReLU^2", "relu(x) * relu(x)",
+        "LigerReLUSquared", "LigerReLUSquared()",
+        "liger_relu_squared", "liger_relu_squared(x)",
+        "x", "liger_relu_squared(x)",
+    ),
+    LigerOp(
         "swiglu", "SwiGLU", "silu(gate) * up",
         "LigerSwiGLUMLP", "LigerSwiGLUMLP(config)",
         "liger_swiglu", "liger_swiglu(a, b)",

@@ -207,6 +207,31 @@ class _Matcher:
                 out |= g.walk(f, into_pointers=False)
         return out
 
+    # ---- ReLU^2 ---------------------------------------------------------------------------
+    def relu_squared(self) -> bool:
+        """relu(x) * relu(x) stored as it is (not plus a bias), relu spelled max(x, 0) or
+        where(x > 0, x, 0), x loaded."""
+        g = self.g
+        outputs = self._stored_directly()
+        zero = g.find(("const", 0.0))
+        if zero is None:
+            return False
+        for m in self.of_kind("mul"):
+            f = g.factors(m)
+            if m not in outputs or len(f) != 2 or f[0] != f[1]:
+                continue
+            node = g.node(f[0])
+            if node[0] == "call" and node[1] == "maximum" and len(node) == 4:
+                args = node[2:]
+                if zero in args and any(g.kind(a) == "load" for a in args if a != zero):
+                    return True
+            if node[0] == "call" and node[1] == "where" and len(node) == 5:
+                cond, a, b = g.node(node[2]), node[3], node[4]
+                if (b == zero and g.kind(a) == "load" and cond[0] == "cmp" and cond[1] in (">", ">=")
+                        and cond[2] == a and cond[3] == zero):
+                    return True
+        return False
+
     # ---- DyT ------------------------------------------------------------------------------
     def dyt(self) -> bool:
         """gamma * tanh(alpha * x) (+ beta) stored, alpha a scalar load, x and gamma vectors from
@@ -598,6 +623,8 @@ def recognise(g: KernelGraph) -> Recognition:
         found.add(rope)
     if m.dyt():
         found.add("dyt")
+    if m.relu_squared():
+        found.add("relu_squared")
     if not found:
         return Recognition(None)
     kept = set(found)
