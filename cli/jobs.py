@@ -1,8 +1,10 @@
 """Run a long job (benchmark, profile) in a child process that can be watched and stopped.
 
-Used by the language server and by the command line. Why a child process: a benchmark runs
-the user's kernels, which may crash the interpreter, exhaust memory or hang; none of that may
-take the caller down with it. So the child:
+The one place where Tritonify starts, watches, stops and classifies a child process: the language
+server (`run_job`, async), the command line (`run_job_blocking`) and the benchmark harness and its
+sweeps (`run_process`, from threads; `tritonify.kernels.bench.jobs`) all come here. Why a child
+process: a benchmark runs the user's kernels, which may crash the interpreter, exhaust memory or
+hang; none of that may take the caller down with it. So the child:
 
 * is started from an argument list (never a shell string), in its own process group
   (`start_new_session`), so cancelling or timing out kills it *and* whatever it started;
@@ -11,6 +13,10 @@ take the caller down with it. So the child:
 * writes its result on stdout, returned as text for the caller to parse.
 
 Every way a job can end gets a one-line message a person can act on (`JobResult.message`).
+
+The core (`run_process`) is synchronous: threads read the pipes and the calling thread waits,
+polling the cancel probe. `run_job` runs that core on a thread of its own, so the server's event
+loop stays free, and hands the callbacks back to the loop.
 """
 from __future__ import annotations
 
@@ -18,10 +24,13 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import IO
 
 # How the job ended.
 OK = "ok"                 # exit status 0
@@ -36,8 +45,10 @@ STDERR_TAIL_LINES = 40
 STDOUT_LIMIT = 64 * 1024 * 1024   # a result larger than this is cut (and then fails to parse)
 KILL_GRACE_S = 2.0                # SIGTERM first, SIGKILL after this
 POLL_S = 0.05                     # how often the cancel callback is asked
+READER_WAIT_S = 5.0               # how long the pipes may stay open after the child ended
 
 ProgressCallback = Callable[[str, "int | None"], None]
+RecordCallback = Callable[[dict], None]
 
 
 @dataclass
@@ -58,8 +69,10 @@ class JobResult:
         return "\n".join(self.stderr_tail)
 
 
-def parse_progress_line(line: str) -> tuple[str, int | None] | None:
-    """`{"progress": "message", "percent": N}` -> (message, N); anything else -> None."""
+# ---- progress lines ---------------------------------------------------------------------------
+
+def progress_record(line: str) -> dict | None:
+    """The JSON object of a progress line (`{"progress": "message", ...}`, every field kept); None otherwise."""
     line = line.strip()
     if not (line.startswith("{") and '"progress"' in line):
         return None
@@ -69,15 +82,35 @@ def parse_progress_line(line: str) -> tuple[str, int | None] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("progress"), str):
         return None
-    percent = data.get("percent")
+    return data
+
+
+def _message_and_percent(record: dict) -> tuple[str, int | None]:
+    percent = record.get("percent")
     if isinstance(percent, bool) or not isinstance(percent, (int, float)):
         percent = None
     else:
         percent = max(0, min(100, int(percent)))
-    return data["progress"], percent
+    return record["progress"], percent
 
 
-def _signal_name(number: int) -> str:
+def parse_progress_line(line: str) -> tuple[str, int | None] | None:
+    """`{"progress": "message", "percent": N}` -> (message, N clamped to 0..100); anything else -> None."""
+    record = progress_record(line)
+    return None if record is None else _message_and_percent(record)
+
+
+def _as_records(on_progress: ProgressCallback | None) -> RecordCallback | None:
+    """A (message, percent) callback as one that takes the whole progress record."""
+    if on_progress is None:
+        return None
+    return lambda record: on_progress(*_message_and_percent(record))
+
+
+# ---- how it ended -----------------------------------------------------------------------------
+
+def signal_name(number: int) -> str:
+    """`SIGSEGV` for 11; `signal 99` for a number with no name."""
     try:
         return signal.Signals(number).name
     except ValueError:
@@ -103,11 +136,13 @@ def describe_exit(returncode: int, tail: Sequence[str], what: str) -> tuple[str,
                          "try a smaller problem size")
         hint = {signal.SIGSEGV: " (segmentation fault)", signal.SIGABRT: " (aborted)",
                 signal.SIGBUS: " (bus error)"}.get(sig, "")
-        return CRASHED, f"{what} crashed: killed by {_signal_name(sig)}{hint}" + (f"; last output: {last}" if last else "")
+        return CRASHED, f"{what} crashed: killed by {signal_name(sig)}{hint}" + (f"; last output: {last}" if last else "")
     if any("MemoryError" in line or "OutOfMemoryError" in line for line in tail):
         return OOM, f"{what} ran out of memory: {last}"
     return FAILED, f"{what} failed with exit status {returncode}" + (f": {last}" if last else "")
 
+
+# ---- stopping ---------------------------------------------------------------------------------
 
 def _kill_group(pid: int, sig: int) -> None:
     try:
@@ -116,92 +151,140 @@ def _kill_group(pid: int, sig: int) -> None:
         pass
 
 
-async def _read_stderr(stream: asyncio.StreamReader, tail: deque, on_progress: ProgressCallback | None) -> None:
-    while True:
-        raw = await stream.readline()
-        if not raw:
-            return
+def kill_job(pid: int) -> None:
+    """Kill a job's whole process group at once (for a caller that is about to exit)."""
+    _kill_group(pid, signal.SIGKILL)
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _stop(proc: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM the whole process group, then SIGKILL it if it is still there after `grace_s`
+    (at once when `grace_s` is 0)."""
+    if grace_s > 0:
+        _kill_group(proc.pid, signal.SIGTERM)
+        _wait(proc, grace_s)
+    _kill_group(proc.pid, signal.SIGKILL)
+    _wait(proc, 10.0)
+
+
+# ---- reading the pipes ------------------------------------------------------------------------
+
+def _safe_call(fn: Callable[..., object], *args) -> bool:
+    """`fn(*args)` as a bool; a broken callback must not stop the job's bookkeeping."""
+    try:
+        return bool(fn(*args))
+    except Exception:  # noqa: BLE001 - whatever a caller's callback raises
+        return False
+
+
+def _read_lines(stream: IO[bytes], tail: deque, on_progress: RecordCallback | None,
+                on_line: Callable[[str], None] | None) -> None:
+    for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        progress = parse_progress_line(line)
-        if progress is not None:
+        record = progress_record(line)
+        if record is not None:
             if on_progress is not None:
-                try:
-                    on_progress(*progress)
-                except Exception:  # a broken callback must not stop the job's bookkeeping
-                    pass
+                _safe_call(on_progress, record)
             continue
         tail.append(line)
+        if on_line is not None:
+            _safe_call(on_line, line)
 
 
-async def _read_stdout(stream: asyncio.StreamReader, chunks: list[bytes]) -> None:
+def _read_stdout(stream: IO[bytes], chunks: list[bytes]) -> None:
     size = 0
-    while True:
-        chunk = await stream.read(65536)
-        if not chunk:
-            return
+    for chunk in iter(lambda: stream.read1(65536), b""):
         if size < STDOUT_LIMIT:
             chunks.append(chunk[: STDOUT_LIMIT - size])
             size += len(chunk)
 
 
-async def run_job(
+def _reader(target: Callable, *args) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, name="tritonify-job-reader", daemon=True)
+    thread.start()
+    return thread
+
+
+def _check_argv(argv: Sequence[str]) -> None:
+    if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(a, str) for a in argv):
+        raise TypeError("run_job takes a non-empty list of strings (never a shell string)")
+
+
+# ---- the core ---------------------------------------------------------------------------------
+
+def run_process(
     argv: Sequence[str],
     *,
     what: str = "job",
-    timeout_s: float = 600.0,
-    on_progress: ProgressCallback | None = None,
+    timeout_s: float | None = 600.0,
+    on_progress: RecordCallback | None = None,
+    on_line: Callable[[str], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     cwd: str | None = None,
     env: dict | None = None,
     on_started: Callable[[int], None] | None = None,
+    merge_output: bool = False,
+    tail_lines: int = STDERR_TAIL_LINES,
+    kill_grace_s: float | None = None,
 ) -> JobResult:
-    """Run `argv` as a child process and wait for it, its timeout, or `cancelled()`.
+    """Run `argv` as a child process and wait (blocking this thread) for it, its timeout, or `cancelled()`.
 
-    `what` names the job in messages ("benchmark of add_kernel"). `on_started(pid)` receives
-    the child's pid, which is also its process group id (for `kill_job` at shutdown). Never
-    raises for anything the child does; raises TypeError only for a caller's mistake (a
-    string instead of a list).
+    `on_progress` receives each progress line's whole JSON object; `on_line` every other line, which
+    is also kept in the tail (the last `tail_lines`). `merge_output` sends the child's stdout into the
+    same stream as its stderr (for a child whose result travels in a file), and `stdout` is then empty.
+    A stop (timeout, cancel) sends SIGTERM and SIGKILL after `kill_grace_s` (default `KILL_GRACE_S`;
+    0: SIGKILL at once). `timeout_s=None` waits as long as it takes. Never raises for anything the
+    child does; raises TypeError for a string instead of a list, and re-raises an exception of the
+    waiting thread (KeyboardInterrupt) after killing the process group.
     """
-    if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(a, str) for a in argv):
-        raise TypeError("run_job takes a non-empty list of strings (never a shell string)")
+    _check_argv(argv)
+    grace_s = KILL_GRACE_S if kill_grace_s is None else kill_grace_s
     start = time.monotonic()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_output else subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
         )
-    except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
+    except OSError as exc:
         return JobResult(NOT_STARTED, f"cannot start {what}: {argv[0]}: {exc.strerror or exc}")
 
     if on_started is not None:
-        _safe_call(lambda: on_started(proc.pid) or True)
-    tail: deque = deque(maxlen=STDERR_TAIL_LINES)
+        _safe_call(on_started, proc.pid)
+    tail: deque = deque(maxlen=tail_lines)
     chunks: list[bytes] = []
-    readers = asyncio.gather(_read_stderr(proc.stderr, tail, on_progress), _read_stdout(proc.stdout, chunks))
-    waiter = asyncio.ensure_future(proc.wait())
+    line_stream = proc.stdout if merge_output else proc.stderr
+    readers = {line_stream: _reader(_read_lines, line_stream, tail, on_progress, on_line)}
+    if not merge_output:
+        readers[proc.stdout] = _reader(_read_stdout, proc.stdout, chunks)
     stopped_by_us: str | None = None
     try:
-        while not waiter.done():
+        while proc.poll() is None:
             if cancelled is not None and _safe_call(cancelled):
                 stopped_by_us = CANCELLED
                 break
-            if time.monotonic() - start > timeout_s:
+            if timeout_s is not None and time.monotonic() - start > timeout_s:
                 stopped_by_us = TIMEOUT
                 break
-            await asyncio.wait({waiter}, timeout=POLL_S)
-    except asyncio.CancelledError:
-        stopped_by_us = CANCELLED
-        await _stop(proc, waiter)
-        readers.cancel()
+            _wait(proc, POLL_S)
+    except BaseException:  # KeyboardInterrupt / SystemExit here: never leave the child running
+        _stop(proc, 0)
         raise
     if stopped_by_us:
-        await _stop(proc, waiter)
+        _stop(proc, grace_s)
     else:
         _kill_group(proc.pid, signal.SIGKILL)  # grandchildren the job left behind
-    try:
-        await asyncio.wait_for(readers, timeout=5)
-    except (asyncio.TimeoutError, Exception):
-        readers.cancel()
+    deadline = time.monotonic() + READER_WAIT_S
+    for reader in readers.values():
+        reader.join(timeout=max(0.0, deadline - time.monotonic()))
+    for stream, reader in readers.items():
+        if not reader.is_alive():  # else a grandchild outside the group still holds the pipe
+            stream.close()
     duration = time.monotonic() - start
     stdout = b"".join(chunks).decode("utf-8", errors="replace")
     rc = proc.returncode
@@ -215,32 +298,79 @@ async def run_job(
     return JobResult(status, message, rc, stdout, list(tail), duration)
 
 
-def kill_job(pid: int) -> None:
-    """Kill a job's whole process group at once (for a caller that is about to exit)."""
-    _kill_group(pid, signal.SIGKILL)
+def run_job_blocking(argv: Sequence[str], *, on_progress: ProgressCallback | None = None, **kwargs) -> JobResult:
+    """`run_job` for callers without an event loop (the command line); the same keywords."""
+    return run_process(argv, on_progress=_as_records(on_progress), **kwargs)
 
 
-def _safe_call(fn: Callable[[], bool]) -> bool:
+# ---- the event loop's view --------------------------------------------------------------------
+
+async def run_job(
+    argv: Sequence[str],
+    *,
+    what: str = "job",
+    timeout_s: float = 600.0,
+    on_progress: ProgressCallback | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    cwd: str | None = None,
+    env: dict | None = None,
+    on_started: Callable[[int], None] | None = None,
+) -> JobResult:
+    """Run `argv` as a child process and wait for it, its timeout, or `cancelled()`, without blocking the loop.
+
+    `what` names the job in messages ("benchmark of add_kernel"). `on_started(pid)` receives
+    the child's pid, which is also its process group id (for `kill_job` at shutdown). The callbacks
+    and `cancelled` run on the event loop; the process is watched by `run_process` on a thread of its
+    own. Cancelling the awaiting task stops the process group before `CancelledError` goes on. Never
+    raises for anything the child does; raises TypeError only for a caller's mistake (a string
+    instead of a list).
+    """
+    _check_argv(argv)
+    loop = asyncio.get_running_loop()
+    stop = threading.Event()
+    done: asyncio.Future = loop.create_future()
+
+    def on_loop(callback: Callable | None) -> Callable | None:
+        if callback is None:
+            return None
+        return lambda *args: _call_soon(loop, _safe_call, callback, *args)
+
+    progress = _as_records(on_progress)
+
+    def watch() -> None:
+        try:
+            outcome = run_process(argv, what=what, timeout_s=timeout_s, on_progress=on_loop(progress),
+                                  cancelled=stop.is_set, cwd=cwd, env=env, on_started=on_loop(on_started))
+        except BaseException as exc:  # noqa: BLE001 - a bug in the core: the awaiting task sees it
+            _call_soon(loop, _settle, done, None, exc)
+        else:
+            _call_soon(loop, _settle, done, outcome, None)
+
+    threading.Thread(target=watch, name="tritonify-job", daemon=True).start()
     try:
-        return bool(fn())
-    except Exception:
-        return False
+        while not done.done():
+            if cancelled is not None and _safe_call(cancelled):
+                stop.set()
+            await asyncio.wait({done}, timeout=POLL_S)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.wait({done})
+        raise
+    return done.result()
 
 
-async def _stop(proc: asyncio.subprocess.Process, waiter: asyncio.Future) -> None:
-    """SIGTERM the whole process group, then SIGKILL it if it is still there after a grace."""
-    _kill_group(proc.pid, signal.SIGTERM)
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args) -> None:
+    """Run `fn(*args)` on `loop` (from another thread); nothing when the loop is closed (nobody is waiting)."""
     try:
-        await asyncio.wait_for(asyncio.shield(waiter), timeout=KILL_GRACE_S)
-    except asyncio.TimeoutError:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:
         pass
-    _kill_group(proc.pid, signal.SIGKILL)
-    try:
-        await asyncio.wait_for(asyncio.shield(waiter), timeout=KILL_GRACE_S)
-    except asyncio.TimeoutError:  # pragma: no cover - SIGKILL cannot be ignored
-        pass
 
 
-def run_job_blocking(argv: Sequence[str], **kwargs) -> JobResult:
-    """`run_job` for callers without an event loop (the command line)."""
-    return asyncio.run(run_job(argv, **kwargs))
+def _settle(done: asyncio.Future, outcome: JobResult | None, error: BaseException | None) -> None:
+    if done.done():
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(outcome)

@@ -20,24 +20,25 @@ Job spec (a plain JSON object):
 ``run_job(spec)`` returns the worker's result dict, or one that says why there is none:
 status "timeout", "cancelled" or "crashed" (with ``message`` and ``log_tail``).
 
-This runner is self-contained (it does not use ``tritonify.jobs``): it needs a result file and a
-process group per job, which is all it does.
+The child process itself (its process group, progress lines, log tail, timeout, cancel, kill) is
+handled by ``tritonify.jobs.run_process``, as for the language server's jobs; this module adds what is
+the harness's own: the spec and result files and the result dicts for a timeout, a cancel or a crash.
 """
 from __future__ import annotations
 
 import itertools
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+
+from tritonify.jobs import CANCELLED, NOT_STARTED, TIMEOUT, run_process, signal_name
+
+LOG_LINES = 200   # the output kept to explain a crash; results carry the last 40
 
 SPEC_FIELDS = ("kind", "id", "target", "shapes", "baselines", "timer", "seed", "checks", "device", "config",
                "env", "refresh_ceilings")
@@ -79,23 +80,9 @@ def _crash_message(returncode: int, log: list[str]) -> str:
         if needle in text:
             return message
     if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the benchmark process was killed by {name} (a crash in the kernel, its launcher or a native library)"
+        return (f"the benchmark process was killed by {signal_name(-returncode)} (a crash in the kernel, its launcher "
+                "or a native library)")
     return f"the benchmark process exited with status {returncode} before writing a result"
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def run_job(spec: dict, *, python: str | None = None, timeout: float | None = None,
@@ -104,77 +91,45 @@ def run_job(spec: dict, *, python: str | None = None, timeout: float | None = No
     """Run one job in a child process of ``python`` (default: this interpreter) and return its result.
 
     ``on_progress`` gets each ``{"progress", "percent", "job"}`` line; ``on_log`` every other output
-    line. ``cancel.set()`` or the timeout kills the child's whole process group.
+    line. ``cancel.set()`` or the timeout kills the child's whole process group at once (no grace: the
+    result file, not the child's last words, is what counts). The process itself is run by
+    ``tritonify.jobs.run_process``; this adds the spec and result files and the result dicts.
     """
     python = python or sys.executable
     child_env = dict(os.environ)
     child_env.update({k: str(v) for k, v in (spec.get("env") or {}).items()})
     child_env.update({k: str(v) for k, v in (env or {}).items()})
     child_env.setdefault("PYTHONUNBUFFERED", "1")
-    log: deque[str] = deque(maxlen=200)
-    started = time.time()
     with tempfile.TemporaryDirectory(prefix="tritonify-job-") as tmp:
         spec_path, result_path = Path(tmp, "spec.json"), Path(tmp, "result.json")
         spec_path.write_text(json.dumps(spec))
-        try:
-            proc = subprocess.Popen([python, "-m", "tritonify.kernels.bench.worker", str(spec_path), str(result_path)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=child_env, cwd=cwd, start_new_session=True, text=True, errors="replace")
-        except OSError as exc:
+        ended = run_process([python, "-m", "tritonify.kernels.bench.worker", str(spec_path), str(result_path)],
+                            what="the benchmark", timeout_s=timeout, on_progress=on_progress, on_line=on_log,
+                            cancelled=cancel.is_set if cancel is not None else None, cwd=cwd, env=child_env,
+                            merge_output=True, tail_lines=LOG_LINES, kill_grace_s=0)
+        if ended.status == NOT_STARTED:
             return {"status": "error", "job": spec.get("id"), "target": spec.get("target"), "shapes": [],
-                    "message": f"cannot start {python}: {exc}", "summary": f"error: cannot start {python}"}
-
-        def pump():
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                if line.startswith("{\"progress\""):
-                    try:
-                        msg = json.loads(line)
-                        if on_progress:
-                            on_progress(msg)
-                        continue
-                    except ValueError:
-                        pass
-                log.append(line)
-                if on_log:
-                    on_log(line)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        outcome = None
-        try:
-            while proc.poll() is None:
-                if cancel is not None and cancel.is_set():
-                    outcome = "cancelled"
-                elif timeout is not None and time.time() - started > timeout:
-                    outcome = "timeout"
-                if outcome:
-                    _kill_group(proc)
-                    break
-                time.sleep(0.05)
-        except BaseException:  # KeyboardInterrupt / SystemExit in the parent: never leave the child running
-            _kill_group(proc)
-            raise
-        reader.join(timeout=5)
+                    "message": ended.message, "summary": f"error: cannot start {python}"}
+        log = ended.stderr_tail
         base = {"job": spec.get("id"), "target": spec.get("target"), "shapes": [],
-                "elapsed_s": round(time.time() - started, 2), "log_tail": list(log)[-40:]}
-        if outcome == "timeout":
+                "elapsed_s": round(ended.duration_s, 2), "log_tail": log[-40:]}
+        if ended.status == TIMEOUT:
             return {**base, "status": "timeout",
                     "message": f"stopped after {timeout:g} s: the kernel (or its compilation) hung or is too slow; "
                                "its process group was killed and nothing was recorded as a measurement",
                     "summary": f"TIMEOUT after {timeout:g} s"}
-        if outcome == "cancelled":
+        if ended.status == CANCELLED:
             return {**base, "status": "cancelled", "message": "cancelled; the benchmark process was killed",
                     "summary": "cancelled"}
         if result_path.is_file():
             try:
                 result = json.loads(result_path.read_text())
-                result.setdefault("log_tail", list(log)[-40:])
+                result.setdefault("log_tail", log[-40:])
                 return result
             except ValueError:
                 pass
-        message = _crash_message(proc.returncode, list(log))
-        return {**base, "status": "crashed", "returncode": proc.returncode, "message": message,
+        message = _crash_message(ended.returncode, log)
+        return {**base, "status": "crashed", "returncode": ended.returncode, "message": message,
                 "summary": f"CRASHED: {message}"}
 
 
