@@ -4,7 +4,7 @@ Liger-Kernel's `chunked_loss` package ships DPO, ORPO, CPO, SimPO and GRPO losse
 lm_head projection: the (tokens x vocab) logits are never materialised. Here we find the PyTorch
 code those losses replace, by the shape of the formula and never by a function's name:
 
-* DPO: `F.logsigmoid(beta * ((pc - rc) - (pr - rr)))`, a scaled difference of two log-ratios
+* DPO: `F.logsigmoid(beta * ((pc - rc) - (pr - rr)))` (or `torch.log(torch.sigmoid(...))`), a scaled difference of two log-ratios
   (four log-prob terms), where the names may be bound a few statements earlier;
 * ORPO: `F.logsigmoid(...)` of a log-odds ratio, recognised by its `log1p(-exp(logp))` terms;
 * CPO / SimPO: `F.logsigmoid(beta * (chosen - rejected [- gamma]))`, one difference;
@@ -28,6 +28,8 @@ from tritonify.diagnostics.triton_ast import ImportMap
 
 MAX_HOPS = 4                 # local assignments followed back from the loss call
 LOGSIGMOID = "torch.nn.functional.logsigmoid"
+SIGMOIDS = {"torch.sigmoid", "torch.nn.functional.sigmoid"}
+LOSS_CALLS = {LOGSIGMOID, "torch.log"}          # where a preference loss's logsigmoid is spelled
 MIN_CALLS = {"torch.min", "torch.minimum"}
 CLAMP_CALLS = {"torch.clamp", "torch.clip"}
 TOKEN_LOGP_CALLS = {"log_softmax", "logsumexp"}   # method or torch/F function
@@ -80,7 +82,9 @@ class _Shape:
             elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _CASTS:
                 expr = expr.func.value
             elif isinstance(expr, ast.Name):
-                found = self.resolve(expr, self.line)
+                # the last assignment before the line this name is read on, so that
+                # `r = torch.clamp(r, ...)` reads the earlier r
+                found = self.resolve(expr, getattr(expr, "lineno", self.line))
                 if found is None:
                     return expr
                 expr = found
@@ -102,7 +106,14 @@ class _Shape:
         return None
 
     def difference(self, expr: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+        """(a, b) when expr is a - b, looked through names and a clamp of the difference
+        (`torch.clamp(logp - old, -20, 20)` keeps its meaning)."""
         v = self.value(expr)
+        if isinstance(v, ast.Call):
+            if self.path(v) in CLAMP_CALLS and v.args:
+                v = self.value(v.args[0])
+            elif isinstance(v.func, ast.Attribute) and v.func.attr in ("clamp", "clip"):
+                v = self.value(v.func.value)
         if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Sub):
             return v.left, v.right
         return None
@@ -138,12 +149,31 @@ def _is_beta(node: ast.expr) -> bool:
     return name == "beta" or name.endswith("_beta")
 
 
-def preference_loss(call: ast.Call, imports: ImportMap, resolve: Resolve) -> LossMatch | None:
-    """DPO / ORPO / CPO-SimPO when `call` is F.logsigmoid of their margin."""
-    if (imports.resolve(call.func) or "") != LOGSIGMOID or len(call.args) != 1:
+def _logsigmoid_argument(call: ast.Call, shape: _Shape) -> ast.expr | None:
+    """x of F.logsigmoid(x), or of torch.log(torch.sigmoid(x)) (also F.sigmoid, x.sigmoid())."""
+    path = shape.path(call)
+    if len(call.args) != 1:
         return None
+    if path == LOGSIGMOID:
+        return call.args[0]
+    if path != "torch.log":
+        return None
+    inner = shape.value(call.args[0])
+    if not isinstance(inner, ast.Call):
+        return None
+    if shape.path(inner) in SIGMOIDS and len(inner.args) == 1:
+        return inner.args[0]
+    if isinstance(inner.func, ast.Attribute) and inner.func.attr == "sigmoid" and not inner.args:
+        return inner.func.value
+    return None
+
+
+def preference_loss(call: ast.Call, imports: ImportMap, resolve: Resolve) -> LossMatch | None:
+    """DPO / ORPO / CPO-SimPO when `call` is F.logsigmoid (or log of sigmoid) of their margin."""
     shape = _Shape(imports, resolve, call.lineno)
-    arg = call.args[0]
+    arg = _logsigmoid_argument(call, shape)
+    if arg is None:
+        return None
     if shape.has_log_odds(arg):
         return LossMatch("orpo", call)
     margin = shape.scaled_by_beta(arg)

@@ -266,3 +266,43 @@ def test_group_norm_fix_swaps_groups_and_channels_and_writes_eps():
     assert "from liger_kernel.transformers.group_norm import LigerGroupNorm" in out
     assert "b = LigerGroupNorm(64, 4, eps=1e-6)" in fixed(code, b)
     ast.parse(out)
+
+
+def test_orpo_written_as_log_of_sigmoid_is_recognised():
+    code = """
+    import torch
+    import torch.nn.functional as F
+
+    def batch_logps(logits, labels):
+        return torch.gather(logits.log_softmax(-1), dim=2, index=labels.unsqueeze(2)).squeeze(2).mean(-1)
+
+    def odds_ratio_loss(self, chosen, rejected):
+        log_odds = (chosen - rejected) - (torch.log1p(-torch.exp(chosen)) - torch.log1p(-torch.exp(rejected)))
+        sig_ratio = F.sigmoid(log_odds)
+        ratio = torch.log(sig_ratio)
+        return self.beta * ratio
+    """
+    (f,) = lint(code, "TRI023")
+    assert "ORPO" in f.message and "LigerFusedLinearORPOLoss(beta=0.1)(lin_weight, _input, target)" in f.message
+    # log of a sigmoid of something else is not a preference loss
+    other = code.replace("sig_ratio = F.sigmoid(log_odds)", "sig_ratio = F.sigmoid(chosen)")
+    assert lint(other, "TRI023") == []
+
+
+def test_grpo_with_a_clamped_log_ratio_reassigned_in_place():
+    code = """
+    import torch
+
+    def token_logps(logits, ids):
+        return torch.gather(logits.log_softmax(-1), 2, ids.unsqueeze(-1)).squeeze(-1)
+
+    def loss(self, logps, old_logps, adv, mask):
+        log_ratio = logps - old_logps
+        log_ratio = torch.clamp(log_ratio, -self.clamp, self.clamp)
+        coef_1 = torch.exp(log_ratio)
+        coef_2 = torch.clamp(coef_1, 1.0 - self.eps_low, 1.0 + self.eps_high)
+        per_token = -torch.min(coef_1 * adv.unsqueeze(1), coef_2 * adv.unsqueeze(1))
+        return (per_token * mask).sum() / mask.sum()
+    """
+    (f,) = lint(code, "TRI023")
+    assert "LigerFusedLinearGRPOLoss" in f.message

@@ -29,7 +29,7 @@ from tritonify.diagnostics.liger.host import (
     lm_head_projection,
 )
 from tritonify.diagnostics.liger.preference import (
-    LOGSIGMOID,
+    LOSS_CALLS,
     MIN_CALLS,
     LossMatch,
     local_resolver,
@@ -311,9 +311,9 @@ def _mentions_host_api(text: str) -> bool:
 
 
 def _mentions_loss(text: str) -> bool:
-    """A preference/policy loss needs its formula's call and token log-probs (`tl.min` in a kernel
-    file is neither)."""
-    return ("logsigmoid" in text or "torch.min" in text) and ("log_softmax" in text or "logsumexp" in text)
+    """A preference/policy loss needs its formula's call (logsigmoid, log of sigmoid, torch.min)
+    and token log-probs (`tl.min` in a kernel file is neither)."""
+    return ("sigmoid" in text or "torch.min" in text) and ("log_softmax" in text or "logsumexp" in text)
 
 
 # ---- preference and policy losses (liger_kernel.chunked_loss) -------------------------------
@@ -361,7 +361,7 @@ class _LossScan:
             self.evidence |= {"logp", "gather"}
         elif ev:
             self.evidence.add(ev)
-        if path == LOGSIGMOID:
+        if path in LOSS_CALLS:
             match = preference_loss(call, self.ctx.imports, self._resolver(call))
         elif path in MIN_CALLS:
             match = policy_clip_loss(call, self.ctx.imports, self._resolver(call))
@@ -371,12 +371,16 @@ class _LossScan:
             self.matches.append(match)
 
     def _resolver(self, call: ast.Call):
-        fn = _enclosing_function(self.ctx, call)
-        found = self._resolvers.get(id(fn))
-        if found is None:
-            nodes = self.ctx.module_nodes if fn is self.ctx.tree else self.ctx.walk(fn)
-            found = self._resolvers[id(fn)] = local_resolver(nodes)
-        return found
+        """Name lookup in the call's function, built on first use (most torch.log calls are
+        rejected without looking a name up) and then shared by the function's other calls."""
+        def resolve(expr: ast.expr, line: int):
+            fn = _enclosing_function(self.ctx, call)
+            found = self._resolvers.get(id(fn))
+            if found is None:
+                nodes = self.ctx.module_nodes if fn is self.ctx.tree else self.ctx.walk(fn)
+                found = self._resolvers[id(fn)] = local_resolver(nodes)
+            return found(expr, line)
+        return resolve
 
     def findings(self) -> Iterator[Finding]:
         if not {"logp", "gather"} <= self.evidence:
