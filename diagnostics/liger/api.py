@@ -94,6 +94,12 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "x", "liger_relu_squared(x)",
     ),
     LigerOp(
+        "sparsemax", "sparsemax", "max(x - tau, 0) with tau from a cumulative sum of the sorted row",
+        "LigerSparsemax", "LigerSparsemax(dim=-1)",
+        "liger_sparsemax", "liger_sparsemax(input, dim=-1)",
+        "x, dim=-1", "liger_sparsemax(x, dim=dim)",
+    ),
+    LigerOp(
         "swiglu", "SwiGLU", "silu(gate) * up",
         "LigerSwiGLUMLP", "LigerSwiGLUMLP(config)",
         "liger_swiglu", "liger_swiglu(a, b)",

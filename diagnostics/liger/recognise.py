@@ -232,6 +232,26 @@ class _Matcher:
                     return True
         return False
 
+    # ---- sparsemax ---------------------------------------------------------------------------
+    def sparsemax(self) -> bool:
+        """max(x - tau, 0) stored, with the threshold tau computed from a cumulative sum (or a
+        sort) of the row: sparsemax's projection onto the simplex."""
+        g = self.g
+        zero = g.find(("const", 0.0))
+        for v in self._stored_directly():
+            node = g.node(v)
+            if zero is None or node[0] != "call" or node[1] != "maximum" or len(node) != 4 or zero not in node[2:]:
+                continue
+            others = [a for a in node[2:] if a != zero]
+            if len(others) != 1:
+                continue
+            d = g.node(others[0])
+            threshold_ops = {"cumsum", "sort"}
+            if (d[0] == "sub" and self.loads(d[1]) and not g.call_names(d[1]) & threshold_ops
+                    and g.call_names(d[2]) & threshold_ops):
+                return True
+        return False
+
     # ---- DyT ------------------------------------------------------------------------------
     def dyt(self) -> bool:
         """gamma * tanh(alpha * x) (+ beta) stored, alpha a scalar load, x and gamma vectors from
@@ -625,6 +645,8 @@ def recognise(g: KernelGraph) -> Recognition:
         found.add("dyt")
     if m.relu_squared():
         found.add("relu_squared")
+    if m.sparsemax():
+        found.add("sparsemax")
     if not found:
         return Recognition(None)
     kept = set(found)

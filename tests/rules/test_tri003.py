@@ -220,6 +220,7 @@ LIGER_KERNELS = [
     ("dyt.py", "_dyt_fwd_kernel", "DyT (dynamic tanh)"),
     ("qwen2vl_mrope.py", "_triton_qwen2vl_mrope", "Qwen2-VL multimodal RoPE"),
     ("relu_squared.py", "_relu_squared_forward_kernel", "ReLU^2"),
+    ("sparsemax.py", "_sparsemax_forward_kernel", "sparsemax"),
 ]
 
 

@@ -34,6 +34,7 @@ HELPER_STEMS = {
     "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
     "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope", "group_norm": "group_norm", "poly_norm": "poly_norm",
     "dyt": "dyt", "qwen2vl_mrope": "apply_mrope", "relu_squared": "relu_squared",
+    "sparsemax": "sparsemax",
 }
 
 
