@@ -572,3 +572,21 @@ def test_plain_rope_stays_rope_and_names_liger_rope():
     assert "re-implements rotary position embedding" in by_kernel["rotate"]
     assert "liger_qwen2vl_mrope(q, k, cos, sin, mrope_section, unsqueeze_dim=1)" in by_kernel["mrope"]
     assert "liger_kernel.transformers.qwen2vl_mrope.liger_multimodal_rotary_pos_emb(" in by_kernel["mrope"]
+
+
+def test_every_op_helper_only_uses_its_own_parameters():
+    """The helper each fix writes calls the Liger functional with names it takes as parameters:
+    checked per op on the fixture, so a new op's table row cannot print a helper that fails."""
+    code = (FIXTURES / "TRI003.py").read_text()
+    seen = set()
+    for f in lint(code, "TRI003"):
+        tree = ast.parse(fixed(code, f))
+        added = [n for n in tree.body if isinstance(n, ast.FunctionDef) and f"in place of `{f.message.split('`')[1]}`" in (ast.get_docstring(n) or "")]
+        assert len(added) == 1, f.message
+        params = {a.arg for a in added[0].args.args}
+        call = added[0].body[-1].value
+        used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {call.func.id}
+        assert used <= params, (added[0].name, used - params)
+        seen.add(call.func.id)
+    assert {"liger_group_norm", "liger_poly_norm", "liger_dyt", "liger_qwen2vl_mrope", "liger_relu_squared",
+            "liger_sparsemax"} <= seen
