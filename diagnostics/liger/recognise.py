@@ -191,9 +191,15 @@ class _Matcher:
             if not own:
                 continue
             scaled = self._scaled_parts(xa)
-            if any(t in scaled and t not in bare for t in w_terms):
+            if any(t in scaled and t not in bare and self._spans_channels(t) for t in w_terms):
                 return True
         return False
+
+    def _spans_channels(self, t: int) -> bool:
+        """t ranges over several channels in one program (an arange or a loop variable), unlike a
+        row index from program_id (`S + row`: one scale per row is not a per-channel weight)."""
+        g = self.g
+        return "arange" in g.call_names(t) or any(g.kind(n) == "var" for n in g.walk([t], into_pointers=False))
 
     def _scaled_parts(self, addr: int) -> set[int]:
         """Nodes under a product of two non-constant factors in an address (`(n*C + c) * HW`)."""

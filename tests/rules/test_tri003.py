@@ -590,3 +590,22 @@ def test_every_op_helper_only_uses_its_own_parameters():
         seen.add(call.func.id)
     assert {"liger_group_norm", "liger_poly_norm", "liger_dyt", "liger_qwen2vl_mrope", "liger_relu_squared",
             "liger_sparsemax"} <= seen
+
+
+def test_layer_norm_with_one_scale_per_row_is_not_group_norm():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def ln_row_scale(X, Y, S, stride, N, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(X + row * stride + cols, mask=cols < N, other=0.0)
+        mean = tl.sum(x, axis=0) / N
+        d = tl.where(cols < N, x - mean, 0.0)
+        rstd = tl.rsqrt(tl.sum(d * d, axis=0) / N + eps)
+        tl.store(Y + row * stride + cols, d * rstd * tl.load(S + row), mask=cols < N)
+    """
+    (f,) = lint(code, "TRI003")
+    assert "re-implements LayerNorm" in f.message
