@@ -8,8 +8,10 @@ code those losses replace, by the shape of the formula and never by a function's
   (four log-prob terms), where the names may be bound a few statements earlier;
 * ORPO: `F.logsigmoid(...)` of a log-odds ratio, recognised by its `log1p(-exp(logp))` terms;
 * CPO / SimPO: `F.logsigmoid(beta * (chosen - rejected [- gamma]))`, one difference;
-* GRPO / PPO-clip: `torch.min(r * A, torch.clamp(r, 1 - eps, 1 + eps) * A)` with
-  `r = torch.exp(logp - old_logp)`.
+* GRPO: `torch.min(r * A, torch.clamp(r, 1 - eps, 1 + eps) * A)` with
+  `r = torch.exp(logp - old_logp)` and A one advantage per sequence broadcast over its tokens
+  (`A.unsqueeze(1)`): Liger's GRPO loss takes advantages of shape (batch,), so PPO with per-token
+  advantages is left alone.
 
 `beta` must be spelled `beta` (or `self.beta`, `args.dpo_beta` ...): every public
 implementation (TRL, OpenRLHF, the papers' code, Liger itself) does, and a logsigmoid of a scaled
@@ -199,11 +201,39 @@ def policy_clip_loss(call: ast.Call, imports: ImportMap, resolve: Resolve) -> Lo
         if ratio is None or not (isinstance(plain, ast.BinOp) and isinstance(plain.op, ast.Mult)):
             continue
         factors = (plain.left, plain.right)
-        if any(ast.dump(shape.value(f)) == ast.dump(shape.value(ratio)) for f in factors):
-            exp_arg = shape.is_exp(shape.value(ratio))
-            if exp_arg is not None and shape.difference(exp_arg) is not None:
-                return LossMatch("grpo", call)
+        ratio_value = ast.dump(shape.value(ratio))
+        same = [f for f in factors if ast.dump(shape.value(f)) == ratio_value]
+        if not same:
+            continue
+        advantage = factors[1] if same[0] is factors[0] else factors[0]
+        exp_arg = shape.is_exp(shape.value(ratio))
+        if exp_arg is not None and shape.difference(exp_arg) is not None and _per_sequence(advantage, shape):
+            return LossMatch("grpo", call)
     return None
+
+
+def _per_sequence(adv: ast.expr, shape: _Shape) -> bool:
+    """The advantage is one value per sequence broadcast over its tokens (`A.unsqueeze(1)`,
+    `A[:, None]`, `A.view(-1, 1)`), here or where the name was last assigned. Liger's GRPO loss
+    takes advantages of shape (batch,); PPO with per-token (GAE) advantages is not it."""
+    for _ in range(MAX_HOPS):
+        if isinstance(adv, ast.UnaryOp):
+            adv = adv.operand
+        if isinstance(adv, ast.Call) and isinstance(adv.func, ast.Attribute):
+            if adv.func.attr == "unsqueeze" and adv.args and isinstance(adv.args[0], (ast.Constant, ast.UnaryOp)):
+                return True
+            if adv.func.attr in ("view", "reshape") and len(adv.args) == 2 and ast.unparse(adv.args[1]) == "1":
+                return True
+        if isinstance(adv, ast.Subscript) and isinstance(adv.slice, ast.Tuple):
+            if any(isinstance(e, ast.Constant) and e.value is None for e in adv.slice.elts):
+                return True
+        if not isinstance(adv, ast.Name):
+            return False
+        found = shape.resolve(adv, adv.lineno)
+        if found is None:
+            return False
+        adv = found
+    return False
 
 
 def _clamped_ratio(shape: _Shape, expr: ast.expr) -> ast.expr | None:

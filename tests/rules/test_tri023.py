@@ -237,7 +237,7 @@ def test_grpo_clip_loss_names_both_liger_entry_points():
         logps = torch.gather(logits.log_softmax(-1), -1, ids[..., None]).squeeze(-1)
         ratio = (logps - old).exp()
         clipped = ratio.clamp(1 - eps_low, 1 + eps_high)
-        return -torch.minimum(ratio * adv, clipped * adv).mean()
+        return -torch.minimum(ratio * adv[:, None], clipped * adv[:, None]).mean()
     """
     (f,) = lint(code, "TRI023")
     assert "LigerFusedLinearGRPOLoss(beta=0.04, epsilon_low=0.2, epsilon_high=0.2, loss_type='dapo')" in f.message
@@ -248,6 +248,12 @@ def test_grpo_clip_loss_names_both_liger_entry_points():
     assert lint(code.replace("(logps - old).exp()", "logps * old"), "TRI023") == []
     # ... and the unclipped side must use the same ratio
     assert lint(code.replace("torch.minimum(ratio * adv", "torch.minimum(old * adv"), "TRI023") == []
+    # per-token advantages (PPO with GAE): Liger's GRPO loss takes one advantage per sequence
+    assert lint(code.replace("adv[:, None]", "adv"), "TRI023") == []
+    # ... also when the broadcast happened where the name was assigned
+    assigned = code.replace("ratio = (logps - old).exp()", "adv = adv.unsqueeze(1)\n        ratio = (logps - old).exp()")
+    (f,) = lint(assigned.replace("adv[:, None]", "adv"), "TRI023")
+    assert "GRPO" in f.message
 
 
 def test_group_norm_fix_swaps_groups_and_channels_and_writes_eps():

@@ -322,7 +322,8 @@ _LOSS_TEXT = {
     "dpo": "a hand-written DPO loss (logsigmoid of beta x the chosen-minus-rejected log-ratio margin)",
     "orpo": "a hand-written ORPO loss (logsigmoid of the log-odds ratio, log1p(-exp(logp)) terms)",
     "cpo_simpo": "a hand-written CPO/SimPO-style loss (logsigmoid of beta x the chosen-minus-rejected log-prob margin)",
-    "grpo": "a hand-written PPO/GRPO clipped policy loss (min(r * A, clamp(r, 1 - eps, 1 + eps) * A), r = exp(logp - old_logp))",
+    "grpo": ("a hand-written GRPO clipped policy loss (min(r * A, clamp(r, 1 - eps, 1 + eps) * A), r = exp(logp - old_logp), "
+             "one advantage per sequence)"),
 }
 
 
