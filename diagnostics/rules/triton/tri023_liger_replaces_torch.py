@@ -1,6 +1,6 @@
 """TRI023 liger-replaces-torch: PyTorch host code for which Liger-Kernel ships a Triton op or patch.
 
-Three cases, all recognised statically (neither the user's file nor liger is imported):
+Recognised statically (neither the user's file nor liger is imported):
 
 * `torch.nn.RMSNorm(...)` / `torch.nn.LayerNorm(...)` / `torch.nn.GroupNorm(...)` modules ->
   `LigerRMSNorm` / `LigerLayerNorm` / `LigerGroupNorm` (channels and groups swapped), with eps
@@ -17,6 +17,7 @@ Three cases, all recognised statically (neither the user's file nor liger is imp
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -39,7 +40,6 @@ from tritonify.diagnostics.liger.preference import (
 )
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.triton_ast import child_nodes
 
 RULE = Rule(
     code="TRI023",
@@ -291,16 +291,21 @@ def _model_build(ctx: PythonContext, call: ast.Call) -> Finding | None:
     return ctx.finding(cls_node, message, fixes)
 
 
-def _host_calls(tree: ast.Module, kernels: set[ast.AST]) -> Iterator[ast.Call]:
-    """Every call outside Triton kernels (kernel bodies are not host code), in one pass."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if node in kernels:
+def _host_calls(ctx: PythonContext) -> Iterator[ast.Call]:
+    """Every call outside Triton kernels (kernel bodies are not host code). Uses the context's
+    shared call list and the kernels' line spans, so no second walk of the module is needed."""
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted((k.node.lineno, k.node.end_lineno or k.node.lineno) for k in ctx.kernels):
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))   # a kernel nested in another
+        else:
+            spans.append((start, end))
+    starts = [a for a, _ in spans]
+    for call in ctx.module_calls:
+        i = bisect_right(starts, call.lineno) - 1
+        if i >= 0 and call.lineno <= spans[i][1]:
             continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack.extend(child_nodes(node))
+        yield call
 
 
 def _mentions_host_api(text: str) -> bool:
@@ -387,7 +392,7 @@ class _LossScan:
         if not {"logp", "gather"} <= self.evidence:
             return
         seen: set[tuple[int, str]] = set()
-        for m in self.matches:
+        for m in sorted(self.matches, key=lambda m: (m.node.lineno, m.node.col_offset)):
             key = (id(_enclosing_function(self.ctx, m.node)), m.kind)
             if key in seen:
                 continue   # label smoothing writes logsigmoid(x) and logsigmoid(-x): one loss
@@ -423,7 +428,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     check_models = not _liger_already_applied(ctx)
     norm_paths = RMS_PATHS | LN_PATHS
     losses = _LossScan(ctx)
-    for node in _host_calls(ctx.tree, {k.node for k in ctx.kernels}):
+    for node in _host_calls(ctx):
         path = ctx.imports.resolve(node.func) or ""
         losses.visit(node, path)
         finding = None
