@@ -41,7 +41,7 @@ from tritonify.diagnostics.triton_ast import Kernel, dotted, tl_name
 RULE = Rule(
     code="TRI006",
     name="int32-offset-overflow",
-    summary="tl.program_id times a runtime stride or size used as a pointer offset, in int32",
+    summary="an int32 index (program id, loop variable, loaded index) times a runtime stride used as a pointer offset",
     severity=Severity.WARNING,
     fixable=True,
 )
