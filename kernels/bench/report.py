@@ -57,7 +57,10 @@ def header_lines(result: dict) -> list[str]:
     gpu = result.get("gpu") or {}
     ver = result.get("versions") or {}
     ceil = result.get("ceilings")
-    lines = [f"target: {result.get('target')}  (contract {result.get('contract')})"]
+    contract = f"  (contract {result['contract']})" if result.get("contract") else ""
+    lines = [f"target: {result.get('target')}{contract}"]
+    if result.get("status") == "error" and not result.get("shapes"):
+        return lines          # it ended before measuring: no GPU or versions to report
     if gpu.get("name"):
         lines.append(f"GPU: {gpu['name']} (driver {gpu.get('driver')}, SM {gpu.get('sm_clock_mhz')} MHz, "
                      f"mem {gpu.get('mem_clock_mhz')} MHz, {gpu.get('temperature_c')} C, {gpu.get('power_w')} W)")
@@ -67,7 +70,8 @@ def header_lines(result: dict) -> list[str]:
                          f"{end.get('temperature_c')} C, {end.get('power_w')} W")
     else:
         lines.append("GPU: none (correctness only, or host wall clock: NOT GPU measurements)")
-    lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in ver.items() if v))
+    if any(ver.values()):
+        lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in ver.items() if v))
     if ceil:
         lines.append(f"ceilings: copy {ceil['copy_gbps']:.0f} GB/s, bf16 matmul {ceil['bf16_tflops']:.0f} TFLOP/s "
                      f"({'cached' if ceil.get('cached') else 'measured now'}, {ceil.get('measured_at')})")
