@@ -136,7 +136,8 @@ class KernelFlow:
     @cached_property
     def pointer_params(self) -> set[str]:
         """Parameters that are pointers: named like one, or the root of a memory access's address."""
-        names = {p.name for p in self.kernel.params if _POINTER_NAME.search(p.name) and not self.is_constexpr(p.name)}
+        names = {p.name for p in self.kernel.params if _POINTER_NAME.search(p.name) and not self.is_constexpr(p.name)
+                 and "stride" not in p.name.lower()}       # `X_row_stride` is Liger's spelling of a stride
         for access in self.accesses:
             if access.pointer is not None:
                 names |= self.pointer_roots(access.pointer)
