@@ -168,15 +168,11 @@ def contract_action(server: TritonifyServer, analysis: Analysis, kernel_name: st
     path = file_path(analysis.uri)
     if path is None or not _can_create_files(server):
         return None
-    from tritonify.kernels.bench.discovery import static_contracts
-    from tritonify.kernels.bench.scaffold import contract_for
+    from tritonify.kernels.bench.scaffold import new_contract
 
-    dest = path.with_name(f"{path.stem}_contract.py")
-    if dest.exists() or any(ref.name == kernel_name for ref in static_contracts(path)):
-        return None
     try:
-        text = contract_for(analysis.text, kernel_name, path.stem)
-    except ValueError:
+        dest, text = new_contract(path, kernel_name, analysis.text)
+    except ValueError:      # a contract file or contract exists, or the text does not parse
         return None
     uri = dest.as_uri()
     start = types.Position(line=0, character=0)

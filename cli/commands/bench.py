@@ -105,23 +105,15 @@ def _print_perf_report(result: dict) -> None:
     print(f"method: {result.get('method')}")
 
 
-def contract_path(file: Path) -> Path:
-    return file.with_name(f"{file.stem}_contract.py")
-
-
 def _write_contract(file: Path, kernel: str | None) -> int:
     """`--write-contract`: the scaffold beside the kernel file, never over an existing one."""
-    from tritonify.kernels.bench.scaffold import contract_for
+    from tritonify.kernels.bench.scaffold import new_contract
 
     if not kernel:
         print("tritonify: error: --write-contract needs FILE::KERNEL", file=sys.stderr)
         return EXIT_USAGE
-    dest = contract_path(file)
-    if dest.exists():
-        print(f"tritonify: error: {dest} exists; edit it (or move it away to start again)", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        text = contract_for(file.read_text(encoding="utf-8", errors="replace"), kernel, file.stem)
+        dest, text = new_contract(file, kernel)
     except ValueError as exc:
         print(f"tritonify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

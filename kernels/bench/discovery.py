@@ -32,6 +32,12 @@ def parse_target(target: str) -> tuple[str, str | None]:
     return target, None
 
 
+def contract_path(kernel_file: Path) -> Path:
+    """Where a kernel file's own contract file goes: ``<stem>_contract.py`` beside it."""
+    kernel_file = Path(kernel_file)
+    return kernel_file.with_name(f"{kernel_file.stem}_contract.py")
+
+
 def candidate_files(path: Path) -> list[Path]:
     """Files that may hold contracts for the kernel file ``path``, existing ones only, in search order."""
     path = Path(path)
@@ -41,7 +47,7 @@ def candidate_files(path: Path) -> list[Path]:
             return [path]
     if stem.startswith("bench_"):
         return [path]
-    files = [path, path.with_name(f"{stem}_contract.py"), path.with_name(f"bench_{stem}.py")]
+    files = [path, contract_path(path), path.with_name(f"bench_{stem}.py")]
     return [f for f in files if f.is_file()]
 
 

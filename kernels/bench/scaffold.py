@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
 
@@ -176,3 +177,21 @@ def contract_for(source_text: str, kernel_name: str, module_name: str | None = N
     code = "\n".join(parts)
     ast.parse(code)  # never hand back code that does not parse
     return code
+
+
+def new_contract(kernel_file: Path, kernel_name: str, source_text: str | None = None) -> tuple[Path, str]:
+    """(where, text) of a new contract for ``kernel_name``: what ``tritonify bench --write-contract``
+    writes and the editor's "Write a benchmark contract" creates. ``source_text`` is the file's text
+    (the editor's, unsaved edits included), else it is read. Raises ``ValueError`` saying why there is
+    nothing to write: the contract file exists (edit it), the kernel has a contract, or no such kernel."""
+    from tritonify.kernels.bench.discovery import contract_path, static_contracts
+
+    kernel_file = Path(kernel_file)
+    dest = contract_path(kernel_file)
+    if dest.exists():
+        raise ValueError(f"{dest} exists; edit it (or move it away to start again)")
+    if any(ref.name == kernel_name for ref in static_contracts(kernel_file)):
+        raise ValueError(f"{kernel_name} has a benchmark contract already")
+    if source_text is None:
+        source_text = kernel_file.read_text(encoding="utf-8", errors="replace")
+    return dest, contract_for(source_text, kernel_name, kernel_file.stem)

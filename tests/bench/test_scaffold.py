@@ -76,3 +76,15 @@ def test_bench_write_contract_writes_the_scaffold_once_and_the_no_contract_error
     before = written.read_text()
     assert main(["bench", f"{kernel_file}::tanh_glu_kernel", "--write-contract"]) == 2
     assert "exists" in capsys.readouterr().err and written.read_text() == before
+
+
+def test_no_scaffold_for_a_kernel_whose_file_has_its_contract(tmp_path, capsys):
+    from tritonify.main import main
+
+    kernel_file = tmp_path / "own.py"
+    kernel_file.write_text("import triton\nfrom tritonify.kernels.bench import Contract\n\n"
+                           "@triton.jit\ndef k(x_ptr):\n    pass\n\n"
+                           "CONTRACT = Contract(kernel='k', entry=print, inputs=print, reference=print)\n")
+    assert main(["bench", f"{kernel_file}::k", "--write-contract"]) == 2
+    assert "k has a benchmark contract already" in capsys.readouterr().err
+    assert not (tmp_path / "own_contract.py").exists()

@@ -5,7 +5,6 @@ import sys
 import threading
 import time
 
-import pytest
 
 from tritonify.diagnostics.compile.runner import WorkerError, run_worker, stop_all_workers
 
