@@ -1,0 +1,67 @@
+"""Draw a stratified sample of lint findings on the real-world corpus, for labelling by hand.
+
+    tritonify check <corpus> --select ALL --format json > findings.json   (run inside the corpus)
+    python benchmarks/realworld/sample.py findings.json --size 220 --seed 1 > labels/roundN.csv
+
+Every rule gets at least `--min-per-rule` findings (all of them when it has fewer); the rest of
+the sample is spread over rules by volume. The CSV has empty `label` and `reason` columns for the
+labeller: TP (a real hazard, or an improvement a kernel engineer wants here), FP (the hazard is
+not there, or cannot happen here), NOISE (true but unwanted: intentional, once per row,
+cosmetic, a duplicate of another finding).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+from collections import defaultdict
+
+COLUMNS = ["id", "code", "path", "line", "severity", "label", "reason", "message"]
+
+
+def draw(findings: list[dict], size: int, seed: int, min_per_rule: int) -> list[dict]:
+    by_rule: dict[str, list[dict]] = defaultdict(list)
+    for f in findings:
+        by_rule[f["code"]].append(f)
+    rng = random.Random(seed)
+    quota = {code: min(len(fs), min_per_rule) for code, fs in by_rule.items()}
+    left = size - sum(quota.values())
+    total = sum(len(fs) for fs in by_rule.values())
+    # the rest by volume (largest remainder), never more than a rule has
+    while left > 0:
+        spare = {c: len(fs) - quota[c] for c, fs in by_rule.items() if len(fs) > quota[c]}
+        if not spare:
+            break
+        share = {c: len(by_rule[c]) / total * size - quota[c] for c in spare}
+        code = max(share, key=lambda c: (share[c], c))
+        quota[code] += 1
+        left -= 1
+    out = []
+    for code in sorted(by_rule):
+        fs = sorted(by_rule[code], key=lambda f: (f["path"], f["line"], f["column"]))
+        out += rng.sample(fs, quota[code])
+    out.sort(key=lambda f: (f["code"], f["path"], f["line"]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("findings", help="JSON from `tritonify check --format json`")
+    ap.add_argument("--size", type=int, default=220)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--min-per-rule", type=int, default=5)
+    args = ap.parse_args(argv)
+    with open(args.findings, encoding="utf-8") as fh:
+        findings = [f for f in json.load(fh) if f["code"] != "TRI000"]
+    w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for i, f in enumerate(draw(findings, args.size, args.seed, args.min_per_rule), 1):
+        w.writerow({"id": i, "code": f["code"], "path": f["path"], "line": f["line"],
+                    "severity": f["severity"], "label": "", "reason": "", "message": f["message"]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
