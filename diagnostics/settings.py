@@ -24,9 +24,18 @@ class SettingsError(ValueError):
     pass
 
 
+def _opt_in() -> frozenset[str]:
+    from tritonify.diagnostics.registry import opt_in_codes
+
+    return opt_in_codes()
+
+
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ("ALL",)
+    # () = the default rule set. "ALL" selects every rule; a rule outside the default set
+    # (`Rule.default = False`) runs only when its own code or "ALL" is selected, never through a
+    # prefix such as "TRI" (ruff's model).
+    select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     severity: dict = field(default_factory=dict)     # code or prefix -> Severity
@@ -37,7 +46,14 @@ class Settings:
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         code = code.upper()
-        selected = _best_match(code, self.select + self.extend_select)
+        selectors = self.select + self.extend_select
+        if code in _opt_in():
+            selected = max((_match_len(code, s) for s in selectors
+                            if s.strip().upper() in ("ALL", code)), default=-1)
+        else:
+            selected = _best_match(code, selectors)
+            if not self.select:
+                selected = max(selected, 0)     # the default set
         ignored = _best_match(code, self.ignore)
         if path and self.per_file_ignores:
             rel = _relative(path, self.root)
@@ -139,7 +155,7 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     if unknown:
         raise SettingsError(f"unknown key(s) in [tool.tritonify]: {', '.join(sorted(unknown))}")
     return Settings(
-        select=tuple(_codes(table.get("select", ["ALL"]))),
+        select=tuple(_codes(table.get("select", []))),
         ignore=tuple(_codes(table.get("ignore", []))),
         extend_select=tuple(_codes(table.get("extend-select", table.get("extend_select", [])))),
         severity=_severities(table.get("severity", {})),
