@@ -1,0 +1,110 @@
+"""Per-rule precision from the hand labels of the real-world study.
+
+    python benchmarks/realworld/precision.py           # write references/rules/precision.json and each page's section
+    python benchmarks/realworld/precision.py --check   # exit 1 when either is stale (tests/test_precision_study.py)
+
+Labels: `benchmarks/realworld/labels/round<N>_<part>.csv` (columns id, code, path, line, severity,
+label, reason, message; label TP, FP or NOISE). Precision is TP / labelled. A rule's page gets
+a "Measured precision" section between `<!-- precision:start -->` and `<!-- precision:end -->`;
+the README's rule table (diagnostics/rule_table.py) reads the same JSON.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LABELS = ROOT / "benchmarks" / "realworld" / "labels"
+PAGES = ROOT / "references" / "rules"
+OUT = PAGES / "precision.json"
+VALID = ("TP", "FP", "NOISE")
+SECTION = re.compile(r"\n*<!-- precision:start -->.*?<!-- precision:end -->\n?", re.S)
+
+
+def load_rounds() -> dict[str, dict[str, dict[str, int]]]:
+    """{"1": {"TRI001": {"TP": 3, "FP": 1, "NOISE": 1}}, ...} from every labelled part."""
+    rounds: dict[str, dict[str, dict[str, int]]] = {}
+    for part in sorted(LABELS.glob("round*_*.csv")):
+        m = re.match(r"round(\d+)_", part.name)
+        if not m:
+            continue
+        per_rule = rounds.setdefault(m.group(1), {})
+        with part.open(encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh):
+                label = (row.get("label") or "").strip().upper()
+                if not label:
+                    continue
+                if label not in VALID:
+                    raise SystemExit(f"{part.name}: row {row.get('id')}: label {label!r} is not one of {VALID}")
+                counts = per_rule.setdefault(row["code"], dict.fromkeys(VALID, 0))
+                counts[label] += 1
+    return {r: dict(sorted(v.items())) for r, v in sorted(rounds.items(), key=lambda kv: int(kv[0]))}
+
+
+def precision(counts: dict[str, int]) -> float | None:
+    n = sum(counts.values())
+    return counts["TP"] / n if n else None
+
+
+def summary() -> dict:
+    rounds = load_rounds()
+    return {"about": "hand-labelled findings on the real-world corpus (benchmarks/realworld/); TP / labelled",
+            "rounds": rounds}
+
+
+def page_section(code: str, data: dict) -> str:
+    lines = ["<!-- precision:start -->", "## Measured precision", ""]
+    rows = []
+    for rnd, per_rule in data["rounds"].items():
+        c = per_rule.get(code)
+        if c:
+            n = sum(c.values())
+            rows.append(f"| {rnd} | {n} | {c['TP']} | {c['FP']} | {c['NOISE']} | {precision(c):.0%} |")
+    if rows:
+        lines += ["Hand-labelled findings on the real-world corpus (`benchmarks/realworld/`: pinned PyPI",
+                  "packages that ship Triton kernels; labels in `benchmarks/realworld/labels/`).", "",
+                  "| round | labelled | TP | FP | NOISE | precision |", "| --- | --- | --- | --- | --- | --- |", *rows]
+    else:
+        lines.append("Not measured: the rule had no finding in the labelled samples of the real-world corpus.")
+    lines.append("<!-- precision:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def render_page(text: str, code: str, data: dict) -> str:
+    body = SECTION.sub("", text).rstrip("\n")
+    return body + "\n\n" + page_section(code, data)
+
+
+def main(argv: list[str]) -> int:
+    data = summary()
+    new_json = json.dumps(data, indent=1, sort_keys=False) + "\n"
+    stale = []
+    if not OUT.is_file() or OUT.read_text(encoding="utf-8") != new_json:
+        stale.append(OUT)
+        if "--check" not in argv:
+            OUT.write_text(new_json, encoding="utf-8")
+    for page in sorted(PAGES.glob("*.md")):
+        code = page.stem
+        old = page.read_text(encoding="utf-8")
+        new = render_page(old, code, data)
+        if new != old:
+            stale.append(page)
+            if "--check" not in argv:
+                page.write_text(new, encoding="utf-8")
+    if "--check" in argv:
+        if stale:
+            print("stale (run python benchmarks/realworld/precision.py): " + ", ".join(p.name for p in stale), file=sys.stderr)
+            return 1
+        return 0
+    for rnd, per_rule in data["rounds"].items():
+        for code, c in per_rule.items():
+            print(f"round {rnd} {code}: {sum(c.values()):3d} labelled, TP {c['TP']:3d} FP {c['FP']:3d} NOISE {c['NOISE']:3d}  {precision(c):.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
