@@ -168,9 +168,9 @@ def run(args) -> int:
             result["reports"] = report.write(result, Path(args.report_dir), name=args.name or result.get("contract"))
         except Exception as exc:  # a report failure must not lose the measurement
             result["reports"] = {"error": f"{type(exc).__name__}: {exc}"}
-    if kind == "bench" and not args.no_lineage and result.get("status") == "error" and not result.get("shapes"):
-        # a missing package, an unfinished contract: nothing was learned about the kernel
-        result["lineage"] = {"skipped": "not recorded: the run failed before measuring the kernel"}
+    if kind == "bench" and not args.no_lineage and lineage.measured_nothing(result):
+        # no GPU, a missing package, an unfinished contract: nothing was learned about the kernel
+        result["lineage"] = {"skipped": lineage.measured_nothing(result)}
     elif kind == "bench" and not args.no_lineage:
         path = Path(args.lineage) if args.lineage else lineage.default_path(file)
         record = lineage.record_run(path, result, name=args.name, parent=args.parent, git=git_state(file))

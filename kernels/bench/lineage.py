@@ -123,8 +123,24 @@ def run_record(result: dict, *, name: str | None = None, parent: str | None = No
     }
 
 
+def measured_nothing(result: dict) -> str | None:
+    """Why a result must not be recorded, or None to record it. A run that learned nothing about the
+    kernel (no GPU, a missing package, an unfinished contract, a cancel before any result) leaves no
+    record: the lineage is a history of measurements, and such a record would only say "rejected"."""
+    if result.get("shapes"):
+        return None
+    if result.get("no_gpu"):
+        return "not recorded: no CUDA GPU was visible, so nothing was measured"
+    if result.get("status") in ("error", "cancelled"):
+        return "not recorded: the run ended before measuring the kernel"
+    return None
+
+
 def record_run(path: Path, result: dict, *, name: str | None = None, parent: str | None = None,
-               git: dict | None = None) -> dict:
+               git: dict | None = None) -> dict | None:
+    """Append the run's record and return it; None (nothing written) when it measured nothing."""
+    if measured_nothing(result):
+        return None
     record = run_record(result, name=name, parent=parent, git=git, existing=read(path))
     append(path, record)
     return record

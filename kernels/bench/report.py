@@ -79,7 +79,9 @@ def header_lines(result: dict) -> list[str]:
 
 
 def text(result: dict) -> str:
-    """Terminal report: header, table, method, summary."""
+    """Terminal report: header, table, method, summary (one sentence for a run that could not start here)."""
+    if result.get("no_gpu"):
+        return f"tritonify: {result.get('message')}"
     lines = header_lines(result)
     lines.append(f"status: {result.get('status')}" + (f" - {result['message']}" if result.get("message") else ""))
     body = rows(result)

@@ -10,6 +10,7 @@ the same rotating input sets, and the throughput is computed from the contract's
 """
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -246,6 +247,33 @@ def method_text(timer: Timer | None, contract: Contract | None, unavailable: str
     return "\n".join(lines)
 
 
+NO_GPU_MESSAGE = ("no CUDA GPU is visible here (torch.cuda.is_available() is False), so nothing was run or timed: "
+                  "add --interpret to check the kernel's correctness on the CPU (TRITON_INTERPRET=1), and run on a "
+                  "machine with a CUDA GPU to time it")
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def device_problem(device: str, cuda_available: bool, interpret: bool) -> str | None:
+    """Why a job cannot run on ``device`` here, or None. A Triton kernel runs on a CUDA GPU, or on the
+    CPU under the interpreter; anything else would only fail ("0 active drivers") at every shape."""
+    if device.startswith("cuda") and not cuda_available:
+        return NO_GPU_MESSAGE
+    if not device.startswith("cuda") and not interpret:
+        return NO_GPU_MESSAGE
+    return None
+
+
+def no_gpu_result(result: dict, message: str, started: float) -> dict:
+    """The result of a job that could not run here: no verdict, no shapes, one sentence."""
+    result.update(status="error", no_gpu=True, environment=True, message=message,
+                  summary="not run: no CUDA GPU is visible (add --interpret to check correctness on the CPU)",
+                  log_tail=[], elapsed_s=round(time.time() - started, 2))
+    return result
+
+
 def run_bench(spec: dict, *, timer: Timer | None = None,
               progress: Callable[[str, float], None] = lambda msg, pct: None) -> dict:
     """Run one bench job (see ``jobs`` for the spec's fields) and return its result dict."""
@@ -255,8 +283,13 @@ def run_bench(spec: dict, *, timer: Timer | None = None,
                               "status": "ok", "message": "", "shapes": [], "job": spec.get("id")}
     import torch
 
-    device = spec.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
+    cuda_available = torch.cuda.is_available()
+    device = spec.get("device") or ("cuda" if cuda_available else "cpu")
     result["device"] = device
+    problem = device_problem(device, cuda_available, interpreting())
+    if problem:   # before anything imports the user's file or checks a shape: nothing could be measured
+        progress("done", 100.0)
+        return no_gpu_result(result, problem, started)
     result["gpu"] = gpu_info() if device.startswith("cuda") else {"name": None, "device": device}
     result["versions"] = versions()
 

@@ -50,7 +50,7 @@ class Recorder:
             if key in self._seen:
                 return None
             self._seen.add(key)
-            if self.path is None:
+            if self.path is None or lineage.measured_nothing(result):
                 return None
             named = {**result, "target": self.target} if self.target else result
             record = lineage.run_record(named, name=self.name, parent=self.parent, git=self.git,

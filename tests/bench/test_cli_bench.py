@@ -9,12 +9,20 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tritonify.commands.bench import parse_shapes
 
 from tests.bench.conftest import write_case
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "bench" / "rmsnorm.py"
+
+
+def _cuda_visible() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def tritonify(*args, cwd=None, timeout=180):
@@ -95,7 +103,8 @@ def test_sigterm_to_bench_kills_the_benchmark_process(tmp_path):
     """The editor cancels by terminating `tritonify bench`; the kernel's process must not outlive it."""
     kernel = write_case(tmp_path, "hang_pid", module="affine_term")
     pid_file = tmp_path / "worker.pid"
-    proc = subprocess.Popen([sys.executable, "-m", "tritonify", "bench", f"{kernel}::affine_kernel", "--timer", "none",
+    proc = subprocess.Popen([sys.executable, "-m", "tritonify", "bench", f"{kernel}::affine_kernel", "--interpret",
+                             "--timer", "none",
                              "--baselines", "eager", "--no-report", "--format", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "HANG_PID_FILE": str(pid_file)})
@@ -113,3 +122,35 @@ def test_sigterm_to_bench_kills_the_benchmark_process(tmp_path):
         time.sleep(0.1)
     else:
         raise AssertionError(f"worker {worker} outlived tritonify bench")
+
+
+@pytest.mark.skipif(_cuda_visible(), reason="this machine has a CUDA GPU")
+def test_without_a_gpu_bench_says_so_in_one_sentence_and_records_nothing(tmp_path):
+    """No GPU and no --interpret: one sentence naming --interpret, exit 1, no verdict, no lineage, fast."""
+    kernel = write_case(tmp_path, "good", module="affine_nogpu")
+    started = time.time()
+    proc = tritonify("bench", f"{kernel}::affine_kernel", "--report-dir", str(tmp_path / "reports"))
+    elapsed = time.time() - started
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    first, *rest = proc.stdout.strip().splitlines()
+    assert "no CUDA GPU is visible" in first and "--interpret" in first and first.count(". ") == 0
+    assert rest == ["lineage: not recorded: no CUDA GPU was visible, so nothing was measured"]
+    for verdict in ("INCORRECT", "correct at", "rejected", "baseline", "speedup", "Traceback"):
+        assert verdict not in proc.stdout + proc.stderr
+    assert not (tmp_path / "candidates.jsonl").exists() and not (tmp_path / "reports").exists()
+    assert elapsed < 30, f"took {elapsed:.1f} s"      # it took 53 s (the CPU checked every shape) before
+
+    as_json = tritonify("bench", f"{kernel}::affine_kernel", "--format", "json", "--no-report")
+    assert as_json.returncode == 1
+    result = json.loads(as_json.stdout)
+    assert result["no_gpu"] is True and result["status"] == "error" and result["shapes"] == []
+    assert "--interpret" in result["message"] and result["lineage"]["skipped"].startswith("not recorded")
+    assert not (tmp_path / "candidates.jsonl").exists()
+
+
+def test_with_interpret_the_same_machine_checks_correctness(tmp_path):
+    kernel = write_case(tmp_path, "good", module="affine_nogpu_interp")
+    proc = tritonify("bench", f"{kernel}::affine_kernel", "--interpret", "--baselines", "eager", "--shapes", "2x8",
+                     "--no-report", "--format", "json")
+    result = json.loads(proc.stdout)
+    assert result.get("no_gpu") is None and result["shapes"][0]["results"]["kernel"]["correct"] is True

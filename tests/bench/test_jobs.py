@@ -53,7 +53,7 @@ def test_cancel_kills_the_child(tmp_path):
 
 def test_a_bad_target_is_an_error_result_not_a_traceback(tmp_path):
     (tmp_path / "empty.py").write_text("x = 1\n")
-    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'empty.py'}::k", timer="none"), timeout=60)
+    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'empty.py'}::k", timer="none", env=INTERPRET), timeout=60)
     assert result["status"] == "error" and "no contract found" in result["message"]
 
 

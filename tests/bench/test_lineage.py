@@ -83,3 +83,17 @@ def test_read_missing_file_and_foreign_lines(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('[1, 2]\n{"type": "other"}\nnot json\n')
     assert lineage.read(path) == []
+
+
+def test_a_run_that_measured_nothing_leaves_no_record(tmp_path):
+    path = tmp_path / "candidates.jsonl"
+    no_gpu = {"target": "k.py::k", "status": "error", "no_gpu": True, "shapes": [], "message": "no CUDA GPU"}
+    for result in (no_gpu, {"target": "k.py::k", "status": "error", "shapes": []},
+                   {"target": "k.py::k", "status": "cancelled", "shapes": []}):
+        assert lineage.measured_nothing(result).startswith("not recorded")
+        assert lineage.record_run(path, result) is None
+    assert not path.exists()
+    assert "no CUDA GPU" in lineage.measured_nothing(no_gpu)
+    # a crash or an incorrect result is a finding about the kernel: recorded (rejected)
+    assert lineage.measured_nothing({"status": "crashed", "shapes": []}) is None
+    assert lineage.record_run(path, _result(status="incorrect"))["status"] == "rejected"

@@ -57,7 +57,7 @@ def test_incorrect_kernel_is_reported_and_not_timed(tmp_path, interpret):
     assert result["summary"].startswith("INCORRECT at 4x16") and "never written" in result["summary"]
 
 
-def test_launcher_exception_is_an_error_row_not_a_crash(tmp_path):
+def test_launcher_exception_is_an_error_row_not_a_crash(tmp_path, interpret):
     kernel = write_case(tmp_path, "raise", module="affine_raise")
     result = run_bench(_spec(kernel, timer="none"))
     k = result["shapes"][0]["results"][KERNEL]
@@ -82,9 +82,22 @@ def test_unknown_and_skipped_baselines_are_explained(tmp_path, interpret):
     assert list(result["shapes"][0]["results"]) == [KERNEL]
 
 
-def test_out_of_memory_is_reported_per_implementation(tmp_path):
+def test_out_of_memory_is_reported_per_implementation(tmp_path, interpret):
     kernel = write_case(tmp_path, "oom", module="affine_oom")
     result = run_bench(_spec(kernel, timer="none", shapes=[[4, 16]]))
     k = result["shapes"][0]["results"][KERNEL]
     assert k["status"] == "oom" and k["message"] == "out of memory at 4x16"
     assert result["shapes"][0]["results"]["eager"]["status"] == "ok"      # the run went on
+
+
+def test_a_job_that_cannot_run_here_says_why_and_checks_nothing(tmp_path):
+    from tritonify.kernels.bench.runner import NO_GPU_MESSAGE, device_problem
+
+    assert device_problem("cpu", False, interpret=False) == NO_GPU_MESSAGE
+    assert device_problem("cuda", False, interpret=True) == NO_GPU_MESSAGE   # CUDA asked for, none here
+    assert device_problem("cpu", False, interpret=True) is None
+    assert device_problem("cuda:1", True, interpret=False) is None
+    kernel = write_case(tmp_path, "raise", module="affine_nodev")       # would fail if it ran at all
+    result = run_bench(_spec(kernel, device="cpu"))
+    assert result["no_gpu"] and result["status"] == "error" and result["shapes"] == []
+    assert "--interpret" in result["message"] and "contract" not in result
