@@ -15,6 +15,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
 from tritonify.diagnostics.liger.recognise import recognise
+from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function
 from tritonify.diagnostics.liger.symbolic import build_graph
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -110,10 +111,12 @@ def _message(kernel: Kernel, op: LigerOp) -> str:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if not ctx.kernels or not advice_wanted(ctx.source.path):
+        return   # Liger's own source and tests keep their kernels on purpose
     helpers = {k.name: k.node for k in ctx.kernels}
     for kernel in ctx.kernels:
-        if kernel.is_helper:
-            continue  # its work is judged where it is inlined
+        if kernel.is_helper or is_reference_function(kernel.name):
+            continue  # a helper's work is judged where it is inlined; a reference is kept to check
         graph = build_graph(kernel, ctx.imports, helpers)
         if graph is None:
             continue

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
+from tritonify.diagnostics.liger.scope import advice_wanted, in_spans, reference_spans
 from tritonify.diagnostics.liger import api
 from tritonify.diagnostics.liger.host import (
     Projection,
@@ -422,8 +423,9 @@ def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if not _mentions_host_api(ctx.source.text):
+    if not _mentions_host_api(ctx.source.text) or not advice_wanted(ctx.source.path):
         return
+    references = reference_spans(ctx.tree)
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
     norm_paths = RMS_PATHS | LN_PATHS
@@ -444,6 +446,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             finding = _cross_entropy(ctx, node, functional=path == "torch.nn.functional.cross_entropy")
         elif check_models:
             finding = _model_build(ctx, node) or _hf_module(ctx, node)
-        if finding is not None:
+        if finding is not None and not in_spans(finding.line, references):
             yield finding
-    yield from losses.findings()
+    yield from (f for f in losses.findings() if not in_spans(f.line, references))

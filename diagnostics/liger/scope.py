@@ -1,0 +1,67 @@
+"""Where Liger advice (TRI003, TRI023) is wanted, and where it is not.
+
+"Use Liger's op" is advice for code that could depend on Liger-Kernel instead of keeping its own
+copy. It is noise, or wrong, in three places:
+
+* inside a package that ships the op itself: Liger-Kernel's own source (any file below a
+  `liger_kernel/` folder, including its backends and its `testing/` helpers), told to use itself;
+* in tests (`test_*.py`, `*_test.py`, `conftest.py`, files under a `tests/` or `test/` folder),
+  where a hand-written version is the point (a `fixtures/` folder holds inputs to lint, not tests);
+* on a reference implementation kept beside a kernel to check it: a function whose name says it is
+  one (`rms_norm_ref`, `reference_swiglu`, `naive_softmax`, `torch_cross_entropy`), in a file that
+  also defines Triton kernels.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import PurePath
+
+LIGER_PACKAGE = "liger_kernel"
+TEST_FOLDERS = frozenset({"test", "tests"})
+_REFERENCE_NAME = re.compile(r"(^|_)(ref|refs|reference|naive|baseline|eager|torch|pytorch|golden)(_|$)", re.I)
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return PurePath(path.replace("\\", "/")).parts
+
+
+def in_liger_package(path: str) -> bool:
+    """The file belongs to Liger-Kernel's own package (a `liger_kernel/` folder on its path)."""
+    return LIGER_PACKAGE in _parts(path)[:-1]
+
+
+def is_test_file(path: str) -> bool:
+    parts = _parts(path)
+    if not parts:
+        return False
+    name = parts[-1]
+    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+        return True
+    folders = parts[:-1]
+    if "fixtures" in folders:
+        return False   # inputs kept to be linted (this project's own rule fixtures), not tests
+    return any(p in TEST_FOLDERS for p in folders)
+
+
+def advice_wanted(path: str) -> bool:
+    """Liger advice applies to this file at all (not Liger's own source, not a test)."""
+    return not (in_liger_package(path) or is_test_file(path))
+
+
+def is_reference_function(name: str) -> bool:
+    """A function named as a reference implementation (`*_ref`, `naive_*`, `torch_*`, ...)."""
+    return bool(_REFERENCE_NAME.search(name))
+
+
+def reference_spans(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line spans of the reference functions (and methods) of a module."""
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_reference_function(node.name):
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
+
+
+def in_spans(line: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= line <= b for a, b in spans)
