@@ -11,7 +11,7 @@ results. This module adds what a shape checker needs on top:
   unknown shape: a helper's parameter may be a block;
 * `tl.load` with a mask or `other` takes their broadcast shape (the mask may widen the block);
 * reductions (`tl.sum(x, axis)` ...) drop (or keep, with `keep_dims=True`) their axis;
-* memoised shapes, so checking every operator of a long file stays linear.
+* memoised shapes (`_recursion_memo`), so checking every operator of a long file stays linear.
 
 The leading underscore keeps the registry from loading it as a rule.
 """
@@ -23,13 +23,12 @@ from functools import cached_property
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
-from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name, walk_nodes
+from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
 
 Shape = tuple[int, ...]
 REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod"})
 _SCANS = frozenset({"cumsum", "cumprod"})  # keep the input's shape
 _STAND_IN = 64
-_MAX_DEPTH = 24  # as in _static_sizes
 
 
 def broadcast(shapes: list[Shape]) -> Shape | None:
@@ -64,7 +63,6 @@ class KernelShapes(KernelSizes):
 
     def __init__(self, ctx: PythonContext, kernel: Kernel, flow: KernelFlow | None = None):
         super().__init__(ctx, kernel, flow)
-        self._memo: dict[tuple, Shape | None] = {}
         self.params_are_scalars = _is_launched_kernel(kernel)
 
     @cached_property
@@ -74,27 +72,20 @@ class KernelShapes(KernelSizes):
             env.setdefault(name, _STAND_IN)
         return Scenario(env)
 
-    def _shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> Shape | None:
-        # a local name has one shape per scenario (the view is flow-insensitive): key it by name, so
-        # its bindings are followed once, not at every use
-        is_local = isinstance(expr, ast.Name) and self.flow.is_local(expr.id)
-        key = (expr.id, id(sc), seen) if is_local else (id(expr), id(sc), seen)  # type: ignore[attr-defined]
-        if key in self._memo:
-            return self._memo[key]
-        if is_local:
-            result = self._local_shape(expr, sc, depth, seen)  # type: ignore[arg-type]
-        elif (isinstance(expr, ast.Name) and not self.params_are_scalars and self.kernel.param(expr.id) is not None
-                and expr.id not in self.kernel.constexpr_names and not is_local):
-            result = None  # a helper's parameter may be a block
-        else:
-            result = super()._shape(expr, sc, depth, seen)
-        self._memo[key] = result
-        return result
+    def _compute_shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> Shape | None:
+        # memoised by KernelSizes._shape: a local name has one shape per scenario (the view is
+        # flow-insensitive), so its bindings are followed once, not at every use
+        if isinstance(expr, ast.Name) and self.flow.is_local(expr.id):
+            return self._local_shape(expr, sc, depth, seen)
+        if (isinstance(expr, ast.Name) and not self.params_are_scalars and self.kernel.param(expr.id) is not None
+                and expr.id not in self.kernel.constexpr_names):
+            return None  # a helper's parameter may be a block
+        return super()._compute_shape(expr, sc, depth, seen)
 
     def _local_shape(self, name: ast.Name, sc: Scenario, depth: int, seen: frozenset) -> Shape | None:
         """KernelSizes' rule for a local name (the shape all its bindings agree on; a rebinding
-        from the name itself keeps it), with the self-reference test done once per binding."""
-        if name.id in seen or depth > _MAX_DEPTH:
+        from the name itself keeps it)."""
+        if name.id in seen or self._shapes.too_deep(depth):
             return None
         inner = seen | {name.id}
         shapes = set()
@@ -106,13 +97,6 @@ class KernelShapes(KernelSizes):
             elif not b.augmented and not self._reads_itself(b):
                 shapes.add(self._shape(b.value, sc, depth + 1, inner))
         return shapes.pop() if len(shapes) == 1 else None
-
-    def _reads_itself(self, binding) -> bool:
-        key = ("reads", id(binding))
-        if key not in self._memo:
-            self._memo[key] = any(isinstance(n, ast.Name) and n.id == binding.name  # type: ignore[assignment]
-                                  for n in walk_nodes(binding.value))
-        return bool(self._memo[key])
 
     def _call_shape(self, call: ast.Call, sc: Scenario, rec) -> Shape | None:
         name = tl_name(self.ctx.imports, call.func)

@@ -26,6 +26,7 @@ from tritonify.diagnostics.rules.triton._launch_sites import (
     module_calls,
 )
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, kernel_flow
+from tritonify.diagnostics.rules.triton._recursion_memo import RecursionMemo
 from tritonify.diagnostics.triton_ast import (
     Kernel,
     call_path,
@@ -155,6 +156,9 @@ class KernelSizes:
         self.ctx = ctx
         self.kernel = kernel
         self.flow = flow or kernel_flow(ctx, kernel)
+        self._shapes: RecursionMemo[tuple[int, ...] | None] = RecursionMemo(_DEPTH)
+        self._values: dict[tuple[int, int], tuple[ast.AST, int | None]] = {}
+        self._self_reads: dict[int, bool] = {}
 
     # ---- where values come from ----------------------------------------------------------------
     @cached_property
@@ -276,7 +280,14 @@ class KernelSizes:
 
     # ---- integer values ------------------------------------------------------------------------
     def value(self, expr: ast.AST, scenario: Scenario) -> int | None:
-        return self._value(expr, scenario, 0)
+        # a pure function of (expr, scenario): the recursion below starts from depth 0 every time
+        key = (id(expr), id(scenario))
+        hit = self._values.get(key)
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        v = self._value(expr, scenario, 0)
+        self._values[key] = (expr, v)
+        return v
 
     def _value(self, expr: ast.AST, scenario: Scenario, depth: int) -> int | None:
         def local(name: str) -> int | None:
@@ -306,7 +317,15 @@ class KernelSizes:
         return None if d is None else (d,)
 
     def _shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
-        if depth > _DEPTH:
+        """`_compute_shape`, memoised: a local name (whose shape depends on the name, not on
+        where it is read) or an expression, per scenario, reused where the depth gives the
+        same outcome (`_recursion_memo`), so a long chain of locals is expanded once, not once per path."""
+        is_local = isinstance(expr, ast.Name) and self.flow.is_local(expr.id)
+        key = (expr.id if is_local else id(expr), id(sc))  # type: ignore[attr-defined]
+        return self._shapes.get(key, depth, lambda: self._compute_shape(expr, sc, depth, seen))
+
+    def _compute_shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
+        if self._shapes.too_deep(depth):
             return None
         rec = lambda e: self._shape(e, sc, depth + 1, seen)
         if isinstance(expr, ast.Constant):
@@ -323,7 +342,7 @@ class KernelSizes:
                     shapes.add(())
                 elif b.value is None:
                     return None
-                elif not b.augmented and not _reads(b.value, expr.id):
+                elif not b.augmented and not self._reads_itself(b):
                     # `p = tl.advance(p, ...)`, `acc = acc * s`: a rebinding from the name itself
                     # keeps its shape; the other bindings decide it.
                     shapes.add(self._shape(b.value, sc, depth + 1, inner))
@@ -345,6 +364,13 @@ class KernelSizes:
         if isinstance(expr, ast.Call):
             return self._call_shape(expr, sc, rec)
         return None
+
+    def _reads_itself(self, binding) -> bool:
+        """Whether a binding's value reads the name it binds (`acc = acc * s`)."""
+        found = self._self_reads.get(id(binding))
+        if found is None:
+            found = self._self_reads[id(binding)] = _reads(binding.value, binding.name)
+        return found
 
     def _call_shape(self, call: ast.Call, sc: Scenario, rec) -> tuple[int, ...] | None:
         name = tl_name(self.ctx.imports, call.func)

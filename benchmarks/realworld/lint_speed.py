@@ -1,0 +1,279 @@
+"""Lint speed on the real-world corpus, against only parsing the same files with ast.parse.
+
+Corpus: every .py file of the corpus built by `benchmarks/realworld/corpus.py` (default
+`$TRITONIFY_CORPUS` or ~/.cache/tritonify-realworld), all rules selected (`select=["ALL"]`).
+Everything runs in this one process: each file is parsed with `ast.parse` and linted with
+`lint_text`, `--repeat` times, and each file keeps its fastest run (the machine is shared; the
+minimum is the figure least disturbed by other work). Then the slowest files are linted again
+stage by stage (parse, the shared setup, each rule, embedded CUDA) to say where their time goes.
+
+    python benchmarks/realworld/lint_speed.py                  # prints Markdown, writes results/
+    python benchmarks/realworld/lint_speed.py --repeat 1 --no-write --limit 200   # a quick look
+
+Targets (issue 13, item 6): total lint time at most 3x parse time; no file over 150 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from tritonify.diagnostics.engine import lint_text
+from tritonify.diagnostics.registry import all_rules
+from tritonify.diagnostics.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from corpus import corpus_files, default_dest  # noqa: E402
+
+RATIO_TARGET = 3.0
+FILE_TARGET_MS = 150.0
+
+
+def read_all(files: list[Path]) -> list[bytes]:
+    return [p.read_bytes() for p in files]
+
+
+def parse_times(datas: list[bytes], repeat: int) -> tuple[list[float], list[float]]:
+    """(fastest seconds per file, total seconds of each pass)."""
+    best = [float("inf")] * len(datas)
+    totals = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeat):
+            total = 0.0
+            for i, data in enumerate(datas):
+                t0 = time.perf_counter()
+                try:
+                    ast.parse(data)
+                except (SyntaxError, ValueError):
+                    pass
+                dt = time.perf_counter() - t0
+                total += dt
+                best[i] = min(best[i], dt)
+            totals.append(total)
+    return best, totals
+
+
+def lint_times(datas: list[bytes], paths: list[str], settings: Settings, repeat: int,
+               progress: bool) -> tuple[list[float], list[float], int]:
+    """(fastest seconds per file, total seconds of each pass, findings)."""
+    best = [float("inf")] * len(datas)
+    totals = []
+    findings = 0
+    for r in range(repeat):
+        total = 0.0
+        for i, (data, path) in enumerate(zip(datas, paths)):
+            t0 = time.perf_counter()
+            result = lint_text(data, path, settings)
+            dt = time.perf_counter() - t0
+            total += dt
+            best[i] = min(best[i], dt)
+            if r == 0:
+                findings += len(result.findings)
+        totals.append(total)
+        if progress:
+            print(f"  lint pass {r + 1}/{repeat}: {total:.1f} s", file=sys.stderr, flush=True)
+    return best, totals, findings
+
+
+def stage_times(data: bytes, path: str, settings: Settings, repeat: int) -> dict[str, float]:
+    """Fastest seconds per stage of one file: parse, the shared setup (module walk, kernel
+    list), each rule's check, embedded CUDA. A rule that first asks for a shared fact (a
+    kernel's data flow) is charged for computing it; the rules after it get it free."""
+    import gc
+
+    from tritonify.diagnostics.context import PythonContext
+    from tritonify.diagnostics.engine import _embedded_cuda, _enabled_rules
+    from tritonify.diagnostics.source import SourceFile
+
+    best: dict[str, float] = {}
+
+    def note(stage: str, dt: float) -> None:
+        best[stage] = min(best.get(stage, float("inf")), dt)
+
+    for _ in range(repeat):
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            source = SourceFile.from_bytes(data, path)
+            note("parse", time.perf_counter() - t0)
+            if source.tree is None:
+                continue
+            ctx = PythonContext(source, settings=settings)
+            t0 = time.perf_counter()
+            _ = ctx.kernels, ctx.parents
+            note("setup", time.perf_counter() - t0)
+            for reg in _enabled_rules(settings, path, "python"):
+                ctx.rule = reg.rule
+                t0 = time.perf_counter()
+                try:
+                    list(reg.check(ctx))
+                except Exception:  # the engine logs and goes on; so does the benchmark
+                    pass
+                note(reg.code, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            _embedded_cuda(source, settings)
+            note("cuda", time.perf_counter() - t0)
+        finally:
+            gc.enable()
+    return best
+
+
+def big_file(root: Path, lines: int = 3000) -> str:
+    """A 3,000-line kernel file: Liger-Kernel's ops of the corpus laid end to end (the file
+    issue 2's re-lint target was measured on)."""
+    ops = sorted((root / "liger-kernel" / "liger_kernel" / "ops").rglob("*.py"))
+    parts, n = [], 0
+    for p in ops:
+        text = "\n".join(l for l in p.read_text(encoding="utf-8").splitlines() if not l.startswith("from __future__"))
+        parts.append(text)
+        n += text.count("\n") + 1
+        if n >= lines:
+            break
+    return "\n".join("\n".join(parts).splitlines()[:lines]) + "\n"
+
+
+def best_and_median(fn, repeat: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def lines_of(data: bytes) -> int:
+    return data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return 0.0
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = "load %.1f" % os.getloadavg()[0]
+    except OSError:
+        load = ""
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}" + (f", {load} at start" if load else "")
+
+
+def corpus_versions(root: Path) -> str:
+    try:
+        manifest = json.loads((root / "MANIFEST.json").read_text())
+        return ", ".join(manifest["packages"])
+    except (OSError, ValueError, KeyError):
+        return "unknown (no MANIFEST.json)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=default_dest())
+    ap.add_argument("--repeat", type=int, default=3, help="passes over the corpus (each file keeps its fastest)")
+    ap.add_argument("--slowest", type=int, default=10, help="how many of the slowest files to break down by rule")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N files (a quick look)")
+    ap.add_argument("--no-write", action="store_true", help="print only; do not write results/lint_speed_realworld.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "lint_speed_realworld.md")
+    ap.add_argument("--json", type=Path, help="also write every file's fastest parse and lint ms here")
+    args = ap.parse_args(argv)
+
+    files = corpus_files(args.corpus)
+    if args.limit:
+        files = files[: args.limit]
+    if not files:
+        print(f"no corpus at {args.corpus}: build it with benchmarks/realworld/corpus.py", file=sys.stderr)
+        return 2
+    datas = read_all(files)
+    paths = [str(p) for p in files]
+    rel = [p.relative_to(args.corpus).as_posix() for p in files]
+    settings = Settings(select=("ALL",))
+    n_lines = sum(d.count(b"\n") for d in datas)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    where = machine()
+
+    lint_text(datas[0], paths[0], settings)  # imports and registry outside the timing
+    parse_best, parse_totals = parse_times(datas, args.repeat)
+    lint_best, lint_totals, findings = lint_times(datas, paths, settings, args.repeat, progress=True)
+    parse_total, lint_total = sum(parse_best), sum(lint_best)
+    ms = [t * 1e3 for t in lint_best]
+    order = sorted(range(len(files)), key=lambda i: -lint_best[i])
+    over = [i for i in order if ms[i] > FILE_TARGET_MS]
+
+    big = big_file(args.corpus)
+    big_parse_best, big_parse_med = best_and_median(lambda: ast.parse(big), 15)
+    big_best, big_med = best_and_median(lambda: lint_text(big, "big.py", settings), 15)
+
+    slow = order[: args.slowest]
+    stages = {i: stage_times(datas[i], paths[i], settings, 3) for i in slow}
+    stage_names = sorted({s for st in stages.values() for s in st},
+                         key=lambda s: -sum(st.get(s, 0.0) for st in stages.values()))
+    shown = [s for s in stage_names if s in ("parse", "setup")][:2] + \
+            [s for s in stage_names if s not in ("parse", "setup")][:8]
+
+    out: list[str] = []
+    out.append(f"Lint speed on the real-world corpus, {started}, Python {platform.python_version()}, "
+               f"{len(all_rules())} rules, all selected")
+    out.append("")
+    out.append(f"Machine: {where}.")
+    out.append(f"Corpus: {len(files)} files, {n_lines:,} lines ({corpus_versions(args.corpus)}).")
+    out.append(f"Each file's fastest of {args.repeat} runs, all in one process.")
+    out.append("")
+    out.append("| measurement | ast.parse only | tritonify lint | ratio | target |")
+    out.append("| --- | --- | --- | --- | --- |")
+    out.append(f"| corpus total: {len(files)} files, {n_lines:,} lines, {findings:,} findings | "
+               f"{parse_total:.2f} s | {lint_total:.2f} s | {lint_total / parse_total:.2f}x | <= {RATIO_TARGET:g}x |")
+    out.append(f"| per file p50 | {percentile([t * 1e3 for t in parse_best], .5):.1f} ms | {percentile(ms, .5):.1f} ms | | |")
+    out.append(f"| per file p99 | {percentile([t * 1e3 for t in parse_best], .99):.1f} ms | {percentile(ms, .99):.1f} ms | | |")
+    out.append(f"| slowest file ({rel[order[0]]}, {lines_of(datas[order[0]])} lines) | "
+               f"{parse_best[order[0]] * 1e3:.1f} ms | {ms[order[0]]:.1f} ms | "
+               f"{lint_best[order[0]] / parse_best[order[0]]:.1f}x | <= {FILE_TARGET_MS:g} ms |")
+    out.append(f"| files over {FILE_TARGET_MS:g} ms | | {len(over)} | | 0 |")
+    out.append(f"| one {big.count(chr(10)):,}-line kernel file, re-lint (median of 15) | {big_parse_med * 1e3:.1f} ms | "
+               f"{big_med * 1e3:.1f} ms | {big_med / big_parse_med:.2f}x | |")
+    out.append("")
+    out.append(f"The {len(slow)} slowest files, fastest of 3 runs per stage (ms; 'setup' is the module walk and "
+               "kernel list the rules share; a rule that first asks for a shared fact pays for it):")
+    out.append("")
+    out.append("| file | lines | lint | " + " | ".join(shown) + " | rest |")
+    out.append("| --- | --- | --- | " + " | ".join("---" for _ in shown) + " | --- |")
+    for i in slow:
+        st = stages[i]
+        rest = sum(v for k, v in st.items() if k not in shown)
+        out.append(f"| {rel[i]} | {lines_of(datas[i])} | {ms[i]:.1f} | "
+                   + " | ".join(f"{st.get(s, 0.0) * 1e3:.1f}" for s in shown) + f" | {rest * 1e3:.1f} |")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps({r: [p * 1e3, l * 1e3] for r, p, l in zip(rel, parse_best, lint_best)}, indent=0))
+    if not args.no_write:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("# Lint speed on the real-world corpus\n\n"
+                            "`python benchmarks/realworld/lint_speed.py` (targets: issue 13, item 6).\n\n"
+                            "```\n" + text + "```\n")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

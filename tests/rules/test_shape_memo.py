@@ -1,0 +1,114 @@
+"""The shape recursion's memo (`_recursion_memo`) changes nothing and keeps the work linear.
+
+Exactness: every expression of every kernel in the examples and rule fixtures gets the same
+shape, in every scenario, with the memo as without it (KernelSizes for TRI004/005/007/014,
+KernelShapes for TRI021), including kernels built to hit the depth limit and cycles.
+Linearity: the number of expansions the memo runs, counted (not timed), grows no faster than
+the kernel when the kernel doubles; without the memo a chain of locals that each read the two
+before was expanded once per path (exponential)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.rules.triton._shapes import KernelShapes
+from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes
+from tritonify.diagnostics.source import SourceFile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _SizesNoMemo(KernelSizes):
+    def _shape(self, expr, sc, depth, seen):
+        return self._compute_shape(expr, sc, depth, seen)
+
+
+class _ShapesNoMemo(KernelShapes):
+    def _shape(self, expr, sc, depth, seen):
+        return self._compute_shape(expr, sc, depth, seen)
+
+
+def _ctx(text: str) -> PythonContext:
+    source = SourceFile.from_text(text, "k.py")
+    assert source.tree is not None
+    return PythonContext(source)
+
+
+def _expressions(kernel) -> list[ast.AST]:
+    return [n for n in kernel.nodes if isinstance(n, ast.expr)]
+
+
+def _all_shapes(cls, ctx: PythonContext, kernel, scenarios: str) -> list:
+    sizes = cls(ctx, kernel)
+    scs = list(sizes.scenarios) + ([sizes.rank_scenario] if scenarios == "rank" else [])
+    return [sizes.shape(e, sc) for sc in scs for e in _expressions(kernel)]
+
+
+def _chain_kernel(blocks: int, length: int = 12) -> str:
+    """A kernel with `blocks` chains of locals, each reading the two before it (and one loop
+    that rebinds a local from another: a cycle)."""
+    lines = ["import triton", "import triton.language as tl", "", "@triton.jit",
+             "def k(x_ptr, y_ptr, BLOCK: tl.constexpr = 64):",
+             "    pid = tl.program_id(0)",
+             "    offs = pid * BLOCK + tl.arange(0, BLOCK)"]
+    for b in range(blocks):
+        lines.append(f"    a{b}_0 = tl.load(x_ptr + offs)")
+        lines.append(f"    a{b}_1 = a{b}_0 * 2")
+        for i in range(2, length):
+            lines.append(f"    a{b}_{i} = a{b}_{i - 1} + a{b}_{i - 2}[:, None]" if i % 5 == 0
+                         else f"    a{b}_{i} = a{b}_{i - 1} + a{b}_{i - 2}")
+        lines.append(f"    for _ in range(4):")
+        lines.append(f"        c{b} = a{b}_{length - 1} * 0.5")
+        lines.append(f"        a{b}_{length - 1} = c{b} + 1.0")
+        lines.append(f"    tl.store(y_ptr + offs, a{b}_{length - 1})")
+    return "\n".join(lines) + "\n"
+
+
+SOURCES = sorted((ROOT / "examples").rglob("*.py")) + sorted((ROOT / "tests" / "rules" / "fixtures").glob("TRI0*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_memo_gives_the_shapes_of_the_plain_recursion(path: Path):
+    ctx = _ctx(path.read_text(encoding="utf-8"))
+    for kernel in ctx.kernels:
+        assert _all_shapes(KernelSizes, ctx, kernel, "") == _all_shapes(_SizesNoMemo, ctx, kernel, "")
+        assert _all_shapes(KernelShapes, ctx, kernel, "rank") == _all_shapes(_ShapesNoMemo, ctx, kernel, "rank")
+
+
+@pytest.mark.parametrize("length", [6, 23, 26, 40])
+def test_memo_is_exact_at_the_depth_limit_and_on_cycles(length: int):
+    # chains shorter and longer than the recursion limit (24): past it shapes are unknown
+    ctx = _ctx(_chain_kernel(2, length))
+    (kernel,) = ctx.kernels
+    memo = _all_shapes(KernelShapes, ctx, kernel, "rank")
+    assert memo == _all_shapes(_ShapesNoMemo, ctx, kernel, "rank")
+    assert _all_shapes(KernelSizes, ctx, kernel, "") == _all_shapes(_SizesNoMemo, ctx, kernel, "")
+    assert any(s is not None and len(s) == 2 for s in memo)  # the broadcast is seen at all
+
+
+def _expansions(text: str) -> tuple[int, int]:
+    ctx = _ctx(text)
+    (kernel,) = ctx.kernels
+    sizes = KernelShapes(ctx, kernel)
+    for sc in [*sizes.scenarios, sizes.rank_scenario]:
+        for e in _expressions(kernel):
+            sizes.shape(e, sc)
+    return sizes._shapes.computed, len(kernel.nodes)
+
+
+def test_expansions_grow_linearly_with_the_kernel():
+    small, small_nodes = _expansions(_chain_kernel(8))
+    big, big_nodes = _expansions(_chain_kernel(16))
+    assert big_nodes >= 1.9 * small_nodes
+    assert big <= 2.2 * small
+    assert big <= 3 * big_nodes  # a few expansions per node and scenario, not one per path
+
+
+def test_a_long_chain_is_expanded_once_per_expression():
+    # 20 locals each reading the two before: without the memo the last one expands ~fib(20) paths
+    computed, nodes = _expansions(_chain_kernel(1, 20))
+    assert computed <= 3 * nodes
