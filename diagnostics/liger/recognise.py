@@ -35,6 +35,14 @@ SUBSUMES: dict[str, set[str]] = {
 FUSED_WORK = frozenset({"exp", "tanh", "erf", "sigmoid", "log", "sin", "cos", "rand", "randn", "randint", "dot"})
 
 
+# Calls that make a value a row reduction (or built from one), not an elementwise input.
+REDUCTIONS = frozenset({"sum", "max", "min", "rsqrt", "sqrt", "cumsum", "dot", "reduce", "xor_sum"})
+# Calls a SwiGLU/GeGLU gate never goes through (the gate is the loaded input, maybe scaled).
+GATE_FORBIDS = frozenset({"exp", "log", "softplus", "sum", "rsqrt", "sqrt"})
+# Random numbers: sampling or dropout, which no Liger op does.
+RANDOM = frozenset({"rand", "randn", "randint", "randint4x", "rand4x", "philox"})
+
+
 @dataclass(frozen=True)
 class Recognition:
     op: str | None                  # the Liger op key, when the kernel is a standalone one
@@ -72,8 +80,28 @@ class _Matcher:
         for m in self.g.walk([n], into_pointers=False):
             if self.g.kind(m) == "mul":
                 f = self.g.factors(m)
-                out.update(x for x in set(f) if f.count(x) >= 2)
+                out.update(self.g.unmask(x) for x in set(f) if f.count(x) >= 2)
         return out
+
+    def averaged(self, arg: int) -> bool:
+        """The row sum under an rsqrt is divided by the row length (`sum(x*x) / N`,
+        `sum(x*x) * (1.0 / D)`, `sum(x*x / N)`): a mean of squares. Without it the kernel
+        computes an L2 normalisation (`x / sqrt(sum(x*x) + eps)`, weight norm), not RMSNorm."""
+        g = self.g
+
+        def scales(f: int) -> bool:
+            node = g.node(f)
+            return node[0] == "recip" or (node[0] == "const" and isinstance(node[1], float) and 0.0 < abs(node[1]) < 1.0)
+
+        for m in g.walk([arg], into_pointers=False):
+            node = g.node(m)
+            if node[0] == "mul" and any(scales(f) for f in node[1:]) and any(self.contains_call(f, "sum") for f in node[1:]):
+                return True
+            if node[0] == "call" and node[1] == "sum" and len(node) > 2:
+                inner = g.node(node[2])
+                if inner[0] == "mul" and any(scales(f) for f in inner[1:]):
+                    return True
+        return False
 
     def sources(self, n: int) -> frozenset[int]:
         """The pointer parameters n's values are loaded from. Two passes over a row reload it
@@ -142,21 +170,25 @@ class _Matcher:
             bases = self.squares(arg)
             if not bases:
                 continue
+            averaged = self.averaged(arg)
             for m in self.of_kind("mul"):
                 f = self.g.factors(m)
                 if r not in f or m not in outputs:
                     continue
                 if any(not self.g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x != r):
                     continue   # norm followed by an activation or dropout in the same product
+                if self._gated_elsewhere(m, outputs):
+                    continue   # `y = norm(x)` and, under a constexpr, `y * silu(z)`: a gated norm
                 for x in set(f):
                     if x == r:
                         continue
                     centred = self.centred(x)
                     if centred:
-                        weights = [w for w in f if w not in (r, x) and self.g.kind(w) == "load"]
+                        weights = [v for w in f if w not in (r, x) for v in self._loads_through_phi(w)]
                         per_channel = any(self._per_channel_weight(w, centred[0]) for w in weights)
                         found.add("group_norm" if per_channel else "layer_norm")
-                    elif self.loads(x) and self.g.kind(x) != "sub" and any(self.same_data(x, b) for b in bases):
+                    elif (averaged and self.loads(x) and self.g.kind(x) != "sub"
+                          and any(self.same_data(self.g.unmask(x), b) for b in bases)):
                         if f.count(x) > 1:
                             powers.add(f.count(x))
                             continue
@@ -168,6 +200,36 @@ class _Matcher:
             if len(powers) > 1:
                 found.add("poly_norm")
         return found
+
+    def _gated_elsewhere(self, m: int, outputs: set[int]) -> bool:
+        """The norm product m (or m plus a bias) is also stored multiplied by an activation of
+        another input: the kernel is a gated norm whose gate a constexpr can switch off."""
+        g = self.g
+        holders = {m}
+        grown = True
+        while grown:   # m, m + bias, a constexpr branch holding either (`b_y` after `if HAS_BIAS:`)
+            grown = False
+            for a in self.live:
+                if a not in holders and g.kind(a) in ("add", "phi") and any(c in holders for c in g.node(a)[1:]):
+                    holders.add(a)
+                    grown = True
+        for p in outputs:
+            if g.kind(p) != "mul" or p == m:
+                continue
+            f = g.factors(p)
+            if any(h in f for h in holders) and any(not g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x not in holders):
+                return True
+        return False
+
+    def _loads_through_phi(self, w: int) -> list[int]:
+        """w itself when it is a load; the loads among a constexpr branch's alternatives
+        (`weight = 1 if W is None else tl.load(W + c)`)."""
+        node = self.g.node(w)
+        if node[0] == "load":
+            return [w]
+        if node[0] == "phi":
+            return [v for v in node[1:] if self.g.kind(v) == "load"]
+        return []
 
     def _per_channel_weight(self, w: int, x: int) -> bool:
         """The affine weight w is indexed per channel while x is indexed per element: the
@@ -291,7 +353,10 @@ class _Matcher:
     # ---- gated activations -----------------------------------------------------------------
     def gated(self) -> set[str]:
         found: set[str] = set()
+        outputs = self._output_closure()
         for m in self.of_kind("mul"):
+            if m not in outputs:
+                continue   # an activation that feeds a norm or a reduction is not the result
             f = list(self.g.factors(m))
             for s in f:
                 if not self.g.is_call(s, "sigmoid", "tanh", "erf") and not self._has_gelu_term(s):
@@ -315,11 +380,17 @@ class _Matcher:
             if x not in pool:
                 return False
             pool.remove(x)
+        if any(not self.g.call_names(x).isdisjoint(GATE_FORBIDS) for x in gate_factors):
+            return False   # silu(exp(A) * g): a gate computed from a transformed parameter, not an input
         return bool(self.loads(self.arg(s))) and self._up_besides(pool, gate_factors)
 
     def _up_besides(self, pool: list[int], gate_factors: list[int]) -> bool:
+        """Some factor besides the gate carries other loaded data elementwise (the `up`). An up
+        that went through a row reduction is a normalised or reduced value: `norm(x) * silu(z)`
+        is a gated norm and `sum(state * C) * silu(z)` a gated scan output, not SwiGLU."""
         gate_loads = frozenset().union(*(self.loads(x) for x in gate_factors))
-        return any(self.loads(u) - gate_loads for u in pool if u not in gate_factors)
+        return any(self.loads(u) - gate_loads and self.g.call_names(u).isdisjoint(REDUCTIONS)
+                   for u in pool if u not in gate_factors)
 
     def _has_gelu_term(self, s: int) -> bool:
         return self.contains_call(s, "tanh", "erf", "sigmoid")
@@ -331,7 +402,7 @@ class _Matcher:
             if not self.g.is_call(t, "tanh", "erf", "sigmoid"):
                 continue
             arg = self.arg(t)
-            inner = self.g.walk([arg], into_pointers=False)
+            inner = self.g.walk([arg, self.g.expand(arg)], into_pointers=False)
             if any(cube_part(self.g, x, gate) for x in inner):
                 return True
             if self.g.is_call(t, "erf"):
@@ -521,7 +592,7 @@ class _Matcher:
                     inner = self.g.node(self.arg(a))
                     if inner[0] == "sub" and self._two_distributions(inner[1:]):
                         return True
-                elif self.g.kind(a) in ("phi", "call") and "abs" in self.g.call_names(a):
+                elif (self.g.kind(a) == "phi" or self.g.is_call(a, "sum")) and "abs" in self.g.call_names(a):
                     # 0.5 * (a row sum of |p - q| accumulated over blocks)
                     for t in self.g.walk([a], into_pointers=False):
                         if self.g.is_call(t, "abs"):
@@ -539,7 +610,10 @@ class _Matcher:
         "rope", or "qwen2vl_mrope" when cos and sin are assembled from three or more sections of
         one table (Qwen2-VL's temporal / height / width multimodal RoPE)."""
         g = self.g
+        reduced = self._reduced()
         for s in self.of_kind("sub"):
+            if s in reduced:
+                continue   # summed afterwards: a complex dot product, not a rotation that is stored
             _, left, right = g.node(s)
             lf, rf = list(g.factors(left)), list(g.factors(right))
             if len(lf) < 2 or len(rf) < 2:
@@ -553,6 +627,15 @@ class _Matcher:
                         sectioned = [x for x in (*lf, *rf) if self._sectioned(x)]
                         return "qwen2vl_mrope" if len(sectioned) >= 2 else "rope"
         return None
+
+    def _reduced(self) -> set[int]:
+        """Nodes whose values flow into a row sum."""
+        cached = self.__dict__.get("_reduced_set")
+        if cached is None:
+            roots = [self.arg(n) for n in self.calls("sum") if len(self.g.node(n)) > 2]
+            cached = self.g.walk(roots, into_pointers=False) if roots else set()
+            self.__dict__["_reduced_set"] = cached
+        return cached
 
     def _sectioned(self, n: int) -> bool:
         """n sums or selects (`where`) three or more loads of one table: t_cos + h_cos + w_cos."""
@@ -664,6 +747,8 @@ def recognise(g: KernelGraph) -> Recognition:
         return Recognition(None, ordered, "matmul or attention kernel (tl.dot)")
     if g.quantises:
         return Recognition(None, ordered, "fused with quantisation")
+    if any(g.is_call(n, *RANDOM) for n in m.live):
+        return Recognition(None, ordered, "fused with random sampling or dropout")
     if _indirect_store(g):
         return Recognition(None, ordered, "fused with a scattered store (e.g. a KV-cache write)")
     if len(kept) > 1:

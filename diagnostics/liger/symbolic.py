@@ -14,7 +14,18 @@ equal things look equal:
 * `a / b` is `a * recip(b)`, `1 / sqrt(x)` is `rsqrt(x)`, `1 / (1 + exp(-x))` is `sigmoid(x)`;
 * `-x` is `-1 * x`; `x ** 2` is `x * x`;
 * a name assigned in both branches of an `if` is a `phi` of both values; a loop-carried
-  name is a `phi` of its value before the loop and after one pass (`var` stands for itself).
+  name is a `phi` of its value before the loop and after one pass (`var` stands for itself);
+* calls on constants are folded (`rsqrt(2.0)`, `math.sqrt(2.0)`, `exp(0.0)`), `pow(x, 2)` is
+  `x * x`, and base-2 forms are their base-e op (`exp2(x * log2e)` is `exp(x)`);
+* a math function reached through another module (`from pkg.utils import exp`, a
+  `tanh = shim.tanh` alias) is taken for the function its name says when that module's source is
+  not available to inline (`MATH_NAMES`);
+* `unmask(n)` sees `where(mask, x, 0)` as `x` (what a sum or a square of it computes), and
+  `expand(n)` distributes products over small sums (`x * (1 + c*x*x)` -> `x + c*x*x*x`).
+
+A kernel that loads and stores nothing but returns a value (an elementwise functor wrapped by a
+launcher such as flag-gems' `pointwise_dynamic`) is read with its parameters as the loaded inputs
+and its return value as the stored output.
 
 Node kinds: const, param, var, load (ptr), call (name, args...), mul, add, sub, recip,
 cmp (op, a, b), phi, other (label, args...).
@@ -22,6 +33,7 @@ cmp (op, a, b), phi, other (label, args...).
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -38,6 +50,15 @@ MAX_NODES = 4000           # Liger's largest kernel has 255; past this a kernel 
 QUANT_DTYPES = {
     "int8", "uint8", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
     "float8_e4m3fn", "float8_e5m2",
+}
+# Math functions whose meaning their name carries when they come from a module we cannot read.
+MATH_NAMES = frozenset({
+    "exp", "exp2", "log", "log2", "tanh", "rsqrt", "sqrt", "sigmoid", "erf", "abs", "maximum", "minimum",
+    "fast_expf", "fast_logf", "fast_tanhf", "fast_log2f", "pow", "cos", "sin", "div_rn", "fdiv", "sqrt_rn",
+})
+_FOLD = {
+    "sqrt": math.sqrt, "rsqrt": lambda v: 1.0 / math.sqrt(v), "exp": math.exp, "log": math.log, "exp2": lambda v: 2.0 ** v,
+    "log2": math.log2, "tanh": math.tanh, "erf": math.erf, "abs": abs,
 }
 IDENTITY_METHODS = {"to", "cast", "reshape", "view", "broadcast_to", "expand_dims", "trans", "permute", "ravel"}
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.MatMult: "dot"}
@@ -145,7 +166,60 @@ class KernelGraph:
         return self.intern(("sub", a, b))
 
     def call(self, name: str, *args: int) -> int:
+        folded = self._fold(name, args)
+        if folded is not None:
+            return folded
         return self.intern(("call", name, *args))
+
+    def _fold(self, name: str, args: tuple[int, ...]) -> int | None:
+        """A call on constants as the constant it computes (`rsqrt(2.0)` -> 0.7071...)."""
+        fn = _FOLD.get(name)
+        if fn is None or len(args) != 1:
+            return None
+        node = self.nodes[args[0]]
+        if node[0] != "const" or not isinstance(node[1], float):
+            return None
+        try:
+            return self.const(float(fn(node[1])))
+        except (ValueError, OverflowError):
+            return None
+
+    # ---- normal forms read by the recognisers --------------------------------------------
+    def unmask(self, n: int) -> int:
+        """`where(mask, x, 0)` (or `where(mask, 0, x)`) as `x`: in a sum or a square the
+        masked-off lanes contribute zero either way."""
+        zero = self.index.get(("const", 0.0))
+        for _ in range(4):
+            node = self.nodes[n]
+            if node[0] != "call" or node[1] != "where" or len(node) != 5 or zero is None:
+                return n
+            if node[4] == zero:
+                n = node[3]
+            elif node[3] == zero:
+                n = node[4]
+            else:
+                return n
+        return n
+
+    def expand(self, n: int, budget: int = 24) -> int:
+        """n with products distributed over sums, for small polynomials only
+        (`c * x * (1 + d * x * x)` -> `c*x + c*d*x*x*x`); larger expressions are left alone."""
+        node = self.nodes[n]
+        if node[0] == "add":
+            return self.add(*[self.expand(t, budget) for t in node[1:]])
+        if node[0] != "mul":
+            return n
+        terms: list[list[int]] = [[]]
+        for f in node[1:]:
+            fnode = self.nodes[f]
+            if fnode[0] == "add" and len(terms) * (len(fnode) - 1) <= budget:
+                parts = [self.expand(t, budget) for t in fnode[1:]]
+                terms = [t + [p] for t in terms for p in parts]
+            else:
+                terms = [t + [f] for t in terms]
+        if len(terms) == 1:
+            return n
+        return self.add(*[self.mul(*t) for t in terms])
 
     def phi(self, *args: int) -> int:
         flat: set[int] = set()
@@ -422,6 +496,9 @@ class _Builder:
                     and self.depth < MAX_INLINE_DEPTH):
                 return self.inline(self.helpers[func.id], args, kwargs, env)
             name = self.imports.resolve(func) or "?"
+            last = name.rsplit(".", 1)[-1]
+            if name != last and last in MATH_NAMES and not name.startswith("triton."):
+                name = last   # `from pkg.ops.utils import exp`: a helper module we cannot read here
         name = name.rsplit(".", 1)[-1] if name.startswith(("math.", "extra.", "standard.")) else name
         if name in ("cast",):
             for a in node.args[1:]:
@@ -445,8 +522,16 @@ class _Builder:
             return g.div(args[0], args[1])
         if name in ("sqrt_rn",):
             name = "sqrt"
+        if name == "pow" and len(args) == 2:
+            exponent = g.node(args[1])
+            if exponent[0] == "const" and exponent[1] in (2.0, 3.0):
+                return g.mul(*([args[0]] * int(exponent[1])))
+        if name in ("fast_logf",):
+            name = "log"
+        if name in ("fast_tanhf",):
+            name = "tanh"
         if name in ("exp2",) and args:
-            return g.call("exp", args[0])   # exp2(x * log2e) is exp(x): the scale does not matter here
+            return g.call("exp", _without_log2e(g, args[0]))   # exp2(x * log2e) is exp(x)
         if name in ("log2",) and args:
             return g.call("log", args[0])
         if name == "fast_expf":
@@ -472,6 +557,19 @@ class _Builder:
         return result if result is not None else self.g.const(None)
 
 
+LOG2E = 1.4426950408889634
+
+
+def _without_log2e(g: KernelGraph, n: int) -> int:
+    """x for `x * log2(e)` (the base-2 spelling of exp's argument); other scales stay."""
+    node = g.node(n)
+    if node[0] != "mul":
+        return n
+    rest = [f for f in node[1:] if not (g.node(f)[0] == "const" and isinstance(g.node(f)[1], float)
+                                        and abs(g.node(f)[1] - LOG2E) < 1e-3)]
+    return g.mul(*rest) if rest and len(rest) < len(node) - 1 else n
+
+
 def _is_broadcast_index(s: ast.expr) -> bool:
     """`[:, None]`, `[None, :]`, `[:]`: indexing that only adds axes."""
     elts = s.elts if isinstance(s, ast.Tuple) else [s]
@@ -481,12 +579,34 @@ def _is_broadcast_index(s: ast.expr) -> bool:
     )
 
 
+def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:
+    """A jit function that loads and stores nothing and returns a value: an elementwise functor
+    that a launcher (flag-gems' `pointwise_dynamic`, a `tl.map`-style wrapper) applies per element."""
+    if not any(isinstance(n, ast.Return) and n.value is not None for n in walk_nodes(fn)):
+        return False
+    for n in walk_nodes(fn):
+        if isinstance(n, ast.Call) and tl_name(imports, n.func) in ("load", "store", "atomic_add", "make_block_ptr"):
+            return False
+    return True
+
+
 def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.FunctionDef]) -> KernelGraph | None:
     """The graph of a kernel's body, or None when it is too large to analyse."""
     builder = _Builder(imports, helpers, kernel.node)
-    env = {p.name: builder.g.intern(("param", p.name)) for p in kernel.params}
+    g = builder.g
+    functor = _is_functor(kernel.node, imports)
+    if functor:
+        # each parameter is one element of an input tensor; the result is written out
+        env = {p.name: g.intern(("load", g.intern(("param", p.name)))) for p in kernel.params}
+    else:
+        env = {p.name: g.intern(("param", p.name)) for p in kernel.params}
     try:
-        builder.block(kernel.node.body, env)
+        result = builder.block(kernel.node.body, env)
+        if functor and result is not None:
+            node = g.node(result)
+            outputs = node[2:] if node[0] == "other" and node[1] == "tuple" else (result,)
+            for i, out in enumerate(outputs):
+                g.stores.append(Store(g.intern(("param", f"<out{i}>")), out, kernel.node))
     except (GraphTooLarge, RecursionError):
         return None
-    return builder.g
+    return g
