@@ -48,6 +48,7 @@ class Recognition:
     op: str | None                  # the Liger op key, when the kernel is a standalone one
     found: tuple[str, ...] = ()     # every op recognised, before the standalone decision
     reason: str = ""                # why nothing is reported although something was found
+    differs: str = ""               # how the kernel's function differs from Liger's op (not a drop-in)
 
 
 class _Matcher:
@@ -217,7 +218,12 @@ class _Matcher:
             if g.kind(p) != "mul" or p == m:
                 continue
             f = g.factors(p)
-            if any(h in f for h in holders) and any(not g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x not in holders):
+            inside = [h for h in holders if h in f]
+            rest = [x for x in f if x not in holders]
+            if not inside and set(g.factors(m)) < set(f):
+                rest = [x for x in f if x not in g.factors(m)]   # products are flattened: m's factors are p's
+                inside = [m]
+            if inside and any(not g.call_names(x).isdisjoint(FUSED_WORK) for x in rest):
                 return True
         return False
 
@@ -369,6 +375,8 @@ class _Matcher:
                 for gate in set(rest):
                     if self.loads(gate) and self._gelu_of(s, gate) and self._up_besides(rest, [gate]):
                         found.add("geglu")
+                        if self._exact_gelu(s, gate):
+                            self.__dict__["geglu_exact"] = True
         return found
 
     def _swish_of(self, s: int, rest: list[int]) -> bool:
@@ -389,11 +397,18 @@ class _Matcher:
         that went through a row reduction is a normalised or reduced value: `norm(x) * silu(z)`
         is a gated norm and `sum(state * C) * silu(z)` a gated scan output, not SwiGLU."""
         gate_loads = frozenset().union(*(self.loads(x) for x in gate_factors))
-        return any(self.loads(u) - gate_loads and self.g.call_names(u).isdisjoint(REDUCTIONS)
-                   for u in pool if u not in gate_factors)
+        others = [u for u in pool if u not in gate_factors]
+        if any(not self.g.call_names(u).isdisjoint(REDUCTIONS) for u in others):
+            return False   # a factor such as rsqrt(var): the product scales a normalised row
+        return any(self.loads(u) - gate_loads for u in others)
 
     def _has_gelu_term(self, s: int) -> bool:
         return self.contains_call(s, "tanh", "erf", "sigmoid")
+
+    def _exact_gelu(self, s: int, gate: int) -> bool:
+        """The GELU factor is the exact erf form (no tanh or sigmoid approximation)."""
+        names = self.g.call_names(s)
+        return "erf" in names and not names & {"tanh", "sigmoid"}
 
     def _gelu_of(self, s: int, gate: int) -> bool:
         """s is the GELU factor of gate: 1 + tanh(k*(g + c*g^3)), 1 + erf(g/sqrt2), or the
@@ -753,4 +768,9 @@ def recognise(g: KernelGraph) -> Recognition:
         return Recognition(None, ordered, "fused with a scattered store (e.g. a KV-cache write)")
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
-    return Recognition(next(iter(kept)), ordered)
+    op = next(iter(kept))
+    differs = ""
+    if op == "geglu" and m.__dict__.get("geglu_exact"):
+        differs = ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "
+                   "(the two GELUs differ by up to 5e-4 in float64); not a drop-in")
+    return Recognition(op, ordered, differs=differs)

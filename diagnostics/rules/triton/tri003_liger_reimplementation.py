@@ -102,8 +102,13 @@ def _name_anchor(ctx: PythonContext, kernel: Kernel, finding: Finding) -> Findin
     return finding
 
 
-def _message(kernel: Kernel, op: LigerOp) -> str:
+def _message(kernel: Kernel, op: LigerOp, differs: str = "") -> str:
     caveat = f" (note: {op.caveat})" if op.caveat else ""
+    if differs:
+        return (
+            f"`{kernel.name}` re-implements {op.title} ({op.signature}), which Liger-Kernel {LIGER_VERSION} ships with a tested "
+            f"backward as `{op.module_api}` or `{op.functional_api}`, but {differs}{caveat}"
+        )
     return (
         f"`{kernel.name}` re-implements {op.title} ({op.signature}), which Liger-Kernel {LIGER_VERSION} ships with a tested "
         f"backward: use `{op.module_api}` or `{op.functional_api}`{caveat}"
@@ -124,5 +129,5 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         if result.op is None:
             continue
         op = OPS[result.op]
-        finding = ctx.finding(kernel.node, _message(kernel, op), [_fix(ctx, kernel, op)])
+        finding = ctx.finding(kernel.node, _message(kernel, op, result.differs), [] if result.differs else [_fix(ctx, kernel, op)])
         yield _name_anchor(ctx, kernel, finding)

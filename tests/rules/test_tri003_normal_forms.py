@@ -1,0 +1,371 @@
+"""TRI003's normal forms and judgement on real-kernel shapes (issue 16): each addition has a
+kernel it must now recognise and a near miss it must leave alone. The kernels are written here in
+the style of the projects they come from (flag-gems, fla, sglang), not copied."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.lintutil import lint
+
+HEAD = """
+import triton
+import triton.language as tl
+"""
+
+
+def tri003(body: str, path: str = "my_project/ops/kernels.py"):
+    return lint(HEAD + textwrap.dedent(body), "TRI003", path=path)
+
+
+def names_op(findings, title: str) -> bool:
+    return len(findings) == 1 and f"re-implements {title} " in findings[0].message
+
+
+# ---- math functions imported from the package's own helper module --------------------------
+SOFTMAX_WITH_IMPORTED_EXP = """
+from mypkg.ops.utils.op import exp
+
+@triton.jit
+def softmax_fwd_kernel(x, p, D: tl.constexpr, BD: tl.constexpr):
+    i_n = tl.program_id(0).to(tl.int64)
+    o_d = tl.arange(0, BD)
+    m_d = o_d < D
+    b_x = tl.load(x + i_n * D + o_d, mask=m_d, other=-float('inf'))
+    b_m = tl.max(b_x, 0)
+    b_x = exp(b_x - b_m)
+    {last}
+"""
+
+
+def test_imported_exp_is_read_as_exp():
+    code = SOFTMAX_WITH_IMPORTED_EXP.format(last="tl.store(p + i_n * D + o_d, b_x / tl.sum(b_x, 0), mask=m_d)")
+    assert names_op(tri003(code), "softmax")
+
+
+def test_imported_exp_without_the_normalisation_is_not_softmax():
+    code = SOFTMAX_WITH_IMPORTED_EXP.format(last="tl.store(p + i_n * D + o_d, b_x, mask=m_d)")
+    assert tri003(code) == []
+
+
+def test_module_alias_of_a_shim_function():
+    code = """
+    from mypkg.utils import tl_extra_shim
+    tanh = tl_extra_shim.tanh
+
+    @triton.jit
+    def geglu_kernel(a_ptr, b_ptr, out_ptr, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < N
+        a = tl.load(a_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        gelu = 0.5 * a * (1 + tanh(0.79788456 * a * (1 + 0.044715 * a * a)))
+        tl.store(out_ptr + offs, gelu * b, mask=mask)
+    """
+    assert names_op(tri003(code), "GeGLU")
+
+
+# ---- pow, factored polynomial ---------------------------------------------------------------
+GEGLU_POW = """
+from mypkg.utils import tl_extra_shim
+tanh = tl_extra_shim.tanh
+pow = tl_extra_shim.pow
+
+@triton.jit
+def geglu_kernel(in_ptr, out_ptr, M, H, BLOCK_H: tl.constexpr):
+    row = tl.program_id(0)
+    offs_h = tl.arange(0, BLOCK_H)
+    mask = offs_h < H
+    x_a = tl.load(in_ptr + row * 2 * H + offs_h, mask=mask, other=0.0).to(tl.float32)
+    x_b = tl.load(in_ptr + row * 2 * H + H + offs_h, mask=mask, other=0.0).to(tl.float32)
+    act = {act}
+    tl.store(out_ptr + row * H + offs_h, act * x_b, mask=mask)
+"""
+
+
+def test_pow_and_factored_cubic_are_tanh_gelu():
+    code = GEGLU_POW.format(act="0.5 * x_a * (1 + tanh(0.79788456 * x_a * (1 + 0.044715 * pow(x_a, 2))))")
+    assert names_op(tri003(code), "GeGLU")
+
+
+def test_tanh_without_the_cubic_is_not_gelu():
+    code = GEGLU_POW.format(act="0.5 * x_a * (1 + tanh(0.79788456 * x_a * (1 + 0.044715 * pow(x_a, 4))))")
+    assert tri003(code) == []
+
+
+# ---- constant folding and the exact-erf judgement ---------------------------------------------
+GEGLU_ERF = """
+@triton.jit
+def gelu_and_mul_kernel(x_ptr, out_ptr, d, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < d
+    x1 = tl.load(x_ptr + row * 2 * d + offs, mask=mask, other=0.0).to(tl.float32)
+    x3 = tl.load(x_ptr + row * 2 * d + d + offs, mask=mask, other=0.0).to(tl.float32)
+    {scale}
+    gelu = 0.5 * (1.0 + tl.erf(x1 * s)) * x1
+    tl.store(out_ptr + row * d + offs, x3 * gelu, mask=mask)
+"""
+
+
+def test_exact_gelu_through_a_constant_call_is_geglu_but_not_a_drop_in():
+    findings = tri003(GEGLU_ERF.format(scale="s = tl.math.rsqrt(2.0)"))
+    assert names_op(findings, "GeGLU")
+    assert "exact erf GELU" in findings[0].message and "not a drop-in" in findings[0].message
+    assert findings[0].fixes == []   # no helper that would silently change the numerics
+
+
+def test_erf_of_a_per_element_scale_is_not_gelu():
+    assert tri003(GEGLU_ERF.format(scale="s = tl.load(x_ptr + offs)")) == []
+
+
+# ---- elementwise functor kernels (pointwise_dynamic) -------------------------------------------
+def test_functor_kernel_returning_silu_times_up():
+    code = """
+    from mypkg.utils import pointwise_dynamic
+
+    @pointwise_dynamic(promotion_methods=[(0, 1, "DEFAULT")])
+    @triton.jit
+    def silu_and_mul_kernel(x, y):
+        x_fp32 = x.to(tl.float32)
+        return tl.fdiv(x_fp32, 1.0 + tl.exp(-x_fp32)) * y
+    """
+    assert names_op(tri003(code), "SwiGLU")
+
+
+def test_functor_kernel_of_other_math_is_quiet():
+    code = """
+    @triton.jit
+    def addcmul_kernel(x, y, z, value):
+        return x + value * y * z
+    """
+    assert tri003(code) == []
+
+
+# ---- RMSNorm needs a mean; where(mask, x, 0) squared ----------------------------------------
+ROW_NORM = """
+@triton.jit
+def row_norm_kernel(x_ptr, w_ptr, y_ptr, D, eps, BD: tl.constexpr):
+    i_t = tl.program_id(0)
+    o_d = tl.arange(0, BD)
+    m_d = o_d < D
+    b_x = tl.load(x_ptr + i_t * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+    b_xbar = tl.where(m_d, b_x, 0.0)
+    b_var = {var}
+    b_rstd = 1 / tl.sqrt(b_var + eps)
+    b_w = tl.load(w_ptr + o_d, mask=m_d)
+    tl.store(y_ptr + i_t * D + o_d, b_x * b_rstd * b_w, mask=m_d)
+"""
+
+
+@pytest.mark.parametrize("var", ["tl.sum(b_xbar * b_xbar, axis=0) / D", "tl.sum(b_xbar * b_xbar, axis=0) * (1.0 / 4096)",
+                                 "tl.sum(b_xbar * b_xbar / D, axis=0)"])
+def test_masked_mean_of_squares_is_rms_norm(var):
+    assert names_op(tri003(ROW_NORM.format(var=var)), "RMSNorm")
+
+
+def test_l2_normalisation_is_not_rms_norm():
+    assert tri003(ROW_NORM.format(var="tl.sum(b_xbar * b_xbar, axis=0)")) == []
+
+
+# ---- gated norms and gated scans are not SwiGLU ------------------------------------------------
+GATED_NORM = """
+@triton.jit
+def norm_gate_kernel(x_ptr, g_ptr, w_ptr, y_ptr, D, eps, HAS_GATE: tl.constexpr, BD: tl.constexpr):
+    i_t = tl.program_id(0)
+    o_d = tl.arange(0, BD)
+    m_d = o_d < D
+    b_x = tl.load(x_ptr + i_t * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+    b_mean = tl.sum(b_x, axis=0) / D
+    b_xbar = tl.where(m_d, b_x - b_mean, 0.0)
+    b_rstd = 1 / tl.sqrt(tl.sum(b_xbar * b_xbar, axis=0) / D + eps)
+    b_w = tl.load(w_ptr + o_d, mask=m_d).to(tl.float32)
+    b_y = (b_x - b_mean) * b_rstd * b_w
+    {gate}
+    tl.store(y_ptr + i_t * D + o_d, b_y, mask=m_d)
+"""
+
+
+def test_plain_layer_norm_still_fires():
+    assert names_op(tri003(GATED_NORM.format(gate="")), "LayerNorm")
+
+
+@pytest.mark.parametrize("gate", [
+    "b_g = tl.load(g_ptr + i_t * D + o_d, mask=m_d).to(tl.float32)\n    b_y = b_y * b_g * tl.sigmoid(b_g)",
+    "if HAS_GATE:\n        b_g = tl.load(g_ptr + i_t * D + o_d, mask=m_d).to(tl.float32)\n        b_y = b_y * b_g * tl.sigmoid(b_g)",
+])
+def test_gated_norm_is_neither_swiglu_nor_layer_norm(gate):
+    assert tri003(GATED_NORM.format(gate=gate)) == []
+
+
+def test_gated_scan_output_is_not_swiglu():
+    code = """
+    @triton.jit
+    def scan_update_kernel(state_ptr, c_ptr, z_ptr, out_ptr, D, BD: tl.constexpr, BN: tl.constexpr):
+        pid = tl.program_id(0)
+        o_d = tl.arange(0, BD)
+        o_n = tl.arange(0, BN)
+        state = tl.load(state_ptr + pid * BD * BN + o_d[:, None] * BN + o_n[None, :])
+        c = tl.load(c_ptr + pid * BN + o_n)
+        out = tl.sum(state * c[None, :], axis=1)
+        z = tl.load(z_ptr + pid * BD + o_d).to(tl.float32)
+        tl.store(out_ptr + pid * BD + o_d, out * z * tl.sigmoid(z))
+    """
+    assert tri003(code) == []
+
+
+def test_silu_of_a_transformed_parameter_is_not_swiglu():
+    code = """
+    @triton.jit
+    def gate_bwd_kernel(g_ptr, dy_ptr, a_log_ptr, dg_ptr, T, BT: tl.constexpr):
+        o_t = tl.program_id(0) * BT + tl.arange(0, BT)
+        m_t = o_t < T
+        b_g = tl.load(g_ptr + o_t, mask=m_t, other=0.0).to(tl.float32)
+        b_dy = tl.load(dy_ptr + o_t, mask=m_t, other=0.0).to(tl.float32)
+        b_a = tl.exp(tl.load(a_log_ptr).to(tl.float32))
+        b_inner = b_a * b_g
+        tl.store(dg_ptr + o_t, b_dy * b_inner * tl.sigmoid(b_inner), mask=m_t)
+    """
+    assert tri003(code) == []
+
+
+def test_swiglu_with_a_scalar_gate_multiplier_still_fires():
+    code = """
+    @triton.jit
+    def swiglu_kernel(a_ptr, b_ptr, c_ptr, n, mult, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + offs, mask=offs < n).to(tl.float32) * mult
+        b = tl.load(b_ptr + offs, mask=offs < n)
+        tl.store(c_ptr + offs, a * tl.sigmoid(a) * b, mask=offs < n)
+    """
+    assert names_op(tri003(code), "SwiGLU")
+
+
+# ---- GroupNorm weight behind a constexpr None branch --------------------------------------------
+GROUP_NORM = """
+@triton.jit
+def group_norm_kernel(X, Y, W, B, group_size, C, HW, num_groups, eps,
+                      BLOCK_GROUP_SIZE: tl.constexpr, BLOCK_HW_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    group = pid % num_groups
+    num_elements = group_size * HW
+    group_offset = tl.arange(0, BLOCK_GROUP_SIZE)
+    hw_offset = tl.arange(0, BLOCK_HW_SIZE)
+    wb_offset = {w_index}
+    xy_offset = pid * num_elements + group_offset[:, None] * HW + hw_offset[None, :]
+    xy_mask = (wb_offset[:, None] < C) & (hw_offset[None, :] < HW)
+    X_val = tl.load(X + xy_offset, mask=xy_mask, other=0.0).to(tl.float32)
+    mean = tl.sum(X_val) / num_elements
+    x = tl.where(xy_mask, X_val - mean, 0.0)
+    rstd = tl.rsqrt(tl.sum(x * x) / num_elements + eps)
+    if W is None:
+        weight = 1
+    else:
+        weight = tl.load(W + wb_offset, mask=wb_offset < C, other=0.0)[:, None]
+    tl.store(Y + xy_offset, x * rstd * weight, mask=xy_mask)
+"""
+
+
+def test_group_norm_with_optional_weight():
+    assert names_op(tri003(GROUP_NORM.format(w_index="group * group_size + group_offset")), "GroupNorm")
+
+
+def test_one_scale_per_row_is_layer_norm_not_group_norm():
+    assert names_op(tri003(GROUP_NORM.format(w_index="pid + group_offset * 0")), "LayerNorm")
+
+
+# ---- complex dot product is not a rotation; sampling is not a softmax ---------------------------
+def test_summed_complex_products_are_not_rope():
+    code = """
+    @triton.jit
+    def vdot_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        ar = tl.load(a_ptr + 2 * offs, mask=mask)
+        ai = tl.load(a_ptr + 2 * offs + 1, mask=mask)
+        br = tl.load(b_ptr + 2 * offs, mask=mask)
+        bi = tl.load(b_ptr + 2 * offs + 1, mask=mask)
+        tl.store(out_ptr, tl.sum(ar * br - ai * bi))
+        tl.store(out_ptr + 1, tl.sum(ar * bi + ai * br))
+    """
+    assert tri003(code) == []
+
+
+def test_elementwise_complex_rotation_is_still_rope():
+    code = """
+    @triton.jit
+    def rope_pairs_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        xr = tl.load(x_ptr + 2 * offs, mask=mask)
+        xi = tl.load(x_ptr + 2 * offs + 1, mask=mask)
+        c = tl.load(cos_ptr + offs, mask=mask)
+        s = tl.load(sin_ptr + offs, mask=mask)
+        tl.store(out_ptr + 2 * offs, xr * c - xi * s, mask=mask)
+        tl.store(out_ptr + 2 * offs + 1, xi * c + xr * s, mask=mask)
+    """
+    assert names_op(tri003(code), "rotary position embedding (RoPE)")
+
+
+SAMPLE = """
+@triton.jit
+def sample_kernel(logits_ptr, probs_ptr, seed, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(logits_ptr + row * V + cols, mask=cols < V, other=-float('inf'))
+    e = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
+    p = e / tl.sum(e, axis=0)
+    {extra}
+    tl.store(probs_ptr + row * V + cols, p, mask=cols < V)
+"""
+
+
+def test_base2_softmax_is_softmax():
+    assert names_op(tri003(SAMPLE.format(extra="")), "softmax")
+
+
+def test_softmax_that_draws_random_numbers_is_sampling():
+    extra = "u = tl.rand(seed, row)\n    tl.store(probs_ptr + row * V + V, tl.sum((tl.cumsum(p, axis=0) < u).to(tl.int32), axis=0))"
+    assert tri003(SAMPLE.format(extra=extra)) == []
+
+
+# ---- Welford statistics --------------------------------------------------------------------------
+WELFORD = """
+@triton.jit
+def layer_norm_loop_kernel(in_ptr, out_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, N, eps, TILE_N: tl.constexpr):
+    pid = tl.program_id(0)
+    m = tl.zeros((TILE_N,), dtype=tl.float32)
+    s = tl.zeros((TILE_N,), dtype=tl.float32)
+    cnt = tl.zeros((TILE_N,), dtype=tl.int32)
+    for step in range(0, tl.cdiv(N, TILE_N)):
+        n_offsets = step * TILE_N + tl.arange(0, TILE_N)
+        mask = n_offsets < N
+        x = tl.load(in_ptr + pid * N + n_offsets, mask=mask).to(tl.float32)
+        new_m = tl.where(mask, m + (x - m) / (step + 1), m)
+        new_s = tl.where(mask, s + (x - new_m) * (x - m), s)
+        cnt += mask.to(tl.int32)
+        m = new_m
+        s = new_s
+    final_m = tl.sum(m * cnt) / N
+    var = tl.sum(s + cnt * (m - final_m) * (m - final_m)) / N
+    rstd = tl.math.rsqrt(var + eps)
+    tl.store(mean_ptr + pid, final_m)
+    tl.store(rstd_ptr + pid, rstd)
+    {normalise}
+"""
+
+
+def test_welford_statistics_with_the_normalised_output_are_layer_norm():
+    normalise = """for step in range(0, tl.cdiv(N, TILE_N)):
+        n_offsets = step * TILE_N + tl.arange(0, TILE_N)
+        mask = n_offsets < N
+        x = tl.load(in_ptr + pid * N + n_offsets, mask=mask).to(tl.float32)
+        w = tl.load(w_ptr + n_offsets, mask=mask)
+        b = tl.load(b_ptr + n_offsets, mask=mask)
+        tl.store(out_ptr + pid * N + n_offsets, (x - final_m) * rstd * w + b, mask=mask)"""
+    assert names_op(tri003(WELFORD.format(normalise=normalise)), "LayerNorm")
+
+
+def test_welford_statistics_alone_are_not_a_norm():
+    assert tri003(WELFORD.format(normalise="")) == []
