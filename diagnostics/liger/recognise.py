@@ -39,6 +39,8 @@ FUSED_WORK = frozenset({"exp", "tanh", "erf", "sigmoid", "log", "sin", "cos", "r
 REDUCTIONS = frozenset({"sum", "max", "min", "rsqrt", "sqrt", "cumsum", "dot", "reduce", "xor_sum"})
 # Calls a SwiGLU/GeGLU gate never goes through (the gate is the loaded input, maybe scaled).
 GATE_FORBIDS = frozenset({"exp", "log", "softplus", "sum", "rsqrt", "sqrt"})
+# Liger ops that are elementwise: a kernel that also reduces rows does other work.
+ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
 # Random numbers: sampling or dropout, which no Liger op does.
 RANDOM = frozenset({"rand", "randn", "randint", "randint4x", "rand4x", "philox"})
 
@@ -618,18 +620,41 @@ class _Matcher:
 
     # ---- rope ------------------------------------------------------------------------------
     def _angle(self, n: int) -> bool:
+        if self.g.functor:
+            # four plain inputs (ar, ai, br, bi) are a complex multiply; a functor RoPE computes
+            # its angle
+            return self.contains_call(n, "cos", "sin")
         return bool(self.loads(n)) or self.contains_call(n, "cos", "sin")
+
+    def _differences(self) -> list[tuple[int, int, int]]:
+        """(node, left, right) for every `left - right` the kernel computes, spelled as a
+        subtraction or as a sum with one negated term (`tl.fma(-x2, sin, x1 * cos)`)."""
+        g = self.g
+        minus = g.find(("const", -1.0))
+        out = [(s, g.node(s)[1], g.node(s)[2]) for s in self.of_kind("sub")]
+        if minus is None:
+            return out
+        for a in self.of_kind("add"):
+            terms = g.node(a)[1:]
+            if len(terms) != 2:
+                continue
+            negated = [t for t in terms if minus in g.factors(t)]
+            if len(negated) == 1:
+                right = g.mul(*_without(list(g.factors(negated[0])), minus))
+                left = terms[0] if terms[1] == negated[0] else terms[1]
+                out.append((a, left, right))
+        return out
 
     def rope(self) -> str | None:
         """x1*cos - x2*sin stored beside x2*cos + x1*sin (x1, x2 may be products themselves):
         "rope", or "qwen2vl_mrope" when cos and sin are assembled from three or more sections of
-        one table (Qwen2-VL's temporal / height / width multimodal RoPE)."""
+        one table (Qwen2-VL's temporal / height / width multimodal RoPE). The rotate-half form
+        that loads each element's partner (`x*cos + x_partner*sign*sin`) is read too."""
         g = self.g
         reduced = self._reduced()
-        for s in self.of_kind("sub"):
+        for s, left, right in self._differences():
             if s in reduced:
                 continue   # summed afterwards: a complex dot product, not a rotation that is stored
-            _, left, right = g.node(s)
             lf, rf = list(g.factors(left)), list(g.factors(right))
             if len(lf) < 2 or len(rf) < 2:
                 continue
@@ -641,7 +666,59 @@ class _Matcher:
                         # which factor is the angle is symmetric in a product: ask both sides
                         sectioned = [x for x in (*lf, *rf) if self._sectioned(x)]
                         return "qwen2vl_mrope" if len(sectioned) >= 2 else "rope"
+        if self._partner_rotation():
+            return "rope"
         return None
+
+    def _signed(self, n: int) -> int | None:
+        """y when n is `where(cond, y, -y)` or `where(cond, -y, y)` (a per-lane sign flip)."""
+        g = self.g
+        node = g.node(n)
+        if node[0] == "phi":   # each constexpr layout flips its own lanes
+            inner = [self._signed(a) for a in node[1:]]
+            return g.phi(*inner) if all(i is not None for i in inner) else None
+        if node[0] != "call" or node[1] != "where" or len(node) != 5:
+            return None
+        a, b = node[3], node[4]
+        if g.neg(a) == b or g.neg(b) == a:
+            return a if g.neg(a) == b else b
+        return None
+
+    def _is_sign_vector(self, n: int) -> bool:
+        """`where(cond, -1.0, 1.0)` (or the reverse): a sign chosen per lane."""
+        node = self.g.node(n)
+        if node[0] != "call" or node[1] != "where" or len(node) != 5:
+            return False
+        return {self.g.node(x) for x in node[3:5]} == {("const", 1.0), ("const", -1.0)}
+
+    def _partner_rotation(self) -> bool:
+        """`x * cos + partner * sin` stored, with partner the same tensor at the rotated index
+        and a per-lane sign on partner or sin: rotate-half RoPE with its partner loaded directly."""
+        g = self.g
+        for v in self._output_closure():
+            node = g.node(v)
+            if node[0] != "add" or len(node) != 3:
+                continue
+            for t1, t2 in ((node[1], node[2]), (node[2], node[1])):
+                f1, f2 = list(g.factors(t1)), list(g.factors(t2))
+                if len(f1) != 2 or len(f2) < 2:
+                    continue
+                xs = [x for x in f1 if self.loads(x) and self.g.kind(x) in ("load", "phi", "call")]
+                for x in xs:
+                    c = _without(f1, x)[0]
+                    if not self._angle(c) or self.sources(c) & self.sources(x):
+                        continue
+                    signed = any(self._signed(y) is not None or self._is_sign_vector(y) for y in f2)
+                    if not signed:
+                        continue
+                    rest = [self._signed(y) or y for y in f2 if not self._is_sign_vector(y)]
+                    for xp in rest:
+                        others = _without(rest, xp)
+                        if (xp != x and self.sources(xp) and self.sources(xp) == self.sources(x)
+                                and len(others) == 1 and others[0] != c and self._angle(others[0])
+                                and not self.sources(others[0]) & self.sources(x)):
+                            return True
+        return False
 
     def _reduced(self) -> set[int]:
         """Nodes whose values flow into a row sum."""
@@ -769,6 +846,12 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in ELEMENTWISE_OPS and m.calls("sum", "max", "min"):
+        # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
+        # a scan, or the amax of a quantisation step
+        return Recognition(None, ordered, "elementwise op fused with a row reduction")
+    if op == "softmax" and m.calls("cumsum"):
+        return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     differs = ""
     if op == "geglu" and m.__dict__.get("geglu_exact"):
         differs = ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "

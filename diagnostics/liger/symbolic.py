@@ -86,6 +86,7 @@ class KernelGraph:
     stores: list[Store] = field(default_factory=list)
     has_dot: bool = False
     quantises: bool = False            # casts to an 8-bit type: a quantisation epilogue
+    functor: bool = False              # an elementwise functor: parameters are the inputs
 
     # ---- construction ---------------------------------------------------------------
     def intern(self, key: tuple) -> int:
@@ -594,7 +595,7 @@ def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.Funct
     """The graph of a kernel's body, or None when it is too large to analyse."""
     builder = _Builder(imports, helpers, kernel.node)
     g = builder.g
-    functor = _is_functor(kernel.node, imports)
+    functor = g.functor = _is_functor(kernel.node, imports)
     if functor:
         # each parameter is one element of an input tensor; the result is written out
         env = {p.name: g.intern(("load", g.intern(("param", p.name)))) for p in kernel.params}

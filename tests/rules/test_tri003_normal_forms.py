@@ -369,3 +369,102 @@ def test_welford_statistics_with_the_normalised_output_are_layer_norm():
 
 def test_welford_statistics_alone_are_not_a_norm():
     assert tri003(WELFORD.format(normalise="")) == []
+
+
+# ---- RoPE spellings: fma with a negated operand, a partner loaded at the rotated index --------
+def test_rotation_written_with_fma_of_a_negated_operand():
+    code = """
+    @triton.jit
+    def rotary_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, half, BLOCK: tl.constexpr):
+        tok = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < half
+        c = tl.load(cos_ptr + tok * half + offs, mask=mask).to(tl.float32)
+        s = tl.load(sin_ptr + tok * half + offs, mask=mask).to(tl.float32)
+        x1 = tl.load(x_ptr + tok * 2 * half + 2 * offs, mask=mask).to(tl.float32)
+        x2 = tl.load(x_ptr + tok * 2 * half + 2 * offs + 1, mask=mask).to(tl.float32)
+        tl.store(out_ptr + tok * 2 * half + 2 * offs, tl.fma(-x2, s, x1 * c), mask=mask)
+        tl.store(out_ptr + tok * 2 * half + 2 * offs + 1, tl.fma(x1, s, x2 * c), mask=mask)
+    """
+    assert names_op(tri003(code), "rotary position embedding (RoPE)")
+
+
+PARTNER_ROPE = """
+@triton.jit
+def rope_rotate_half_kernel(q_ptr, cos_ptr, sin_ptr, out_ptr, N, S: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < N
+    col = offsets % D
+    rotated = offsets + tl.where(col < D // 2, D // 2, -D // 2)
+    freq = ((offsets // D) % S) * D + col
+    c = tl.load(cos_ptr + freq, mask, other=0)
+    s = tl.load(sin_ptr + freq, mask, other=0)
+    x = tl.load(q_ptr + offsets, mask, other=0).to(tl.float32)
+    r = tl.load(q_ptr + rotated, mask, other=0).to(tl.float32)
+    {sign}
+    tl.store(out_ptr + offsets, x * c + r * s, mask)
+"""
+
+
+def test_rotate_half_with_the_partner_loaded_and_a_sign_flip():
+    assert names_op(tri003(PARTNER_ROPE.format(sign="r = tl.where(col < D // 2, -r, r)")), "rotary position embedding (RoPE)")
+
+
+def test_partner_sum_without_a_sign_is_not_a_rotation():
+    assert tri003(PARTNER_ROPE.format(sign="")) == []
+
+
+def test_complex_multiply_functor_is_not_rope():
+    code = """
+    @triton.jit
+    def mul_complex_kernel(ar, ai, br, bi):
+        real = ar * br - ai * bi
+        imag = ar * bi + ai * br
+        return real, imag
+    """
+    assert tri003(code) == []
+
+
+def test_rope_that_also_reduces_an_amax_is_a_quantisation_prologue():
+    code = """
+    @triton.jit
+    def rope_amax_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, amax_ptr, half, BLOCK: tl.constexpr):
+        tok = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        c = tl.load(cos_ptr + tok * half + offs)
+        s = tl.load(sin_ptr + tok * half + offs)
+        x1 = tl.load(x_ptr + tok * 2 * half + offs)
+        x2 = tl.load(x_ptr + tok * 2 * half + half + offs)
+        o1 = x1 * c - x2 * s
+        o2 = x2 * c + x1 * s
+        tl.store(out_ptr + tok * 2 * half + offs, o1)
+        tl.store(out_ptr + tok * 2 * half + half + offs, o2)
+        tl.store(amax_ptr + tok, tl.maximum(tl.max(tl.abs(o1)), tl.max(tl.abs(o2))))
+    """
+    assert tri003(code) == []
+
+
+def test_softmax_feeding_an_inverse_cdf_is_sampling():
+    extra = "u = tl.load(probs_ptr + row)\n    tl.store(probs_ptr + row * V + V, tl.sum((tl.cumsum(p, axis=0) < u).to(tl.int32), axis=0))"
+    assert tri003(SAMPLE.format(extra=extra)) == []
+
+
+def test_silu_gate_beside_a_row_reduction_is_a_norm_backward():
+    code = """
+    @triton.jit
+    def gated_norm_bwd_kernel(x_ptr, g_ptr, dy_ptr, rstd_ptr, w_ptr, y_ptr, dx_ptr, D, BD: tl.constexpr):
+        row = tl.program_id(0)
+        o_d = tl.arange(0, BD)
+        m_d = o_d < D
+        x = tl.load(x_ptr + row * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+        g = tl.load(g_ptr + row * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + row * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        w = tl.load(w_ptr + o_d, mask=m_d).to(tl.float32)
+        xhat = x * rstd
+        tl.store(y_ptr + row * D + o_d, xhat * w * g * tl.sigmoid(g), mask=m_d)
+        wdy = w * dy * g * tl.sigmoid(g)
+        c1 = tl.sum(xhat * wdy, axis=0) / D
+        tl.store(dx_ptr + row * D + o_d, (wdy - xhat * c1) * rstd, mask=m_d)
+    """
+    assert tri003(code) == []
