@@ -26,6 +26,7 @@ class PythonContext:
     source: SourceFile
     rule: Rule | None = None          # set by the engine before each rule's check
     settings: object | None = None
+    workspace: object | None = None   # the WorkspaceIndex: other modules' exports (see workspace_index)
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -34,7 +35,7 @@ class PythonContext:
 
     @cached_property
     def imports(self) -> ImportMap:
-        return ImportMap(self.source.tree)
+        return ImportMap(self.source.tree, workspace=self.workspace, path=self.source.path)
 
     @cached_property
     def kernels(self) -> list[Kernel]:

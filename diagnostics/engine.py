@@ -14,6 +14,7 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import RegisteredRule, Rule, all_rules
 from tritonify.diagnostics.settings import DEFAULT_EXCLUDE, Settings
 from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.workspace_index import default_index
 
 log = logging.getLogger(__name__)
 
@@ -87,13 +88,14 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def lint_source(source: SourceFile, settings: Settings | None = None) -> FileResult:
-    """Lint a parsed Python source (Triton kernels and embedded CUDA)."""
+def lint_source(source: SourceFile, settings: Settings | None = None, workspace=None) -> FileResult:
+    """Lint a parsed Python source (Triton kernels and embedded CUDA). `workspace`: the
+    `WorkspaceIndex` that resolves imports from other modules (default: the process's)."""
     with _cyclic_gc_paused():
-        return _lint_source(source, settings)
+        return _lint_source(source, settings, workspace)
 
 
-def _lint_source(source: SourceFile, settings: Settings | None = None) -> FileResult:
+def _lint_source(source: SourceFile, settings: Settings | None = None, workspace=None) -> FileResult:
     settings = settings or Settings()
     result = FileResult(source.path)
     findings: list[Finding] = []
@@ -108,7 +110,7 @@ def _lint_source(source: SourceFile, settings: Settings | None = None) -> FileRe
         result.error = f"SyntaxError: {msg} at {line}:{col + 1}"
         result.findings = _finish(findings, source.is_suppressed, settings, source.path)
         return result
-    ctx = PythonContext(source, settings=settings)
+    ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
     for reg in _enabled_rules(settings, source.path, "python"):
         ctx.rule = reg.rule
         try:
@@ -169,13 +171,16 @@ def language_of(path: str) -> str | None:
     return None
 
 
-def lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None) -> FileResult:
-    """Lint the contents of one file (as the editor holds it, saved or not)."""
+def lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None,
+              workspace=None, *, on_disk: bool = False) -> FileResult:
+    """Lint the contents of one file (as the editor holds it, saved or not). `on_disk`: the
+    text is the file's content on disk (the workspace index may keep its summary)."""
     with _cyclic_gc_paused():
-        return _lint_text(text, path, settings)
+        return _lint_text(text, path, settings, workspace, on_disk)
 
 
-def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None) -> FileResult:
+def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | None = None,
+               workspace=None, on_disk: bool = False) -> FileResult:
     settings = settings or Settings()
     size = len(text)
     if size > settings.max_file_bytes:
@@ -187,10 +192,13 @@ def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | N
             text, problem = decode_source(text)
         return lint_cuda_text(text, path, settings)
     source = SourceFile.from_bytes(text, path) if isinstance(text, bytes) else SourceFile.from_text(text, path)
-    return lint_source(source, settings)
+    workspace = workspace if workspace is not None else default_index()
+    if on_disk:
+        workspace.observe(path, source.text, source.tree)
+    return lint_source(source, settings, workspace)
 
 
-def lint_file(path: Path, settings: Settings | None = None) -> FileResult:
+def lint_file(path: Path, settings: Settings | None = None, workspace=None) -> FileResult:
     try:
         size = path.stat().st_size
         settings = settings or Settings()
@@ -199,7 +207,7 @@ def lint_file(path: Path, settings: Settings | None = None) -> FileResult:
         data = path.read_bytes()
     except OSError as exc:
         return FileResult(str(path), [_file_finding(str(path), f"cannot read file: {exc.strerror or exc}")], error=str(exc))
-    return lint_text(data, str(path), settings)
+    return lint_text(data, str(path), settings, workspace, on_disk=True)
 
 
 # ---- file discovery ---------------------------------------------------------------------------
@@ -272,5 +280,5 @@ def _rel(path: Path, base: Path | None) -> str | None:
         return None
 
 
-def lint_paths(paths: Iterable[str | Path], settings: Settings) -> list[FileResult]:
-    return [lint_file(f, settings) for f in iter_files(paths, settings)]
+def lint_paths(paths: Iterable[str | Path], settings: Settings, workspace=None) -> list[FileResult]:
+    return [lint_file(f, settings, workspace) for f in iter_files(paths, settings)]

@@ -138,35 +138,177 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def alias_chain(value: ast.expr) -> tuple[str, ...] | None:
+    """The name chain an assignment makes an alias of: `tl.exp`, `triton.jit`, and the
+    decorator factories `triton.jit(...)` / `functools.partial(triton.jit, ...)`."""
+    path = dotted(value)
+    if path is not None:
+        return tuple(path.split("."))
+    if isinstance(value, ast.Call):
+        func = dotted(value.func)
+        if func is None:
+            return None
+        last = func.rpartition(".")[2]
+        if last == "partial" and value.args:
+            inner = dotted(value.args[0])
+            return tuple(inner.split(".")) if inner else None
+        if last == "jit" and not value.args:   # jit_nospec = triton.jit(do_not_specialize=[...])
+            return tuple(func.split("."))
+    return None
+
+
 class ImportMap:
     """Module-level names bound by imports (anywhere at module level: also inside try/if)
-    and by simple aliases (`libdevice = tl.extra.cuda.libdevice`)."""
+    and by simple aliases (`libdevice = tl.extra.cuda.libdevice`).
 
-    def __init__(self, tree: ast.Module | None):
+    With a `workspace` (a `WorkspaceIndex`) and the file's `path`, a name imported from another
+    module of the same code base resolves through it: `from vllm.triton_utils import tl` binds
+    `tl` to `triton.language`, `from .utils import exp` (`exp = tl.exp` there) to
+    `triton.language.exp`, an imported `@triton.jit` helper to its dotted definition path (see
+    `helper`), an imported literal to its value (see `constant`). A module that cannot be found
+    falls back to `workspace_index.guess_triton` (e.g. `tl` from anywhere is triton.language)."""
+
+    def __init__(self, tree: ast.Module | None, workspace=None, path: str | None = None):
         self.names: dict[str, str] = {}
+        self.workspace = workspace
+        self.path = path
+        self._helpers: dict[str, object] = {}     # local name -> HelperDef (imported helpers)
+        self._constants: dict[str, ast.expr] = {}  # local name -> literal (imported constants)
+        self._modules: dict[str, object] = {}     # local name -> location of a workspace module
         # node -> resolve(node): rules ask about the same callee many times (25 rules, each
         # following data flow); the tree does not change while it is linted
         self._resolved: dict[ast.AST, str | None] = {}
         if tree is None:
             return
+        from tritonify.diagnostics.workspace_index import guess_triton
+
+        self._guess = guess_triton
+        if workspace is not None and not (path and workspace.can_resolve_from(path)):
+            workspace = self.workspace = None   # text with no file behind it: guesses only
         for node in self._module_level(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.names[alias.asname] = canonical(alias.name)
+                        self._bind(alias.asname, alias.name, None, None)
                     else:
                         top = alias.name.split(".")[0]
-                        self.names.setdefault(top, top)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                        if top not in self.names or top == "triton":
+                            self.names[top] = top
+                        if top != "triton" and workspace is not None and path:
+                            t = workspace.resolve(top, path)
+                            if t is not None and t.kind == "module":
+                                self._modules[top] = t.location
+            elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if alias.name == "*":
+                        self._bind_star(node)
                         continue
-                    self.names[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+                    local = alias.asname or alias.name
+                    if node.level:
+                        module = "." * node.level + (node.module or "")
+                        self._bind(local, f"{module}.{alias.name}" if node.module else module + alias.name,
+                                   (node.level, node.module), alias.name)
+                    elif node.module:
+                        self._bind(local, f"{node.module}.{alias.name}", None, alias.name)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target = node.targets[0].id
-                value = self._resolve(node.value)  # the map is still growing: not memoised
+                chain = alias_chain(node.value)
+                # the map is still growing: not memoised
+                value = self._resolve_path(".".join(chain)) if chain else None
                 if value and value.split(".")[0] in ("triton", "torch"):
                     self.names[target] = value
+                    self._helpers.pop(target, None)
+
+    def _bind(self, local: str, raw: str, relative: tuple[int, str | None] | None, name: str | None) -> None:
+        """Bind `local` to what the import `raw` gives (`relative`: (level, module) of a
+        `from . import`). A binding that resolves to Triton is not undone by a later one that
+        does not (`if HAS_TRITON: import triton / else: from .stub import triton`)."""
+        previous = self.names.get(local)
+        keep_previous = previous is not None and previous.split(".")[0] == "triton"
+        if raw.split(".")[0] == "triton":
+            self.names[local] = canonical(raw)
+            self._helpers.pop(local, None)
+            return
+        target = None
+        ws = self.workspace
+        if ws is not None and self.path:
+            try:
+                if relative is not None:
+                    target = ws.resolve_relative(self.path, relative[0], relative[1], name)
+                else:
+                    target = ws.resolve(raw, self.path)
+            except (OSError, ValueError, RecursionError):
+                target = None
+        if target is not None and target.kind == "triton":
+            self.names[local] = target.path
+            self._helpers.pop(local, None)
+            return
+        if keep_previous:
+            return
+        if target is None:
+            module = raw.rpartition(".")[0] if name else raw
+            guess = self._guess(module, name) if name else None
+            guess = guess or self._guess(module, local)
+            if guess is not None:
+                self.names[local] = guess
+                return
+        if relative is not None and ws is not None:   # `.math.LOG2E` -> `pkg.utils.math.LOG2E`
+            try:
+                base = ws.absolute_name(self.path, relative[0], relative[1])
+            except (OSError, ValueError):
+                base = ""
+            if base:
+                raw = f"{base}.{name}"
+        self.names[local] = raw
+        if target is None:
+            return
+        if target.kind == "helper":
+            self.names[local] = target.path
+            self._helpers[local] = target.helper
+        elif target.kind == "constant":
+            self._constants[local] = target.node
+        elif target.kind == "module":
+            self._modules[local] = target.location
+
+    def _bind_star(self, node: ast.ImportFrom) -> None:
+        """`from pkg.compat import *`: the names a workspace module exports."""
+        ws = self.workspace
+        if ws is None or (not node.level and (not node.module or node.module.split(".")[0] == "triton")):
+            return
+        try:
+            names = ws.star_names(self.path, node.level, node.module or "")
+        except (OSError, ValueError, RecursionError):
+            return
+        prefix = "." * node.level + (node.module or "")
+        for name in names:
+            if name in self.names:
+                continue   # an explicit import wins whatever the order (rare, and simpler)
+            raw = f"{prefix}.{name}" if node.module else prefix + name
+            self._bind(name, raw, (node.level, node.module) if node.level else None, name)
+
+    def helper(self, node: ast.AST):
+        """The `HelperDef` (a `@triton.jit` function of another workspace module) that a
+        callee expression names, or None."""
+        if isinstance(node, ast.Name):
+            return self._helpers.get(node.id)
+        path = dotted(node)
+        if path is None or self.workspace is None:
+            return None
+        head, _, rest = path.partition(".")
+        if head in self._modules and rest:
+            t = self.workspace.resolve_chain(self._modules[head], tuple(rest.split(".")))
+            return t.helper if t is not None and t.kind == "helper" else None
+        return None
+
+    def imported_constants(self) -> dict[str, ast.expr]:
+        """Local name -> literal, for every constant imported from a workspace module."""
+        return dict(self._constants)
+
+    def constant(self, node: ast.AST) -> ast.expr | None:
+        """The literal an imported constant name stands for (`LOG2E` from another module)."""
+        if isinstance(node, ast.Name):
+            return self._constants.get(node.id)
+        return None
 
     @staticmethod
     def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -200,8 +342,15 @@ class ImportMap:
         path = dotted(node)
         if path is None:
             return None
+        return self._resolve_path(path)
+
+    def _resolve_path(self, path: str) -> str:
         head, _, rest = path.partition(".")
         if head in self.names:
+            if rest and head in self._modules:   # `utils.exp` with `from pkg import utils`
+                t = self.workspace.resolve_chain(self._modules[head], tuple(rest.split(".")))
+                if t is not None and t.kind in ("triton", "helper"):
+                    return t.path
             base = self.names[head]
             return canonical(f"{base}.{rest}" if rest else base)
         return canonical(path)

@@ -23,6 +23,7 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
+from tritonify.diagnostics.workspace_index import default_index
 
 HEADER = 8
 WORKER_COMMAND = [sys.executable, "-m", "tritonify.server.lint_worker"]
@@ -70,14 +71,16 @@ def lint_with_kernels(text: str, path: str, settings: Settings) -> tuple[FileRes
     if language_of(path) != "python" or len(text) > settings.max_file_bytes:
         return lint_text(text, path, settings), []
     source = SourceFile.from_text(text, path)
-    return lint_source(source, settings), kernel_spans(source)
+    index = default_index()
+    index.update(path, text, source.tree)   # other files importing this one see the editor's text
+    return lint_source(source, settings, index), kernel_spans(source)
 
 
 def kernel_spans(source: SourceFile) -> list[KernelSpan]:
     if source.tree is None:
         return []
     try:
-        kernels = find_kernels(source.tree, ImportMap(source.tree))
+        kernels = find_kernels(source.tree, ImportMap(source.tree, workspace=default_index(), path=source.path))
     except RecursionError:
         return []
     return [KernelSpan(k.name, min([k.node.lineno, *(d.lineno for d in k.node.decorator_list)]),

@@ -1,0 +1,288 @@
+"""diagnostics/workspace_index.py: names imported from other modules of the same code base
+resolve to Triton through re-exports, statically (nothing is imported or run)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.engine import lint_file
+from tritonify.diagnostics.settings import Settings
+from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
+from tritonify.diagnostics.workspace_index import WorkspaceIndex, guess_triton
+
+PKG = Path(__file__).parent / "fixtures" / "reexport_pkg"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def imports_of(path: Path, index: WorkspaceIndex | None = None) -> tuple[ImportMap, list[str]]:
+    tree = ast.parse(path.read_text())
+    imports = ImportMap(tree, workspace=index or WorkspaceIndex(), path=str(path))
+    return imports, [k.name for k in find_kernels(tree, imports)]
+
+
+KERNEL = """
+@{decorator}
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"""
+
+
+# ---- the committed fixture package --------------------------------------------------------
+
+def test_conditional_reexport_resolves_to_triton():
+    imports, kernels = imports_of(PKG / "ops" / "softmax.py")
+    assert imports.names["tl"] == "triton.language" and imports.names["triton"] == "triton"
+    assert kernels == ["softmax_kernel"]
+
+
+def test_relative_imports_of_aliases_and_a_reexported_decorator():
+    imports, kernels = imports_of(PKG / "ops" / "activation.py")
+    assert imports.names["exp"] == "triton.language.exp"
+    assert imports.names["triton_tanh"] == "triton.language.extra.libdevice.tanh"
+    assert imports.names["jit"] == "triton.jit"
+    assert kernels == ["tanh_loop_kernel", "mish_kernel"]
+
+
+def test_decorators_under_other_names_and_module_attributes():
+    imports, kernels = imports_of(PKG / "ops" / "renamed.py")
+    assert kernels == ["scale_kernel", "add_kernel", "neg_kernel"]
+    tree = ast.parse("compat.triton.language.load")
+    assert imports.resolve(tree.body[0].value) == "triton.language.load"
+
+
+def test_helpers_and_constants_from_another_module():
+    imports, _ = imports_of(PKG / "ops" / "softmax.py")
+    call = ast.parse("fast_exp(x)").body[0].value
+    helper = imports.helper(call.func)
+    assert helper is not None and helper.name == "fast_exp" and helper.module == "reexport_pkg.utils.math"
+    assert imports.resolve(call.func) == "reexport_pkg.utils.math.fast_exp"
+    node, source = helper
+    assert isinstance(node, ast.FunctionDef) and node.name == "fast_exp"
+    assert "def fast_exp(x):" in source and source == (PKG / "utils" / "math.py").read_text()
+    # the helper's own names resolve in its module: tl.exp2 there is Triton's
+    inner = [n for n in ast.walk(node) if isinstance(n, ast.Call)][0]
+    assert helper.imports().resolve(inner.func) == "triton.language.exp2"
+    assert ast.literal_eval(imports.constant(ast.Name("LOG2E"))) == pytest.approx(1.4426950408889634)
+    assert imports.constant(ast.Name("fast_exp")) is None
+
+
+def test_helper_def_by_dotted_name():
+    index = WorkspaceIndex()
+    imports_of(PKG / "ops" / "softmax.py", index)   # the index has seen the package
+    helper = index.helper_def("reexport_pkg.utils.math.softplus")
+    assert helper is not None and helper.node.name == "softplus"
+    # through the package's re-export too, and nothing for what is not a jit function
+    assert index.helper_def("reexport_pkg.utils.fast_exp").node.name == "fast_exp"
+    assert index.helper_def("reexport_pkg.utils.math.LOG2E") is None
+    assert index.helper_def("reexport_pkg.nothing.here") is None
+
+
+def test_engine_lints_through_the_reexport():
+    # TRI001 fires on a libdevice tanh in a loop only if `triton_tanh` is known for what it is
+    findings = lint_file(PKG / "ops" / "activation.py", Settings(select=("TRI001",))).findings
+    assert [(f.code, f.line) for f in findings] == [("TRI001", 12)]
+
+
+# ---- each re-export form, in a package written for the test --------------------------------
+
+@pytest.mark.parametrize("compat", [
+    # try/except
+    """
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        triton = None
+        tl = None
+    """,
+    # placeholders first, the real thing after
+    """
+    import os
+    if os.environ.get("NO_TRITON"):
+        from .stub import triton, tl
+    else:
+        import triton
+        from triton import language as tl
+    """,
+    # a star re-export, limited by __all__
+    """
+    from triton import *  # noqa
+    import triton
+    import triton.language as tl
+    __all__ = ["triton", "tl"]
+    """,
+    # re-exported once more from a sub-package
+    """
+    from .deep.inner import tl, triton
+    """,
+])
+def test_reexport_forms(tmp_path, compat):
+    write(tmp_path, {
+        "mypkg/__init__.py": "",
+        "mypkg/compat.py": compat,
+        "mypkg/stub.py": "triton = object()\ntl = object()\n",
+        "mypkg/deep/__init__.py": "",
+        "mypkg/deep/inner.py": "import triton\nimport triton.language as tl\n",
+        "mypkg/kernels/k.py": "from mypkg.compat import tl, triton\n" + KERNEL.format(decorator="triton.jit"),
+    })
+    imports, kernels = imports_of(tmp_path / "mypkg" / "kernels" / "k.py")
+    assert imports.names["tl"] == "triton.language"
+    assert kernels == ["k"]
+
+
+def test_star_import_of_a_workspace_module(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/compat.py": "import triton\nimport triton.language as tl\nimport os\n__all__ = ['tl', 'triton']\n",
+        "p/k.py": "from .compat import *\n" + KERNEL.format(decorator="triton.jit"),
+    })
+    imports, kernels = imports_of(tmp_path / "p" / "k.py")
+    assert imports.names["tl"] == "triton.language" and "os" not in imports.names
+    assert kernels == ["k"]
+
+
+def test_import_module_as_triton(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/triton_shim.py": "from triton import jit, autotune\nimport triton.language as language\n",
+        "p/k.py": "import p.triton_shim as triton\ntl = triton.language\n" + KERNEL.format(decorator="triton.jit"),
+    })
+    imports, kernels = imports_of(tmp_path / "p" / "k.py")
+    assert imports.names["tl"] == "triton.language"
+    assert kernels == ["k"]
+
+
+def test_decorator_aliases(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/jits.py": """
+            import functools
+            import triton
+            from triton import jit as _jit
+            jit = triton.jit
+            jit_nospec = triton.jit(do_not_specialize=["n"])
+            jit_partial = functools.partial(triton.jit, do_not_specialize=["n"])
+            reexported = _jit
+            """,
+        "p/k.py": "import triton.language as tl\nfrom .jits import jit, jit_nospec, jit_partial, reexported\n"
+                  + KERNEL.format(decorator="jit").replace("def k(", "def a(")
+                  + KERNEL.format(decorator="jit_nospec").replace("def k(", "def b(")
+                  + KERNEL.format(decorator="jit_partial").replace("def k(", "def c(")
+                  + KERNEL.format(decorator="reexported").replace("def k(", "def d("),
+    })
+    _, kernels = imports_of(tmp_path / "p" / "k.py")
+    assert kernels == ["a", "b", "c", "d"]
+
+
+def test_a_workspace_name_that_is_not_triton_stays_what_it_is(tmp_path):
+    # `jit` here is a plain function of the package, `triton` a class: neither is Triton's
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/tools.py": "def jit(f):\n    return f\n\nclass triton:\n    pass\n\nLIMIT = 3\nLIMIT = 4\n",
+        "p/k.py": "from .tools import jit, triton, LIMIT\n\n@jit\ndef f(x):\n    return x\n",
+    })
+    imports, kernels = imports_of(tmp_path / "p" / "k.py")
+    assert kernels == []
+    assert imports.names["jit"] == "p.tools.jit" and imports.names["triton"] == "p.tools.triton"
+    assert imports.constant(ast.Name("LIMIT")) is None   # assigned twice with two values
+
+
+def test_package_with_missing_init_files(tmp_path):
+    # the corpus keeps only the files that mention Triton: vllm/__init__.py is not there
+    write(tmp_path, {
+        "vllm/triton_utils/__init__.py": "import triton\nimport triton.language as tl\n",
+        "vllm/model/layers/k.py": "from vllm.triton_utils import tl, triton\n" + KERNEL.format(decorator="triton.jit"),
+    })
+    index = WorkspaceIndex()
+    imports, kernels = imports_of(tmp_path / "vllm" / "model" / "layers" / "k.py", index)
+    assert index.resolve("vllm.triton_utils.tl", tmp_path / "vllm" / "model" / "layers" / "k.py").kind == "triton"
+    assert imports.names["tl"] == "triton.language" and kernels == ["k"]
+
+
+def test_cycles_and_self_references_end(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/a.py": "from .b import tl\nx = x\n",
+        "p/b.py": "from .a import tl\n",
+        "p/k.py": "from .a import tl, x\n",
+    })
+    imports, _ = imports_of(tmp_path / "p" / "k.py")
+    assert imports.names["tl"] == "triton.language"   # unresolvable: the `tl` guess
+    assert imports.names["x"] == "p.a.x"
+
+
+def test_nothing_is_executed(tmp_path):
+    marker = tmp_path / "ran"
+    write(tmp_path, {
+        "p/__init__.py": f"open({str(marker)!r}, 'w').write('x')\nimport triton\n",
+        "p/k.py": f"from p import triton\nopen({str(marker)!r}, 'w')\n" + "import triton.language as tl\n"
+                  + KERNEL.format(decorator="triton.jit"),
+    })
+    _, kernels = imports_of(tmp_path / "p" / "k.py")
+    assert kernels == ["k"] and not marker.exists()
+
+
+# ---- a file alone: the guesses ---------------------------------------------------------------
+
+def test_file_alone_falls_back_to_guesses(tmp_path):
+    # activation.py copied out of its package: `..triton_compat` and `..utils.math` are not there
+    alone = tmp_path / "activation.py"
+    alone.write_text((PKG / "ops" / "activation.py").read_text())
+    imports, kernels = imports_of(alone)
+    assert imports.names["tl"] == "triton.language" and imports.names["jit"] == "triton.jit"
+    assert kernels == ["tanh_loop_kernel", "mish_kernel"]
+    # the same text with no file behind it
+    ctx = PythonContext(SourceFile.from_text(alone.read_text(), "<stdin>"), workspace=WorkspaceIndex())
+    assert [k.name for k in ctx.kernels] == ["tanh_loop_kernel", "mish_kernel"]
+
+
+def test_vllm_style_file_alone():
+    code = "from vllm.triton_utils import tl, triton\n" + KERNEL.format(decorator="triton.jit")
+    tree = ast.parse(code)
+    assert [k.name for k in find_kernels(tree, ImportMap(tree))] == ["k"]
+
+
+@pytest.mark.parametrize("module, name, expected", [
+    ("vllm.triton_utils", "tl", "triton.language"),
+    ("anything", "tl", "triton.language"),
+    ("vllm.triton_utils", "triton", "triton"),
+    ("vllm.triton_utils", "tldevice", "triton.language.extra.libdevice"),
+    (".triton_compat", "jit", "triton.jit"),
+    ("..utils.math", "jit", "triton.jit"),
+    (".", "triton", None),                      # `from . import triton`: a sub-package
+    ("torch._inductor.config", "triton", None),  # a config section named triton
+    ("numba", "jit", None),
+    ("mypkg.helpers", "exp", None),
+])
+def test_guesses(module, name, expected):
+    assert guess_triton(module, name) == expected
+
+
+# ---- the editor's text ---------------------------------------------------------------------
+
+def test_update_replaces_the_disk_text(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/compat.py": "import triton\njit = triton.jit\n",
+        "p/k.py": "import triton.language as tl\nfrom .compat import jit\n" + KERNEL.format(decorator="jit"),
+    })
+    index = WorkspaceIndex()
+    k = tmp_path / "p" / "k.py"
+    assert imports_of(k, index)[1] == ["k"]
+    assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is True
+    assert imports_of(k, index)[1] == []
+    assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is False  # same text
+    index.forget(tmp_path / "p" / "compat.py")          # back to the file on disk
+    assert imports_of(k, index)[1] == ["k"]
