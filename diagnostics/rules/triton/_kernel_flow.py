@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
@@ -22,6 +23,16 @@ class Binding:
     name: str
     value: ast.expr
     stmt: ast.stmt
+
+    @cached_property
+    def value_nodes(self) -> list[ast.AST]:
+        """`walk_nodes(value)`, walked once however many fixpoints ask."""
+        return walk_nodes(self.value)
+
+    @cached_property
+    def reads(self) -> frozenset[str]:
+        """Names the value reads."""
+        return frozenset(n.id for n in self.value_nodes if isinstance(n, ast.Name))
 
 
 def _target_bindings(target: ast.expr, value: ast.expr, stmt: ast.stmt) -> Iterator[Binding]:
@@ -73,29 +84,24 @@ def taint(
     node or a tainted name."""
     tainted = set(seed_names)
     seeded: dict[int, bool] = {}
-    value_names: dict[int, set[str]] = {}
-
-    def has_seed(value: ast.expr) -> bool:
-        key = id(value)
-        if key not in seeded:
-            seeded[key] = any(seed(n) for n in walk_nodes(value))
-        return seeded[key]
-
-    def read(value: ast.expr) -> set[str]:
-        key = id(value)
-        if key not in value_names:
-            value_names[key] = names_in(value)
-        return value_names[key]
-
-    changed = True
-    while changed:
-        changed = False
-        for name, blist in binds.items():
-            if name in tainted:
-                continue
-            if any(has_seed(b.value) or read(b.value) & tainted for b in blist):
+    readers: dict[str, set[str]] = {}  # name -> the names bound to a value that reads it
+    todo: list[str] = list(tainted)
+    for name, blist in binds.items():
+        for b in blist:
+            key = id(b.value)
+            if key not in seeded:
+                seeded[key] = any(map(seed, b.value_nodes))
+            if seeded[key] and name not in tainted:
                 tainted.add(name)
-                changed = True
+                todo.append(name)
+            for read in b.reads:
+                readers.setdefault(read, set()).add(name)
+    # the least fixpoint, by a worklist: each newly tainted name taints the names read from it
+    while todo:
+        for name in readers.get(todo.pop(), ()):
+            if name not in tainted:
+                tainted.add(name)
+                todo.append(name)
     return tainted
 
 

@@ -149,6 +149,16 @@ class KernelFlow:
     def pointer_roots(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
         """The parameter an address is built on: the leftmost term of the additions
         (`x_ptr + row * stride + cols`), followed through locals (`row_ptr = x_ptr + ...`)."""
+        if seen:
+            return self._pointer_roots(expr, seen)
+        cache = self.__dict__.setdefault("_roots_cache", {})
+        key = expr.id if isinstance(expr, ast.Name) else id(expr)  # a name's roots depend only on the name
+        hit = cache.get(key)
+        if hit is None or not isinstance(key, str) and hit[0] is not expr:
+            hit = cache[key] = (expr, frozenset(self._pointer_roots(expr, seen)))
+        return set(hit[1])
+
+    def _pointer_roots(self, expr: ast.AST, seen: frozenset[str]) -> set[str]:
         if isinstance(expr, ast.Name):
             if expr.id in seen:
                 return set()
@@ -196,7 +206,16 @@ class KernelFlow:
     # ---- expressions -----------------------------------------------------------------------
     def expand(self, expr: ast.AST, limit: int = 2000) -> list[ast.AST]:
         """Every node of `expr` plus, for each local name it reads, every value bound to that
-        name (recursively). Flow-insensitive: over-approximates what may reach `expr`."""
+        name (recursively). Flow-insensitive: over-approximates what may reach `expr`.
+        Computed once per expression (rules ask about the same addresses many times); do not
+        change the list returned."""
+        cache = self.__dict__.setdefault("_expand_cache", {})
+        hit = cache.get((id(expr), limit))
+        if hit is None or hit[0] is not expr:
+            hit = cache[(id(expr), limit)] = (expr, self._expand(expr, limit))
+        return hit[1]
+
+    def _expand(self, expr: ast.AST, limit: int) -> list[ast.AST]:
         seen_names: set[str] = set()
         out: list[ast.AST] = []
         stack = [expr]

@@ -18,6 +18,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -57,12 +58,18 @@ class _Kernel:
         self.kernel = kernel
         self.flow = kernel_flow(ctx, kernel)
         self.runtime_sizes = {p.name for p in self.flow.runtime_int_params()}
+        self._arange_derived: dict[str, bool] = {}
+        self._keys: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
     def arange_derived(self, name: str) -> bool:
         if not self.flow.is_local(name):
             return False
-        return any(self.flow.tl_call(n, "arange") for b in self.flow.bindings[name] if b.value is not None
-                   for n in self.flow.expand(b.value))
+        found = self._arange_derived.get(name)
+        if found is None:
+            found = self._arange_derived[name] = any(
+                self.flow.tl_call(n, "arange") for b in self.flow.bindings[name] if b.value is not None
+                for n in self.flow.expand(b.value))
+        return found
 
     def offset_nodes(self, pointer: ast.expr) -> list[ast.AST]:
         """The nodes of an address that make up its offset: locals are followed, except those
@@ -106,6 +113,14 @@ class _Kernel:
         """The locals an address is written in (`row`, `cols` for `out_ptr + row * s + cols`), looking
         through locals that hold an address (`a_ptrs`, `y_ptr += row * stride`) but not through
         the offsets themselves: two accesses with the same key address the same lanes."""
+        if not seen:  # an access's key is asked once per other access: compute it once
+            hit = self._keys.get(id(pointer))
+            if hit is None or hit[0] is not pointer:
+                hit = self._keys[id(pointer)] = (pointer, self._key(pointer, seen))
+            return hit[1]
+        return self._key(pointer, seen)
+
+    def _key(self, pointer: ast.AST, seen: frozenset[str]) -> frozenset[str]:
         out: set[str] = set()
         for node in walk_nodes(pointer):
             if not isinstance(node, ast.Name) or node.id in seen or not self.flow.is_local(node.id):
@@ -179,18 +194,32 @@ class _Kernel:
         every loop variable in it: `i + cols` in a loop over full blocks is not bounded by
         `cols < n`) with a run-time size parameter."""
         out = []
+        for node, names, sizes in self._size_compares:
+            if names & varying and loops <= names:
+                out.append((node, min(sizes)))
+        return out
+
+    @cached_property
+    def _size_compares(self) -> list[tuple[ast.Compare, set[str], set[str]]]:
+        """(comparison, the names it reads, the run-time sizes among them) for every comparison
+        of the kernel that reads a run-time size, listed once for all the accesses."""
+        out = []
         for node in self.kernel.walk():
             if not isinstance(node, ast.Compare):
                 continue
             names = {n.id for n in walk_nodes(node) if isinstance(n, ast.Name)}
             sizes = names & self.runtime_sizes
-            if sizes and names & varying and loops <= names:
-                out.append((node, min(sizes)))
+            if sizes:
+                out.append((node, names, sizes))
         return out
 
-    def unused_sizes(self) -> list[str]:
+    @cached_property
+    def _unused_sizes(self) -> list[str]:
         read = {n.id for n in self.kernel.walk() if isinstance(n, ast.Name)}
         return [p for p in sorted(self.runtime_sizes) if p not in read and SIZE_NAME.search(p)]
+
+    def unused_sizes(self) -> list[str]:
+        return list(self._unused_sizes)
 
     def mask_variable(self, compare: ast.Compare) -> str | None:
         parent = self.ctx.parents.get(compare)

@@ -48,10 +48,14 @@ class _Chain:
         def uses_sum(e: ast.AST) -> bool:
             return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
 
-        self.divides = any(
-            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and uses_sum(n.right) for n in kernel.walk()
-        )
+        self.divides = any(uses_sum(right) for right in _divisors(ctx, kernel))
         self.logs = any(is_tl_call(ctx, c, *_LOGS) and c.args and uses_sum(c.args[0]) for c in kernel.calls())
+
+
+def _divisors(ctx: PythonContext, kernel: Kernel) -> list[ast.expr]:
+    """The right operand of every `/` in the kernel (listed once per kernel, not once per exp)."""
+    return ctx.per_file(("divisors", kernel.node), lambda: [
+        n.right for n in kernel.walk() if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)])
 
 
 def _axis(call: ast.Call) -> ast.expr | None:

@@ -152,17 +152,54 @@ class _Flow:
                     out |= self._names_through_locals(value, seen)
         return out
 
-    def carries(self, expr: ast.AST, param: str, seen: frozenset = frozenset()) -> bool:
-        """`expr` holds the raw (uncast) value of `param`, directly or through a local."""
-        if isinstance(expr, ast.Call) and self._is_float_cast(expr):
-            return False
-        if isinstance(expr, ast.Name):
-            if expr.id == param:
-                return True
-            if expr.id in seen or expr.id in self.tensors or expr.id not in self.assigned:
-                return False
-            return any(self.carries(v, param, seen | {expr.id}) for v in self.assigned[expr.id])
-        return any(self.carries(child, param, seen) for child in child_nodes(expr))
+    def carries(self, expr: ast.AST, param: str) -> bool:
+        """`expr` holds the raw (uncast) value of `param`, directly or through a chain of locals
+        (none of them a tensor, no float cast on the way)."""
+        direct, through = self._reads_raw(expr, param)
+        return direct or not through.isdisjoint(self._carriers(param))
+
+    def _reads_raw(self, expr: ast.AST, param: str) -> tuple[bool, set[str]]:
+        """(whether `expr` reads `param` outside a float cast, the locals it reads that way that
+        could carry it: assigned in the kernel, not tensors)."""
+        direct, through = False, set()
+        todo = [expr]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Name):
+                if node.id == param:
+                    direct = True
+                elif node.id not in self.tensors and node.id in self.assigned:
+                    through.add(node.id)
+            elif not (isinstance(node, ast.Call) and self._is_float_cast(node)):
+                todo.extend(child_nodes(node))
+        return direct, through
+
+    def _carriers(self, param: str) -> set[str]:
+        """Locals that carry `param`: a value bound to them reads it, or reads a carrier (a
+        least fixpoint, worked through once per parameter rather than once per use)."""
+        cache = self.__dict__.setdefault("_carrier_sets", {})
+        if param in cache:
+            return cache[param]
+        carriers: set[str] = set()
+        readers: dict[str, set[str]] = {}
+        todo: list[str] = []
+        for name, values in self.assigned.items():
+            if name == param or name in self.tensors:
+                continue  # the parameter itself is matched by name; a tensor never carries it
+            for value in values:
+                direct, through = self._reads_raw(value, param)
+                if direct and name not in carriers:
+                    carriers.add(name)
+                    todo.append(name)
+                for read in through:
+                    readers.setdefault(read, set()).add(name)
+        while todo:
+            for name in readers.get(todo.pop(), ()):
+                if name not in carriers:
+                    carriers.add(name)
+                    todo.append(name)
+        cache[param] = carriers
+        return carriers
 
     def _is_float_cast(self, call: ast.Call) -> bool:
         func = call.func
