@@ -502,13 +502,14 @@ class _Matcher:
         gathers = self._gathers()
         onehot = self._onehot_compares()
         linked = False
-        for s in self.of_kind("sub"):
-            _, left, right = self.g.node(s)
+        for s, left, right in self._differences():
             walk_l = self.g.walk([left], into_pointers=False)
             walk_r = self.g.walk([right], into_pointers=False)
             if any(l in walk_l for l in lses) and (gathers & walk_r):
                 linked = True
                 break
+        if not linked:
+            linked = self._lse_minus_gather(lses, gathers)
         if not linked and onehot:
             # the gradient form: softmax - onehot(target), written with the compare
             linked = any(self.g.node(w)[2] in onehot for w in self.calls("where"))
@@ -516,6 +517,31 @@ class _Matcher:
             return None
         logits_from_dot = any(self._dots(self.arg(l)) for l in lses)
         return "fused_linear_cross_entropy" if logits_from_dot else "cross_entropy"
+
+    def _lse_minus_gather(self, lses: list[int], gathers: set[int]) -> bool:
+        """`loss = -x[target]` (maybe rescaled under constexpr branches: label smoothing, a
+        softcap) and later `loss += lse`: a sum holding the lse and a negated term, or a branch
+        of negated terms, that holds the gathered logit."""
+        g = self.g
+        minus = g.find(("const", -1.0))
+        if minus is None or not gathers or not lses:
+            return False
+
+        def negated_gather(t: int, depth: int = 0) -> bool:
+            node = g.node(t)
+            if node[0] == "mul" and minus in node[1:]:
+                return bool(gathers & g.walk([t], into_pointers=False))
+            if node[0] in ("phi", "add") and depth < 3:
+                return any(negated_gather(c, depth + 1) for c in node[1:])
+            return False
+
+        lse_set = set(lses)
+        for a in self.of_kind("add"):
+            terms = g.node(a)[1:]
+            with_lse = [t for t in terms if lse_set & g.walk([t], into_pointers=False)]
+            if with_lse and any(negated_gather(t) for t in terms if t not in with_lse):
+                return True
+        return False
 
     def policy_ratio(self) -> bool:
         """exp(logp - old_logp) with logp from a logsumexp: a GRPO/PPO-style policy loss, which
@@ -628,21 +654,27 @@ class _Matcher:
 
     def _differences(self) -> list[tuple[int, int, int]]:
         """(node, left, right) for every `left - right` the kernel computes, spelled as a
-        subtraction or as a sum with one negated term (`tl.fma(-x2, sin, x1 * cos)`)."""
+        subtraction or as a sum with one negated term (`tl.fma(-x2, sin, x1 * cos)`,
+        `loss = -x[target]; loss += lse + z_loss`)."""
+        cached = self.__dict__.get("_differences_list")
+        if cached is not None:
+            return cached
         g = self.g
         minus = g.find(("const", -1.0))
         out = [(s, g.node(s)[1], g.node(s)[2]) for s in self.of_kind("sub")]
         if minus is None:
             return out
         for a in self.of_kind("add"):
-            terms = g.node(a)[1:]
-            if len(terms) != 2:
+            terms = list(g.node(a)[1:])
+            if len(terms) > 6:
                 continue
             negated = [t for t in terms if minus in g.factors(t)]
             if len(negated) == 1:
                 right = g.mul(*_without(list(g.factors(negated[0])), minus))
-                left = terms[0] if terms[1] == negated[0] else terms[1]
+                left = g.add(*_without(terms, negated[0]))
                 out.append((a, left, right))
+        cached = out
+        self.__dict__["_differences_list"] = cached
         return out
 
     def rope(self) -> str | None:

@@ -319,12 +319,44 @@ class KernelGraph:
 class _Builder:
     """Evaluates a kernel's statements into a KernelGraph."""
 
-    def __init__(self, imports: ImportMap, helpers: dict[str, ast.FunctionDef], own: ast.FunctionDef | None = None):
+    def __init__(self, imports: ImportMap, helpers: dict[str, ast.FunctionDef], own: ast.FunctionDef | None = None,
+                 fixed: dict[str, object] | None = None):
         self.g = KernelGraph()
         self.imports = imports
         self.helpers = helpers        # @jit functions of the file that a call may inline
         self.own = own                # the kernel being built (never inlined into itself)
+        self.fixed = fixed or {}      # constexpr parameters given one value (a specialisation)
         self.depth = 0
+
+    def decide(self, test: ast.expr) -> bool | None:
+        """The value of a branch test on the fixed constexpr parameters, or None when it
+        depends on anything else (`ACT == "silu"`, `not IS_RMS_NORM`, `HAS_BIAS and ...`)."""
+        fixed = self.fixed
+        if not fixed or self.depth:
+            return None   # inside an inlined helper a name may be a different parameter
+        if isinstance(test, ast.Name) and test.id in fixed:
+            return bool(fixed[test.id])
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.decide(test.operand)
+            return None if inner is None else not inner
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+                and test.left.id in fixed and isinstance(test.comparators[0], ast.Constant)):
+            value, other, op = fixed[test.left.id], test.comparators[0].value, test.ops[0]
+            if isinstance(op, (ast.Eq, ast.Is)):
+                return value == other
+            if isinstance(op, (ast.NotEq, ast.IsNot)):
+                return value != other
+            return None
+        if isinstance(test, ast.BoolOp):
+            parts = [self.decide(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                if False in parts:
+                    return False
+                return True if all(p is True for p in parts) else None
+            if True in parts:
+                return True
+            return False if all(p is False for p in parts) else None
+        return None
 
     # ---- statements -----------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: dict[str, int]) -> int | None:
@@ -350,6 +382,9 @@ class _Builder:
         elif isinstance(stmt, ast.Expr):
             self.expr(stmt.value, env)
         elif isinstance(stmt, ast.If):
+            decided = self.decide(stmt.test)
+            if decided is not None:   # a specialisation: only the branch this value takes
+                return self.block(stmt.body if decided else stmt.orelse, env)
             self.expr(stmt.test, env)
             left, right = dict(env), dict(env)
             ret_l = self.block(stmt.body, left)
@@ -444,6 +479,9 @@ class _Builder:
             op = _CMPOPS.get(type(node.ops[0]), type(node.ops[0]).__name__)
             return g.intern(("cmp", op, self.expr(node.left, env), self.expr(node.comparators[0], env)))
         if isinstance(node, ast.IfExp):
+            decided = self.decide(node.test)
+            if decided is not None:
+                return self.expr(node.body if decided else node.orelse, env)
             self.expr(node.test, env)
             return g.phi(self.expr(node.body, env), self.expr(node.orelse, env))
         if isinstance(node, ast.Subscript):
@@ -591,9 +629,42 @@ def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:
     return True
 
 
-def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.FunctionDef]) -> KernelGraph | None:
-    """The graph of a kernel's body, or None when it is too large to analyse."""
-    builder = _Builder(imports, helpers, kernel.node)
+def specialisations(kernel: Kernel, limit: int = 4) -> list[tuple[str, list[object]]]:
+    """The constexpr parameters a kernel branches on, with the values worth fixing: each string
+    or number it is compared with (`ACT == "silu"`), or True/False for a flag tested as such
+    (`if IS_RMS_NORM:`). At most `limit` parameters, in the order they are first tested."""
+    constexprs = {p.name for p in kernel.params if p.constexpr}
+    found: dict[str, list[object]] = {}
+
+    def note(name: str, value: object) -> None:
+        if name in constexprs and value not in found.setdefault(name, []):
+            found[name].append(value)
+
+    def scan(test: ast.expr) -> None:
+        if isinstance(test, ast.Name):
+            note(test.id, True)
+            note(test.id, False)
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            scan(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            for v in test.values:
+                scan(v)
+        elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+              and isinstance(test.comparators[0], ast.Constant)
+              and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and isinstance(test.comparators[0].value, (str, int))):
+            note(test.left.id, test.comparators[0].value)
+
+    for node in walk_nodes(kernel.node):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            scan(node.test)
+    return [(name, values) for name, values in found.items()][:limit]
+
+
+def build_graph(kernel: Kernel, imports: ImportMap, helpers: dict[str, ast.FunctionDef],
+                fixed: dict[str, object] | None = None) -> KernelGraph | None:
+    """The graph of a kernel's body, or None when it is too large to analyse. `fixed` gives
+    constexpr parameters one value: only the branches that value takes are built."""
+    builder = _Builder(imports, helpers, kernel.node, fixed)
     g = builder.g
     functor = g.functor = _is_functor(kernel.node, imports)
     if functor:

@@ -468,3 +468,105 @@ def test_silu_gate_beside_a_row_reduction_is_a_norm_backward():
         tl.store(dx_ptr + row * D + o_d, (wdy - xhat * c1) * rstd, mask=m_d)
     """
     assert tri003(code) == []
+
+
+# ---- constexpr specialisation: each branch is its own op -----------------------------------------
+ACT_GLU = """
+@triton.jit
+def act_and_mul_kernel(x_ptr, out_ptr, d, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < d
+    a = tl.load(x_ptr + row * 2 * d + offs, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(x_ptr + row * 2 * d + d + offs, mask=mask, other=0.0).to(tl.float32)
+    if ACT == "silu":
+        y = a * tl.sigmoid(a)
+    elif ACT == "gelu_tanh":
+        y = 0.5 * a * (1 + tl.math.tanh(0.7978845608 * (a + 0.044715 * a * a * a)))
+    else:
+        y = {other}
+    tl.store(out_ptr + row * d + offs, y * b, mask=mask)
+"""
+
+
+def test_each_activation_branch_is_named_with_its_op():
+    findings = tri003(ACT_GLU.format(other="a"))
+    assert len(findings) == 1
+    msg = findings[0].message
+    assert "specialised by the constexpr `ACT`" in msg
+    assert "re-implements SwiGLU when `ACT == 'silu'`" in msg and "liger_swiglu(a, b)" in msg
+    assert "re-implements GeGLU when `ACT == 'gelu_tanh'`" in msg and "liger_geglu(a, b)" in msg
+
+
+def test_rms_or_layer_norm_chosen_by_a_flag():
+    code = """
+    @triton.jit
+    def norm_fwd_kernel(x_ptr, y_ptr, w_ptr, D, eps, IS_RMS_NORM: tl.constexpr, HAS_WEIGHT: tl.constexpr, BD: tl.constexpr):
+        row = tl.program_id(0)
+        o_d = tl.arange(0, BD)
+        m_d = o_d < D
+        b_x = tl.load(x_ptr + row * D + o_d, mask=m_d, other=0.0).to(tl.float32)
+        if not IS_RMS_NORM:
+            b_mean = tl.sum(b_x, axis=0) / D
+            b_xbar = tl.where(m_d, b_x - b_mean, 0.0)
+        else:
+            b_xbar = tl.where(m_d, b_x, 0.0)
+        b_rstd = 1 / tl.sqrt(tl.sum(b_xbar * b_xbar, axis=0) / D + eps)
+        b_x_hat = (b_x - b_mean) * b_rstd if not IS_RMS_NORM else b_x * b_rstd
+        b_w = tl.load(w_ptr + o_d, mask=m_d)
+        b_y = b_x_hat * b_w if HAS_WEIGHT else b_x_hat
+        tl.store(y_ptr + row * D + o_d, b_y, mask=m_d)
+    """
+    findings = tri003(code)
+    assert len(findings) == 1
+    msg = findings[0].message
+    assert "re-implements RMSNorm when `IS_RMS_NORM` is true" in msg
+    assert "re-implements LayerNorm when `IS_RMS_NORM` is false" in msg
+    assert "HAS_WEIGHT" not in msg   # a flag that does not change the op is not a branch worth naming
+
+
+def test_a_flag_that_keeps_the_op_gives_the_plain_message():
+    findings = tri003(ROW_NORM.replace("D, eps, BD", "D, eps, HAS_W: tl.constexpr, BD").replace(
+        "b_x * b_rstd * b_w", "b_x * b_rstd * b_w if HAS_W else b_x * b_rstd").format(var="tl.sum(b_xbar * b_xbar, axis=0) / D"))
+    assert names_op(findings, "RMSNorm") and "specialised" not in findings[0].message
+
+
+def test_gated_norm_activation_branches_stay_quiet():
+    code = GATED_NORM.replace("HAS_GATE: tl.constexpr", "ACTIVATION: tl.constexpr").format(gate="""b_g = tl.load(g_ptr + i_t * D + o_d, mask=m_d).to(tl.float32)
+    if ACTIVATION == "swish":
+        b_y = b_y * b_g * tl.sigmoid(b_g)
+    elif ACTIVATION == "sigmoid":
+        b_y = b_y * tl.sigmoid(b_g)""")
+    assert tri003(code) == []
+
+
+# ---- cross-entropy written as -x[target] plus the logsumexp -------------------------------------
+CE_SPLIT = """
+from mypkg.ops.utils.op import exp, log
+
+@triton.jit
+def ce_fwd_kernel(logits, target, loss, lse, ignore_index, label_smoothing: tl.constexpr, V, BV: tl.constexpr):
+    i_n = tl.program_id(0).to(tl.int64)
+    o_v = tl.arange(0, BV)
+    m_v = o_v < V
+    b_logits = tl.load(logits + i_n * V + o_v, mask=m_v, other=-float('inf')).to(tl.float32)
+    b_max = tl.max(b_logits, 0)
+    b_lse = log(tl.sum(exp(b_logits - b_max), 0)) + b_max
+    b_target = tl.load(target + i_n).to(tl.int64)
+    b_loss = 0.0
+    if b_target != ignore_index:
+        b_loss = -tl.load(logits + i_n * V + b_target).to(tl.float32)
+        if label_smoothing > 0:
+            b_loss = (1 - label_smoothing) * b_loss
+        b_loss += {lse_term}
+    tl.store(loss + i_n, b_loss)
+    tl.store(lse + i_n, b_lse)
+"""
+
+
+def test_negated_target_logit_plus_logsumexp_is_cross_entropy():
+    assert names_op(tri003(CE_SPLIT.format(lse_term="b_lse")), "cross-entropy")
+
+
+def test_negated_target_logit_without_the_logsumexp_is_not():
+    assert tri003(CE_SPLIT.format(lse_term="b_max")) == []

@@ -16,7 +16,7 @@ from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
 from tritonify.diagnostics.liger.recognise import recognise
 from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function
-from tritonify.diagnostics.liger.symbolic import build_graph
+from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.triton_ast import Kernel
@@ -115,6 +115,50 @@ def _message(kernel: Kernel, op: LigerOp, differs: str = "") -> str:
     )
 
 
+def _condition(param: str, value: object) -> str:
+    if value is True:
+        return f"`{param}` is true"
+    if value is False:
+        return f"`{param}` is false"
+    return f"`{param} == {value!r}`"
+
+
+def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[str, ...], op: str | None):
+    """(param, [(value, op)]) when fixing one constexpr parameter makes the kernel compute
+    different Liger ops (`if ACT == "silu": ... elif ACT == "gelu": ...`, `if IS_RMS_NORM:`), or
+    a Liger op in some branch of a string selector where the kernel as a whole is none
+    (`if ACT == "silu"` beside activations Liger does not ship). A flag that only switches an
+    extra off (`EMIT_FP8`, `HAS_KV_STORE`) does not make a fused kernel a standalone one."""
+    candidates = specialisations(kernel)
+    if not found:
+        # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
+        candidates = [(p, vs) for p, vs in candidates if any(isinstance(v, str) for v in vs)]
+    for param, values in candidates:
+        ops = []
+        for value in values:
+            graph = build_graph(kernel, ctx.imports, helpers, fixed={param: value})
+            result = recognise(graph) if graph is not None else None
+            if result is not None and result.op is not None and not result.differs:
+                ops.append((value, result.op))
+        distinct = {o for _, o in ops}
+        chooser = any(isinstance(v, str) for v in values)   # `ACT == "silu"`: a selector, not an on/off extra
+        if len(distinct) >= 2 or (distinct and op is None and chooser):
+            return param, ops
+    return None
+
+
+def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -> str:
+    parts = []
+    for value, key in ops:
+        op = OPS[key]
+        parts.append(f"re-implements {op.title} when {_condition(param, value)} ({op.signature}; use `{op.functional_api}`)")
+    if len(parts) == 1:
+        return (f"`{kernel.name}` is specialised by the constexpr `{param}`: it " + parts[0]
+                + f", which Liger-Kernel {LIGER_VERSION} ships with a tested backward")
+    return (f"`{kernel.name}` is specialised by the constexpr `{param}`: it " + " and ".join(parts)
+            + f"; Liger-Kernel {LIGER_VERSION} ships each with a tested backward")
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels or not advice_wanted(ctx.source.path):
         return   # Liger's own source and tests keep their kernels on purpose
@@ -126,6 +170,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         if graph is None:
             continue
         result = recognise(graph)
+        branches = _branches(ctx, kernel, helpers, result.found, result.op)
+        if branches is not None:
+            finding = ctx.finding(kernel.node, _branch_message(kernel, *branches), [])
+            yield _name_anchor(ctx, kernel, finding)
+            continue
         if result.op is None:
             continue
         op = OPS[result.op]
