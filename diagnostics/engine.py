@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None          # a problem that stopped part of the analysis
+    notes: list[str] = field(default_factory=list)  # warnings about the file ("line 3: ...")
 
 
 def _file_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
@@ -110,6 +112,11 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
         result.error = f"SyntaxError: {msg} at {line}:{col + 1}"
         result.findings = _finish(findings, source.is_suppressed, settings, source.path)
         return result
+    if "noqa" in source.text:
+        from tritonify.diagnostics.noqa import unknown_codes
+
+        result.notes.extend(f"line {line}: `# noqa` names {code}, which is no rule; it silences nothing"
+                            for line, code in unknown_codes(source))
     ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
     for reg in _enabled_rules(settings, source.path, "python"):
         ctx.rule = reg.rule
@@ -154,6 +161,8 @@ def lint_cuda_text(text: str, path: str, settings: Settings | None = None) -> Fi
     src = SourceFile(text=text, path=path)
     try:
         findings = list(embedded.check_cuda_text(text, path, rules))
+    except embedded.syntax.TooDeeplyNested as exc:
+        findings = [_file_finding(path, str(exc))]
     except Exception as exc:
         log.exception("CUDA analysis failed on %s", path)
         result.error = f"internal error in CUDA analysis: {type(exc).__name__}: {exc}"
@@ -227,33 +236,65 @@ def _gitignore_spec(root: Path):
     return pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
 
 
-def iter_files(paths: Iterable[str | Path], settings: Settings) -> Iterator[Path]:
+def _not_regular(path: Path) -> str | None:
+    """Why `path` cannot be linted as a file (None for a regular file, or a link to one).
+    Reading a FIFO or a device would block or never end, so those are never opened."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if path.is_symlink():
+            return "broken symbolic link"
+        return f"cannot read it ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}, not a regular file"
+
+
+def iter_files(paths: Iterable[str | Path], settings: Settings,
+               skipped: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
     """Python and CUDA files under `paths`, honouring .gitignore and the exclude settings.
 
-    A file named explicitly is always checked (as ruff does), even if excluded."""
+    A file named explicitly is always checked (as ruff does), even if excluded. Special files
+    (FIFOs, sockets, devices), broken links and unreadable folders are never opened: each is
+    appended to `skipped` as (path, reason). A symbolic link to a file is followed wherever it
+    points (it is matched against .gitignore and the excludes by its own path); links to
+    folders are not followed."""
     import pathspec
+
+    def skip(path: Path, reason: str) -> None:
+        if skipped is not None:
+            skipped.append((path, reason))
 
     exclude = pathspec.PathSpec.from_lines("gitwildmatch", [*DEFAULT_EXCLUDE, *settings.exclude])
     seen: set[Path] = set()
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
-            if p not in seen:
+        if not p.is_dir():
+            why = _not_regular(p)
+            if why is not None:
+                skip(p, why)
+            elif p not in seen:
                 seen.add(p)
                 yield p
             continue
-        if not p.is_dir():
-            continue
-        root = p.resolve()
+        root = p
         git_specs: dict[Path, object] = {}
-        for dirpath, dirnames, filenames in os.walk(p):
+
+        def unreadable(exc: OSError) -> None:
+            skip(Path(exc.filename or p), f"cannot read the folder ({exc.strerror or exc})")
+
+        for dirpath, dirnames, filenames in os.walk(p, onerror=unreadable):
             d = Path(dirpath)
             spec = _gitignore_spec(d)
             if spec is not None:
-                git_specs[d.resolve()] = spec
+                git_specs[d] = spec
 
             def ignored(child: Path, is_dir: bool) -> bool:
-                rel_root = _rel(child, settings.root) or _rel(child, root)
+                rel_root = _rel(child, settings.root) or _rel(child, root) or child.name
                 probe = rel_root + ("/" if is_dir else "")
                 if exclude.match_file(probe):
                     return True
@@ -266,17 +307,25 @@ def iter_files(paths: Iterable[str | Path], settings: Settings) -> Iterator[Path
             dirnames[:] = sorted(x for x in dirnames if not x.startswith(".") and not ignored(d / x, True))
             for name in sorted(filenames):
                 f = d / name
-                if language_of(name) and not ignored(f, False) and f not in seen:
-                    seen.add(f)
-                    yield f
+                if not language_of(name) or f in seen or ignored(f, False):
+                    continue
+                why = _not_regular(f)
+                if why is not None:
+                    skip(f, why)
+                    continue
+                seen.add(f)
+                yield f
 
 
 def _rel(path: Path, base: Path | None) -> str | None:
+    """`path` relative to `base` (a link is matched by where it is, not by where it points);
+    None when it is not under `base`."""
     if base is None:
         return None
     try:
-        return path.resolve().relative_to(base.resolve()).as_posix()
-    except (ValueError, OSError):
+        where = Path(path).absolute()
+        return (where.parent.resolve() / where.name).relative_to(Path(base).resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
         return None
 
 

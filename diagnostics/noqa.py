@@ -1,4 +1,4 @@
-"""Build the edit that silences one rule on one line with a `# noqa: CODE` comment.
+"""`# noqa` comments: the edit that silences one rule on one line, and the codes that name no rule.
 
 The editor's "Disable CODE for this line" action calls this. The comment goes where
 `SourceFile.is_suppressed` looks for it (the finding's first line); an existing
@@ -11,14 +11,14 @@ import io
 import tokenize
 
 from tritonify.diagnostics.model import Edit
-from tritonify.diagnostics.source import NOQA_RE
+from tritonify.diagnostics.source import LINE_BREAK, NOQA_RE, SourceFile
 
 
 def _line(text: str, line: int) -> str | None:
-    lines = text.split("\n")
+    lines = LINE_BREAK.split(text)
     if not 1 <= line <= len(lines):
         return None
-    return lines[line - 1].rstrip("\r")
+    return lines[line - 1]
 
 
 def _comment_start(line_text: str) -> int | None:
@@ -59,3 +59,18 @@ def noqa_edit(text: str, line: int, code: str) -> Edit | None:
         return Edit(line, hash_col, line, hash_col, f"# noqa: {code} ")
     stripped = len(line_text.rstrip())
     return Edit(line, stripped, line, len(line_text), f"  # noqa: {code}")
+
+
+def unknown_codes(source: SourceFile) -> list[tuple[int, str]]:
+    """(line, code) for each code in a `# noqa: ...` comment that looks like one of Tritonify's
+    (same letters as a registered code) but names no rule, such as `TRI0001`: such a comment
+    silences nothing. Codes of other tools (`E501`, `F401`) are theirs and are left alone."""
+    from tritonify.diagnostics.settings import known_codes, unknown_selector
+
+    families = {code.rstrip("0123456789") for code in known_codes()}
+    out = []
+    for line, codes in sorted(source.noqa.items()):
+        for code in sorted(codes or ()):
+            if code.rstrip("0123456789") in families and unknown_selector(code):
+                out.append((line, code))
+    return out

@@ -97,20 +97,75 @@ def _best_match(code: str, selectors: tuple[str, ...]) -> int:
     return max((_match_len(code, s) for s in selectors), default=-1)
 
 
-def _codes(value) -> list[str]:
+def _codes(value, key: str = "select") -> list[str]:
     if isinstance(value, str):
         value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{key}: expected a list of rule codes (strings), got {_describe(value)}")
     return [v.strip().upper() for v in value if v and v.strip()]
 
 
-def _severities(value: dict) -> dict:
+def _severities(value, key: str = "severity") -> dict:
+    if not isinstance(value, dict):
+        raise SettingsError(f"{key}: expected a table of code = severity, got {_describe(value)}")
     out = {}
     for code, sev in (value or {}).items():
+        if not isinstance(sev, (str, Severity)):
+            raise SettingsError(f"{key}.{code}: expected a severity string (error, warning, info or hint), got {_describe(sev)}")
         try:
             out[code.upper()] = sev if isinstance(sev, Severity) else Severity.parse(str(sev))
         except ValueError as exc:
             raise SettingsError(f"unknown severity {sev!r} for {code} (use error, warning, info or hint)") from exc
     return out
+
+
+def _describe(value) -> str:
+    """A value's TOML type and (short) text, for a message."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
+             tuple: "an array", dict: "a table"}
+    text = repr(value)
+    return f"{kinds.get(type(value), type(value).__name__)} ({text if len(text) <= 40 else text[:37] + '...'})"
+
+
+# ---- rule codes named in settings -------------------------------------------------------------
+
+def known_codes() -> tuple[str, ...]:
+    """Every code a selector can name: the registered rules and TRI000 (the file itself)."""
+    from tritonify.diagnostics.registry import all_rules
+
+    return tuple(sorted({"TRI000", *(r.code for r in all_rules())}))
+
+
+def unknown_selector(selector: str) -> str | None:
+    """A message when `selector` (a code, a prefix or ALL) names no rule, else None."""
+    code = selector.strip().upper()
+    known = known_codes()
+    if code == "ALL" or any(k.startswith(code) for k in known):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(code, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else f" (known: {known[0]} to {known[-1]}, their prefixes, or ALL)"
+    return f"unknown rule code {selector.strip()!r}{hint}"
+
+
+def check_selectors(key: str, selectors) -> None:
+    """Raise SettingsError naming `key` and the first code in `selectors` that names no rule
+    (a typo there would silently turn a rule off, or never on)."""
+    for selector in selectors:
+        problem = unknown_selector(selector)
+        if problem:
+            raise SettingsError(f"{key}: {problem}")
+
+
+def check_codes(settings: "Settings") -> None:
+    """Every code named in `settings` (select, ignore, extend-select, severity, per-file-ignores)."""
+    check_selectors("select", settings.select)
+    check_selectors("extend-select", settings.extend_select)
+    check_selectors("ignore", settings.ignore)
+    check_selectors("severity", settings.severity)
+    for pattern, codes in settings.per_file_ignores.items():
+        check_selectors(f"per-file-ignores.{pattern!r}", codes)
 
 
 def _relative(path: str, root: Path | None) -> str:
@@ -139,37 +194,72 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                raw = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
                 continue
-            if "tritonify" in data.get("tool", {}):
+            try:
+                data = tomllib.loads(raw)
+            except tomllib.TOMLDecodeError as exc:
+                if "tool.tritonify" in raw:  # ours, but broken: say so rather than use another
+                    raise SettingsError(f"{candidate}: not valid TOML ({exc})") from exc
+                continue
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "tritonify" in tool:
                 return candidate
     return None
 
 
+def _table_value(table: dict, *names: str, default=None):
+    for name in names:
+        if name in table:
+            return name, table[name]
+    return names[0], default
+
+
 def from_table(table: dict, root: Path | None = None) -> Settings:
-    """Settings from a `[tool.tritonify]` table (also used for editor settings)."""
+    """Settings from a `[tool.tritonify]` table (also used for editor settings). A value of the
+    wrong type raises SettingsError naming the key and the type expected."""
+    if not isinstance(table, dict):
+        raise SettingsError(f"expected a table, got {_describe(table)}")
     known = {"select", "ignore", "extend-select", "extend_select", "severity", "exclude", "per-file-ignores",
              "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint"}
     unknown = set(table) - known
     if unknown:
-        raise SettingsError(f"unknown key(s) in [tool.tritonify]: {', '.join(sorted(unknown))}")
+        raise SettingsError(f"unknown key(s): {', '.join(sorted(unknown))}")
+    key, exclude = _table_value(table, "exclude", default=[])
+    if not isinstance(exclude, list) or not all(isinstance(x, str) for x in exclude):
+        raise SettingsError(f"{key}: expected a list of path patterns (strings), got {_describe(exclude)}")
+    key, pfi = _table_value(table, "per-file-ignores", "per_file_ignores", default={})
+    if not isinstance(pfi, dict):
+        raise SettingsError(f"{key}: expected a table of glob = [codes], got {_describe(pfi)}")
+    key, max_bytes = _table_value(table, "max-file-bytes", "max_file_bytes", default=MAX_FILE_BYTES)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise SettingsError(f"{key}: expected a positive integer (bytes), got {_describe(max_bytes)}")
+    extend_key, extend_select = _table_value(table, "extend-select", "extend_select", default=[])
     return Settings(
-        select=tuple(_codes(table.get("select", []))),
-        ignore=tuple(_codes(table.get("ignore", []))),
-        extend_select=tuple(_codes(table.get("extend-select", table.get("extend_select", [])))),
+        select=tuple(_codes(table.get("select", []), "select")),
+        ignore=tuple(_codes(table.get("ignore", []), "ignore")),
+        extend_select=tuple(_codes(extend_select, extend_key)),
         severity=_severities(table.get("severity", {})),
-        exclude=tuple(table.get("exclude", [])),
-        per_file_ignores={k: _codes(v) for k, v in table.get("per-file-ignores", table.get("per_file_ignores", {})).items()},
-        max_file_bytes=int(table.get("max-file-bytes", table.get("max_file_bytes", MAX_FILE_BYTES))),
+        exclude=tuple(exclude),
+        per_file_ignores={k: _codes(v, f"{key}.{k!r}") for k, v in pfi.items()},
+        max_file_bytes=max_bytes,
         root=root,
     )
 
 
 def load_settings(start: Path | str = ".") -> Settings:
-    """Settings from the nearest pyproject.toml with a [tool.tritonify] table (defaults if none)."""
+    """Settings from the nearest pyproject.toml with a [tool.tritonify] table (defaults if none).
+
+    A broken table raises SettingsError whose message starts with the file, then the key:
+    `pyproject.toml: [tool.tritonify] select: unknown rule code 'TRI0001'; did you mean TRI001?`"""
     pyproject = find_pyproject(Path(start))
     if pyproject is None:
         return Settings(root=Path(start).resolve() if Path(start).is_dir() else Path(start).resolve().parent)
     data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    return from_table(data["tool"]["tritonify"], root=pyproject.parent)
+    try:
+        settings = from_table(data["tool"]["tritonify"], root=pyproject.parent)
+        check_codes(settings)
+    except SettingsError as exc:
+        raise SettingsError(f"{pyproject}: [tool.tritonify] {exc}") from None
+    return settings

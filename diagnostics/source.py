@@ -8,23 +8,59 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 NOQA_RE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
+# The one line model, Python's own: a line ends at "\r\n", "\r" or "\n" and nowhere else
+# (`str.splitlines` also breaks at form feed, U+2028 and others, which `ast` reads as text).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` without their breaks, as `ast` counts them (no empty last line
+    after a final break, like `str.splitlines`)."""
+    lines = LINE_BREAK.split(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines if text else []
+
+
+def line_starts(text: str) -> list[int]:
+    """Offset where each 1-based line starts (index line - 1); after a final break, the
+    text's length starts the (empty) line past the end."""
+    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
+
+
+def newline_of(text: str) -> str:
+    """The line break the file uses (its first one; "\n" for a file without any)."""
+    m = LINE_BREAK.search(text)
+    return m.group() if m else "\n"
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def source_encoding(data: bytes) -> tuple[str, bool]:
+    """(encoding, has_bom) of a Python file's bytes: UTF-8 unless a coding declaration on one of
+    the first two lines says otherwise; a UTF-8 byte-order mark is not part of the text."""
+    bom = data.startswith(BOM)
+    if bom:
+        data = data[3:]
+    for line in data.splitlines()[:2]:  # bytes.splitlines breaks only at \r\n, \r, \n
+        m = CODING_RE.match(line)
+        if m:
+            return m.group(1).decode("ascii", "replace"), bom
+    return "utf-8", bom
+
 
 def decode_source(data: bytes) -> tuple[str, str | None]:
     """Bytes to text. Returns (text, problem) where problem says why bytes were replaced."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    encoding, bom = source_encoding(data)
+    if bom:
         data = data[3:]
-    encoding = "utf-8"
-    for line in data.splitlines()[:2]:
-        m = CODING_RE.match(line)
-        if m:
-            encoding = m.group(1).decode("ascii", "replace")
-            break
     try:
         return data.decode(encoding), None
     except (UnicodeDecodeError, LookupError) as exc:
@@ -39,7 +75,6 @@ class SourceFile:
     tree: ast.Module | None = None
     syntax_error: SyntaxError | None = None
     decode_problem: str | None = None
-    _line_starts: list[int] = field(default_factory=list, repr=False)
 
     @classmethod
     def from_text(cls, text: str, path: str = "<string>") -> "SourceFile":
@@ -75,7 +110,21 @@ class SourceFile:
     # ---- lines and positions -------------------------------------------------------------
     @cached_property
     def lines(self) -> list[str]:
-        return self.text.splitlines()
+        return split_lines(self.text)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        return line_starts(self.text)
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset into the text of a 1-based line and code-point column (clamped to the line;
+        a line past the end is the end of the text)."""
+        starts = self.line_starts
+        if line < 1:
+            return 0
+        if line > len(starts):
+            return len(self.text)
+        return starts[line - 1] + min(max(column, 0), len(self.line_text(line)))
 
     def line_text(self, line: int) -> str:
         """Text of a 1-based line ('' past the end)."""
@@ -107,10 +156,7 @@ class SourceFile:
         line, col, end_line, end_col = self.node_range(node)
         if line == end_line:
             return self.line_text(line)[col:end_col]
-        parts = [self.line_text(line)[col:]]
-        parts.extend(self.line_text(n) for n in range(line + 1, end_line))
-        parts.append(self.line_text(end_line)[:end_col])
-        return "\n".join(parts)
+        return self.text[self.offset(line, col):self.offset(end_line, end_col)]
 
     def indent_of(self, line: int) -> str:
         text = self.line_text(line)

@@ -2,7 +2,7 @@
 "Insert template ...", "Benchmark / Profile this kernel", and "Write a benchmark contract" for a
 kernel that has none (the scaffold of `tritonify bench --write-contract`, as a new file).
 
-Edits are computed by the engine (`Finding.fixes`, `diagnostics.noqa`, `fixes.apply_fixes`);
+Edits are computed by the engine (`Finding.fixes`, `diagnostics.noqa`, `fixes.fix_until_stable_async`);
 this module only turns them into WorkspaceEdits. Costly edits (fix-all re-lints the file until
 nothing changes; a template reads its source) are left out of the list and filled in by
 `codeAction/resolve` when the client supports that; a client without resolve gets fix-all in
@@ -16,7 +16,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from tritonify.diagnostics.fixes import apply_fixes
+from tritonify.diagnostics.engine import language_of
+from tritonify.diagnostics.fixes import MAX_FIX_PASSES, fix_until_stable_async
 from tritonify.diagnostics.lookup import enclosing_definitions, mentions_op
 from tritonify.diagnostics.model import Applicability, Finding
 from tritonify.diagnostics.noqa import noqa_edit
@@ -29,7 +30,6 @@ from tritonify.server.positions import overlaps
 FIX_ALL = "source.fixAll.tritonify"
 INSERT_TEMPLATE = "refactor.tritonify.insertTemplate"
 RUN_KERNEL = "source.tritonify.runKernel"
-MAX_FIX_PASSES = 10
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, INSERT_TEMPLATE, RUN_KERNEL]
 
 
@@ -59,17 +59,14 @@ def _resolve_supported(server: TritonifyServer) -> bool:
 
 # ---- edits ------------------------------------------------------------------------------------
 async def fix_all_text(server: TritonifyServer, analysis: Analysis, passes: int = MAX_FIX_PASSES) -> tuple[str, int]:
-    """The document with every safe fix applied, re-linting between passes as `check --fix`
-    does (fixes that overlap an applied one wait for the next pass)."""
-    text, total, findings = analysis.text, 0, analysis.findings
-    for i in range(passes):
-        if i:
-            findings = (await server.analyse(analysis.uri, None, text, analysis.path, analysis.settings)).findings
-        text, n = apply_fixes(text, findings, safe_only=True)
-        if not n:
-            break
-        total += n
-    return text, total
+    """The document with every safe fix applied: the loop `check --fix` runs
+    (`fixes.fix_until_stable_async`), linting each pass in the worker."""
+    async def lint(text: str):
+        return (await server.analyse(analysis.uri, None, text, analysis.path, analysis.settings)).findings
+
+    outcome = await fix_until_stable_async(analysis.text, analysis.findings, lint,
+                                           language=language_of(analysis.path) or "python", passes=passes)
+    return outcome.text, outcome.count
 
 
 async def fix_all_edit(server: TritonifyServer, analysis: Analysis, passes: int = MAX_FIX_PASSES) -> types.WorkspaceEdit | None:

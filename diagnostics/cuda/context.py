@@ -25,6 +25,7 @@ The contract for a CUDA rule module (`diagnostics/rules/cuda/cudNNN_<name>.py`):
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator
@@ -35,6 +36,8 @@ from tritonify.diagnostics.cuda.positions import FileMap, StringLiteralMap
 from tritonify.diagnostics.cuda.types import TypeInfo
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
+
+LONE_CR = re.compile(r"\r(?!\n)")
 
 
 @dataclass
@@ -53,7 +56,10 @@ class CudaContext:
 
     @cached_property
     def source(self) -> bytes:
-        return self.text.encode("utf-8", errors="surrogatepass")
+        # tree-sitter ends a line (a `//` comment, a `#include`) only at "\n": a lone "\r" (old
+        # Mac line endings) is given to it as "\n", which keeps every offset where it was.
+        text = LONE_CR.sub("\n", self.text) if "\r" in self.text else self.text
+        return text.encode("utf-8", errors="surrogatepass")
 
     @cached_property
     def tree(self):

@@ -18,6 +18,7 @@ import ast
 import logging
 from typing import Iterable, Iterator
 
+from tritonify.diagnostics.cuda import syntax
 from tritonify.diagnostics.cuda.context import CudaContext
 from tritonify.diagnostics.cuda.positions import map_string_literal, physical_lines
 from tritonify.diagnostics.model import Finding
@@ -43,6 +44,9 @@ def might_embed_cuda(source: SourceFile) -> bool:
 def run_rules(ctx: CudaContext, rules: Iterable[RegisteredRule]) -> list[Finding]:
     """Run CUDA rules on one context; a failing rule is logged and does not hide the others."""
     findings: list[Finding] = []
+    depth = syntax.max_depth(ctx.tree.root_node)
+    if depth > syntax.MAX_DEPTH:
+        raise syntax.TooDeeplyNested(f"not analysed: too deeply nested (over {syntax.MAX_DEPTH} levels)")
     for reg in rules:
         if reg.rule.language != "cuda":
             continue
@@ -139,5 +143,8 @@ def check_python_source(source: SourceFile, rules: list[RegisteredRule]) -> Iter
             log.debug("%s:%s: CUDA string not mapped (escapes or prefixes not understood)", source.path, const.lineno)
             continue
         ctx = CudaContext(text=mapping.value, path=source.path, positions=mapping, compiler=compiler, origin=origin)
-        findings.extend(run_rules(ctx, rules))
+        try:
+            findings.extend(run_rules(ctx, rules))
+        except syntax.TooDeeplyNested as exc:
+            log.warning("%s:%s: CUDA string %s", source.path, const.lineno, exc)
     return findings

@@ -20,6 +20,8 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from tritonify.diagnostics.source import line_starts
+
 Position = tuple[int, int]
 
 _SIMPLE_ESCAPES = {
@@ -32,10 +34,7 @@ class FileMap:
     """Identity map for a CUDA file: character index -> (line, column) of the same text."""
 
     def __init__(self, text: str):
-        self._line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        self._line_starts = line_starts(text)  # "\r\n", "\r" and "\n" end a line
 
     def start(self, index: int) -> Position:
         line = bisect_right(self._line_starts, index)

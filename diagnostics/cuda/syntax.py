@@ -104,6 +104,33 @@ def walk(node) -> Iterator:
         visited_children = True
 
 
+# Real kernels nest a few dozen levels; the rules walk up to the enclosing function from each
+# node, which costs depth x nodes, so a pathological file (20,000 nested braces) is not analysed.
+MAX_DEPTH = 500
+
+
+class TooDeeplyNested(ValueError):
+    """The CUDA text nests deeper than `MAX_DEPTH`: it is not analysed."""
+
+
+def max_depth(node, limit: int = MAX_DEPTH) -> int:
+    """How deep the tree below `node` nests, counted up to `limit + 1` (one cursor walk, no
+    recursion, stopping as soon as the limit is passed)."""
+    cursor = node.walk()
+    depth = deepest = 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            continue
+        while not cursor.goto_next_sibling():
+            if depth == 0 or not cursor.goto_parent():
+                return deepest
+            depth -= 1
+
+
 def unwrap_parentheses(node):
     while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]

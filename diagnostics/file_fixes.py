@@ -1,0 +1,101 @@
+"""Fix one file on disk (`tritonify check --fix`) without ever corrupting it.
+
+The file is read once; its text is decoded as the linter decodes it (coding declaration, UTF-8
+byte-order mark); the fix loop (`fixes.fix_until_stable`) works on that text, keeps its line
+endings and accepts no pass that does not parse. Just before writing, the file is read again:
+if it changed since it was read (an editor saved it meanwhile), it is left alone. The text is
+written back with the encoding and byte-order mark it had. A file that cannot be decoded
+exactly, encoded back, or written is not fixed, and the reason names the file; nothing here
+raises for a bad file.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonify.diagnostics.engine import FileResult, language_of, lint_file, lint_text
+from tritonify.diagnostics.fixes import FixOutcome, fix_until_stable
+from tritonify.diagnostics.model import Applicability
+from tritonify.diagnostics.settings import Settings
+from tritonify.diagnostics.source import BOM, LINE_BREAK, decode_source, source_encoding
+
+
+@dataclass
+class FileFix:
+    path: Path
+    result: FileResult                      # the findings left (after fixing, or as read)
+    fixed: int = 0                          # fixes applied (or, with diff, that would be)
+    diff: str = ""                          # unified diff of the change (diff mode)
+    problems: list[str] = field(default_factory=list)  # why fixes were not (all) applied
+
+
+def _keepends(text: str) -> list[str]:
+    """Lines with their breaks, on `ast`'s line model (for a diff that shows every line)."""
+    out, last = [], 0
+    for m in LINE_BREAK.finditer(text):
+        out.append(text[last:m.end()])
+        last = m.end()
+    if last < len(text):
+        out.append(text[last:])
+    return out
+
+
+def _has_safe_fix(result: FileResult) -> bool:
+    return any(f.fix is not None and f.fix.applicability == Applicability.SAFE for f in result.findings)
+
+
+def _not_fixed(path: Path, result: FileResult, why: str) -> FileFix:
+    return FileFix(path, result, problems=[f"not fixed: {why}"])
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def fix_file(path: Path, settings: Settings, *, diff: bool = False) -> FileFix:
+    """Lint `path` and apply its safe fixes (write them, or with `diff` only describe them)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return FileFix(path, lint_file(path, settings))  # lint_file reports why it cannot be read
+    result = lint_text(data, str(path), settings)
+    if not _has_safe_fix(result):
+        return FileFix(path, result)
+    language = language_of(str(path)) or "python"
+    encoding, bom = source_encoding(data)
+    text, problem = decode_source(data)
+    if problem:
+        return _not_fixed(path, result, f"{problem.split(';')[0]}; fixing would rewrite those bytes")
+
+    def lint(new_text: str):
+        return lint_text(new_text, str(path), settings).findings
+
+    outcome: FixOutcome = fix_until_stable(text, result.findings, lint, language=language)
+    fix = FileFix(path, result, problems=[f"{f.line}:{f.column + 1}: {f.code} fix not applied: {why}"
+                                          for f, why in outcome.skipped])
+    if not outcome.count or outcome.text == text:
+        return fix
+    try:
+        new_data = (BOM if bom else b"") + outcome.text.encode(encoding)
+    except (UnicodeEncodeError, LookupError) as exc:
+        fix.problems.append(f"not fixed: the fixed text cannot be written as {encoding} ({exc})")
+        return fix
+    if outcome.findings is not None:
+        after = FileResult(str(path), outcome.findings, error=result.error)
+    else:
+        after = lint_text(outcome.text, str(path), settings)
+    if diff:
+        fix.diff = "".join(difflib.unified_diff(_keepends(text), _keepends(outcome.text), f"a/{path}", f"b/{path}"))
+        fix.fixed, fix.result = outcome.count, after
+        return fix
+    try:
+        if path.read_bytes() != data:
+            fix.problems.append("not fixed: the file changed while it was being checked; run again")
+            return fix
+        path.write_bytes(new_data)
+    except OSError as exc:
+        fix.problems.append(f"not fixed: cannot write the file ({_os_reason(exc)})")
+        return fix
+    fix.fixed, fix.result = outcome.count, after
+    return fix
