@@ -27,7 +27,7 @@ class FileFix:
     result: FileResult                      # the findings left (after fixing, or as read)
     fixed: int = 0                          # fixes applied (or, with diff, that would be)
     diff: str = ""                          # unified diff of the change (diff mode)
-    problems: list[str] = field(default_factory=list)  # why fixes were not (all) applied
+    problems: list[str] = field(default_factory=list)  # why fixes were not (all) applied, each naming the file
 
 
 def _keepends(text: str) -> list[str]:
@@ -46,7 +46,7 @@ def _has_safe_fix(result: FileResult) -> bool:
 
 
 def _not_fixed(path: Path, result: FileResult, why: str) -> FileFix:
-    return FileFix(path, result, problems=[f"not fixed: {why}"])
+    return FileFix(path, result, problems=[f"{path}: not fixed: {why}"])
 
 
 def _os_reason(exc: OSError) -> str:
@@ -72,30 +72,32 @@ def fix_file(path: Path, settings: Settings, *, diff: bool = False) -> FileFix:
         return lint_text(new_text, str(path), settings).findings
 
     outcome: FixOutcome = fix_until_stable(text, result.findings, lint, language=language)
-    fix = FileFix(path, result, problems=[f"{f.line}:{f.column + 1}: {f.code} fix not applied: {why}"
+    fix = FileFix(path, result, problems=[f"{path}:{f.line}:{f.column + 1}: {f.code} fix not applied: {why}"
                                           for f, why in outcome.skipped])
     if not outcome.count or outcome.text == text:
         return fix
     try:
         new_data = (BOM if bom else b"") + outcome.text.encode(encoding)
     except (UnicodeEncodeError, LookupError) as exc:
-        fix.problems.append(f"not fixed: the fixed text cannot be written as {encoding} ({exc})")
+        fix.problems.append(f"{path}: not fixed: the fixed text cannot be written as {encoding} ({exc})")
         return fix
-    if outcome.findings is not None:
-        after = FileResult(str(path), outcome.findings, error=result.error)
-    else:
-        after = lint_text(outcome.text, str(path), settings)
-    if diff:
+    if diff:  # nothing is written: the findings reported stay those of the file as it is
         fix.diff = "".join(difflib.unified_diff(_keepends(text), _keepends(outcome.text), f"a/{path}", f"b/{path}"))
-        fix.fixed, fix.result = outcome.count, after
+        if not fix.diff.endswith("\n"):
+            fix.diff += "\n\\ No newline at end of file\n"
+        fix.fixed = outcome.count
         return fix
     try:
         if path.read_bytes() != data:
-            fix.problems.append("not fixed: the file changed while it was being checked; run again")
+            fix.problems.append(f"{path}: not fixed: the file changed while it was being checked; run again")
             return fix
         path.write_bytes(new_data)
     except OSError as exc:
-        fix.problems.append(f"not fixed: cannot write the file ({_os_reason(exc)})")
+        fix.problems.append(f"{path}: not fixed: cannot write the file ({_os_reason(exc)})")
         return fix
-    fix.fixed, fix.result = outcome.count, after
+    fix.fixed = outcome.count
+    if outcome.findings is not None:
+        fix.result = FileResult(str(path), outcome.findings, error=result.error, notes=result.notes)
+    else:
+        fix.result = lint_text(outcome.text, str(path), settings)
     return fix

@@ -44,6 +44,9 @@ class Rule:
     severity: Severity = Severity.WARNING
     language: str = "triton"     # "triton" (Python files), "python-host" (host code), "cuda"
     fixable: bool = False        # has a machine-applicable fix
+    # With `fixable`: False when every fix changes behaviour (Applicability.UNSAFE), so it is only
+    # offered in the editor for review and `check --fix` never applies it ("editor" in the README).
+    safe_fix: bool = True
     # In the default set (ruff's model): rules measured at >= 90% true positives on the real-world
     # study run unless deselected; the others are opt-in and run only when `select` names their
     # code or "ALL".

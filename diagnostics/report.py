@@ -18,18 +18,32 @@ def text(findings: list[Finding], *, show_fixes: bool = True) -> str:
     return "\n".join(lines)
 
 
-def summary(findings: list[Finding], files: int, *, fixed: int = 0) -> str:
+_PLURAL = {"error": "errors", "warning": "warnings", "info": "info", "hint": "hints", "finding": "findings",
+           "file": "files"}
+
+
+def count(n: int, noun: str) -> str:
+    """`1 warning`, `2 warnings`, `3 info`."""
+    return f"{n} {noun if n == 1 else _PLURAL.get(noun, noun + 's')}"
+
+
+def summary(findings: list[Finding], files: int, *, fixed: int = 0, would: bool = False, skipped: int = 0) -> str:
+    """The last lines of the text report. `would`: the fixes were only shown (--fix --diff);
+    `skipped`: paths not checked (special files, broken links), each reported on its own."""
     n = len(findings)
     fixable = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "safe")
     parts = []
     if fixed:
-        parts.append(f"Fixed {fixed} error{'s' if fixed != 1 else ''}.")
-    if n == 0:
-        parts.append(f"All checks passed ({files} file{'s' if files != 1 else ''} checked).")
+        parts.append(f"{'Would fix' if would else 'Fixed'} {count(fixed, 'finding')}.")
+    also = f", {skipped} skipped" if skipped else ""
+    if n == 0 and not files and skipped:
+        parts.append(f"No file checked ({skipped} skipped).")
+    elif n == 0:
+        parts.append(f"All checks passed ({count(files, 'file')} checked{also}).")
     else:
         by_sev = Counter(f.severity.value for f in findings)
-        detail = ", ".join(f"{by_sev[s.value]} {s.value}" for s in Severity if by_sev[s.value])
-        parts.append(f"Found {n} finding{'s' if n != 1 else ''} ({detail}) in {files} file{'s' if files != 1 else ''} checked.")
+        detail = ", ".join(count(by_sev[s.value], s.value) for s in Severity if by_sev[s.value])
+        parts.append(f"Found {count(n, 'finding')} ({detail}) in {count(files, 'file')} checked{also}.")
         if fixable:
             parts.append(f"[*] {fixable} fixable with `tritonify check --fix`.")
     return "\n".join(parts)

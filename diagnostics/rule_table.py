@@ -25,6 +25,14 @@ def _precision_cell(code: str, rounds: dict) -> str:
     return "; ".join(cells) or "no findings labelled"
 
 
+def fix_cell(rule) -> str:
+    """'yes' where `check --fix` applies the fix, 'editor' where it is only offered in the editor
+    (every fix changes behaviour and needs review), '' without a fix."""
+    if not rule.fixable:
+        return ""
+    return "yes" if rule.safe_fix else "editor"
+
+
 def markdown() -> str:
     rounds = measured_precision()
     rows = ["| Code | Name | What it finds | Severity | Fix | Default | Precision (real-world study) |",
@@ -32,6 +40,6 @@ def markdown() -> str:
     for reg in all_rules():
         r = reg.rule
         rows.append(f"| [{r.code}](references/rules/{r.code}.md) | `{r.name}` | {r.summary} | {r.severity.value} "
-                    f"| {'yes' if r.fixable else ''} | {'yes' if r.default else 'opt-in'} | {_precision_cell(r.code, rounds)} |")
+                    f"| {fix_cell(r)} | {'yes' if r.default else 'opt-in'} | {_precision_cell(r.code, rounds)} |")
     return "\n".join(rows)
 

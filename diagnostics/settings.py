@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -129,6 +130,7 @@ def _describe(value) -> str:
 
 # ---- rule codes named in settings -------------------------------------------------------------
 
+@lru_cache(maxsize=1)
 def known_codes() -> tuple[str, ...]:
     """Every code a selector can name: the registered rules and TRI000 (the file itself)."""
     from tritonify.diagnostics.registry import all_rules
@@ -144,7 +146,7 @@ def unknown_selector(selector: str) -> str | None:
         return None
     import difflib
 
-    close = difflib.get_close_matches(code, known, n=1)
+    close = difflib.get_close_matches(code, known, n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]}?" if close else f" (known: {known[0]} to {known[-1]}, their prefixes, or ALL)"
     return f"unknown rule code {selector.strip()!r}{hint}"
 

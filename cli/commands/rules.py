@@ -15,6 +15,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    from tritonify.diagnostics.rule_table import fix_cell
+
     rules = [r.rule for r in all_rules()]
     if args.format == "markdown":
         from tritonify.diagnostics.rule_table import markdown
@@ -23,8 +25,8 @@ def run(args) -> int:
         return 0
     if args.format == "json":
         print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
-                           "fixable": r.fixable, "page": str(r.page)} for r in rules], indent=2))
+                           "fixable": r.fixable, "fix": fix_cell(r), "page": str(r.page)} for r in rules], indent=2))
         return 0
     for r in rules:
-        print(f"{r.code}  {r.name:<32} {r.severity.value:<8} {'fix' if r.fixable else '   '}  {r.summary}")
+        print(f"{r.code}  {r.name:<32} {r.severity.value:<8} {(fix_cell(r) or '-'):<6}  {r.summary}")
     return 0

@@ -127,7 +127,7 @@ def test_fix_applies_safe_fixes_and_is_idempotent(tmp_path):
     assert "libdevice.tanh(x)\n" in f.read_text()  # --diff writes nothing
     r = tritonify("check", str(f), "--select", "TRI001", "--fix")
     assert r.returncode == 0, r.stdout
-    assert "Fixed 1 error" in r.stdout
+    assert "Fixed 1 finding." in r.stdout
     assert "x = 2 * tl.sigmoid(2 * x) - 1" in f.read_text()
     assert "# noqa: TRI001" in f.read_text()  # the suppressed call is left alone
     r = tritonify("check", str(f), "--select", "TRI001", "--fix")

@@ -40,7 +40,7 @@ RULE = Rule(
     name="fp64-in-kernel",
     summary="FP64 arithmetic or float64 tensors in a Triton kernel",
     severity=Severity.WARNING,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 ADVICE = "keep fp32 accumulation (Kahan/pairwise sums if precision matters) or gate FP64 behind a `tl.constexpr` flag"

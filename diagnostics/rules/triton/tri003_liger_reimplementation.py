@@ -26,7 +26,7 @@ RULE = Rule(
     name="liger-reimplementation",
     summary="hand-written kernel re-implements an op Liger-Kernel ships",
     severity=Severity.INFO,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 HELPER_STEMS = {

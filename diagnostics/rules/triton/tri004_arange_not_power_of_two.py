@@ -30,7 +30,7 @@ RULE = Rule(
     name="arange-not-power-of-two",
     summary="tl.arange range that is not a power of two (or over 2**20 elements)",
     severity=Severity.ERROR,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 

@@ -22,7 +22,7 @@ RULE = Rule(
     name="softmax-without-max",
     summary="softmax or log-sum-exp whose exponent is not shifted by the row max (overflows for logits > 88)",
     severity=Severity.WARNING,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 _LOGS = ("log", "log2", "math.log", "math.log2", "log1p")

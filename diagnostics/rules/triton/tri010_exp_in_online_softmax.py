@@ -21,7 +21,7 @@ RULE = Rule(
     name="exp-in-online-softmax",
     summary="tl.exp in an attention / online-softmax loop (tl.exp2 with log2(e) folded into the scale is faster)",
     severity=Severity.INFO,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 LOG2E = "1.44269504"

@@ -22,7 +22,7 @@ RULE = Rule(
     name="autotune-key",
     summary="autotune key names a non-argument, is empty, or omits a size that tuned block sizes tile",
     severity=Severity.WARNING,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)

@@ -28,7 +28,7 @@ RULE = Rule(
     name="erf-gelu",
     summary="exact erf-GELU where the cheaper tanh/sigmoid form may do",
     severity=Severity.INFO,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 INV_SQRT2 = 1 / math.sqrt(2)

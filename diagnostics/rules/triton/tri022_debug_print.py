@@ -26,7 +26,7 @@ RULE = Rule(
     name="debug-print",
     summary="device_print / print / static_print left in a Triton kernel",
     severity=Severity.WARNING,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 

@@ -48,7 +48,7 @@ RULE = Rule(
     summary="PyTorch host code that a Liger-Kernel module or patch replaces",
     severity=Severity.INFO,
     language="python-host",
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 V = api.LIGER_VERSION
