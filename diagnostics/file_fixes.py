@@ -59,7 +59,7 @@ def fix_file(path: Path, settings: Settings, *, diff: bool = False) -> FileFix:
         data = path.read_bytes()
     except OSError:
         return FileFix(path, lint_file(path, settings))  # lint_file reports why it cannot be read
-    result = lint_text(data, str(path), settings)
+    result = lint_text(data, str(path), settings, on_disk=True)
     if not _has_safe_fix(result):
         return FileFix(path, result)
     language = language_of(str(path)) or "python"

@@ -88,11 +88,11 @@ def test_a_file_changed_while_fixing_is_left_alone(tmp_path, monkeypatch):
     edited = KERNEL.replace("import triton\n", "import triton\nimport os\n")
     calls = []
 
-    def lint_then_the_editor_saves(text, path, settings):
+    def lint_then_the_editor_saves(text, path, settings, **kwargs):
         calls.append(1)
         if len(calls) == 2:                       # while the fix loop runs
             write(f, edited)
-        return lint_text(text, path, settings)
+        return lint_text(text, path, settings, **kwargs)
 
     monkeypatch.setattr(file_fixes, "lint_text", lint_then_the_editor_saves)
     outcome = file_fixes.fix_file(f, TRI001)
