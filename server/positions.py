@@ -9,14 +9,14 @@ Every conversion clamps to the document, so a stale or hostile position never ra
 """
 from __future__ import annotations
 
-import re
 from functools import cached_property
 
 from lsprotocol import types
 
 from tritonify.diagnostics.model import Edit
+from tritonify.diagnostics.source import LINE_BREAK, newline_of
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK = LINE_BREAK  # the engine's line model (ast's), shared
 
 UTF8 = types.PositionEncodingKind.Utf8
 UTF16 = types.PositionEncodingKind.Utf16
@@ -68,8 +68,13 @@ class LineIndex:
         return types.Range(start=start, end=end)
 
     def text_edit(self, edit: Edit) -> types.TextEdit:
+        """The edit for this document, its line breaks written as the document writes its own."""
+        new_text = edit.new_text
+        newline = newline_of(self.text)
+        if newline != "\n" or "\r" in new_text:
+            new_text = _LINE_BREAK.sub(newline, new_text)
         return types.TextEdit(range=self.range(edit.start_line, edit.start_column, edit.end_line, edit.end_column),
-                              new_text=edit.new_text)
+                              new_text=new_text)
 
     def whole_document(self) -> types.Range:
         last = len(self.lines) - 1

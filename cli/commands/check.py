@@ -1,17 +1,20 @@
 """`tritonify check [PATHS...]`: lint Triton and CUDA files (ruff's interface)."""
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
 from tritonify.diagnostics import report
-from tritonify.diagnostics.engine import iter_files, lint_file, lint_text
+from tritonify.diagnostics.engine import FileResult, iter_files, lint_file, lint_text
 from tritonify.diagnostics.file_fixes import fix_file
 from tritonify.diagnostics.settings import SettingsError, check_selectors, load_settings
 
 NAME = "check"
 HELP = "lint Triton and CUDA files"
 ORDER = 10
+
+log = logging.getLogger(__name__)
 
 
 def add_arguments(p):
@@ -98,9 +101,13 @@ def run(args) -> int:
 def _check_one(path: Path, settings, args):
     """(path, result, problems, fixes applied) for one file: linted, or with --fix fixed (with
     --diff, only its diff printed)."""
-    if not args.fix:
-        return path, lint_file(path, settings), [], 0
-    outcome = fix_file(path, settings, diff=args.diff)
+    try:
+        if not args.fix:
+            return path, lint_file(path, settings), [], 0
+        outcome = fix_file(path, settings, diff=args.diff)
+    except Exception as exc:  # one file's internal error is reported with its name; the run goes on
+        log.debug("checking %s failed", path, exc_info=True)
+        return path, FileResult(str(path), error=f"internal error: {type(exc).__name__}: {exc}"), [], 0
     if outcome.diff:
         sys.stdout.write(outcome.diff)
     return path, outcome.result, outcome.problems, outcome.fixed

@@ -279,3 +279,29 @@ def test_deeply_nested_cuda_is_not_analysed_and_says_so(tmp_path):
     r = tritonify("check", str(f))
     assert time.monotonic() - start < 30          # was 80 s and more
     assert f"{f}:1:1: TRI000 not analysed: too deeply nested" in r.stdout
+
+
+def test_one_file_failing_inside_does_not_lose_the_others(tmp_path, monkeypatch, capsys):
+    """An unexpected error on one file is reported with its name; the other files are checked."""
+    import argparse
+
+    from tritonify.commands import check
+    from tritonify.diagnostics import engine
+
+    for name in ("a.py", "b.py"):
+        write(tmp_path / name, KERNEL)
+    real = engine.lint_text
+
+    def fails_on_a(text, path, *args, **kwargs):
+        if path.endswith("a.py"):
+            raise MemoryError("out of memory")
+        return real(text, path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_text", fails_on_a)
+    parser = argparse.ArgumentParser()
+    check.add_arguments(parser)
+    code = check.run(parser.parse_args([str(tmp_path), "--select", "TRI001"]))
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert f"{tmp_path / 'a.py'}: internal error: MemoryError: out of memory" in err
+    assert f"{tmp_path / 'b.py'}:12:13: TRI001" in out
