@@ -1,6 +1,7 @@
 """Run the registered rules over text or files. The CLI and the language server call these."""
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
@@ -243,7 +244,7 @@ def _not_regular(path: Path) -> str | None:
         mode = path.stat().st_mode
     except OSError as exc:
         if path.is_symlink():
-            return "broken symbolic link"
+            return "broken symbolic link" + (" (a loop of links)" if exc.errno == errno.ELOOP else "")
         return f"cannot read it ({exc.strerror or exc})"
     if stat.S_ISREG(mode):
         return None

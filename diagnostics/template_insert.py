@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonify.diagnostics.model import Edit
+from tritonify.diagnostics.source import split_lines
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def template_insert_edits(text: str, template: Any, line: int, *, snippet: bool 
     (none for imports the file has), then the body. With ``snippet`` the body edit's text is an LSP
     snippet. Raises ValueError/KeyError for bad placeholders."""
     file_tree = _parse(text)
-    file_lines = text.splitlines()
+    file_lines = split_lines(text)
     plain, snip = _template_text(template, placeholders, snippet)
     kept, doc, imports = _body_lines(plain, file_tree)
 

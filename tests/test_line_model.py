@@ -54,3 +54,21 @@ def test_the_server_writes_edits_with_the_document_endings():
     edit = LineIndex("a\r\nb\r\n").text_edit(Edit.insert(2, 0, "x\ny\n"))
     assert edit.new_text == "x\r\ny\r\n" and edit.range.start.line == 1
     assert LineIndex("a\nb\n").text_edit(Edit.insert(2, 0, "x\n")).new_text == "x\n"
+
+
+def test_template_insertion_counts_lines_as_ast_does():
+    """U+2028 in a comment above the insertion point must not move the template."""
+    from tritonify.diagnostics.template_insert import apply_template
+
+    class Template:
+        name = "t"
+
+        @staticmethod
+        def source():
+            return "import math\n\n\ndef helper():\n    return math.pi\n"
+
+    user = "x = 1\n\n\ndef model(v):\n    return v\n"
+    odd = user.replace("x = 1", "x = 1  # a\u2028b")
+    out = apply_template(odd, Template, 3)
+    assert out == apply_template(user, Template, 3).replace("x = 1", "x = 1  # a\u2028b")
+    ast.parse(out)

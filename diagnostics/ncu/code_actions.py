@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from tritonify.diagnostics.model import Applicability, Edit, Fix
+from tritonify.diagnostics.source import split_lines
 
 _NUM_STAGES = re.compile(r"\bnum_stages\s*=\s*(\d+)")
 _NUM_WARPS = re.compile(r"\bnum_warps\s*=\s*(\d+)")
@@ -19,7 +20,7 @@ _CUDA_DOUBLE = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])
 
 def _replace_all(text: str, pattern: re.Pattern, make, title: str) -> list[Fix]:
     fixes = []
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in enumerate(split_lines(text), 1):
         for m in pattern.finditer(line):
             new = make(m)
             if new is None or new == m.group(0):
@@ -66,7 +67,7 @@ def grid_to_sm_count(text: str, sm_count: int) -> list[Fix]:
 def cast_back_to_fp32(text: str, line: int, cuda: bool = False) -> list[Fix]:
     """L: on the flagged line, fp64 becomes fp32 (`tl.float64` -> `tl.float32`; in CUDA, a double
     literal gets its `f`)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     if not 1 <= line <= len(lines):
         return []
     src = lines[line - 1]

@@ -15,6 +15,7 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.ncu.code_actions import fixes_for
 from tritonify.diagnostics.ncu.diagnose import Diagnosis
 from tritonify.diagnostics.ncu.paths import map_source_path
+from tritonify.diagnostics.source import split_lines
 
 PAGES = Path(__file__).resolve().parent.parent.parent / "references" / "patterns"
 
@@ -30,7 +31,7 @@ def _pattern_url(letter: str) -> str | None:
 
 
 def _kernel_range(text: str, def_line: int | None) -> range:
-    lines = text.splitlines()
+    lines = split_lines(text)
     if not def_line:
         return range(0)
     end = len(lines)
@@ -63,7 +64,7 @@ def line_findings(diagnoses: list[Diagnosis], *, roots: list[str | Path] | None 
                 text = Path(path).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = None
-        file_lines = text.splitlines() if text else []
+        file_lines = split_lines(text) if text else []
         cuda = path.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp"))
         for hit in d.hits:
             letter = hit.pattern.letter

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tritonify.diagnostics.ncu.source_page import SassInstruction, SourcePage
+from tritonify.diagnostics.source import split_lines
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
 INST = "Instructions Executed"
@@ -125,7 +126,7 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
     texts = {ln.line: ln.text for ln in page.lines if ln.path == path}
     all_texts = dict(texts)
     if source_text:
-        all_texts.update({n: t for n, t in enumerate(source_text.splitlines(), 1)})
+        all_texts.update({n: t for n, t in enumerate(split_lines(source_text), 1)})
     own = sorted((i for i in page.instructions if i.path == path), key=lambda i: i.address)
     if not own:
         return None
