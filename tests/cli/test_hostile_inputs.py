@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -169,13 +170,16 @@ def test_a_special_file_named_directly_is_a_usage_error(tmp_path, kind):
     if kind == "fifo":
         path = tmp_path / "pipe.py"
         os.mkfifo(path)
-    elif kind == "socket":
-        path = tmp_path / "s.py"
+    elif kind == "socket":  # a short folder: a socket's path has a length limit (108 bytes)
+        path = Path(tempfile.mkdtemp(prefix="tri", dir="/tmp")) / "s.py"
         sock = socket.socket(socket.AF_UNIX)
         sock.bind(str(path))
     else:
         path = Path("/dev/null")
     r = tritonify("check", str(path), timeout=30)
+    if kind == "socket":
+        sock.close()
+        shutil.rmtree(path.parent)
     assert f"{path}: skipped: a {'device' if kind == 'device' else kind.upper() if kind == 'fifo' else kind}, not a regular file" in r.stderr
     assert "All checks passed" not in r.stdout and "No file checked (1 skipped)." in r.stdout
     assert r.returncode == 2
@@ -305,3 +309,31 @@ def test_one_file_failing_inside_does_not_lose_the_others(tmp_path, monkeypatch,
     assert code == 2
     assert f"{tmp_path / 'a.py'}: internal error: MemoryError: out of memory" in err
     assert f"{tmp_path / 'b.py'}:12:13: TRI001" in out
+
+
+def test_a_write_error_on_one_file_leaves_the_others_fixed(tmp_path, monkeypatch, capsys):
+    """The same as above wherever no file can be made unwritable (root without chattr): the
+    write itself fails, as it does on a read-only mount."""
+    import argparse
+    import errno
+
+    from tritonify.commands import check
+
+    for name in ("a.py", "b.py", "c.py"):
+        write(tmp_path / name, KERNEL)
+    locked = tmp_path / "b.py"
+    real = Path.write_bytes
+
+    def read_only_b(self, data):
+        if self == locked:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", read_only_b)
+    parser = argparse.ArgumentParser()
+    check.add_arguments(parser)
+    code = check.run(parser.parse_args([str(tmp_path), "--select", "TRI001", "--fix"]))
+    out, err = capsys.readouterr()
+    assert f"{locked}: not fixed: cannot write the file (Read-only file system)" in err
+    assert FIXED_LINE in (tmp_path / "a.py").read_text() and FIXED_LINE in (tmp_path / "c.py").read_text()
+    assert locked.read_text() == KERNEL and "Fixed 2 findings." in out and code == 1
