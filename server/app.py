@@ -47,7 +47,6 @@ LARGE_CHARS = 500_000     # documents this large are linted by a worker of their
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
-VS_CODE_NAMES = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
 
 
 class _Answered:
@@ -327,11 +326,6 @@ class TritonifyServer(LanguageServer):
         self._versions.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    # ---- trust -------------------------------------------------------------------------------
-    def client_is_vscode(self) -> bool:
-        info = getattr(self.protocol, "_client_info", None)
-        return bool(info and any(n in (info.name or "").lower() for n in VS_CODE_NAMES))
-
     def shutdown(self):
         self.lint_worker.kill()
         self.large_lint_worker.kill()
@@ -372,11 +366,8 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     def initialize(params: types.InitializeParams):
         server.protocol._client_info = params.client_info
         replace_workspace(server.protocol)
-        options = params.initialization_options
-        if server.client_is_vscode() and not (isinstance(options, dict) and "trusted" in (options.get("tritonify", options) or {})):
-            # VS Code passes its workspace trust; without it, do not run anything
-            server._base_settings = EditorSettings(trusted=False)
-        server.apply_settings(options, initial=True)
+        # trust is false (EditorSettings' default) unless the client states it, VS Code or not
+        server.apply_settings(params.initialization_options, initial=True)
 
     @server.feature(types.INITIALIZED)
     @guarded(server, "initialized")

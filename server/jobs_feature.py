@@ -28,7 +28,7 @@ from lsprotocol import types
 from tritonify.jobs import JobResult, NOT_STARTED, OK, kill_job, run_job
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
-from tritonify.server.settings import EditorSettings
+from tritonify.server.settings import TRUST_HINT, EditorSettings
 
 BENCHMARK, PROFILE = "benchmark", "profile"
 SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
@@ -185,7 +185,7 @@ class JobsFeature:
         settings = server.settings_for(uri)
         if not settings.trusted:
             return self._tell(Outcome(False, f"{kind} refused: this workspace is not trusted, and a {kind} runs its code "
-                                             "(trust the workspace, or set tritonify.trusted)", status="untrusted"))
+                                             f"({TRUST_HINT})", status="untrusted"))
         path = file_path(uri)
         if path is None or not path.is_file():
             return self._tell(Outcome(False, f"{kind} needs a saved file on disk; {uri} is not one", status="no-file"))

@@ -13,7 +13,7 @@ Editor shape (camelCase as VS Code settings are written):
     {"lint": {"run": "onType" | "onSave", "select": [...], "ignore": [...],
               "severity": {"TRI001": "error"}, "timeoutSeconds": 60},
      "interpreter": "/path/to/python" | ["/path/to/python", "-X", "dev"],
-     "trusted": true,
+     "trusted": false,
      "jobs": {"timeoutSeconds": 600},
      "benchmark": {"baselines": "eager,compile,liger", "shapes": "4096x4096,16384x4096", "timeout": 0},
      "inspect": {"enabled": true, "target": "auto" | "sm_80" | "sm_90" | "sm_100" | "sm_120" | ...}}
@@ -21,6 +21,11 @@ Editor shape (camelCase as VS Code settings are written):
 `benchmark.*` become `tritonify bench`'s `--baselines`, `--shapes` and `--timeout`: baselines are
 names (empty: eager, compile, liger and the contract's own), shapes are checked with the parser
 `bench --shapes` uses (empty: the contract's), timeout 0 is bench's own default.
+
+`trusted` (written `tritonify.trusted` in messages: the key `trusted` of the `tritonify` settings)
+is false unless the client says true: Benchmark, Profile and compile-time insight run only then.
+The VS Code extension sends its workspace trust; any other client sets it in the user's own
+configuration (docs/editors.md). A client that does not state it gets false.
 
 `inspect.enabled` defaults to true unless the environment variable TRITONIFY_INSPECT is "0"
 (a headless client or a test suite that wants no compiles without saying so in every session).
@@ -48,6 +53,10 @@ DEFAULT_BASELINES: tuple[str, ...] = ()   # bench's own default: every baseline,
 _BASELINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+TRUST_HINT = ("in VS Code, trust the workspace; in another editor, set \"trusted\": true in the tritonify "
+              "settings (tritonify.trusted, see docs/editors.md)")
+
+
 def inspect_enabled_default() -> bool:
     """Compile-time insight is on unless TRITONIFY_INSPECT says "0", "false" or "off"."""
     return os.environ.get("TRITONIFY_INSPECT", "").strip().lower() not in ("0", "false", "off", "no")
@@ -60,7 +69,7 @@ class EditorSettings:
     ignore: tuple[str, ...] = ()
     severity: dict = field(default_factory=dict)
     interpreter: tuple[str, ...] = (sys.executable,)
-    trusted: bool = True
+    trusted: bool = False    # a client that does not state trust runs nothing of the workspace
     job_timeout_s: float = 600.0
     lint_timeout_s: float = 60.0
     inspect_enabled: bool = field(default_factory=inspect_enabled_default)

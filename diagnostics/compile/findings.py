@@ -132,6 +132,8 @@ def inspect_findings(result: InspectResult, *, threshold: float = DEFAULT_OCCUPA
         out.append(Finding(code, message, pos.line, pos.column, pos.end_line, pos.end_column, severity,
                            result.path, list(fixes), page_url(code)))
 
+    if result.error and result.error.get("kind") == "not-inspected":
+        return out   # not a fault of the kernel: the lens says what the source-only build needs
     if result.error:
         line = result.error.get("line") or result.kernel_line
         col = result.error.get("column") or 0

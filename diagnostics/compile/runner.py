@@ -36,6 +36,9 @@ def child_env(base: dict | None = None) -> dict:
     env.pop("TRITON_INTERPRET", None)
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     env["TRITON_DUMP_PTXAS_LOG"] = "1"
+    # A compile served from Triton's own cache has no ptxas log, and the spill counts are read from
+    # it: compile every time (tritonify's cache keeps the results).
+    env["TRITON_ALWAYS_COMPILE"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

@@ -34,6 +34,12 @@ from tritonify.diagnostics.compile.targets import (
 )
 
 LISTINGS = ("ptx", "sass", "ttgir", "ttir", "llir")
+SOURCE_ONLY = "source"          # build the kernel from its source text; run none of the file (kernel_source.py)
+DEFINITIONS = "definitions"     # run the file's defining statements (worker.load_definitions)
+NOT_INSPECTED = "not-inspected"
+# The child's caps: address space and CPU time (on top of the wall-clock timeout). The two-config
+# autotuned softmax of tests/server/test_lsp_inspect.py compiles within 256 MiB (triton 3.9, sm_90).
+WORKER_MEMORY_BYTES = 4 * 1024 ** 3
 
 
 class InspectError(ValueError):
@@ -142,13 +148,17 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
                    arg_types: dict | None = None, dtype: str | None = None, divisible: bool = True,
                    listings=("ptx", "sass"), python: str | None = None, timeout: float = 120.0,
                    trusted: bool = False, use_cache: bool = True, cache_folder=None,
-                   specialization: dict | None = None) -> InspectResult:
+                   specialization: dict | None = None, mode: str = DEFINITIONS,
+                   memory_bytes: int | None = WORKER_MEMORY_BYTES) -> InspectResult:
     """Compile `kernel` of the file text for `target` in a child process; one result per config.
 
     `specialization` replaces every inference with what a real launch compiled (gpu/compile/compare.py):
     `{"signature": {name: type}, "constexprs": {name: value}, "divisible": [names], "options": {...}}`.
 
-    `trusted` must be True: the worker runs the file's imports and definitions (see worker.py).
+    `trusted` must be True: the worker runs the file's imports and definitions (see worker.py), or
+    with `mode=SOURCE_ONLY` none of them, only Triton's compiler over the kernel's own source
+    (kernel_source.py); a kernel that needs more is a result with error kind "not-inspected".
+    The child is capped at `memory_bytes` of address space and `timeout` CPU seconds.
     Raises InspectError for input that cannot be inspected; a kernel that does not compile is a
     result with `error` set on the variant (or on the result when nothing could be compiled)."""
     if not trusted:
@@ -172,10 +182,18 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
         raise InspectError(str(exc)) from exc
     if specialization is not None:
         _apply_specialization(plan, specialization)
+    runtime_configs = None
+    if mode == SOURCE_ONLY:
+        needs = source_only_plan(tree, found, plan)
+        if needs:
+            return InspectResult(path, found.name, found.node.lineno, arch, reason, plan.assumptions, [],
+                                 error={"message": needs, "kind": NOT_INSPECTED, "line": None, "column": None})
+        runtime_configs = [dict(s.options, kwargs=s.kwargs) for s in plan.config_sites] if found.autotune else None
     wanted = [k for k in listings if k in LISTINGS]
-    request = dict(plan.request(), arch=arch.capability, want=wanted)
+    request = dict(plan.request(), arch=arch.capability, want=wanted, mode=mode)
     python = python or sys.executable
     key = result_cache.result_key(result_cache.definitions_digest(tree, text), request, arch.capability, python)
+    request["limits"] = {"memory_bytes": memory_bytes, "cpu_seconds": int(timeout) + 1}   # not part of the key
     started = time.monotonic()
     raw = result_cache.load(key, cache_folder) if use_cache else None
     cached = raw is not None
@@ -194,7 +212,7 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
                            triton_version=raw.get("triton_version"), cached=cached,
                            seconds=time.monotonic() - started, compiled_path=raw.get("compiled_path"))
     sites = plan.config_sites
-    runtime_configs = raw.get("autotune_configs") or []
+    runtime_configs = runtime_configs or raw.get("autotune_configs") or []
     for job in raw.get("jobs", []):
         variant = job.get("variant", {})
         index = variant.get("index")
@@ -218,6 +236,74 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
             v.listings = {k: job[k] for k in LISTINGS if job.get(k)}
         result.variants.append(v)
     return result
+
+
+def source_only_plan(tree: ast.Module, kernel, plan) -> str | None:
+    """Make `plan` compile from the kernel's source alone: the autotune configs become variants
+    (only where written as literal `triton.Config(...)`), heuristics are evaluated on the assumed
+    values (only where written as simple expressions). None when it can; else what it needs,
+    as one line ("not inspected: needs ...")."""
+    from tritonify.diagnostics.compile.kernel_source import NotLiteral, eval_heuristic, needed_names, read_source
+
+    source = read_source(tree)
+    needs = needed_names(source, kernel.name)
+    if needs:
+        shown = ", ".join(needs[:4]) + (f" and {len(needs) - 4} more" if len(needs) > 4 else "")
+        return f"not inspected: needs {shown} (only the kernel's source is compiled; the file is not run)"
+    if plan.variants is None:
+        sites = plan.config_sites
+        literal = sites and all(_literal_config(site.node) for site in sites)
+        if not literal:
+            return ("not inspected: needs the autotune configs written as a literal list of "
+                    "triton.Config({...}, num_warps=...) (the file is not run)")
+        plan.variants = [dict({k: v for k, v in site.options.items() if v is not None}, kwargs=dict(site.kwargs),
+                              label=f"config {site.index}", index=site.index) for site in sites]
+    entries = _heuristic_entries(kernel.heuristics)
+    if entries is None:
+        return "not inspected: needs the @triton.heuristics values written as a literal dict of lambdas"
+    fixed_options = {k for k in plan.overrides}
+    evaluated = set()
+    for variant in plan.variants:
+        args = dict(plan.scalars)
+        args.update(plan.base_constexprs)
+        args.update(variant["kwargs"])
+        args.update(plan.overrides)
+        for key, node in entries:
+            if key in fixed_options or key in variant["kwargs"]:
+                continue
+            try:
+                value = eval_heuristic(source, node, args)
+            except NotLiteral as exc:
+                return f"not inspected: needs {key} from @triton.heuristics, which needs {exc} (the file is not run)"
+            variant["kwargs"][key] = value
+            args[key] = value
+            evaluated.add(key)
+    if evaluated:
+        plan.assumptions.append(f"{', '.join(sorted(evaluated))} from @triton.heuristics on the assumed values")
+    return None
+
+
+def _literal_config(node: ast.AST) -> bool:
+    """`triton.Config({...}, num_warps=4, ...)` with every argument a literal."""
+    if not isinstance(node, ast.Call):
+        return False
+    try:
+        for value in [*node.args, *(k.value for k in node.keywords)]:
+            ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return all(k.arg is not None for k in node.keywords)
+
+
+def _heuristic_entries(call: ast.Call | None) -> list | None:
+    """[(name, lambda node)] of `@triton.heuristics({...})`; None when not a literal dict."""
+    if call is None:
+        return []
+    node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
+    if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                 for k in node.keys):
+        return None
+    return [(k.value, v) for k, v in zip(node.keys, node.values)]
 
 
 def _apply_specialization(plan, spec: dict) -> None:

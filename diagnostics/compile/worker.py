@@ -3,7 +3,15 @@ standard library and Triton (not tritonify, which that interpreter may lack).
 
     python worker.py REQUEST.json  ->  one JSON object on stdout (the last line)
 
-What it runs of the user's file, and why:
+Two modes (request "mode"):
+  * "source" (what the language server uses on open and save): nothing of the file runs. The
+    kernel and its jit helpers are compiled from their source text in a namespace holding only
+    Triton's modules and literal constants (kernel_source.py); the parent passes the autotune
+    configs and heuristics values it read as literals. See kernel_source.py for what is left.
+  * "definitions" (the command line's `tritonify inspect`, which the user runs): below.
+Either way the request's "limits" cap the process's address space and CPU time first.
+
+What "definitions" runs of the user's file, and why:
   * To compile a kernel Triton needs the `JITFunction` object, so some of the file must run.
     Importing the file would also run its top-level program (benchmarks, tests, GPU allocations,
     `if __name__ == "__main__"` is skipped only by convention) and fail on a machine without a GPU.
@@ -143,6 +151,45 @@ def load_definitions(path: str, module_name: str) -> tuple[dict, list[dict]]:
                 raise
             skipped.append({"line": stmt.lineno, "error": f"{type(exc).__name__}: {exc}"[:300]})
     return namespace, skipped
+
+
+def load_source_only(path: str, module_name: str):
+    """The file's jit functions built from their source text, nothing of the file executed
+    (kernel_source.py); the namespace."""
+    import types
+
+    import triton
+    from kernel_source import build_namespace
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    tree = ast.parse(text, filename=path)
+    module = types.ModuleType(module_name)
+    module.__file__ = path
+    sys.modules[module_name] = module
+    build_namespace(tree, path, module.__dict__, triton.jit)
+    return module.__dict__
+
+
+def apply_limits(limits: dict | None) -> None:
+    """Cap this process (and the ptxas it starts) before anything is imported: address space
+    (`memory_bytes`, RLIMIT_AS) and CPU seconds (`cpu_seconds`, RLIMIT_CPU)."""
+    if not limits:
+        return
+    try:
+        import resource
+    except ImportError:   # not POSIX: the parent's timeout still holds
+        return
+    for key, which in (("memory_bytes", "RLIMIT_AS"), ("cpu_seconds", "RLIMIT_CPU")):
+        value = limits.get(key)
+        if not value or not hasattr(resource, which):
+            continue
+        soft, hard = resource.getrlimit(getattr(resource, which))
+        value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+        try:
+            resource.setrlimit(getattr(resource, which), (value, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def _fake_driver(arch: int):
@@ -361,7 +408,9 @@ _OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as f:
         request = json.load(f)
+    apply_limits(request.get("limits"))
     result: dict = {"ok": True}
+    source_only = request.get("mode") == "source"
     try:
         os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         os.environ.pop("TRITON_INTERPRET", None)
@@ -369,10 +418,13 @@ def main(argv: list[str]) -> int:
 
         result["triton_version"] = triton.__version__
         triton.runtime.driver.set_active(_fake_driver(request["arch"]))
-        folder = os.path.dirname(os.path.abspath(request["original_path"]))
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        namespace, skipped = load_definitions(request["path"], request["module_name"])
+        if source_only:
+            namespace, skipped = load_source_only(request["path"], request["module_name"]), []
+        else:
+            folder = os.path.dirname(os.path.abspath(request["original_path"]))
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            namespace, skipped = load_definitions(request["path"], request["module_name"])
         result["skipped"] = skipped
         obj = namespace.get(request["kernel"])
         if obj is None:

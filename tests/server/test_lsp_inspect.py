@@ -69,7 +69,7 @@ KERNELS = textwrap.dedent('''\
     def gelu(x, y):
         gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
 ''')
-ON = {"inspect": {"enabled": True, "target": "sm_90"}}
+ON = {"trusted": True, "inspect": {"enabled": True, "target": "sm_90"}}
 COMPILE_WAIT_S = 60.0    # a cold compile of the file takes about 3 s here; CI's 2 cores are slower
 ABSENT_WAIT_S = 3.0      # how long "nothing came" is watched for, where a cached compile takes < 1 s
 

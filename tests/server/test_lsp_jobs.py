@@ -21,7 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from tests.server.conftest import FAKE_ENGINE, KERNEL, SERVER, capabilities, install_client_helpers, open_doc, start
 from tests.server.test_jobs import _alive
 
-FAKE = {"interpreter": [sys.executable, str(FAKE_ENGINE)]}
+FAKE = {"interpreter": [sys.executable, str(FAKE_ENGINE)], "trusted": True}
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
@@ -144,12 +144,17 @@ async def test_untrusted_workspace_refuses_to_run_anything(client, workspace):
     assert not Path(str(path) + ".ran").exists()
 
 
-async def test_vscode_without_a_trust_option_is_untrusted(client, workspace):
+@pytest.mark.parametrize("client_name", ["Visual Studio Code", "Neovim", "helix", None])
+async def test_a_client_that_does_not_state_trust_is_untrusted(client, workspace, client_name):
+    """Trust defaults to false for every client (it was true for any client but VS Code)."""
+    info = types.ClientInfo(name=client_name, version="1.0") if client_name else None
     await client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri(),
-        client_info=types.ClientInfo(name="Visual Studio Code", version="1.100.0"), initialization_options=FAKE))
-    result = await run_command(client, "tritonify.benchmark", (workspace / "kernel.py").as_uri(), "gelu_kernel")
-    assert result["status"] == "untrusted"
+        capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri(), client_info=info,
+        initialization_options={"interpreter": FAKE["interpreter"]}))
+    path = workspace / "kernel.py"
+    result = await run_command(client, "tritonify.benchmark", path.as_uri(), "gelu_kernel")
+    assert result["status"] == "untrusted" and "tritonify.trusted" in result["message"]
+    assert not Path(str(path) + ".ran").exists()
 
 
 @pytest.mark.asyncio(loop_scope="module")

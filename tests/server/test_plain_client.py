@@ -229,7 +229,7 @@ def test_five_megabyte_document(raw, workspace):
 def test_cancel_request_stops_a_running_job(raw, workspace):
     c = raw()
     c.initialize(workspace, capabilities={"window": {"workDoneProgress": True}},
-                 options={"interpreter": [sys.executable, str(FAKE_ENGINE)]})
+                 options={"interpreter": [sys.executable, str(FAKE_ENGINE)], "trusted": True})
     path = workspace / "kernel.py"
     msg_id = c.request_async("workspace/executeCommand", {"command": "tritonify.benchmark", "arguments": [path.as_uri(), "hang"]})
     pids = Path(str(path) + ".pids")
