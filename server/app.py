@@ -11,7 +11,7 @@ What the core does (and only that):
 * makes sure every request is answered: a feature that fails is logged through
   `window/logMessage` and answers an empty result; a request whose params do not convert is
   answered with JSON-RPC error -32602 (pygls 2.1 drops it); a request after `shutdown` gets
-  -32600.
+  -32600; the stream itself is read by `framing.py`, which no malformed frame can stop.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import asyncio
 import contextvars
 import functools
 import inspect
-import json
 import logging
 import os
 import sys
@@ -37,6 +36,7 @@ from tritonify.diagnostics.settings import Settings
 from tritonify.server.analysis import Analysis, AnalysisCache, analyse
 from tritonify.server.lint_worker import LintWorker
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
+from tritonify.server.framing import serve_stdio
 from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings
 
 log = logging.getLogger("tritonify.server")
@@ -46,7 +46,6 @@ REQUEST_WAIT_S = 3.0      # longest a request waits for its document's analysis
 LARGE_CHARS = 500_000     # documents this large are linted by a worker of their own
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
-PARSE_ERROR = -32700
 
 
 class _Answered:
@@ -170,14 +169,11 @@ class TritonifyServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source) -> None:
         """pygls' out-of-band errors: log them (pygls would pop up a message box)."""
-        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
-            # An unreadable message has no id to answer; JSON-RPC's answer is a parse error.
-            try:
-                self.protocol._send_data({"jsonrpc": "2.0", "id": None,
-                                          "error": {"code": PARSE_ERROR, "message": f"parse error: {error}"}})
-            except Exception:
-                pass
         self.log(types.MessageType.Error, f"{getattr(source, '__name__', source)}: {type(error).__name__}: {error}")
+
+    def log_problem(self, message: str) -> None:
+        """A frame or message the stream reader skipped or answered with an error (framing.py)."""
+        self.log(types.MessageType.Warning, f"protocol: {message}")
 
     # ---- settings --------------------------------------------------------------------------
     def settings_for(self, uri: str) -> EditorSettings:
@@ -430,25 +426,6 @@ def create_server() -> TritonifyServer:
     return server
 
 
-class _SafeStdin:
-    """stdin for the server loop: a message body that is not UTF-8 is repaired (bad bytes
-    become U+FFFD) so the request in it can still be read and answered."""
-
-    def __init__(self, raw):
-        self._raw = raw
-
-    def readline(self) -> bytes:
-        return self._raw.readline()
-
-    def read(self, n: int) -> bytes:
-        data = self._raw.read(n)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            data = data.decode("utf-8", errors="replace").encode("utf-8")
-        return data
-
-
 def main(argv: list[str] | None = None) -> int:
     """Serve LSP on stdin/stdout until `exit` (or until the client closes stdin)."""
     import argparse
@@ -474,7 +451,7 @@ def serve(args) -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
     server = create_server()
-    server.start_io(_SafeStdin(stdin), stdout)
+    serve_stdio(server, stdin, stdout)   # framing.py: pygls' read loop, made unbreakable
     code = 0 if server.protocol._shutdown else 1
     try:
         stdout.flush()
