@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Generator, Iterable
 
@@ -137,13 +138,14 @@ def fix_steps(text: str, findings: list[Finding], *, language: str = "python",
     A generator so that the caller lints the way it lints (the CLI in process, the server in
     its worker): it yields each new text and is sent that text's findings; it returns a
     `FixOutcome`. Every pass is parsed before it is accepted: a fix whose result would not
-    parse is refused and reported (in `skipped`), never written. A fix that was applied once
-    is not applied again (a rule whose fix does not remove its finding cannot loop), and the
-    loop stops when a pass would bring back a text seen before."""
+    parse is refused and reported (in `skipped`), never written. A fix that does not remove its
+    finding (the next lint finds as many of it as before) is not applied again, so no rule can
+    make the loop write the same text over and over; and the loop stops when a pass would bring
+    back a text seen before."""
     outcome = FixOutcome(text, findings=findings)
     broken_before = parse_problem(text, language) is not None
     refused: set[tuple] = set()
-    done: set[tuple] = set()
+    left: dict[tuple, int] = {}   # fix -> how many of its findings the next lint should still have
     seen = {text}
     for _ in range(passes):
         if outcome.findings is None:  # the text changed: lint it again
@@ -152,11 +154,15 @@ def fix_steps(text: str, findings: list[Finding], *, language: str = "python",
         source = SourceFile(text=text)
         candidates = []
         for f in findings:
-            if _safe_fix(f, True) is None:
-                continue
-            key = _fix_key(source, f)
-            if key not in refused and key not in done:
-                candidates.append((f, key))
+            if _safe_fix(f, True) is not None:
+                candidates.append((f, _fix_key(source, f)))
+        counts = Counter(key for _, key in candidates)
+        for key, n in counts.items():
+            if key in left and n > left[key] and key not in refused:
+                refused.add(key)
+                stuck = next(f for f, k in candidates if k == key)
+                outcome.skipped.append((stuck, "applied once, but its fix does not remove the finding"))
+        candidates = [(f, key) for f, key in candidates if key not in refused]
         chosen, edits = _choose(text, [f for f, _ in candidates], True)
         if not chosen:
             break
@@ -186,7 +192,8 @@ def fix_steps(text: str, findings: list[Finding], *, language: str = "python",
         if new in seen:
             break  # a fix that undoes another
         seen.add(new)
-        done.update(keys[id(f)] for f in chosen)
+        applied = Counter(keys[id(f)] for f in chosen)
+        left = {key: counts[key] - n for key, n in applied.items()}
         outcome.fixed.extend(chosen)
         outcome.findings = None
         text = new

@@ -77,11 +77,29 @@ def test_a_fix_that_would_not_parse_is_refused_and_reported():
 
 def test_a_fix_that_does_not_remove_its_finding_is_applied_once():
     """With lone-CR endings the old loop appended the fix at the end of the file ten times."""
-    text = "x = 1\n"
-    again = Finding("TRI001", "m", 1, 5, 1, 5, fixes=[Fix("append", (Edit.insert(1, 5, " + 0"),))])
-    outcome = fix_until_stable(text, [again], lambda t: [Finding("TRI001", "m", 1, len(t) - 1, 1, len(t) - 1,
-                                                                 fixes=[Fix("append", (Edit.insert(1, len(t) - 1, " + 0"),))])])
-    assert outcome.count <= 2 and outcome.text.count("+ 0") == outcome.count
+    def lint(text):  # a rule whose fix never satisfies it
+        end = len(text.rstrip("\n"))
+        return [Finding("TRI001", "m", 1, end, 1, end, fixes=[Fix("append", (Edit.insert(1, end, " + 0"),))])]
+
+    outcome = fix_until_stable("x = 1\n", lint("x = 1\n"), lint)
+    assert outcome.text == "x = 1 + 0\n" and outcome.count == 1
+    assert [why for _, why in outcome.skipped] == ["applied once, but its fix does not remove the finding"]
+
+
+def test_the_same_fix_twice_is_applied_twice_when_one_waits_a_pass():
+    def lint(text):
+        out = []
+        for no, line in enumerate(text.split("\n"), 1):
+            col = line.find("f(x)")
+            if col >= 0:
+                out.append(Finding("TRI001", "m", no, col, no, col + 4, fixes=[Fix("g", (Edit(no, col, no, col + 4, "g(x)"),))]))
+            if no == 2 and not line.endswith("# ok"):  # a second rule rewrites the whole line
+                out.insert(1, Finding("TRI002", "m", 2, 0, 2, len(line), fixes=[Fix("ok", (Edit(2, 0, 2, len(line), line + "  # ok"),))]))
+        return out
+
+    text = "a = f(x)\nb = f(x)\n"
+    outcome = fix_until_stable(text, lint(text), lint)
+    assert outcome.text == "a = g(x)\nb = g(x)  # ok\n" and outcome.count == 3 and not outcome.skipped
 
 
 def test_a_file_changed_while_fixing_is_left_alone(tmp_path, monkeypatch):
