@@ -114,10 +114,9 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
         result.findings = _finish(findings, source.is_suppressed, settings, source.path)
         return result
     if "noqa" in source.text:
-        from tritonify.diagnostics.noqa import unknown_codes
+        from tritonify.diagnostics.noqa import unknown_code_note, unknown_codes
 
-        result.notes.extend(f"line {line}: `# noqa` names {code}, which is no rule; it silences nothing"
-                            for line, code in unknown_codes(source))
+        result.notes.extend(unknown_code_note(line, code) for line, code in unknown_codes(source))
     ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
     for reg in _enabled_rules(settings, source.path, "python"):
         ctx.rule = reg.rule
@@ -169,6 +168,10 @@ def lint_cuda_text(text: str, path: str, settings: Settings | None = None) -> Fi
         result.error = f"internal error in CUDA analysis: {type(exc).__name__}: {exc}"
         findings = []
     result.findings = _finish(findings, src.is_suppressed, settings, path)
+    if "noqa" in text:
+        from tritonify.diagnostics.noqa import unknown_code_note, unknown_cuda_codes
+
+        result.notes.extend(unknown_code_note(line, code) for line, code in unknown_cuda_codes(text))
     return result
 
 

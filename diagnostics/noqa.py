@@ -8,10 +8,11 @@ already silences everything) is left as it is.
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 
 from tritonify.diagnostics.model import Edit
-from tritonify.diagnostics.source import LINE_BREAK, NOQA_RE, SourceFile
+from tritonify.diagnostics.source import LINE_BREAK, NOQA_RE, SourceFile, split_lines
 
 
 def _line(text: str, line: int) -> str | None:
@@ -65,12 +66,34 @@ def unknown_codes(source: SourceFile) -> list[tuple[int, str]]:
     """(line, code) for each code in a `# noqa: ...` comment that looks like one of Tritonify's
     (same letters as a registered code) but names no rule, such as `TRI0001`: such a comment
     silences nothing. Codes of other tools (`E501`, `F401`) are theirs and are left alone."""
+    return _unknown(source.noqa)
+
+
+_CUDA_NOQA = re.compile(r"(?://|/\*)\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)")
+
+
+def unknown_cuda_codes(text: str) -> list[tuple[int, str]]:
+    """The same for `// noqa: CUD001` comments of a CUDA file."""
+    noqa = {}
+    if "noqa" in text:
+        for no, line in enumerate(split_lines(text), 1):
+            m = _CUDA_NOQA.search(line)
+            if m:
+                noqa[no] = {c.strip().upper() for c in m.group("codes").split(",")}
+    return _unknown(noqa)
+
+
+def _unknown(noqa: dict[int, set[str] | None]) -> list[tuple[int, str]]:
     from tritonify.diagnostics.settings import known_codes, unknown_selector
 
     families = {code.rstrip("0123456789") for code in known_codes()}
     out = []
-    for line, codes in sorted(source.noqa.items()):
+    for line, codes in sorted(noqa.items()):
         for code in sorted(codes or ()):
             if code.rstrip("0123456789") in families and unknown_selector(code):
                 out.append((line, code))
     return out
+
+
+def unknown_code_note(line: int, code: str) -> str:
+    return f"line {line}: `noqa` names {code}, which is no rule; it silences nothing"

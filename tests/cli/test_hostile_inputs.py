@@ -262,9 +262,12 @@ def test_an_unknown_code_in_noqa_is_a_warning(tmp_path):
     f = write(tmp_path / "k.py", KERNEL.replace("# noqa: TRI001", "# noqa: TRI0001").replace(
         "mask = offs < n", "mask = offs < n  # noqa: E501"))
     r = tritonify("check", str(f), "--select", "TRI001")
-    assert f"{f}: line 13: `# noqa` names TRI0001, which is no rule" in r.stderr
+    assert f"{f}: line 13: `noqa` names TRI0001, which is no rule" in r.stderr
     assert "E501" not in r.stderr                         # another tool's code is its business
     assert f"{f}:13:9: TRI001" in r.stdout                # and the line is not silenced
+    cu = write(tmp_path / "k.cu", "__global__ void k(float *x) { x[0] = x[0] * 0.1; }  // noqa: CUD0001, E501\n")
+    r = tritonify("check", str(cu))
+    assert f"{cu}: line 1: `noqa` names CUD0001, which is no rule" in r.stderr and "E501" not in r.stderr
 
 
 def test_summary_counts_by_severity_with_plurals(tmp_path):
