@@ -7,7 +7,7 @@ ordinary files) so that every feature answers about the text the client sees.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tritonify.diagnostics.engine import FileResult
@@ -18,6 +18,26 @@ from tritonify.server.positions import LineIndex
 
 
 MAX_PARSE_HERE_CHARS = 1_000_000
+BOM = "\ufeff"   # a UTF-8 byte-order mark some editors leave at the start of the text
+
+
+def without_bom(text: str) -> str:
+    """The text the engine sees: without a leading byte-order mark, as the command line reads a
+    file (source.decode_source). It is not a line break, so only columns of line 1 move."""
+    return text[1:] if text.startswith(BOM) else text
+
+
+def _shift_line_one(result: FileResult) -> FileResult:
+    """Findings and fix edits of the text without its BOM, placed back on the editor's text."""
+    def edit(e):
+        return replace(e, start_column=e.start_column + (e.start_line == 1),
+                       end_column=e.end_column + (e.end_line == 1))
+
+    for f in result.findings:
+        f.column += f.line == 1
+        f.end_column += f.end_line == 1
+        f.fixes = [replace(fix, edits=tuple(edit(e) for e in fix.edits)) for fix in f.fixes]
+    return result
 
 
 @dataclass
@@ -40,7 +60,7 @@ class Analysis:
         """The parsed Python source (for kernels and hovers); empty tree for CUDA files."""
         if not self.path.endswith((".py", ".pyi")):
             return SourceFile(text=self.text, path=self.path)
-        return SourceFile.from_text(self.text, self.path)
+        return SourceFile.from_text(without_bom(self.text), self.path)
 
     @property
     def parsed_here(self) -> bool:
@@ -52,7 +72,10 @@ class Analysis:
 async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
                   encoding, timeout_s: float) -> Analysis:
     """Lint `text` in the worker process (never imports or runs it) and wrap the result."""
-    result, kernels = await worker.lint(text, path, settings, timeout_s)
+    linted = without_bom(text)
+    result, kernels = await worker.lint(linted, path, settings, timeout_s)
+    if linted is not text:
+        result = _shift_line_one(result)
     return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels)
 
 

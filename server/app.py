@@ -149,6 +149,7 @@ class TritonifyServer(LanguageServer):
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
         self._reported: set[str] = set()
+        self._config_published: dict[str, tuple[str, ...]] = {}   # pyproject.toml URI -> its problems shown
         self.on_settings_changed: list[Callable[[], Any]] = []
         self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
         self.on_shutdown: list[Callable[[], Any]] = []
@@ -188,15 +189,36 @@ class TritonifyServer(LanguageServer):
         editor = self.settings_for(uri)
         local = file_path(uri)
         if local is not None:
-            base, problem = self.pyproject.for_folder(local.parent)
-            if problem:
-                self.log_once(types.MessageType.Warning, problem)
+            base, problems = self.pyproject.for_folder(local.parent)
+            self.report_config_problems(local.parent, problems)
         else:
             base = Settings()
         settings, problem = lint_settings(base, editor)
         if problem:
             self.log_once(types.MessageType.Warning, problem)
         return settings
+
+    def report_config_problems(self, folder, problems: list) -> None:
+        """A broken `[tool.tritonify]` value, shown where the user looks: a warning message once,
+        and a diagnostic on the key's line of that pyproject.toml (cleared once it reads cleanly).
+        Linting goes on with the default for that key (settings.load_lint_settings)."""
+        from tritonify.server.settings import config_diagnostics
+
+        for problem in problems:
+            if problem.message not in self._reported:
+                self._reported.add(problem.message)
+                self.log(types.MessageType.Warning, problem.message)
+                try:
+                    self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                                     message=f"Tritonify: {problem.message}"))
+                except Exception:   # noqa: S110 - the log has it
+                    pass
+        by_uri = config_diagnostics(folder, problems, self._config_published)
+        for uri, diagnostics in by_uri.items():
+            self._config_published[uri] = tuple(d.message for d in diagnostics)
+            if not diagnostics:
+                self._config_published.pop(uri)
+            self.set_diagnostics("config", uri, diagnostics)
 
     def apply_settings(self, raw: Any, folder: str | None = None, *, initial: bool = False) -> None:
         """Record a settings object (initialization options when `initial`, else the latest

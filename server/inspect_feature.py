@@ -29,6 +29,7 @@ from functools import cached_property
 from lsprotocol import types
 
 from tritonify.diagnostics.compile.runner import stop_all_workers
+from tritonify.server.analysis import without_bom
 from tritonify.server.app import TritonifyServer
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import lint_path, open_document
@@ -230,6 +231,7 @@ class InspectFeature:
                 self._targets[config.target] = arch
         except InspectError as exc:
             return [], f"compile-time insight is off: {exc}"
+        text = without_bom(text)   # as the lint reads it (a BOM is not Python)
         return inspect_file(text, path, target=arch, python=config.python, trusted=True, mode=SOURCE_ONLY,
                             timeout=COMPILE_TIMEOUT_S), None
 

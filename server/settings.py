@@ -225,30 +225,79 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     return tuple(v.strip().upper() for v in value if v.strip())
 
 
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A `[tool.tritonify]` value the server could not use: the file, the key, what was wrong."""
+
+    path: Path | None       # the pyproject.toml
+    key: str | None         # the top-level key of [tool.tritonify] it was dropped from
+    message: str            # the loader's words: "<file>: [tool.tritonify] <key>: expected ..."
+
+
+def load_lint_settings(folder: Path) -> tuple[Settings, list[ConfigProblem]]:
+    """The `[tool.tritonify]` settings for files in `folder`, keeping every good key: a key
+    whose value the loader refuses (settings.from_table / check_codes name it first in their
+    message) is dropped and reported, and the table is read again without it; its default applies."""
+    from tritonify.diagnostics.settings import check_codes, find_pyproject, from_table
+
+    try:
+        return load_settings(folder), []
+    except (SettingsError, ValueError, OSError, KeyError, TypeError) as exc:
+        first = exc
+    problems: list[ConfigProblem] = []
+    pyproject = find_pyproject(folder)
+    try:
+        import tomllib
+
+        table = dict(tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["tritonify"])
+    except Exception:   # unreadable or not TOML: defaults, and the loader's message
+        return Settings(), [ConfigProblem(pyproject, None, f"ignoring [tool.tritonify] near {folder}: {first}")]
+    for _ in range(len(table) + 1):
+        try:
+            settings = from_table(table, root=pyproject.parent)
+            check_codes(settings)
+            return settings, problems
+        except SettingsError as exc:
+            text = str(exc)
+            bad = _keys_named(text, table)
+            problems.append(ConfigProblem(pyproject, bad[0] if bad else None,
+                                          f"{pyproject}: [tool.tritonify] {text}"
+                                          + (f"; using the default for {', '.join(bad)}" if bad else "")))
+            if not bad:
+                break
+            for key in bad:
+                table.pop(key, None)
+    return Settings(root=pyproject.parent), problems
+
+
+def _keys_named(message: str, table: dict) -> list[str]:
+    """The top-level keys a loader message is about: "select: ...", "per-file-ignores.'x': ...",
+    "unknown key(s): a, b"."""
+    if message.startswith("unknown key(s): "):
+        return [k.strip() for k in message[len("unknown key(s): "):].split(",") if k.strip() in table]
+    head = message.split(":", 1)[0].split(".", 1)[0].strip()
+    return [head] if head in table else []
+
+
 class LintSettingsCache:
     """`[tool.tritonify]` per folder, read again when older than a couple of seconds (so an
     edited pyproject.toml takes effect without restarting the server)."""
 
     def __init__(self):
-        self._cache: dict[Path, tuple[float, Settings, str | None]] = {}
+        self._cache: dict[Path, tuple[float, Settings, list[ConfigProblem]]] = {}
 
     def clear(self) -> None:
         self._cache.clear()
 
-    def for_folder(self, folder: Path) -> tuple[Settings, str | None]:
-        """(settings, problem) for files in `folder`; problem describes a broken pyproject."""
+    def for_folder(self, folder: Path) -> tuple[Settings, list[ConfigProblem]]:
+        """(settings, problems) for files in `folder`; problems describe a broken pyproject."""
         now = time.monotonic()
         hit = self._cache.get(folder)
         if hit and now - hit[0] < PYPROJECT_TTL_S:
             return hit[1], hit[2]
-        problem = None
-        try:
-            settings = load_settings(folder) if folder.is_dir() else Settings()
-        except (SettingsError, ValueError, OSError, KeyError, TypeError) as exc:
-            problem = f"ignoring [tool.tritonify] near {folder}: {exc}"
-            settings = Settings()
-        self._cache[folder] = (now, settings, problem)
-        return settings, problem
+        settings, problems = load_lint_settings(folder) if folder.is_dir() else (Settings(), [])
+        self._cache[folder] = (now, settings, problems)
+        return settings, problems
 
 
 def lint_settings(base: Settings, editor: EditorSettings) -> tuple[Settings, str | None]:
@@ -257,3 +306,45 @@ def lint_settings(base: Settings, editor: EditorSettings) -> tuple[Settings, str
         return base.merged(select=list(editor.select), ignore=list(editor.ignore), severity=editor.severity), None
     except (SettingsError, ValueError) as exc:
         return base, f"ignoring the editor's lint settings: {exc}"
+
+
+def config_diagnostics(folder: Path, problems: list[ConfigProblem], published: dict[str, tuple[str, ...]]) -> dict:
+    """{pyproject URI: [Diagnostic]} to publish: the problems on their keys' lines, and an empty
+    list for a pyproject shown with problems before that now reads cleanly. Only changes."""
+    from lsprotocol import types
+
+    out: dict[str, list] = {}
+    for problem in problems:
+        if problem.path is None:
+            continue
+        line = _key_line(problem.path, problem.key)
+        out.setdefault(problem.path.resolve().as_uri(), []).append(types.Diagnostic(
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
+            message=problem.message, severity=types.DiagnosticSeverity.Warning, source="tritonify", code="config"))
+    if not problems and published:
+        from tritonify.diagnostics.settings import find_pyproject
+
+        found = find_pyproject(folder)
+        uri = found.resolve().as_uri() if found is not None else None
+        if uri in published:
+            out[uri] = []
+    return {uri: diags for uri, diags in out.items()
+            if tuple(d.message for d in diags) != published.get(uri, ())}
+
+
+def _key_line(path: Path, key: str | None) -> int:
+    """0-based line of `key = ...` in the [tool.tritonify] table of `path` (else of the table's
+    header, else 0)."""
+    try:
+        lines = re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8"))   # LSP's line breaks only
+    except (OSError, UnicodeDecodeError):
+        return 0
+    header = next((i for i, line in enumerate(lines) if re.match(r"\s*\[\s*tool\s*\.\s*tritonify\s*[\].]", line)), None)
+    if header is None:
+        return 0
+    if key:
+        pattern = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=|\s*\[\s*tool\s*\.\s*tritonify\s*\.\s*[\"']?{re.escape(key)}\b")
+        for i in range(header, len(lines)):
+            if pattern.match(lines[i]):
+                return i
+    return header
