@@ -42,6 +42,13 @@ class PythonContext:
         return find_kernels(self.source.tree, self.imports, nodes=self.module_nodes)
 
     @cached_property
+    def target(self):
+        """Which hardware the file, or a node in it, is written for (`ctx.target.nvidia(node)`)."""
+        from tritonify.diagnostics.target import Targets
+
+        return Targets(self)
+
+    @cached_property
     def module_nodes(self) -> list[ast.AST]:
         """Every node of the module, walked once and shared by all rules (use this, not
         `ast.walk(ctx.tree)`: a rule that re-walks the module per kernel is quadratic)."""

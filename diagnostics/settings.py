@@ -44,6 +44,7 @@ class Settings:
     per_file_ignores: dict = field(default_factory=dict)  # glob -> codes
     max_file_bytes: int = MAX_FILE_BYTES
     root: Path | None = None                           # folder of the pyproject that set these
+    target: str = "auto"                               # hardware where detection finds none (diagnostics/target.py)
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         code = code.upper()
@@ -224,7 +225,7 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     if not isinstance(table, dict):
         raise SettingsError(f"expected a table, got {_describe(table)}")
     known = {"select", "ignore", "extend-select", "extend_select", "severity", "exclude", "per-file-ignores",
-             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint"}
+             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint", "target"}
     unknown = set(table) - known
     if unknown:
         raise SettingsError(f"unknown key(s): {', '.join(sorted(unknown))}")
@@ -247,7 +248,17 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
         per_file_ignores={k: _codes(v, f"{key}.{k!r}") for k, v in pfi.items()},
         max_file_bytes=max_bytes,
         root=root,
+        target=_target(table.get("target", "auto")),
     )
+
+
+def _target(value) -> str:
+    from tritonify.diagnostics.target import SETTING_VALUES
+
+    text = str(value).strip().lower()
+    if text not in SETTING_VALUES:
+        raise SettingsError(f"unknown target {value!r} in [tool.tritonify] (use {', '.join(SETTING_VALUES)})")
+    return text
 
 
 def load_settings(start: Path | str = ".") -> Settings:

@@ -52,7 +52,7 @@ def test_fix_without_docstring_and_nested_indentation():
         def k(x_ptr, sm_scale, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
             q = tl.load(x_ptr + offs)
-            tl.store(x_ptr + offs, q * sm_scale)
+            tl.store(x_ptr + offs, tl.exp(q * sm_scale))
     """
     (f,) = lint(code, "TRI016")
     out = fixed(code, f)
@@ -69,7 +69,7 @@ def test_two_params_fix_over_two_passes():
     def k(x_ptr, alpha, beta, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + offs)
-        tl.store(x_ptr + offs, alpha * x + beta)
+        tl.store(x_ptr + offs, tl.sigmoid(alpha * x + beta))
     """
     import textwrap
 
@@ -99,7 +99,7 @@ def test_use_before_cast_still_fires_and_helpers_are_skipped():
     def k(x_ptr, eps, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + offs)
-        y = x + eps
+        y = tl.sqrt(x + eps)
         eps = eps.to(tl.float32)
         tl.store(x_ptr + offs, helper(y, eps))
     """
@@ -119,3 +119,30 @@ def test_unrelated_names_and_int_params_are_quiet():
         tl.store(x_ptr + offs, x * n_cols)
     """
     assert lint(code, "TRI016") == []
+
+
+def test_row_values_and_plain_stores_are_quiet():
+    # the promoted value stays on a row statistic or a plain multiply before the store
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, lse_ptr, out_ptr, n, beta, momentum, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+        kl = tl.exp(tl.load(lse_ptr + row)) - 1.0
+        tl.store(out_ptr + row, kl * beta)
+        mean = tl.sum(x, 0) / n
+        tl.store(out_ptr + n + row, (1 - momentum) * tl.load(out_ptr + n + row) + momentum * mean)
+        var = tl.sum(x * x, 0) / n
+        tl.store(x_ptr + row * n + offs, x * tl.rsqrt(var + eps), mask=offs < n)
+    """
+    assert lint(code, "TRI016") == []
+
+
+def test_other_targets_are_quiet():
+    assert len(lint(SNIPPET, "TRI016", path="ops/norm.py")) == 1
+    assert lint(SNIPPET, "TRI016", path="flag_gems/runtime/backend/_kunlunxin/ops/norm.py") == []
+    assert lint(SNIPPET, "TRI016", path="fla/ops/utils/triton_ascend/cumsum.py") == []

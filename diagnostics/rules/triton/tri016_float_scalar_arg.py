@@ -12,6 +12,13 @@ pointer or a launch passes it an int. The rule fires at its first use in arithme
 tensor, unless a cast (`eps = eps.to(tl.float32)` or `tl.cast`) comes first. `@jit` helpers are
 skipped: their arguments come from the calling kernel, where the cast belongs.
 
+Reported only where the FP64 costs: the promoted value reaches a tile (one value per element,
+`_tile_values`) that feeds a transcendental, a square root or a division (`exp`, `sigmoid`,
+`rsqrt`, `/`: long FP64 sequences), or a tile computed inside a loop. A plain multiply on every
+element before a store, or `var + eps` on a row statistic, stays hidden behind memory traffic on
+H100/H200-class parts and is not reported. Only where the code targets NVIDIA or an unknown
+target (`ctx.target`): the Inductor signature and FP64 rates cited are CUDA's.
+
 The fix inserts `eps = tl.cast(eps, tl.float32)` rather than `eps.to(tl.float32)`: both compile
 to the same (nothing for fp32, one `truncf` for fp64), but Triton's CPU interpreter
 (TRITON_INTERPRET=1) passes Python floats unwrapped, so `.to` raises AttributeError there.
@@ -31,7 +38,9 @@ from tritonify.diagnostics.rules.triton._precision import (
     numeric_value,
     tl_alias,
 )
-from tritonify.diagnostics.triton_ast import TL, Kernel, Param, child_nodes, walk_nodes
+from tritonify.diagnostics.rules.triton._kernel_flow import enclosing_loops
+from tritonify.diagnostics.rules.triton._tile_values import tile_values
+from tritonify.diagnostics.triton_ast import TL, Kernel, Param, child_nodes, libdevice_name, walk_nodes
 
 RULE = Rule(
     code="TRI016",
@@ -269,6 +278,67 @@ def _uses(ctx: PythonContext, flow: _Flow, param: str) -> Iterator[ast.AST]:
     return iter(found)
 
 
+# Calls whose FP64 form is a long instruction sequence (the cost Liger-Kernel#1350 measured).
+COSTLY_IN_FP64 = {
+    "exp", "exp2", "log", "log2", "log1p", "sigmoid", "sqrt", "sqrt_rn", "rsqrt", "erf", "sin", "cos",
+    "pow", "fdiv", "div_rn", "softmax", "math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt",
+    "math.rsqrt", "math.erf", "math.pow", "math.fdiv", "math.div_rn", "math.sigmoid",
+}
+
+
+class _Reach:
+    """Where the promoted value of one use goes: the names that carry it (a float cast stops it)."""
+
+    def __init__(self, flow: "_Flow", use: ast.AST):
+        self.flow = flow
+        self.use = use
+        self.names: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in flow.assigned.items():
+                if name not in self.names and any(v is not None and self.reads(v) for v in values):
+                    self.names.add(name)
+                    changed = True
+        # `x *= scale` binds x to `scale`: the target of the use itself carries it as well
+        if isinstance(use, ast.AugAssign) and isinstance(use.target, ast.Name):
+            self.names.add(use.target.id)
+
+    def reads(self, expr: ast.AST) -> bool:
+        if expr is self.use:
+            return True
+        if isinstance(expr, ast.Call) and self.flow._is_float_cast(expr):
+            return False
+        if isinstance(expr, ast.Name):
+            return expr.id in self.names
+        return any(self.reads(c) for c in child_nodes(expr))
+
+
+def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AST) -> str | None:
+    """Why the FP64 promotion of `use` costs, or None when it only touches row values or plain
+    per-element arithmetic outside loops."""
+    reach = _Reach(flow, use)
+    tiles = tile_values(ctx, kernel)
+    for node in kernel.walk():
+        if isinstance(node, ast.Call) and node.args:
+            name = flow._tl(node.func)
+            lib = libdevice_name(ctx.imports, node.func)
+            if (name in COSTLY_IN_FP64 or lib in COSTLY_IN_FP64 or lib == "tanh") and any(
+                reach.reads(a) and tiles.is_tile(a) for a in node.args
+            ):
+                return f"`{(name or lib).split('.')[-1]}` then runs in FP64 on every element"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            if (reach.reads(node.left) or reach.reads(node.right)) and tiles.is_tile(node):
+                return "the division then runs in FP64 on every element"
+    for node in kernel.walk():
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and (node is use or reach.reads(node)):
+            target = node if isinstance(node, ast.BinOp) else node.value
+            if (tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))) \
+                    and enclosing_loops(ctx, node, kernel.node):
+                return "it runs in FP64 on every element inside a loop"
+    return None
+
+
 def _insert_point(ctx: PythonContext, kernel: Kernel) -> tuple[int, str] | None:
     """(line, indentation) of the kernel's first statement after a docstring."""
     body = kernel.node.body
@@ -299,8 +369,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if name in flow.pointer_names:
                 continue
             cast_at = _cast_line(ctx, flow, name)
-            use = next((u for u in _uses(ctx, flow, name) if cast_at is None or u.lineno < cast_at), None)
-            if use is None:
+            use, why = None, None
+            for candidate in _uses(ctx, flow, name):
+                if cast_at is not None and candidate.lineno >= cast_at:
+                    break
+                why = _costly_reach(ctx, kernel, flow, candidate)
+                if why:
+                    use = candidate
+                    break
+            if use is None or not ctx.target.nvidia(use):
                 continue
             tl = tl_alias(ctx)
             fixes = []
@@ -318,7 +395,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             yield ctx.finding(
                 use,
                 f"`{name}` is a Python-float kernel argument: launched from torch.compile/Inductor it "
-                f"arrives as fp64 and `{snippet}` runs in FP64 (Liger-Kernel#1350: 56.1 us vs 108.5 us on H100); "
+                f"arrives as fp64 and `{snippet}` is promoted to FP64; {why} (Liger-Kernel#1350: 56.1 us vs 108.5 us on H100); "
                 f"add `{name} = {tl}.cast({name}, {tl}.float32)` at the top of the kernel or make it `tl.constexpr`",
                 fixes,
             )

@@ -4,6 +4,11 @@
 a single `rsqrt.approx` (MUFU) instruction. The two agree to a few ulp in fp32. Also matched:
 `libdevice.sqrt`, `tl.math.sqrt` and `tl.sqrt_rn` (the correctly rounded square root: the
 division after it is not correctly rounded anyway, so the rewrite keeps the same error class).
+
+Reported only where the cost repeats: the square root's argument is a tile (one value per
+element, `_tile_values`), not a reduced row statistic. `1 / tl.sqrt(var + eps)` on a row variance
+is paid once per row and is not worth a finding. Only where the code targets NVIDIA or an
+unknown target (`ctx.target`): the single-instruction claim is about PTX `rsqrt.approx`.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import in_loop, numeric_value, tl_alias
+from tritonify.diagnostics.rules.triton._tile_values import tile_values
 from tritonify.diagnostics.triton_ast import TL, libdevice_name
 
 RULE = Rule(
@@ -43,13 +49,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 continue
             if not _is_sqrt(ctx, call.func) or len(call.args) != 1 or call.keywords:
                 continue
+            if not tile_values(ctx, kernel).is_tile(call.args[0]) or not ctx.target.nvidia(node):
+                continue   # once per row (a reduced statistic), or not NVIDIA code
             tl = tl_alias(ctx)
             arg = ctx.segment(call.args[0])
             hot = in_loop(ctx, node, kernel)
             yield ctx.finding(
                 node,
                 f"`{ctx.segment(node)}` computes a square root and a division; use `{tl}.rsqrt({arg})` "
-                "(one rsqrt.approx instruction, within a few ulp)" + (" inside this loop" if hot else ""),
+                "(one rsqrt.approx instruction, within a few ulp) on every element" + (" inside this loop" if hot else ""),
                 [Fix(f"Replace with {tl}.rsqrt(...)", (ctx.replace(node, f"{tl}.rsqrt({arg})"),), Applicability.SAFE)],
                 severity=Severity.WARNING if hot else Severity.INFO,
             )
