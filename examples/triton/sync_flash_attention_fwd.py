@@ -1,8 +1,9 @@
 """Flash-attention forward (non-causal), autotuned over the tile sizes, online softmax with
 `tl.exp` in the loop over key blocks.
 
-Tritonify: TRI010 fires on both exponentials in the inner loop: the log2(e) factor can be
-folded into `sm_scale` and the loop switched to `tl.exp2` (compare examples/clean/attention_fwd.py).
+Tritonify: TRI010 fires on the exponential of the score tile in the inner loop (the per-row
+rescale `alpha` is one value per row and stays quiet): the log2(e) factor can be folded into
+`sm_scale` and the loop switched to `tl.exp2` (compare examples/clean/attention_fwd.py).
 """
 import torch
 import triton

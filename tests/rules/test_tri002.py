@@ -45,8 +45,8 @@ def test_aliases_and_from_imports():
     @triton.jit
     def k(p, BLOCK: language.constexpr):
         a = language.zeros([BLOCK], dtype=language.float64)
-        b = language.load(p).to(float64)
-        language.store(p, a + b)
+        b = language.load(p + language.arange(0, BLOCK)).to(float64)
+        language.store(p + language.arange(0, BLOCK), a + b)
     """
     findings = lint(code, "TRI002")
     assert len(findings) == 2
@@ -61,13 +61,13 @@ def test_constexpr_flag_branch_is_quiet_but_plain_if_is_not():
     import triton.language as tl
 
     @triton.jit
-    def k(p, n, FP64: tl.constexpr):
-        x = tl.load(p)
+    def k(p, n, FP64: tl.constexpr, BLOCK: tl.constexpr):
+        x = tl.load(p + tl.arange(0, BLOCK))
         if FP64:
             x = x.to(tl.float64)
         if n > 4:
             x = x.to(tl.float64)
-        tl.store(p, x)
+        tl.store(p + tl.arange(0, BLOCK), x)
     """
     findings = lint(gated, "TRI002")
     assert [f.line for f in findings] == [11]
@@ -163,3 +163,60 @@ def test_no_kernels_no_findings():
     y = 1e-300
     """
     assert lint(code, "TRI002") == []
+
+
+def test_deliberate_fp64_forms_are_quiet():
+    # a dtype-following branch, a kernel named for fp64, a scale computed once per row in fp64,
+    # an fp64 running max of values already reduced
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def trace_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        dt = x_ptr.type.element_ty
+        if dt == tl.float64:
+            acc_dtype = tl.float64
+        else:
+            acc_dtype = tl.float32
+        acc = tl.zeros((BLOCK,), dtype=acc_dtype)
+        tl.store(out_ptr, tl.sum(acc, 0))
+
+    @triton.jit
+    def weights_fp64_kernel(w_ptr, out_ptr, n):
+        acc = tl.zeros([1], dtype=tl.float64)[0]
+        for i in range(n):
+            acc = acc + tl.load(w_ptr + i).to(tl.float64)
+        tl.store(out_ptr, acc)
+
+    @triton.jit
+    def scale_kernel(x_ptr, s_ptr, y_ptr, K, FP8_MAX: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(tl.float32)
+        amax = tl.max(tl.abs(x), axis=0).to(tl.float64)
+        scale = (FP8_MAX / amax).to(tl.float32)
+        row_max = tl.zeros((BLOCK,), dtype=tl.float64) - float("inf")
+        for k in range(0, K, BLOCK):
+            part = tl.load(x_ptr + k + offs[:, None] * K + offs[None, :])
+            row_max = tl.maximum(row_max, tl.max(tl.abs(part), axis=1))
+        tl.store(s_ptr + offs, row_max.to(tl.float32) * scale)
+    """
+    assert lint(code, "TRI002") == []
+
+
+def test_fp64_on_tiles_still_fires():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=tl.float64)
+        for s in range(0, n, BLOCK):
+            x = tl.load(x_ptr + s + offs)
+            acc += x
+        tl.store(out_ptr + offs, tl.exp(x.to(tl.float64)))
+    """
+    assert [f.line for f in lint(code, "TRI002")] == [8, 12]
+    assert lint(code, "TRI002", path="flag_gems/runtime/backend/_hygon/ops/pow.py") == []

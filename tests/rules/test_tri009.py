@@ -110,3 +110,48 @@ def test_where_with_minus_inf_string_keeps_the_shift():
         tl.store(y_ptr + offs, e / tl.sum(e, axis=0))
     """
     assert lint(code, "TRI009") == []
+
+
+def test_activation_forms_of_exp_are_not_softmaxes():
+    # SiLU, tanh via exp, softplus: the exp is never the summed-and-divided value
+    code = """
+    import triton
+    import triton.language as tl
+    from triton.language.extra import libdevice
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n, cap, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        x = x / (1 + tl.exp(-x))
+        e2 = tl.exp(2 * x / cap)
+        t = (e2 - 1) / (e2 + 1) * cap
+        sp = tl.where(x > 20.0, x, libdevice.log1p(libdevice.exp(x)))
+        ex = tl.exp(2 * sp / cap)
+        sp = (ex - 1) / (ex + 1) * cap
+        total = tl.sum(x * x + t + sp, 0)
+        tl.store(y_ptr + offs, x / total, mask=offs < n)
+    """
+    assert lint(code, "TRI009") == []
+
+
+def test_augmented_shift_and_stable_sigmoid_are_shifted():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        qk = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+        qk -= tl.max(qk, 0)
+        p = tl.math.exp2(qk)
+        z = tl.load(y_ptr + offs, mask=offs < n, other=0.0)
+        neg = tl.where(z >= 0, -z, z)
+        q = tl.exp2(neg * 1.4426950408889634)
+        tl.store(y_ptr + offs, p / tl.sum(p, 0) + q / tl.sum(q, 0), mask=offs < n)
+    """
+    assert lint(code, "TRI009") == []
+    unshifted = code.replace("qk -= tl.max(qk, 0)", "qk *= 2.0")
+    (f,) = lint(unshifted, "TRI009")
+    assert f.line == 10

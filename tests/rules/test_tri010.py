@@ -74,7 +74,7 @@ def test_exp_in_loop_without_dot_or_running_max_is_quiet():
     assert lint(code, "TRI010") == []
 
 
-def test_only_the_softmax_exps_of_an_outer_loop_around_an_online_softmax():
+def test_online_softmax_without_dot_is_memory_bound_and_quiet():
     code = """
     import triton
     import triton.language as tl
@@ -93,5 +93,73 @@ def test_only_the_softmax_exps_of_an_outer_loop_around_an_online_softmax():
             ratio = tl.exp(logp - tl.load(old_ptr + t))
             tl.store(out_ptr + t, ratio)
     """
-    findings = lint(code, "TRI010")
-    assert [f.line for f in findings] == [13, 13]
+    assert lint(code, "TRI010") == []
+
+
+def test_per_row_and_gate_exps_in_an_attention_loop_are_quiet():
+    # flash-attention's rescale, a decay gate from loads, a scalar: none is per score element
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(q_ptr, k_ptr, g_ptr, o_ptr, sm_scale, n, B: tl.constexpr):
+        q = tl.load(q_ptr + tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :])
+        m = tl.full([B], float("-inf"), tl.float32)
+        acc = tl.zeros([B, B], tl.float32)
+        for s in range(0, n, B):
+            kk = tl.load(k_ptr + s + tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :])
+            g = tl.load(g_ptr + s + tl.arange(0, B))
+            decay = tl.exp(g[:, None] - g[None, :])
+            last = tl.exp(tl.load(g_ptr + s))
+            qk = tl.dot(q, kk) * sm_scale
+            m_new = tl.maximum(m, tl.max(qk, 1))
+            alpha = tl.exp(m - m_new)
+            acc = acc * alpha[:, None] * last + tl.dot(qk * decay, kk)
+            m = m_new
+        tl.store(o_ptr + tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :], acc)
+    """
+    assert lint(code, "TRI010") == []
+    scores = code.replace("acc = acc * alpha", "p = tl.exp(qk - m_new[:, None])\n            acc = p * acc * alpha")
+    assert [f.line for f in lint(scores, "TRI010")] == [18]
+
+
+def test_other_targets_are_quiet():
+    assert len(lint(ATTN, "TRI010", path="ops/attention.py")) == 1
+    assert lint(ATTN, "TRI010", path="flag_gems/runtime/backend/_cambricon/ops/attention.py") == []
+    guarded = ATTN.replace("        p = tl.exp(qk - m_new[:, None])",
+                           "        if IS_HIP:\n            p = tl.exp(qk - m_new[:, None])")
+    assert lint(guarded, "TRI010") == []
+
+
+def test_merging_per_row_statistics_across_splits_is_quiet():
+    # the running max takes loaded per-row values elementwise: its exps are one per row
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def merge(lse_ptr, o_ptr, out_ptr, n_splits, L: tl.constexpr):
+        rows = tl.arange(0, L)
+        m = tl.full([L], float("-inf"), tl.float32)
+        acc = tl.zeros([L], tl.float32)
+        l = tl.zeros([L], tl.float32)
+        for s in range(n_splits):
+            lse_s = tl.load(lse_ptr + s * L + rows)
+            o_s = tl.load(o_ptr + s * L + rows)
+            new_m = tl.maximum(m, lse_s)
+            alpha = tl.exp(m - new_m)
+            beta = tl.exp(lse_s - new_m)
+            acc = acc * alpha + o_s * beta
+            l = l * alpha + beta
+            m = new_m
+        tl.store(out_ptr + rows, acc / l)
+    """
+    assert lint(code, "TRI010") == []
+
+
+def test_an_exp_beside_an_exp2_branch_is_a_choice():
+    code = ATTN.replace("        p = tl.exp(qk - m_new[:, None])",
+                        "        if USE_EXP2:\n            p = tl.exp2(qk - m_new[:, None])\n"
+                        "        else:\n            p = tl.exp(qk - m_new[:, None])")
+    assert lint(code, "TRI010") == []

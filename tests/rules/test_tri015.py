@@ -16,7 +16,7 @@ import triton.language as tl
 @triton.jit
 def k(a_ptr, b_ptr, BM: tl.constexpr):
     r = tl.arange(0, BM)
-    a = tl.load(a_ptr + r[:, None] * BM + r[None, :]).to(tl.float32)
+    a = tl.exp(tl.load(a_ptr + r[:, None] * BM + r[None, :]).to(tl.float32))
     b = tl.load(b_ptr + r[:, None] * BM + r[None, :])
     c = tl.dot(a, b)
     tl.store(a_ptr + r[:, None] * BM + r[None, :], c)
@@ -36,24 +36,41 @@ def test_missing_precision_message_and_two_unsafe_fixes():
         assert lint(out, "TRI015") == []
 
 
-def test_allow_tf32_false_is_a_safe_rewrite():
-    code = CAST.replace("c = tl.dot(a, b)", "c = tl.dot(a, b, allow_tf32=False)")
-    (f,) = lint(code, "TRI015")
-    assert "deprecated" in f.message
-    assert f.fixes[0].applicability is Applicability.SAFE
-    out = fixed(code, f)
-    assert 'c = tl.dot(a, b, input_precision="ieee")' in out
-    assert lint(out, "TRI015") == []
+def test_allow_tf32_is_an_explicit_choice_and_quiet():
+    # deprecated (triton#3498) but honoured: renaming it changes nothing, so it is not reported
+    for kw in ("allow_tf32=False", "allow_tf32=True", "allow_tf32=TF32"):
+        assert lint(CAST.replace("c = tl.dot(a, b)", f"c = tl.dot(a, b, {kw})"), "TRI015") == [], kw
 
 
-def test_allow_tf32_true_and_flag_rewrites_are_unsafe():
-    code = CAST.replace("c = tl.dot(a, b)", "c = tl.dot(a, b, allow_tf32=True)")
-    (f,) = lint(code, "TRI015")
-    assert f.fixes[0].applicability is Applicability.UNSAFE
-    assert 'c = tl.dot(a, b, input_precision="tf32")' in fixed(code, f)
-    flag = CAST.replace("c = tl.dot(a, b)", "c = tl.dot(a, b, allow_tf32=TF32)")
-    (g,) = lint(flag, "TRI015")
-    assert 'input_precision="tf32" if TF32 else "ieee"' in fixed(flag, g)
+def test_loads_cast_up_are_quiet_but_fp32_storage_and_computed_values_fire():
+    code = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, g_ptr, BM: tl.constexpr):
+        r = tl.arange(0, BM)
+        x = tl.load(x_ptr + r[:, None] * BM + r[None, :]).to(tl.float32)
+        xt = tl.trans(x)
+        g = tl.dot(xt, x)
+        y = tl.load(y_ptr + r[:, None] * BM + r[None, :]).to(tl.float32)
+        h = tl.dot(y, y)
+        p = tl.exp(x)
+        q = tl.dot(p, x)
+        tl.store(g_ptr + r[:, None] * BM + r[None, :], g + h + q)
+
+    def run(x, g):
+        y = torch.randn(64, 64, device=x.device, dtype=torch.float32)
+        k[(1,)](x.bfloat16(), y, g, BM=64)
+    """
+    assert [f.line for f in lint(code, "TRI015")] == [13, 15]   # h (fp32 storage) and q (computed)
+
+
+def test_other_targets_are_quiet():
+    assert len(lint(CAST, "TRI015", path="ops/mm.py")) == 1
+    assert lint(CAST, "TRI015", path="fla/ops/common/backends/triton_ascend/chunk_o.py") == []
+    assert lint(CAST, "TRI015", path="flag_gems/runtime/backend/_kunlunxin/ops/mm.py") == []
 
 
 def test_unknown_and_half_operands_are_quiet():

@@ -51,6 +51,15 @@ def _is_nonpositive_constant(node: ast.AST) -> bool:
     return False
 
 
+def _negated_pair(a: ast.AST, b: ast.AST) -> bool:
+    """`-x` and `x` (either order): a `where` choosing between them by sign yields -|x| or |x|;
+    chosen as the exponent of a stable sigmoid it is the non-positive one."""
+    for neg, pos in ((a, b), (b, a)):
+        if isinstance(neg, ast.UnaryOp) and isinstance(neg.op, ast.USub) and ast.dump(neg.operand) == ast.dump(pos):
+            return True
+    return False
+
+
 class Bounds:
     """Decides whether an exponent is shifted by a maximum or otherwise known <= 0.
 
@@ -86,6 +95,8 @@ class Bounds:
             if name in ("minimum", "math.minimum") and any(_is_nonpositive_constant(a) for a in expr.args):
                 return True
             if name == "where" and len(expr.args) == 3:
+                if _negated_pair(expr.args[1], expr.args[2]):
+                    return True   # where(x >= 0, -x, x): -|x|, the stable sigmoid's exponent
                 return all(self.shifted(a, before_line, depth + 1) for a in expr.args[1:])
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cast"):
                 return self.shifted(expr.func.value, before_line, depth + 1)
@@ -98,6 +109,13 @@ class Bounds:
             earlier = [b for b in blist if b.stmt.lineno < before_line]
             if earlier:
                 last = earlier[-1]
+                if isinstance(last.stmt, ast.AugAssign):
+                    # `qk -= m[:, None]` shifts; `x *= scale` keeps whatever x was before
+                    if isinstance(last.stmt.op, ast.Sub):
+                        return not isinstance(last.value, ast.Constant)
+                    if isinstance(last.stmt.op, (ast.Mult, ast.Div)):
+                        return self.shifted(expr, last.stmt.lineno, depth + 1)
+                    return False
                 return self.shifted(last.value, last.stmt.lineno, depth + 1)
             return any(self.shifted(b.value, b.stmt.lineno, depth + 1) for b in blist)
         return False

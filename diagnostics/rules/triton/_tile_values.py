@@ -101,6 +101,37 @@ class TileValues:
         return any(self.is_tile(a, depth + 1) for a in args)
 
 
+def derived_from(ctx: PythonContext, kernel: Kernel, seed) -> set[str]:
+    """Names whose value comes from a node matching `seed` elementwise: not through a reduction
+    (`m = tl.max(qk, 1)` does not carry `qk`'s per-element values; `p = tl.exp(qk - m)` does)."""
+    values = tile_values(ctx, kernel)
+    names: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, blist in values.binds.items():
+            if name not in names and any(
+                not isinstance(b.stmt, ast.For) and reads_elementwise(ctx, b.value, seed, names) for b in blist
+            ):
+                names.add(name)
+                changed = True
+    return names
+
+
+def reads_elementwise(ctx: PythonContext, expr: ast.AST, seed, names: set[str]) -> bool:
+    """`expr` contains a `seed` node or one of `names` outside any reduction call."""
+    if isinstance(expr, ast.Name):
+        return expr.id in names
+    if isinstance(expr, ast.Call):
+        name = tl_name(ctx.imports, expr.func)
+        if name in _REDUCTIONS or (isinstance(expr.func, ast.Attribute) and name is None
+                                   and expr.func.attr in _REDUCING_METHODS):
+            return False
+        if seed(expr):
+            return True
+    return any(reads_elementwise(ctx, c, seed, names) for c in ast.iter_child_nodes(expr))
+
+
 def _unit_shape(shape: ast.AST | None) -> bool:
     """`[1]`, `(1,)`, `()`, `[1, 1]`: a shape of one element."""
     if isinstance(shape, (ast.List, ast.Tuple)):

@@ -11,7 +11,15 @@ registers per value and doubles the bytes a memory-bound kernel moves. It sneaks
    to `kernel[grid](...)`: every load, store and op on them is FP64.
 
 Dtypes behind a `tl.constexpr` flag branch (`if USE_FP64:`) are intentional and stay quiet: that
-is the recommended way to keep an FP64 reference path.
+is the recommended way to keep an FP64 reference path. So are the other deliberate forms seen in
+real libraries: a branch that follows the input's dtype (`elif x.dtype == tl.float64:`), a kernel
+or helper whose name says fp64 (`_bincount_weights_fp64_kernel`, `safe_log_f64`), and FP64 on
+values already reduced to one per row or program (`tl.max(tl.abs(x)).to(tl.float64)` to compute an
+fp8 scale the way torch does): that costs one FP64 op per row. A float64 accumulator is reported
+only when a tile (one value per element, `_tile_values`) is combined into it.
+
+Only where the code targets NVIDIA or an unknown target (`ctx.target`): the FP64 rates cited are
+NVIDIA's (AMD's data-centre parts run FP64 at the FP32 rate).
 """
 from __future__ import annotations
 
@@ -33,6 +41,7 @@ from tritonify.diagnostics.rules.triton._precision import (
     pointer_dtypes,
     tl_alias,
 )
+from tritonify.diagnostics.rules.triton._tile_values import tile_values
 from tritonify.diagnostics.triton_ast import TL, Kernel, walk_nodes
 
 RULE = Rule(
@@ -59,6 +68,72 @@ def _fp64_dtype_nodes(ctx: PythonContext, kernel: Kernel) -> Iterator[ast.AST]:
         path = ctx.imports.resolve(node) or ""
         if path in (f"{TL}.float64", f"{TL}.fp64"):
             yield node
+
+
+_FP64_WORDS = {"fp64", "f64", "float64", "double", "dp"}
+
+
+def _named_fp64(kernel: Kernel) -> bool:
+    return any(w in _FP64_WORDS for w in kernel.name.lower().split("_"))
+
+
+def _dtype_following(ctx: PythonContext, node: ast.AST, kernel: Kernel) -> bool:
+    """`node` is in the branch of `if <dtype> == tl.float64:` (or `elif`): FP64 only for FP64 input."""
+    child = node
+    for anc in ctx.ancestors(node):
+        if anc is kernel.node:
+            return False
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            in_body = any(child is s for s in anc.body) if isinstance(anc.body, list) else child is anc.body
+            if in_body and any(
+                isinstance(c, ast.Compare) and any(isinstance(op, (ast.Eq, ast.Is)) for op in c.ops)
+                and any(dtype_kind(ctx, side) == "fp64" for side in (c.left, *c.comparators))
+                for c in walk_nodes(anc.test)
+            ):
+                return True
+        child = anc
+    return False
+
+
+def _row_level(ctx: PythonContext, node: ast.AST, kernel: Kernel) -> bool:
+    """The float64 applies to values that are one per row or program: a cast of a reduced or
+    scalar value, or an accumulator into which no tile is ever combined."""
+    values = tile_values(ctx, kernel)
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Call):
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cast") and node in parent.args:
+            return not values.is_tile(func.value)
+        if (ctx.imports.resolve(func) or "") == f"{TL}.cast" and parent.args and node is not parent.args[0]:
+            return not values.is_tile(parent.args[0])
+    if isinstance(parent, ast.keyword) and parent.arg == "dtype":
+        creation = ctx.parents.get(parent)
+        target = ctx.parents.get(creation)
+        while isinstance(target, (ast.BinOp, ast.Subscript, ast.UnaryOp)):
+            target = ctx.parents.get(target)
+        if isinstance(target, ast.Assign) and len(target.targets) == 1 and isinstance(target.targets[0], ast.Name):
+            return not _combined_with_a_tile(ctx, kernel, target.targets[0].id)
+    return False
+
+
+def _combined_with_a_tile(ctx: PythonContext, kernel: Kernel, name: str) -> bool:
+    """Some operation combines `name` with a tile other than itself (`acc += x`, `acc + x`,
+    `tl.maximum(acc, x)` with `x` one value per element)."""
+    values = tile_values(ctx, kernel)
+    for node in kernel.walk():
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.AugAssign):
+            operands = [node.target, node.value]
+        elif isinstance(node, ast.Call) and node.args:
+            operands = list(node.args)
+        else:
+            continue
+        if not any(isinstance(o, ast.Name) and o.id == name for o in operands):
+            continue
+        if any(values.is_tile(o) for o in operands if not (isinstance(o, ast.Name) and o.id == name)):
+            return True
+    return False
 
 
 def _usage(ctx: PythonContext, node: ast.AST) -> str:
@@ -149,16 +224,24 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     all_launches = launches(ctx)
     host = HostDtypes(ctx)
     for kernel in ctx.kernels:
+        intended = _named_fp64(kernel)
         for node in _fp64_dtype_nodes(ctx, kernel):
-            if in_constexpr_branch(ctx, node, kernel) or isinstance(ctx.parents.get(node), ast.Compare):
+            if intended or in_constexpr_branch(ctx, node, kernel) or isinstance(ctx.parents.get(node), ast.Compare):
                 continue  # gated on purpose, or a dtype check (`x.dtype == tl.float64`) that makes no FP64
+            if _dtype_following(ctx, node, kernel) or _row_level(ctx, node, kernel) or not ctx.target.nvidia(node):
+                continue
             yield ctx.finding(
                 node,
                 f"{_usage(ctx, node)} in kernel `{kernel.name}` makes the math FP64 "
                 f"(1/2 to 1/64 of FP32 throughput, twice the registers); {ADVICE}",
                 _dtype_fix(ctx, node),
             )
-        yield from _literal_findings(
-            ctx, kernel, lambda kernel=kernel: KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches)))
+        if intended:
+            continue
+        for finding in _literal_findings(
+                ctx, kernel, lambda kernel=kernel: KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches))):
+            if ctx.target.nvidia(kernel.node):
+                yield finding
     for launch in all_launches:
-        yield from _launch_findings(ctx, host, launch)
+        if ctx.target.nvidia(launch.call) and not _named_fp64(launch.kernel):
+            yield from _launch_findings(ctx, host, launch)

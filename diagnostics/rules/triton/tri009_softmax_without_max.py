@@ -1,5 +1,11 @@
 """TRI009 softmax-without-max: exp -> sum -> divide (softmax) or log (log-sum-exp) with an
-exponent that nothing shifted by a maximum, so large logits overflow to inf."""
+exponent that nothing shifted by a maximum, so large logits overflow to inf.
+
+Not a softmax: an exp used as `1 + exp(x)` / `exp(x) - 1` (sigmoid, SiLU, tanh written with exp,
+expm1) or inside `log`/`log1p` (softplus); the division must divide the exp's values (or a
+constant, `1 / sum`) by their sum. Shifts are followed through `x -= m` and through
+`tl.where(x >= 0, -x, x)` (the stable sigmoid's -|x|).
+"""
 from __future__ import annotations
 
 import ast
@@ -15,7 +21,7 @@ from tritonify.diagnostics.rules.triton._kernel_flow import (
     is_tl_call,
     taint,
 )
-from tritonify.diagnostics.triton_ast import TL, Kernel, keyword
+from tritonify.diagnostics.triton_ast import TL, Kernel, keyword, libdevice_name
 
 RULE = Rule(
     code="TRI009",
@@ -48,14 +54,17 @@ class _Chain:
         def uses_sum(e: ast.AST) -> bool:
             return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
 
-        self.divides = any(uses_sum(right) for right in _divisors(ctx, kernel))
+        def numerator_ok(e: ast.AST) -> bool:
+            return isinstance(e, ast.Constant) or depends_on(e, from_exp, lambda n: n is exp_call)
+
+        self.divides = any(uses_sum(d.right) and numerator_ok(d.left) for d in _divisions(ctx, kernel))
         self.logs = any(is_tl_call(ctx, c, *_LOGS) and c.args and uses_sum(c.args[0]) for c in kernel.calls())
 
 
-def _divisors(ctx: PythonContext, kernel: Kernel) -> list[ast.expr]:
-    """The right operand of every `/` in the kernel (listed once per kernel, not once per exp)."""
-    return ctx.per_file(("divisors", kernel.node), lambda: [
-        n.right for n in kernel.walk() if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)])
+def _divisions(ctx: PythonContext, kernel: Kernel) -> list[ast.BinOp]:
+    """Every `/` in the kernel (listed once per kernel, not once per exp)."""
+    return ctx.per_file(("divisions", kernel.node), lambda: [
+        n for n in kernel.walk() if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)])
 
 
 def _axis(call: ast.Call) -> ast.expr | None:
@@ -96,6 +105,32 @@ def _helper_params(ctx: PythonContext, kernel: Kernel) -> set[str]:
     return set(kernel.param_names) if kernel.is_helper or not touches_memory else set()
 
 
+def _activation_form(ctx: PythonContext, exp_call: ast.Call, kernel: Kernel | None = None) -> bool:
+    """`1 + exp(x)`, `exp(x) - 1`, `log1p(exp(x))`, `log(1 + exp(x))`: sigmoid, tanh, expm1, softplus;
+    also through a name (`e = tl.exp(2 * x)`, then only `e - 1` and `e + 1`)."""
+    node = exp_call
+    parent = ctx.parents.get(node)
+    if kernel is not None and isinstance(parent, ast.Assign) and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        uses = [n for n in kernel.walk() if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        return bool(uses) and all(_plus_constant(ctx, u) for u in uses)
+    return _plus_constant(ctx, node)
+
+
+def _plus_constant(ctx: PythonContext, node: ast.AST) -> bool:
+    parent = ctx.parents.get(node)
+    while isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in ("to", "cast"):
+        node, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+        other = parent.right if parent.left is node else parent.left
+        return isinstance(other, ast.Constant) or (
+            isinstance(other, ast.UnaryOp) and isinstance(other.operand, ast.Constant))
+    if not isinstance(parent, ast.Call):
+        return False
+    return is_tl_call(ctx, parent, *_LOGS) or libdevice_name(ctx.imports, parent.func) in ("log", "log1p", "logf", "log1pf")
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         exps = [c for c in kernel.calls() if exp_kind(ctx, c)]
@@ -104,7 +139,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         binds = bindings(kernel)
         bounds = Bounds(ctx, binds, _helper_params(ctx, kernel))
         for call in exps:
-            if bounds.shifted(call.args[0], call.lineno):
+            if bounds.shifted(call.args[0], call.lineno) or _activation_form(ctx, call, kernel):
                 continue
             chain = _Chain(ctx, kernel, binds, call)
             if not chain.sums or not (chain.divides or chain.logs):

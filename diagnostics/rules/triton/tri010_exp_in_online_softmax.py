@@ -1,5 +1,14 @@
-"""TRI010 exp-in-online-softmax: `tl.exp` in an attention or online-softmax loop, where
-`tl.exp2` with log2(e) folded into the existing scale saves a multiply per element."""
+"""TRI010 exp-in-online-softmax: `tl.exp` on the scores of an attention loop, where
+`tl.exp2` with log2(e) folded into the existing scale saves a multiply per element.
+
+Only where the multiply costs: in an attention loop (one that computes `tl.dot`), an exp whose
+argument carries the scores elementwise (`tl.exp(qk - m[:, None])`). Not the per-row rescale
+`tl.exp(m_old - m_new)` (the max went through a reduction), not a decay gate computed from loads,
+not an exp whose `if` has an exp2 branch beside it (a deliberate choice), and not an online
+softmax without `tl.dot` (a streaming loop over logits: memory-bound, the multiply is hidden).
+Only where the code targets NVIDIA or an unknown target (`ctx.target`): the `ex2.approx`
+lowering is NVIDIA's.
+"""
 from __future__ import annotations
 
 import ast
@@ -9,17 +18,14 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._exp_calls import is_natural_tl_exp
-from tritonify.diagnostics.rules.triton._kernel_flow import (
-    enclosing_loops,
-    is_tl_call,
-    names_in,
-)
+from tritonify.diagnostics.rules.triton._kernel_flow import enclosing_loops, is_tl_call
+from tritonify.diagnostics.rules.triton._tile_values import derived_from, reads_elementwise
 from tritonify.diagnostics.triton_ast import TL, walk_nodes
 
 RULE = Rule(
     code="TRI010",
     name="exp-in-online-softmax",
-    summary="tl.exp in an attention / online-softmax loop (tl.exp2 with log2(e) folded into the scale is faster)",
+    summary="tl.exp on attention scores in a tl.dot loop (tl.exp2 with log2(e) folded into the scale is faster)",
     severity=Severity.INFO,
     fixable=True, safe_fix=False,
 )
@@ -29,30 +35,32 @@ LOG2E = "1.44269504"
 _LOOSER = (ast.Add, ast.Sub, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult)
 
 
-def _loop_facts(ctx: PythonContext, loop: ast.stmt) -> tuple[bool, set[str]]:
-    """(whether the loop calls tl.dot, the names it assigns a `tl.maximum` to), once per loop:
-    a loop often holds several exps."""
-    nodes = walk_nodes(loop)
-    if any(is_tl_call(ctx, n, "dot") for n in nodes):
-        return True, set()
-    running: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Assign) and is_tl_call(ctx, node.value, "maximum"):
-            running |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return False, running
+def _computes_dot(ctx: PythonContext, loop: ast.stmt) -> bool:
+    """The loop calls tl.dot (asked once per loop: a loop often holds several exps)."""
+    return ctx.per_file(("tri010-loop", loop), lambda: any(is_tl_call(ctx, n, "dot") for n in walk_nodes(loop)))
 
 
-def _loop_kind(ctx: PythonContext, loop: ast.stmt, exp_call: ast.Call) -> str | None:
-    """'attention' when the exp's innermost loop computes a tl.dot; 'online-softmax' when that loop
-    keeps a running max (`m_new = tl.maximum(m, ...)`) and this exp takes a difference against
-    it. Other exps in such a loop (a policy ratio, a gate) are left alone unless tl.dot is there."""
-    computes_dot, running = ctx.per_file(("tri010-loop", loop), lambda: _loop_facts(ctx, loop))
-    if computes_dot:
-        return "attention"
-    arg = exp_call.args[0]
-    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and names_in(arg) & running:
-        return "online-softmax"
-    return None
+def _on_scores(ctx: PythonContext, kernel, exp_call: ast.Call) -> bool:
+    """The exp's argument carries the `tl.dot` results elementwise (not through a reduction)."""
+    def is_dot(n: ast.AST) -> bool:
+        return is_tl_call(ctx, n, "dot")
+    scores = ctx.per_file(("tri010-scores", kernel.node), lambda: derived_from(ctx, kernel, is_dot))
+    return reads_elementwise(ctx, exp_call.args[0], is_dot, scores)
+
+
+def _exp2_alternative(ctx: PythonContext, call: ast.Call, kernel_node: ast.AST) -> bool:
+    """The exp sits in one branch of an `if` whose other branch already uses exp2 (`if USE_EXP2:
+    ... exp2 ... else: ... exp ...`): the author chose between them on purpose."""
+    child = call
+    for anc in ctx.ancestors(call):
+        if anc is kernel_node:
+            return False
+        if isinstance(anc, ast.If) and child is not anc.test:
+            other = anc.orelse if any(child is st for st in anc.body) else anc.body
+            if any(is_tl_call(ctx, n, "exp2", "math.exp2") for st in other for n in walk_nodes(st)):
+                return True
+        child = anc
+    return False
 
 
 def _exp2_callee(ctx: PythonContext, func: ast.expr) -> str | None:
@@ -81,21 +89,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if not is_natural_tl_exp(ctx, call):
                 continue
             loops = enclosing_loops(ctx, call, kernel.node)
-            kind = _loop_kind(ctx, loops[0], call) if loops else None
-            if kind is None:
+            if not loops or not _computes_dot(ctx, loops[0]) or not _on_scores(ctx, kernel, call):
                 continue
-            if kind == "attention":
-                message = (
-                    f"`tl.exp` in an attention loop (tl.dot) lowers to a multiply by log2(e) plus `ex2`; call "
-                    f"`tl.exp2` and fold {LOG2E} into the scale you already apply after `tl.dot` "
-                    f"(`qk_scale = sm_scale * {LOG2E}`, running max in the same base): 5-8% faster on an H200"
-                )
-            else:
-                message = (
-                    f"`tl.exp` in an online-softmax loop lowers to a multiply by log2(e) plus `ex2`; call `tl.exp2` "
-                    f"on values pre-multiplied by {LOG2E} once (fold it into any existing scale, keep the running "
-                    "max in the same base) to save one multiply per element"
-                )
+            if not ctx.target.nvidia(call) or _exp2_alternative(ctx, call, kernel.node):
+                continue
+            message = (
+                f"`tl.exp` in an attention loop (tl.dot) lowers to a multiply by log2(e) plus `ex2`; call "
+                f"`tl.exp2` and fold {LOG2E} into the scale you already apply after `tl.dot` "
+                f"(`qk_scale = sm_scale * {LOG2E}`, running max in the same base): 5-8% faster on an H200"
+            )
             callee = _exp2_callee(ctx, call.func)
             fixes = [Fix(
                 title=f"Rewrite as exp2(E * {LOG2E}) (same value up to rounding; then fold the constant into the scale)",

@@ -10,6 +10,11 @@ so this is information only and the rewrite is offered as an unsafe fix.
 Only the GELU shape fires: `erf(x * 1/sqrt(2))` (or `x / sqrt(2)`) inside `1 + erf(...)` in a
 product with `0.5` and the same `x`, directly or through a local (`cdf = 0.5 * (1 + erf(..))`,
 `y = x * cdf`). A bare normal CDF, or GELU's backward, stays quiet.
+
+Opt-in (`default=False`): the rewrite changes the model's numerics, and in the real-world study
+the exact GELU was the model's specified activation in a memory-bound kernel (where the erf cost
+hides behind the loads). Select TRI013 to look for candidates. Only where the code targets NVIDIA
+or an unknown target (`ctx.target`).
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ RULE = Rule(
     summary="exact erf-GELU where the cheaper tanh/sigmoid form may do",
     severity=Severity.INFO,
     fixable=True, safe_fix=False,
+    default=False,
 )
 
 INV_SQRT2 = 1 / math.sqrt(2)
@@ -157,7 +163,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if one_plus is None:
                 continue
             site, rest = _gelu_site(ctx, kernel, call, x, one_plus)
-            if site is False:
+            if site is False or not ctx.target.nvidia(call):
                 continue
             tl = tl_alias(ctx)
             x_atom = _atom(ctx, x)

@@ -11,10 +11,16 @@ Fires only where both operands are fp32 for sure: cast with `.to(tl.float32)`, b
 tensor the launch site in the same file makes fp32. Unknown dtypes stay quiet; fp16/bf16/fp8/int8
 operands are never affected.
 
-`allow_tf32=` is deprecated (triton#3498). `allow_tf32=False` -> `input_precision="ieee"` is a
-safe fix. `allow_tf32=True` -> `input_precision="tf32"` is unsafe: Triton silently fell back to
-IEEE for `allow_tf32=True` on backends without TF32 (AMD other than gfx942), where an explicit
-`"tf32"` is rejected at compile time.
+Operands that are only loads cast up (`tl.load(p).to(tl.float32)` where `p`'s tensor is not
+known to be fp32) do not count: such values come from fp16/bf16 storage, whose every value TF32
+holds exactly (10 explicit mantissa bits, fp32's exponent), so the TF32 product is the fp32
+product and the precision claim would be false. The cast then only costs time.
+
+`allow_tf32=` (deprecated by triton#3498, still honoured by Triton 3.x) is an explicit choice of
+precision: not reported. Renaming it to `input_precision=` changes nothing.
+
+Only where the code targets NVIDIA or an unknown target (`ctx.target`): TF32 tensor cores are
+NVIDIA's (AMD gfx942 aside), and NPU/CPU backends run fp32 dots in fp32.
 """
 from __future__ import annotations
 
@@ -32,8 +38,8 @@ from tritonify.diagnostics.triton_ast import TL, keyword
 RULE = Rule(
     code="TRI015",
     name="dot-precision",
-    summary="fp32 tl.dot without input_precision=, or deprecated allow_tf32=",
-    severity=Severity.WARNING,
+    summary="fp32 tl.dot without input_precision= (runs on TF32 tensor cores by default)",
+    severity=Severity.INFO,
     fixable=True,
 )
 
@@ -44,17 +50,46 @@ def _is_dot(ctx: PythonContext, call: ast.Call) -> bool:
     return (ctx.imports.resolve(call.func) or "") == f"{TL}.dot"
 
 
-def _allow_tf32_fixes(ctx: PythonContext, kw: ast.keyword) -> list[Fix]:
-    value = kw.value
-    if isinstance(value, ast.Constant) and value.value is False:
-        return [Fix('Replace allow_tf32=False with input_precision="ieee"',
-                    (ctx.replace(kw, 'input_precision="ieee"'),), Applicability.SAFE)]
-    if isinstance(value, ast.Constant) and value.value is True:
-        return [Fix('Replace allow_tf32=True with input_precision="tf32" (NVIDIA and AMD gfx942 only)',
-                    (ctx.replace(kw, 'input_precision="tf32"'),), Applicability.UNSAFE)]
-    flag = ctx.segment(value)
-    return [Fix(f'Replace allow_tf32={flag} with input_precision="tf32" if {flag} else "ieee"',
-                (ctx.replace(kw, f'input_precision="tf32" if {flag} else "ieee"'),), Applicability.UNSAFE)]
+def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: dict, depth: int = 0) -> bool:
+    """`expr` is a load cast up to fp32 from storage not known to be fp32 (`tl.load(p).to(tl.float32)`,
+    through names and `tl.trans`): its values are fp16/bf16 values, exact in TF32."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Name):
+        values = binds.get(expr.id)
+        return bool(values) and all(_upcast_load(ctx, types, v, binds, depth + 1) for v in values)
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    path = ctx.imports.resolve(func) or ""
+    if path in (f"{TL}.trans", f"{TL}.permute", f"{TL}.reshape") and expr.args:
+        return _upcast_load(ctx, types, expr.args[0], binds, depth + 1)
+    if isinstance(func, ast.Attribute) and func.attr in ("trans", "T"):
+        return _upcast_load(ctx, types, func.value, binds, depth + 1)
+    if isinstance(func, ast.Attribute) and func.attr in ("to", "cast") and types.of(expr) == "fp32":
+        inner = func.value
+    elif path == f"{TL}.cast" and expr.args and types.of(expr) == "fp32":
+        inner = expr.args[0]
+    else:
+        return False
+    while isinstance(inner, ast.Name) and len(binds.get(inner.id, [])) == 1:
+        inner = binds[inner.id][0]
+    loaded = isinstance(inner, ast.Call) and (ctx.imports.resolve(inner.func) or "") == f"{TL}.load"
+    return loaded and types.of(inner) != "fp32"
+
+
+def _value_bindings(kernel) -> dict:
+    out: dict = {}
+    for node in kernel.walk():
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.For)) and isinstance(node.target, ast.Name):
+            out.setdefault(node.target.id, []).append(None)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out.setdefault(node.target.id, []).append(node.value)
+    return out
 
 
 def _add_keyword(ctx: PythonContext, call: ast.Call, text: str) -> Edit:
@@ -69,27 +104,26 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     host = None
     for kernel in ctx.kernels:
         types = None
+        binds = None
         for call in kernel.calls():
             if not _is_dot(ctx, call):
                 continue
-            kw = keyword(call, "allow_tf32")
-            if kw is not None:
-                yield ctx.finding(
-                    kw,
-                    "`allow_tf32=` is deprecated; say the precision with `input_precision=` "
-                    '("ieee" for fp32 accuracy, "tf32" for speed, "tf32x3" in between)',
-                    _allow_tf32_fixes(ctx, kw),
-                )
-                continue
-            if keyword(call, "input_precision") is not None or len(call.args) > 3 or len(call.args) < 2:
+            if keyword(call, "allow_tf32") is not None or keyword(call, "input_precision") is not None:
+                continue   # the precision is chosen explicitly (allow_tf32= is deprecated but honoured)
+            if len(call.args) > 3 or len(call.args) < 2:
                 continue
             if types is None:
                 if all_launches is None:
                     all_launches, host = launches(ctx), HostDtypes(ctx)
                 types = KernelDtypes(ctx, kernel, pointer_dtypes(ctx, kernel, host, all_launches))
+                binds = _value_bindings(kernel)
             kinds = [types.of(a) for a in call.args[:2]]
             # tl.dot requires equal operand dtypes, so one known fp32 operand settles both.
             if "fp32" not in kinds or any(k in NOT_FP32 for k in kinds):
+                continue
+            if all(_upcast_load(ctx, types, a, binds) or types.of(a) != "fp32" for a in call.args[:2]):
+                continue   # fp16/bf16 values cast up: exact in TF32
+            if not ctx.target.nvidia(call):
                 continue
             fixes = [
                 Fix('Add input_precision="tf32" (today\'s NVIDIA default, made explicit)',

@@ -14,9 +14,10 @@ skipped: their arguments come from the calling kernel, where the cast belongs.
 
 Reported only where the FP64 costs: the promoted value reaches a tile (one value per element,
 `_tile_values`) that feeds a transcendental, a square root or a division (`exp`, `sigmoid`,
-`rsqrt`, `/`: long FP64 sequences), or a tile computed inside a loop. A plain multiply on every
-element before a store, or `var + eps` on a row statistic, stays hidden behind memory traffic on
-H100/H200-class parts and is not reported. Only where the code targets NVIDIA or an unknown
+`rsqrt`, `/`: long FP64 sequences), or tile arithmetic inside a loop that computes a `tl.dot`.
+A plain multiply on every element of a streaming kernel (before a store, in a recurrence), or
+`var + eps` on a row statistic, stays hidden behind memory traffic on H100/H200-class parts and
+is not reported. A cast to any other dtype (`(q * scale).to(q.dtype)`) ends the FP64. Only where the code targets NVIDIA or an unknown
 target (`ctx.target`): the Inductor signature and FP64 rates cited are CUDA's.
 
 The fix inserts `eps = tl.cast(eps, tl.float32)` rather than `eps.to(tl.float32)`: both compile
@@ -307,11 +308,35 @@ class _Reach:
     def reads(self, expr: ast.AST) -> bool:
         if expr is self.use:
             return True
-        if isinstance(expr, ast.Call) and self.flow._is_float_cast(expr):
+        if isinstance(expr, ast.Call) and _casts_away(self.flow, expr):
             return False
         if isinstance(expr, ast.Name):
             return expr.id in self.names
         return any(self.reads(c) for c in child_nodes(expr))
+
+
+def _casts_away(flow: "_Flow", call: ast.Call) -> bool:
+    """A cast to anything but fp64 (`.to(tl.float32)`, `.to(b_q.dtype)`, `tl.cast(x, y.dtype)`) ends the FP64."""
+    func = call.func
+    if flow._tl(func) == "cast":
+        target = call.args[1] if len(call.args) > 1 else None
+    elif isinstance(func, ast.Attribute) and func.attr in ("to", "cast"):
+        target = call.args[0] if call.args else None
+    else:
+        return False
+    return target is not None and dtype_kind(flow.ctx, target) != "fp64"
+
+
+def _dot_loop(ctx: PythonContext, node: ast.AST, kernel: Kernel) -> bool:
+    """`node` runs in a loop that computes a `tl.dot` (compute-bound, registers are scarce)."""
+    return any(
+        any(isinstance(n, ast.Call) and _is_dot(ctx, n) for n in walk_nodes(loop))
+        for loop in enclosing_loops(ctx, node, kernel.node)
+    )
+
+
+def _is_dot(ctx: PythonContext, call: ast.Call) -> bool:
+    return (ctx.imports.resolve(call.func) or "") == f"{TL}.dot"
 
 
 def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AST) -> str | None:
@@ -334,8 +359,8 @@ def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AS
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and (node is use or reach.reads(node)):
             target = node if isinstance(node, ast.BinOp) else node.value
             if (tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))) \
-                    and enclosing_loops(ctx, node, kernel.node):
-                return "it runs in FP64 on every element inside a loop"
+                    and _dot_loop(ctx, node, kernel):
+                return "it runs in FP64 on every element of a tl.dot loop"
     return None
 
 
