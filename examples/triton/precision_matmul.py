@@ -1,9 +1,11 @@
 """fp32 matmul for a solver that needs fp32 results, and an fp32 Gram matrix for whitening.
 
 The precision rules fire here:
-- TRI015 on `matmul_kernel`: `allow_tf32=` is deprecated (say `input_precision=`).
-- TRI015 on `gram_kernel`: the operands are cast to fp32 but the `tl.dot` does not say its
-  precision, so it runs on TF32 tensor cores by default (10-bit mantissa), which defeats the cast.
+- TRI015 on `matmul_kernel`: the launcher passes fp32 tensors, but the `tl.dot` does not say its
+  precision, so it runs on TF32 tensor cores by default (10-bit mantissa) and the solver does not
+  get fp32 results.
+`gram_kernel` stays quiet: its operands are bf16 activations cast up to fp32, and TF32 holds every
+bf16 value exactly, so the TF32 products are the fp32 products (the cast only costs time).
 """
 import torch
 import triton
@@ -20,7 +22,6 @@ import triton.language as tl
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  ALLOW_TF32: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid_m = tl.program_id(0).to(tl.int64)
     pid_n = tl.program_id(1).to(tl.int64)
@@ -34,7 +35,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc, allow_tf32=ALLOW_TF32)
+        acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
@@ -60,8 +61,9 @@ def gram_kernel(x_ptr, g_ptr, n_rows, n_feat, stride_x, BLOCK_F: tl.constexpr, B
              mask=(fi[:, None] < n_feat) & (fj[None, :] < n_feat))
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, allow_tf32: bool = False) -> torch.Tensor:
-    a, b = a.float(), b.float()
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a = a.float()
+    b = b.float()
     M, K = a.shape
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=torch.float32)
@@ -70,7 +72,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, allow_tf32: bool = False) -> torch.
         return (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(N, meta["BLOCK_N"]))
 
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                        c.stride(0), c.stride(1), ALLOW_TF32=allow_tf32)
+                        c.stride(0), c.stride(1))
     return c
 
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "triton"
 CODES = ("TRI002", "TRI013", "TRI015", "TRI016", "TRI017", "TRI022")
-NAMES = ("precision_grad_norm.py", "precision_matmul.py", "precision_gelu.py")
+NAMES = ("precision_grad_norm.py", "precision_matmul.py", "precision_gelu.py", "precision_rmsprop.py")
 
 RUN = '''
 import importlib.util, json, sys
@@ -70,6 +70,12 @@ def measure(folder, tag):
     xt = xx.detach().clone().requires_grad_()
     torch.nn.functional.gelu(xt).sum().backward()
     out["gelu_grad"] = float((xx.grad - xt.grad).abs().max())
+    rp = load(f"{folder}/precision_rmsprop.py", tag + "_rp")
+    p, g, v = torch.randn(5000), torch.randn(5000), torch.rand(5000)
+    v64 = 0.99 * v.double() + 0.01 * g.double() ** 2
+    ref = p.double() - 1e-2 * g.double() / (v64.sqrt() + 1e-8)  # torch.optim.RMSprop's update
+    got = rp.rmsprop_step_(p.clone(), g.clone(), v.clone(), lr=1e-2, alpha=0.99, eps=1e-8)
+    out["rmsprop"] = float((got.double() - ref).abs().max())
     return out
 
 
@@ -112,7 +118,11 @@ def test_examples_fire_and_run_the_same_after_the_fixes(tmp_path):
     gelu = _code((fixed_dir / "precision_gelu.py").read_text())
     assert "device_print" not in gelu and "tl.sigmoid(1.5957691" in gelu
     norm = _code((fixed_dir / "precision_grad_norm.py").read_text())
-    assert "tl.cast(eps, tl.float32)" in norm and "tl.rsqrt(total + eps)" in norm and "float64" not in norm
+    assert "float64" not in norm
+    rms = _code((fixed_dir / "precision_rmsprop.py").read_text())
+    assert "tl.cast(eps, tl.float32)" in rms and "tl.cast(alpha, tl.float32)" in rms and "tl.rsqrt(v + eps)" in rms
+    mm = _code((fixed_dir / "precision_matmul.py").read_text())
+    assert 'acc = tl.dot(a, b, acc, input_precision="tf32")' in mm
 
     script = tmp_path / "run.py"
     script.write_text(RUN)
@@ -122,7 +132,7 @@ def test_examples_fire_and_run_the_same_after_the_fixes(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     before, after = result["before"], result["after"]
-    for key in ("grad_norm", "matmul", "gram", "gelu_grad"):
+    for key in ("grad_norm", "matmul", "gram", "gelu_grad", "rmsprop"):
         assert before[key] < 1e-3 and after[key] < 1e-3, (key, before[key], after[key])
     assert before["gelu"] < 1e-5          # exact erf GELU
     assert 1e-5 < after["gelu"] < 5e-4    # the sigmoid form: approximate, within the stated bound

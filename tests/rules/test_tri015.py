@@ -58,6 +58,8 @@ def test_loads_cast_up_are_quiet_but_fp32_storage_and_computed_values_fire():
         h = tl.dot(y, y)
         p = tl.exp(x)
         q = tl.dot(p, x)
+        causal = tl.where(r[:, None] >= r[None, :], 1.0, 0.0).to(tl.float32)
+        q += tl.dot(causal, x)
         tl.store(g_ptr + r[:, None] * BM + r[None, :], g + h + q)
 
     def run(x, g):

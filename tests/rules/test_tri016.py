@@ -146,3 +146,24 @@ def test_other_targets_are_quiet():
     assert len(lint(SNIPPET, "TRI016", path="ops/norm.py")) == 1
     assert lint(SNIPPET, "TRI016", path="flag_gems/runtime/backend/_kunlunxin/ops/norm.py") == []
     assert lint(SNIPPET, "TRI016", path="fla/ops/utils/triton_ascend/cumsum.py") == []
+
+
+def test_math_before_the_promotion_does_not_count():
+    # `acc / l` is computed before `* v_scale` promotes it; the earlier division of q reads q
+    # before `q * scale` rebinds it
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(q_ptr, o_ptr, n, v_scale, scale, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.load(o_ptr + offs)
+        l = tl.sum(acc, 0)
+        acc = acc / l * v_scale
+        q = tl.load(q_ptr + offs)
+        q = q / tl.sqrt(tl.sum(q * q) + 1e-6)
+        q = q * scale
+        tl.store(o_ptr + offs, acc + q)
+    """
+    assert lint(code, "TRI016") == []

@@ -5,11 +5,12 @@ BLOCK times per program; a cost paid on a reduced value (`var = tl.sum(x * x) / 
 `m = tl.max(qk, 1)`, a scalar `tl.load(p + row)`) once per row. The precision rules use this
 to tell a hot cost (warning) from a once-per-row one (info, or nothing).
 
-A value is a tile when it comes from `tl.arange`, a shaped `tl.zeros`/`tl.full` (not `[1]`), a
-`tl.dot`, a block pointer or descriptor, a load through a tile of pointers, or any expression that
-reads a tile value outside a reduction (`tl.sum`, `tl.max`, `tl.min`, `tl.reduce`, ...). Broadcasting
-a reduced vector (`m[:, None]`) does not make it a tile. Flow-insensitive: a name is a tile when
-any of its bindings is one.
+A value is a tile when it comes from `tl.arange`, a `tl.dot`, a block pointer or descriptor, a
+load through a tile of pointers, or any expression that reads a tile value outside a reduction
+(`tl.sum`, `tl.max`, `tl.min`, `tl.reduce`, ...). Broadcasting a reduced vector (`m[:, None]`) does
+not make it a tile, and neither does `tl.zeros`/`tl.full` by itself: an accumulator becomes a tile
+when a tile is added into it (`acc += x`), not when it only collects row maxima
+(`m = tl.maximum(m, tl.max(x, 1))`). Flow-insensitive: a name is a tile when any of its bindings is one.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
 _SEEDS = {"arange", "dot", "dot_scaled", "make_block_ptr", "make_tensor_descriptor", "rand", "randn", "randint",
           "rand4x", "randint4x", "histogram", "gather"}
-_SHAPED = {"zeros": 0, "full": 0}
 _REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum", "prod", "math.max", "math.min"}
 _REDUCING_METHODS = {"sum", "max", "min", "argmax", "argmin"}
 
@@ -88,9 +88,6 @@ class TileValues:
             return False
         if name in _SEEDS:
             return True
-        if name in _SHAPED:
-            shape = call.args[0] if call.args else None
-            return not _unit_shape(shape)
         func = call.func
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr in _REDUCING_METHODS:
@@ -130,13 +127,6 @@ def reads_elementwise(ctx: PythonContext, expr: ast.AST, seed, names: set[str]) 
         if seed(expr):
             return True
     return any(reads_elementwise(ctx, c, seed, names) for c in ast.iter_child_nodes(expr))
-
-
-def _unit_shape(shape: ast.AST | None) -> bool:
-    """`[1]`, `(1,)`, `()`, `[1, 1]`: a shape of one element."""
-    if isinstance(shape, (ast.List, ast.Tuple)):
-        return all(isinstance(e, ast.Constant) and e.value == 1 for e in shape.elts)
-    return isinstance(shape, ast.Constant) and shape.value == 1
 
 
 def tile_values(ctx: PythonContext, kernel: Kernel) -> TileValues:

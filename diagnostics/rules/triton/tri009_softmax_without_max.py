@@ -43,10 +43,12 @@ class _Chain:
     """How one exp's value flows: the sums over it, and whether a sum is divided by or logged."""
 
     def __init__(self, ctx: PythonContext, kernel: Kernel, binds, exp_call: ast.Call):
-        from_exp = taint(kernel, binds, lambda n: n is exp_call)
+        self.ctx = ctx
+        self.binds = binds
+        self.exp_call = exp_call
         self.sums = [
             c for c in kernel.calls()
-            if is_tl_call(ctx, c, "sum") and c.args and depends_on(c.args[0], from_exp, lambda n: n is exp_call)
+            if is_tl_call(ctx, c, "sum") and c.args and self.direct(c.args[0])
         ]
         sum_ids = {id(c) for c in self.sums}
         from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids)
@@ -54,11 +56,31 @@ class _Chain:
         def uses_sum(e: ast.AST) -> bool:
             return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
 
-        def numerator_ok(e: ast.AST) -> bool:
-            return isinstance(e, ast.Constant) or depends_on(e, from_exp, lambda n: n is exp_call)
-
-        self.divides = any(uses_sum(d.right) and numerator_ok(d.left) for d in _divisions(ctx, kernel))
+        self.divides = any(
+            uses_sum(d.right) and (isinstance(d.left, ast.Constant) or self.direct(d.left))
+            for d in _divisions(ctx, kernel)
+        )
         self.logs = any(is_tl_call(ctx, c, *_LOGS) and c.args and uses_sum(c.args[0]) for c in kernel.calls())
+
+    def direct(self, expr: ast.AST, depth: int = 0) -> bool:
+        """`expr` holds the exp's own values: the call, a cast of it, a masked `tl.where` of it, a
+        broadcast, or a name bound to one of those (the softmax's numerator and the summand)."""
+        if depth > 6:
+            return False
+        if expr is self.exp_call:
+            return True
+        if isinstance(expr, ast.Subscript):
+            return self.direct(expr.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            return any(not isinstance(b.stmt, (ast.For, ast.AugAssign)) and self.direct(b.value, depth + 1)
+                       for b in self.binds.get(expr.id, []))
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in ("to", "cast"):
+                return self.direct(func.value, depth + 1)
+            if is_tl_call(self.ctx, expr, "where") and len(expr.args) == 3:
+                return any(self.direct(a, depth + 1) for a in expr.args[1:])
+        return False
 
 
 def _divisions(ctx: PythonContext, kernel: Kernel) -> list[ast.BinOp]:

@@ -11,7 +11,7 @@ Fires only where both operands are fp32 for sure: cast with `.to(tl.float32)`, b
 tensor the launch site in the same file makes fp32. Unknown dtypes stay quiet; fp16/bf16/fp8/int8
 operands are never affected.
 
-Operands that are only loads cast up (`tl.load(p).to(tl.float32)` where `p`'s tensor is not
+Operands that are only loads cast up, or 0/1 masks (`tl.where(causal, 1.0, 0.0)`), (`tl.load(p).to(tl.float32)` where `p`'s tensor is not
 known to be fp32) do not count: such values come from fp16/bf16 storage, whose every value TF32
 holds exactly (10 explicit mantissa bits, fp32's exponent), so the TF32 product is the fp32
 product and the precision claim would be false. The cast then only costs time.
@@ -55,6 +55,8 @@ def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: 
     through names and `tl.trans`): its values are fp16/bf16 values, exact in TF32."""
     if depth > 8:
         return False
+    if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+        return _upcast_load(ctx, types, expr.value, binds, depth + 1)
     if isinstance(expr, ast.Name):
         values = binds.get(expr.id)
         return bool(values) and all(_upcast_load(ctx, types, v, binds, depth + 1) for v in values)
@@ -66,7 +68,11 @@ def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: 
         return _upcast_load(ctx, types, expr.args[0], binds, depth + 1)
     if isinstance(func, ast.Attribute) and func.attr in ("trans", "T"):
         return _upcast_load(ctx, types, func.value, binds, depth + 1)
+    if _constant_choice(ctx, expr):
+        return True   # `tl.where(causal, 1.0, 0.0)`: a mask of small constants, exact in TF32
     if isinstance(func, ast.Attribute) and func.attr in ("to", "cast") and types.of(expr) == "fp32":
+        if _constant_choice(ctx, func.value):
+            return True
         inner = func.value
     elif path == f"{TL}.cast" and expr.args and types.of(expr) == "fp32":
         inner = expr.args[0]
@@ -76,6 +82,14 @@ def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: 
         inner = binds[inner.id][0]
     loaded = isinstance(inner, ast.Call) and (ctx.imports.resolve(inner.func) or "") == f"{TL}.load"
     return loaded and types.of(inner) != "fp32"
+
+
+def _constant_choice(ctx: PythonContext, expr: ast.AST) -> bool:
+    """`tl.where(c, 1.0, 0.0)`: every value is one of a few literals that TF32 holds exactly."""
+    if not (isinstance(expr, ast.Call) and (ctx.imports.resolve(expr.func) or "") == f"{TL}.where" and len(expr.args) == 3):
+        return False
+    return all(isinstance(a, ast.Constant) and isinstance(a.value, (int, float)) and float(a.value) in (0.0, 1.0, -1.0)
+               for a in expr.args[1:])
 
 
 def _value_bindings(kernel) -> dict:

@@ -344,7 +344,12 @@ def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AS
     per-element arithmetic outside loops."""
     reach = _Reach(flow, use)
     tiles = tile_values(ctx, kernel)
+    inside_use = {id(n) for n in walk_nodes(use)} - {id(use)}
     for node in kernel.walk():
+        # only what runs on the promoted value: not the operands computed before it (`acc / s`
+        # in `acc = acc / s * scale`), nor earlier lines that read a name the use rebinds later
+        if id(node) in inside_use or getattr(node, "lineno", use.lineno) < use.lineno:
+            continue
         if isinstance(node, ast.Call) and node.args:
             name = flow._tl(node.func)
             lib = libdevice_name(ctx.imports, node.func)
@@ -356,6 +361,8 @@ def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AS
             if (reach.reads(node.left) or reach.reads(node.right)) and tiles.is_tile(node):
                 return "the division then runs in FP64 on every element"
     for node in kernel.walk():
+        if id(node) in inside_use or getattr(node, "lineno", use.lineno) < use.lineno:
+            continue
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and (node is use or reach.reads(node)):
             target = node if isinstance(node, ast.BinOp) else node.value
             if (tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))) \

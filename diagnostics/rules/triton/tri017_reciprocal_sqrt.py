@@ -9,6 +9,9 @@ Reported only where the cost repeats: the square root's argument is a tile (one 
 element, `_tile_values`), not a reduced row statistic. `1 / tl.sqrt(var + eps)` on a row variance
 is paid once per row and is not worth a finding. Only where the code targets NVIDIA or an
 unknown target (`ctx.target`): the single-instruction claim is about PTX `rsqrt.approx`.
+
+Opt-in (`default=False`): on the real-world corpus nearly every `1 / tl.sqrt` is a row statistic
+(once per row), and a row vector of statistics cannot be told from a tile syntactically.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ RULE = Rule(
     summary="1 / sqrt(x) in a Triton kernel instead of tl.rsqrt(x)",
     severity=Severity.INFO,
     fixable=True,
+    default=False,
 )
 
 SQRT_PATHS = {f"{TL}.sqrt", f"{TL}.sqrt_rn", f"{TL}.math.sqrt", f"{TL}.math.sqrt_rn"}
