@@ -73,6 +73,15 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         module_path=GROUP_NORM_MODULE_PATH,
     ),
     LigerOp(
+        "modulated_rms_norm", "modulated RMSNorm (AdaLN)",
+        "RMSNorm(x) * w * (1 + scale) [+ shift], scale and shift per row",
+        "LigerModulatedRMSNorm", "LigerModulatedRMSNorm(hidden_size, eps=1e-6)",
+        "liger_modulated_rms_norm", "liger_modulated_rms_norm(X, W, scale, shift=None, eps=1e-6)",
+        "x, weight, scale, shift=None, eps=1e-6", "liger_modulated_rms_norm(x, weight, scale, shift, eps, in_place=False)",
+        "its forward is `forward(hidden_states, scale, shift=None)`; scale and shift hold one row per contiguous "
+        "block of x's rows (their row count must divide x's), so a kernel that gathers them through an index differs",
+    ),
+    LigerOp(
         "poly_norm", "PolyNorm", "w0*norm(x^3) + w1*norm(x^2) + w2*norm(x) + b, norm(u) = u * rsqrt(mean(u^2) + eps)",
         "LigerPolyNorm", "LigerPolyNorm(eps=1e-6)",
         "liger_poly_norm", "liger_poly_norm(X, W, B, eps=1e-6)",

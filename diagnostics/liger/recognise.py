@@ -26,6 +26,7 @@ SUBSUMES: dict[str, set[str]] = {
     "layer_norm": {"rms_norm"},
     "group_norm": {"rms_norm", "layer_norm"},
     "poly_norm": {"rms_norm"},
+    "modulated_rms_norm": {"rms_norm"},
     "qwen2vl_mrope": {"rope"},
     "geglu": {"swiglu"},
 }
@@ -174,9 +175,8 @@ class _Matcher:
             if not bases:
                 continue
             averaged = self.averaged(arg)
-            for m in self.of_kind("mul"):
-                f = self.g.factors(m)
-                if r not in f or m not in outputs:
+            for m, f in self._norm_products(outputs):
+                if r not in f:
                     continue
                 if any(not self.g.call_names(x).isdisjoint(FUSED_WORK) for x in f if x != r):
                     continue   # norm followed by an activation or dropout in the same product
@@ -185,9 +185,17 @@ class _Matcher:
                 for x in set(f):
                     if x == r:
                         continue
+                    if self._gathered(x):
+                        continue   # rows picked through an index (an embedding lookup): fused work
                     centred = self.centred(x)
                     if centred:
                         weights = [v for w in f if w not in (r, x) for v in self._loads_through_phi(w)]
+                        scalar = self._program_scalar_weight(weights)
+                        if scalar == "channel":
+                            found.add("group_norm")     # instance norm: w[pid % C], one group per channel
+                            continue
+                        if scalar == "program":
+                            continue                    # batch norm: one feature per program, no Liger op
                         per_channel = any(self._per_channel_weight(w, centred[0]) for w in weights)
                         found.add("group_norm" if per_channel else "layer_norm")
                     elif (averaged and self.loads(x) and self.g.kind(x) != "sub"
@@ -196,13 +204,81 @@ class _Matcher:
                             powers.add(f.count(x))
                             continue
                         powers.add(1)
-                        found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
+                        if self._modulated(f, x, r):
+                            found.add("modulated_rms_norm")
+                        else:
+                            found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
         if max(powers, default=0) > 1:
             # x^2 or x^3 normalised: not an RMSNorm. PolyNorm when several powers are summed.
             found.discard("rms_norm")
             if len(powers) > 1:
                 found.add("poly_norm")
         return found
+
+    def _gathered(self, x: int) -> bool:
+        """x's values are loaded at addresses computed from other loaded values (`table[ids]`):
+        the kernel fuses a gather (an embedding lookup, a token permutation) into the norm."""
+        g = self.g
+        return any(g.value_loads(g.node(ld)[1]) for ld in self.loads(x))
+
+    def _program_scalar_weight(self, weights: list[int]) -> str | None:
+        """How a norm's affine weight is indexed when it is one scalar per program (no column
+        arange in its address): "channel" for `W + pid % C` (instance norm, GroupNorm with one
+        group per channel), "program" for `W + pid` (batch norm: a feature per program)."""
+        g = self.g
+        if not weights:
+            return None
+        kinds = set()
+        for w in weights:
+            addr = g.node(w)[1]
+            names = g.call_names(addr)
+            if "arange" in names or "program_id" not in names:
+                return None
+            nodes = g.walk([addr], into_pointers=False)
+            if any(g.kind(n) == "var" for n in nodes):
+                return None   # a loop variable walks the channels (`W + grp * cpg + ch`)
+            kinds.add("channel" if any(g.kind(n) == "other" and g.node(n)[1] == "Mod" for n in nodes) else "program")
+        return "channel" if kinds == {"channel"} else "program"
+
+    def _norm_products(self, outputs: set[int]) -> list[tuple[int, tuple[int, ...]]]:
+        """(node, factors) of the products a kernel writes out: each stored product, and a
+        stored product one of whose factors is a constexpr branch of products, read per branch
+        (`y = x * rstd * w if AFFINE else x * rstd; y = y * (1 + scale)`)."""
+        cached = self.__dict__.get("_norm_products_list")
+        if cached is not None:
+            return cached
+        g = self.g
+        out: list[tuple[int, tuple[int, ...]]] = []
+        for m in self.of_kind("mul"):
+            if m not in outputs:
+                continue
+            f = g.factors(m)
+            out.append((m, f))
+            for h in set(f):
+                if g.kind(h) != "phi":
+                    continue
+                rest = _without(list(f), h)
+                for alt in g.node(h)[1:]:
+                    out.append((alt, tuple(g.factors(alt)) + tuple(rest)))
+        self.__dict__["_norm_products_list"] = out
+        return out
+
+    def _modulated(self, f: tuple[int, ...], x: int, r: int) -> bool:
+        """A factor `1 + scale` where scale is loaded per row (its address follows the program
+        id or a loaded index): AdaLN modulation. `1 + w` with `w` indexed by columns only is
+        Gemma's RMSNorm weight, not a modulation."""
+        g = self.g
+        one = g.find(("const", 1.0))
+        for y in f:
+            if y in (x, r) or g.kind(y) != "add" or one not in g.node(y)[1:]:
+                continue
+            rest = [t for t in g.node(y)[1:] if t != one]
+            if len(rest) != 1 or g.kind(rest[0]) != "load":
+                continue
+            addr = g.node(rest[0])[1]
+            if "program_id" in g.call_names(addr) or g.value_loads(addr):
+                return True
+        return False
 
     def _gated_elsewhere(self, m: int, outputs: set[int]) -> bool:
         """The norm product m (or m plus a bias) is also stored multiplied by an activation of
@@ -467,7 +543,17 @@ class _Matcher:
         return False
 
     def _lse_nodes(self) -> list[int]:
-        return [n for n in self.calls("log") if self.contains_call(self.arg(n), "sum") and self.contains_call(self.arg(n), "exp")]
+        """log(sum(exp(...))): a logsumexp. A log of a ratio (`log(hi / lo)` with a sum of
+        exps under the division) is not one."""
+        out = []
+        for n in self.calls("log"):
+            arg = self.arg(n)
+            if not (self.contains_call(arg, "sum") and self.contains_call(arg, "exp")):
+                continue
+            if any(self.g.kind(f) == "recip" for f in self.g.factors(arg)):
+                continue
+            out.append(n)
+        return out
 
     def _onehot_compares(self) -> list[int]:
         """`cols == target` where target is loaded and cols is an arange (target gather)."""
@@ -499,10 +585,21 @@ class _Matcher:
         lses = self._lse_nodes()
         if not lses:
             return None
-        gathers = self._gathers()
+        # the logit at the target is loaded apart from the row the logsumexp reduces: `x - lse`
+        # over that same row is a log-softmax (its rows may be mapped through an index)
+        row_loads = frozenset().union(*(self.loads(self.arg(l)) for l in lses))
+        row_sources = frozenset().union(*(_bases(self.g, self.g.node(ld)[1]) for ld in row_loads))
+        inside_lse = self.g.walk(lses, into_pointers=False)
+        # ... from the same logits tensor, and not itself a term of the logsumexp (a maximum
+        # picked through an argmax index to rescale partial sums is not a target logit)
+        gathers = {n for n in self._gathers() if n not in row_loads and n not in inside_lse
+                   and (self.g.kind(n) != "load" or _bases(self.g, self.g.node(n)[1]) & row_sources)}
         onehot = self._onehot_compares()
         linked = False
+        values = self._value_reach()
         for s, left, right in self._differences():
+            if s not in values:
+                continue   # a log-probability only compared with thresholds (sampling), not a loss
             walk_l = self.g.walk([left], into_pointers=False)
             walk_r = self.g.walk([right], into_pointers=False)
             if any(l in walk_l for l in lses) and (gathers & walk_r):
@@ -517,6 +614,31 @@ class _Matcher:
             return None
         logits_from_dot = any(self._dots(self.arg(l)) for l in lses)
         return "fused_linear_cross_entropy" if logits_from_dot else "cross_entropy"
+
+    def _value_reach(self) -> set[int]:
+        """Nodes whose values reach memory as data: walked from the stored values, not into
+        comparisons, the condition of a `where`, load addresses, or an `exp` (a log-probability
+        turned back into a probability is sampling or acceptance math, not a loss)."""
+        cached = self.__dict__.get("_value_reach_set")
+        if cached is not None:
+            return cached
+        g = self.g
+        seen: set[int] = set()
+        stack = [st.value for st in g.stores]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            node = g.node(n)
+            if node[0] in ("cmp", "load") or (node[0] == "call" and node[1] == "exp"):
+                continue
+            if node[0] == "call" and node[1] == "where" and len(node) == 5:
+                stack.extend(node[3:5])
+                continue
+            stack.extend(g.children(n))
+        self.__dict__["_value_reach_set"] = seen
+        return seen
 
     def _lse_minus_gather(self, lses: list[int], gathers: set[int]) -> bool:
         """`loss = -x[target]` (maybe rescaled under constexpr branches: label smoothing, a
@@ -536,7 +658,10 @@ class _Matcher:
             return False
 
         lse_set = set(lses)
+        values = self._value_reach()
         for a in self.of_kind("add"):
+            if a not in values:
+                continue
             terms = g.node(a)[1:]
             with_lse = [t for t in terms if lse_set & g.walk([t], into_pointers=False)]
             if with_lse and any(negated_gather(t) for t in terms if t not in with_lse):

@@ -460,7 +460,12 @@ class _Builder:
         if node is None:
             return g.const(None)
         if isinstance(node, ast.Name):
-            return env.get(node.id) if node.id in env else g.intern(("var", node.id))
+            if node.id in env:
+                return env[node.id]
+            literal = self._imported_constant(node)
+            if literal is not None:
+                return self.expr(literal, env)
+            return g.intern(("var", node.id))
         if isinstance(node, ast.Constant):
             return g.const(node.value)
         if isinstance(node, ast.BinOp):
@@ -534,6 +539,10 @@ class _Builder:
             if (isinstance(func, ast.Name) and func.id in self.helpers and self.helpers[func.id] is not self.own
                     and self.depth < MAX_INLINE_DEPTH):
                 return self.inline(self.helpers[func.id], args, kwargs, env)
+            imported = self._imported_helper(func)
+            if imported is not None:
+                node, imports = imported
+                return self.inline(node, args, kwargs, env, imports=imports)
             name = self.imports.resolve(func) or "?"
             last = name.rsplit(".", 1)[-1]
             if name != last and last in MATH_NAMES and not name.startswith("triton."):
@@ -561,6 +570,10 @@ class _Builder:
             return g.div(args[0], args[1])
         if name in ("sqrt_rn",):
             name = "sqrt"
+        if name == "inline_asm_elementwise":
+            mapped = self._asm_math(node, env)
+            if mapped is not None:
+                return mapped
         if name == "pow" and len(args) == 2:
             exponent = g.node(args[1])
             if exponent[0] == "const" and exponent[1] in (2.0, 3.0):
@@ -579,7 +592,52 @@ class _Builder:
             return g.call("where", *args)
         return g.call(name, *args)
 
-    def inline(self, fn: ast.FunctionDef, args: list[int], kwargs: dict[str, ast.expr], env: dict[str, int]) -> int:
+    def _asm_math(self, node: ast.Call, env: dict[str, int]) -> int | None:
+        """A one-instruction PTX approximation as the function it computes:
+        `inline_asm_elementwise("rsqrt.approx.ftz.f32 $0, $1;", "=f,f", [x], ...)` is rsqrt(x)."""
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+        asm = node.args[0] if node.args else kwargs.get("asm")
+        operands = node.args[2] if len(node.args) > 2 else kwargs.get("args")
+        if not (isinstance(asm, ast.Constant) and isinstance(asm.value, str)) or not isinstance(operands, (ast.List, ast.Tuple)):
+            return None
+        text = asm.value.strip()
+        if text.count(";") != 1 or len(operands.elts) != 1:
+            return None   # several instructions: not one math function
+        op = text.split()[0] if text.split() else ""
+        x = self.expr(operands.elts[0], env)
+        g = self.g
+        for prefix, fn in (("rsqrt.", "rsqrt"), ("sqrt.", "sqrt"), ("tanh.", "tanh"), ("lg2.", "log"), ("sin.", "sin"), ("cos.", "cos")):
+            if op.startswith(prefix):
+                return g.call(fn, x)
+        if op.startswith("ex2."):
+            return g.call("exp", _without_log2e(g, x))
+        if op.startswith("rcp."):
+            return g.recip(x)
+        return None
+
+    def _imported_constant(self, node: ast.Name) -> ast.expr | None:
+        """The literal of a constant imported from another workspace module (`LOG2E`)."""
+        lookup = getattr(self.imports, "constant", None)
+        literal = lookup(node) if lookup is not None else None
+        return literal if isinstance(literal, (ast.Constant, ast.UnaryOp, ast.BinOp)) else None
+
+    def _imported_helper(self, func: ast.expr) -> tuple[ast.FunctionDef, ImportMap] | None:
+        """A `@triton.jit` helper of another workspace module (`from .utils import softplus`),
+        with the imports of its own module, found through the workspace index."""
+        if self.depth >= MAX_INLINE_DEPTH:
+            return None
+        lookup = getattr(self.imports, "helper", None)
+        try:
+            helper = lookup(func) if lookup is not None else None
+            node = helper.node if helper is not None else None
+            if node is None or node is self.own:
+                return None
+            return node, helper.imports()
+        except Exception:   # a module that cannot be read resolves to nothing
+            return None
+
+    def inline(self, fn: ast.FunctionDef, args: list[int], kwargs: dict[str, ast.expr], env: dict[str, int],
+               imports: ImportMap | None = None) -> int:
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         local: dict[str, int] = {}
         for p, v in zip(params, args):
@@ -588,11 +646,15 @@ class _Builder:
             local[k] = self.expr(v, env)
         for p in params:
             local.setdefault(p, self.g.intern(("param", p)))
+        saved_imports, saved_helpers = self.imports, self.helpers
+        if imports is not None:   # names in another module's helper are that module's names
+            self.imports, self.helpers = imports, {}
         self.depth += 1
         try:
             result = self.block(fn.body, local)
         finally:
             self.depth -= 1
+            self.imports, self.helpers = saved_imports, saved_helpers
         return result if result is not None else self.g.const(None)
 
 

@@ -221,6 +221,7 @@ LIGER_KERNELS = [
     ("qwen2vl_mrope.py", "_triton_qwen2vl_mrope", "Qwen2-VL multimodal RoPE"),
     ("relu_squared.py", "_relu_squared_forward_kernel", "ReLU^2"),
     ("sparsemax.py", "_sparsemax_forward_kernel", "sparsemax"),
+    ("modulated_rms_norm.py", "_modulated_rms_norm_forward_kernel", "modulated RMSNorm (AdaLN)"),
 ]
 
 
@@ -615,5 +616,7 @@ def test_layer_norm_with_one_scale_per_row_is_not_group_norm():
         rstd = tl.rsqrt(tl.sum(d * d, axis=0) / N + eps)
         tl.store(Y + row * stride + cols, d * rstd * tl.load(S + row), mask=cols < N)
     """
-    (f,) = lint(code, "TRI003")
-    assert "re-implements LayerNorm" in f.message
+    # one scalar per program is a batch-norm-style affine (a feature per program), which Liger
+    # has no op for; it is not GroupNorm either (2026-12-01: it was reported as LayerNorm)
+    assert not any("GroupNorm" in f.message for f in lint(code, "TRI003"))
+    assert lint(code, "TRI003") == []

@@ -570,3 +570,170 @@ def test_negated_target_logit_plus_logsumexp_is_cross_entropy():
 
 def test_negated_target_logit_without_the_logsumexp_is_not():
     assert tri003(CE_SPLIT.format(lse_term="b_max")) == []
+
+
+# ---- modulated RMSNorm (AdaLN) against Gemma's (1 + w) ------------------------------------------
+MOD_NORM = """
+@triton.jit
+def rmsnorm_scale_shift_kernel(x_ptr, w_ptr, scale_ptr, shift_ptr, y_ptr, DIM, seq_len, EPS, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < DIM
+    x = tl.load(x_ptr + row * DIM + cols, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.math.rsqrt(tl.sum(x * x, axis=0) / DIM + EPS)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    {mod}
+    tl.store(y_ptr + row * DIM + cols, y, mask=mask)
+"""
+
+
+def test_rms_norm_times_one_plus_a_per_row_scale_is_modulated_rms_norm():
+    mod = """batch = row // seq_len
+    scale = tl.load(scale_ptr + batch * DIM + cols, mask=mask).to(tl.float32)
+    shift = tl.load(shift_ptr + batch * DIM + cols, mask=mask).to(tl.float32)
+    y = x * rstd * w * (1.0 + scale) + shift"""
+    findings = tri003(MOD_NORM.format(mod=mod))
+    assert names_op(findings, "modulated RMSNorm (AdaLN)")
+    assert "liger_modulated_rms_norm(X, W, scale, shift=None, eps=1e-6)" in findings[0].message
+
+
+def test_gemma_one_plus_weight_stays_rms_norm():
+    findings = tri003(MOD_NORM.format(mod="y = x * rstd * (1.0 + w)"))
+    assert names_op(findings, "RMSNorm")
+
+
+# ---- instance norm is GroupNorm with a group per channel ----------------------------------------
+def test_instance_norm_is_group_norm():
+    code = """
+    @triton.jit
+    def instance_norm_kernel(in_ptr, out_ptr, weight_ptr, bias_ptr, M, N, C, eps, BLOCK_N: tl.constexpr):
+        pid = tl.program_id(0)
+        c = pid % C
+        n_offsets = tl.arange(0, BLOCK_N)
+        mask = n_offsets < N
+        x = tl.load(in_ptr + pid * N + n_offsets, mask=mask, other=0.0).to(tl.float32)
+        m = tl.sum(x) / N
+        d = tl.where(mask, x - m, 0.0)
+        rstd = tl.math.rsqrt(tl.sum(d * d) / N + eps)
+        w = tl.load(weight_ptr + c)
+        b = tl.load(bias_ptr + c)
+        tl.store(out_ptr + pid * N + n_offsets, (x - m) * rstd * w + b, mask=mask)
+    """
+    assert names_op(tri003(code), "GroupNorm")
+
+
+# ---- helpers defined in another module of the workspace, inlined through the index ----------------
+def test_helper_from_another_module_is_inlined(tmp_path):
+    from tritonify.diagnostics.engine import lint_text
+    from tritonify.diagnostics.settings import Settings
+
+    pkg = tmp_path / "mypkg"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "__init__.py").write_text("")
+    (pkg / "ops" / "act.py").write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def swish(x):
+            return x * tl.sigmoid(x)
+
+        @triton.jit
+        def squash(x):
+            return x * 0.5 + 1.0
+    """))
+    kernel = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+        from mypkg.ops.act import {helper}
+
+        @triton.jit
+        def glu_kernel(g_ptr, u_ptr, o_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            g = tl.load(g_ptr + offs, mask=offs < n).to(tl.float32)
+            u = tl.load(u_ptr + offs, mask=offs < n).to(tl.float32)
+            tl.store(o_ptr + offs, {helper}(g) * u, mask=offs < n)
+    """)
+    path = pkg / "kern.py"
+    for helper, expected in (("swish", 1), ("squash", 0)):
+        path.write_text(kernel.format(helper=helper))
+        findings = [f for f in lint_text(path.read_text(), str(path), Settings(select=("TRI003",))).findings
+                    if f.code == "TRI003"]
+        assert len(findings) == expected, (helper, findings)
+        if expected:
+            assert "re-implements SwiGLU " in findings[0].message
+
+
+# ---- a one-instruction PTX approximation is the function it computes -----------------------------
+ASM_NORM = """
+@triton.jit
+def _rsqrt(x):
+    return tl.inline_asm_elementwise("{asm}", "=f,f", [x], tl.float32, True, 1)
+
+@triton.jit
+def add_rms_norm_kernel(x_ptr, res_ptr, w_ptr, out_ptr, res_out_ptr, H: tl.constexpr, eps):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, H)
+    w = tl.load(w_ptr + offs).to(tl.float32)
+    s = tl.load(x_ptr + row * H + offs).to(tl.float32)
+    s += tl.load(res_ptr + row * H + offs).to(tl.float32)
+    tl.store(res_out_ptr + row * H + offs, s.to(tl.bfloat16))
+    rs = _rsqrt(tl.sum(s * s, axis=0) / H + eps)
+    tl.store(out_ptr + row * H + offs, (s * rs * w).to(tl.bfloat16))
+"""
+
+
+def test_ptx_rsqrt_approximation_is_rsqrt():
+    assert names_op(tri003(ASM_NORM.format(asm="rsqrt.approx.ftz.f32 $0, $1;")), "residual add + RMSNorm")
+
+
+def test_other_inline_asm_is_opaque():
+    assert tri003(ASM_NORM.format(asm="mov.b32 $0, $1;")) == []
+
+
+# ---- gathers and sampling math are not the op itself --------------------------------------------
+EMBED_NORM = """
+@triton.jit
+def embed_rmsnorm_kernel(ids_ptr, table_ptr, w_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    row = {row}
+    x = tl.load(table_ptr + row * n_cols + offs, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.math.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + pid * n_cols + offs, x * rstd * w, mask=mask)
+"""
+
+
+def test_norm_of_rows_looked_up_through_ids_is_a_fused_embedding():
+    assert tri003(EMBED_NORM.format(row="tl.load(ids_ptr + pid).to(tl.int64)")) == []
+
+
+def test_the_same_norm_of_its_own_row_fires():
+    assert names_op(tri003(EMBED_NORM.format(row="pid")), "RMSNorm")
+
+
+LOGPROB = """
+@triton.jit
+def token_logprob_kernel(logits_ptr, token_ptr, out_ptr, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(logits_ptr + row * V + cols, mask=cols < V, other=-float('inf')).to(tl.float32)
+    m = tl.max(x, axis=0)
+    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    tok = tl.load(token_ptr + row)
+    x_t = tl.load(logits_ptr + row * V + tok).to(tl.float32)
+    {out}
+"""
+
+
+def test_loss_at_the_target_is_cross_entropy():
+    assert names_op(tri003(LOGPROB.format(out="tl.store(out_ptr + row, lse - x_t)")), "cross-entropy")
+
+
+def test_probability_at_the_sampled_token_is_acceptance_math():
+    # exp(x_t - lse) compared in rejection sampling: a probability, not a loss
+    out = "u = tl.load(out_ptr + row)\n    tl.store(out_ptr + row, (tl.exp(x_t - lse) > u).to(tl.float32))"
+    assert tri003(LOGPROB.format(out=out)) == []

@@ -34,7 +34,7 @@ HELPER_STEMS = {
     "swiglu": "swiglu", "geglu": "geglu", "cross_entropy": "cross_entropy",
     "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
     "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope", "group_norm": "group_norm", "poly_norm": "poly_norm",
-    "dyt": "dyt", "qwen2vl_mrope": "apply_mrope", "relu_squared": "relu_squared",
+    "dyt": "dyt", "qwen2vl_mrope": "apply_mrope", "modulated_rms_norm": "modulated_rms_norm", "relu_squared": "relu_squared",
     "sparsemax": "sparsemax",
 }
 
