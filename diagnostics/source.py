@@ -17,11 +17,17 @@ CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 # The one line model, Python's own: a line ends at "\r\n", "\r" or "\n" and nowhere else
 # (`str.splitlines` also breaks at form feed, U+2028 and others, which `ast` reads as text).
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_OTHER_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # where else str.splitlines breaks
 
 
 def split_lines(text: str) -> list[str]:
     """The lines of `text` without their breaks, as `ast` counts them (no empty last line
     after a final break, like `str.splitlines`)."""
+    lines = text.splitlines()
+    # str.splitlines agrees unless it also broke at \f, \v, U+2028 and the like: count the breaks
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    if len(lines) == breaks + (0 if text.endswith(("\n", "\r")) or not text else 1) and text[-1:] not in _OTHER_BREAKS:
+        return lines
     lines = LINE_BREAK.split(text)
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()

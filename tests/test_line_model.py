@@ -3,8 +3,10 @@ characters `str.splitlines` breaks at (form feed, U+2028, U+0085, ...)."""
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
+from hypothesis import given, strategies as st
 
 from tritonify.diagnostics.fixes import apply_edits
 from tritonify.diagnostics.model import Edit
@@ -72,3 +74,12 @@ def test_template_insertion_counts_lines_as_ast_does():
     out = apply_template(odd, Template, 3)
     assert out == apply_template(user, Template, 3).replace("x = 1", "x = 1  # a\u2028b")
     ast.parse(out)
+
+
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", *ODD]), max_size=12))
+def test_split_lines_is_a_split_at_python_line_breaks(parts):
+    text = "".join(parts)
+    expected = re.split(r"\r\n|\r|\n", text)
+    if len(expected) > 1 and expected[-1] == "":
+        expected.pop()
+    assert split_lines(text) == (expected if text else [])
