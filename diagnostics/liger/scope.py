@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import PurePath
 
 LIGER_PACKAGE = "liger_kernel"
@@ -54,10 +55,11 @@ def is_reference_function(name: str) -> bool:
     return bool(_REFERENCE_NAME.search(name))
 
 
-def reference_spans(tree: ast.Module) -> list[tuple[int, int]]:
-    """Line spans of the reference functions (and methods) of a module."""
+def reference_spans(nodes: Iterable[ast.AST]) -> list[tuple[int, int]]:
+    """Line spans of the reference functions (and methods) among a module's nodes (pass
+    `ctx.module_nodes`, the walk every rule shares)."""
     spans = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_reference_function(node.name):
             spans.append((node.lineno, node.end_lineno or node.lineno))
     return spans

@@ -385,10 +385,28 @@ class KernelDtypes:
 
     def pointer_kind(self, ptr: ast.AST) -> str | None:
         """Element kind of a pointer expression, from the pointer parameters it is built from."""
-        kinds = {self.pointers[p] for p in self._params_in(ptr, set()) if p in self.pointers}
+        kinds = {self.pointers[p] for p in self._params_reached(ptr) if p in self.pointers}
         return kinds.pop() if len(kinds) == 1 else None
 
     # -- internals --------------------------------------------------------------------------------
+    def _params_reached(self, expr: ast.AST) -> set[str]:
+        """`_params_in(expr, set())`: the parameters reachable from `expr` through the locals'
+        values. Reachability is a union over the names read, so each local's part is followed
+        once per kernel (not once per load through the same chain of locals)."""
+        out: set[str] = set()
+        for node in walk_nodes(expr):
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in self.params and node.id not in self.assignments:
+                out.add(node.id)
+            elif node.id in self.assignments:
+                cache = self.__dict__.setdefault("_params_of_local", {})
+                found = cache.get(node.id)
+                if found is None:
+                    found = cache[node.id] = frozenset(self._params_in(node, set()))
+                out |= found
+        return out
+
     def _params_in(self, expr: ast.AST, seen: set[str]) -> set[str]:
         out: set[str] = set()
         for node in walk_nodes(expr):

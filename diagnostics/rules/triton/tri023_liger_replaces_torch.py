@@ -425,7 +425,7 @@ def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not _mentions_host_api(ctx.source.text) or not advice_wanted(ctx.source.path):
         return
-    references = reference_spans(ctx.tree)
+    references = reference_spans(ctx.module_nodes)
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
     norm_paths = RMS_PATHS | LN_PATHS
