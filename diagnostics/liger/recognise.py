@@ -207,6 +207,8 @@ class _Matcher:
                         if self._modulated(f, x, r):
                             found.add("modulated_rms_norm")
                         else:
+                            if self._gemma_weight(f, x, r):
+                                self.__dict__["rms_gemma"] = True
                             found.add("fused_add_rms_norm" if self._is_residual_sum(x) else "rms_norm")
         if max(powers, default=0) > 1:
             # x^2 or x^3 normalised: not an RMSNorm. PolyNorm when several powers are summed.
@@ -262,6 +264,20 @@ class _Matcher:
                     out.append((alt, tuple(g.factors(alt)) + tuple(rest)))
         self.__dict__["_norm_products_list"] = out
         return out
+
+    def _gemma_weight(self, f: tuple[int, ...], x: int, r: int) -> bool:
+        """A factor `1 + w` (or `w + 1.0`) with w loaded by columns only: Gemma's RMSNorm."""
+        g = self.g
+        one = g.find(("const", 1.0))
+        for y in f:
+            if y in (x, r) or g.kind(y) != "add" or one not in g.node(y)[1:]:
+                continue
+            rest = [t for t in g.node(y)[1:] if t != one]
+            if len(rest) == 1 and g.kind(rest[0]) == "load":
+                addr = g.node(rest[0])[1]
+                if "program_id" not in g.call_names(addr) and not g.value_loads(addr):
+                    return True
+        return False
 
     def _modulated(self, f: tuple[int, ...], x: int, r: int) -> bool:
         """A factor `1 + scale` where scale is loaded per row (its address follows the program
@@ -920,7 +936,28 @@ class _Matcher:
         if bc is None or as_ is None:
             return False
         partner = g.find(("add", *sorted((bc, as_))))
-        return partner is not None and partner in self.live
+        if partner is None or partner not in self.live:
+            return False
+        if len(la) == 1 and len(lb) == 1 and self._interleaved(next(iter(la)), next(iter(lb))):
+            self.__dict__["rope_interleaved"] = True
+        return True
+
+    def _interleaved(self, la: int, lb: int) -> bool:
+        """The two rotated values are neighbours (x[2i], x[2i+1]): both addresses scale the
+        element index by 2 and differ in one term (the +1 or the element stride)."""
+        g = self.g
+        a, b = g.node(la)[1], g.node(lb)[1]
+        ta, tb = set(_terms(g, a)), set(_terms(g, b))
+        if len(ta ^ tb) != 1:
+            return False
+        two = g.find(("const", 2.0))
+        if two is None:
+            return False
+
+        def doubled(addr: int) -> bool:
+            return any(g.kind(n) == "mul" and two in g.node(n)[1:] and "arange" in g.call_names(n)
+                       for n in g.walk([addr], into_pointers=False))
+        return doubled(a) and doubled(b)
 
 
 def _without(items: list[int], x: int) -> list[int]:
@@ -1009,8 +1046,25 @@ def recognise(g: KernelGraph) -> Recognition:
         return Recognition(None, ordered, "elementwise op fused with a row reduction")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
-    differs = ""
+    return Recognition(op, ordered, differs=_differences_from_liger(op, m))
+
+
+def _differences_from_liger(op: str, m: _Matcher) -> str:
+    """How the kernel's function differs from the Liger op's, in the words the message uses
+    ("" when Liger's op is a drop-in)."""
     if op == "geglu" and m.__dict__.get("geglu_exact"):
-        differs = ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "
-                   "(the two GELUs differ by up to 5e-4 in float64); not a drop-in")
-    return Recognition(op, ordered, differs=differs)
+        return ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "
+                "(the two GELUs differ by up to 5e-4 in float64); not a drop-in")
+    if op == "rms_norm" and m.__dict__.get("rms_gemma"):
+        return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
+                "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
+                "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma(hidden_size, eps=1e-6)` (weight initialised to zeros)")
+    if op in ("rope",) and m.__dict__.get("rope_interleaved"):
+        return ("this kernel rotates interleaved pairs (x[2i], x[2i+1], GPT-J style) where Liger's RoPE rotates "
+                "halves (x[i], x[i + d/2], Hugging Face style with duplicated cos/sin): not a drop-in without "
+                "permuting q, k and the cos/sin layout")
+    if op == "kl_div" and m._lse_nodes():
+        return ("this kernel takes logits and computes their log-softmax itself, where Liger's KL takes "
+                "log-probabilities as `input` (and probabilities as `target`, or log-probabilities with "
+                "`log_target=True`): only partly a drop-in, after `torch.log_softmax` on the inputs")
+    return ""

@@ -737,3 +737,80 @@ def test_probability_at_the_sampled_token_is_acceptance_math():
     # exp(x_t - lse) compared in rejection sampling: a probability, not a loss
     out = "u = tl.load(out_ptr + row)\n    tl.store(out_ptr + row, (tl.exp(x_t - lse) > u).to(tl.float32))"
     assert tri003(LOGPROB.format(out=out)) == []
+
+
+# ---- drop-in or not: what differs is said, and no helper is offered ------------------------------
+def test_gemma_rms_norm_names_the_offset_and_the_gemma_module():
+    (f,) = tri003(MOD_NORM.format(mod="y = x * rstd * (1.0 + w)"))
+    assert "offset=1.0, casting_mode='gemma'" in f.message and "LigerRMSNormForGemma(hidden_size" in f.message
+    assert f.fixes == []
+
+
+def test_plain_rms_norm_is_a_drop_in_with_a_helper():
+    (f,) = tri003(MOD_NORM.format(mod="y = x * rstd * w"))
+    assert ", but " not in f.message and f.fixes
+
+
+ROPE_PAIRS = """
+@triton.jit
+def rope_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, half, BLOCK: tl.constexpr):
+    tok = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(cos_ptr + tok * half + offs)
+    s = tl.load(sin_ptr + tok * half + offs)
+    x1 = tl.load(x_ptr + tok * 2 * half + {i1})
+    x2 = tl.load(x_ptr + tok * 2 * half + {i2})
+    tl.store(out_ptr + tok * 2 * half + {i1}, x1 * c - x2 * s)
+    tl.store(out_ptr + tok * 2 * half + {i2}, x2 * c + x1 * s)
+"""
+
+
+def test_interleaved_pairs_are_rope_but_not_liger_layout():
+    (f,) = tri003(ROPE_PAIRS.format(i1="2 * offs", i2="2 * offs + 1"))
+    assert "re-implements rotary position embedding (RoPE) " in f.message
+    assert "interleaved pairs" in f.message and f.fixes == []
+
+
+def test_rotate_half_layout_is_the_drop_in():
+    (f,) = tri003(ROPE_PAIRS.format(i1="offs", i2="half + offs"))
+    assert "interleaved" not in f.message and f.fixes
+
+
+KL = """
+@triton.jit
+def kl_kernel(p_ptr, q_ptr, out_ptr, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < V
+    {body}
+    tl.store(out_ptr + row * V + cols, p * (tl.log(p) - log_q), mask=mask)
+"""
+
+
+def test_kl_on_logits_is_only_partly_liger():
+    # student and teacher logits, log-softmax of both in the kernel, KL(teacher || student)
+    code = """
+    @triton.jit
+    def kl_logits_kernel(logits, target_logits, loss, V, BV: tl.constexpr):
+        i_n = tl.program_id(0).to(tl.int64)
+        o_x = tl.arange(0, BV)
+        b_sl = tl.load(logits + i_n * V + o_x, mask=o_x < V, other=float('-inf'))
+        b_tl = tl.load(target_logits + i_n * V + o_x, mask=o_x < V, other=float('-inf'))
+        sm = tl.max(b_sl)
+        tm = tl.max(b_tl)
+        sd = tl.sum(tl.exp(b_sl - sm))
+        td = tl.sum(tl.exp(b_tl - tm))
+        b_sp_log = b_sl - sm - tl.log(sd)
+        b_tp_log = b_tl - tm - tl.log(td)
+        b_kl = tl.where(o_x < V, tl.exp(b_tp_log) * (b_tp_log - b_sp_log), 0)
+        tl.store(loss + i_n, tl.sum(b_kl))
+    """
+    (f,) = tri003(code)
+    assert "re-implements KL divergence " in f.message and "takes logits" in f.message and f.fixes == []
+
+
+def test_kl_on_probabilities_is_the_drop_in():
+    body = """p = tl.load(p_ptr + row * V + cols, mask=mask, other=1.0)
+    log_q = tl.load(q_ptr + row * V + cols, mask=mask, other=0.0)"""
+    (f,) = tri003(KL.format(body=body))
+    assert "re-implements KL divergence " in f.message and "takes logits" not in f.message and f.fixes
