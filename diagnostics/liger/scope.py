@@ -7,6 +7,9 @@ copy. It is noise, or wrong, in three places:
   `liger_kernel/` folder, including its backends and its `testing/` helpers), told to use itself;
 * in tests (`test_*.py`, `*_test.py`, `conftest.py`, files under a `tests/` or `test/` folder),
   where a hand-written version is the point (a `fixtures/` folder holds inputs to lint, not tests);
+* (TRI023) in modules of an inference engine (a module that imports `vllm`, `sglang`,
+  `tensorrt_llm` or `lmdeploy`): Liger's modules are training kernels with a backward, and an
+  engine's model code keeps `nn.LayerNorm`/`nn.RMSNorm` where its own fused layers do not apply;
 * on a reference implementation kept beside a kernel to check it: a function whose name says it is
   one (`rms_norm_ref`, `reference_swiglu`, `naive_softmax`, `torch_cross_entropy`), in a file that
   also defines Triton kernels.
@@ -48,6 +51,20 @@ def is_test_file(path: str) -> bool:
 def advice_wanted(path: str) -> bool:
     """Liger advice applies to this file at all (not Liger's own source, not a test)."""
     return not (in_liger_package(path) or is_test_file(path))
+
+
+INFERENCE_ENGINES = frozenset({"vllm", "sglang", "tensorrt_llm", "lmdeploy"})
+
+
+def imports_inference_engine(tree: ast.Module) -> bool:
+    """The module imports an inference engine (absolute imports of its top-level package)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in INFERENCE_ENGINES for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                and node.module.split(".")[0] in INFERENCE_ENGINES:
+            return True
+    return False
 
 
 def is_reference_function(name: str) -> bool:

@@ -74,3 +74,30 @@ def test_tri023_skips_reference_functions_but_not_others():
     assert len(lint(HOST_NORM.format(name="forward"), "TRI023", path="my_project/model.py")) == 1
     assert lint(HOST_NORM.format(name="rms_norm_ref"), "TRI023", path="my_project/model.py") == []
     assert lint(HOST_NORM.format(name="forward"), "TRI023", path="tests/test_model.py") == []
+
+
+def test_tri023_quiet_in_an_inference_engine_module():
+    engine = "from vllm.model_executor.layers.linear import ReplicatedLinear\n" + HOST_NORM.format(name="forward")
+    assert lint(engine, "TRI023", path="vllm/model_executor/models/mymodel.py") == []
+    trainer = "from transformers import Trainer\n" + HOST_NORM.format(name="forward")
+    assert len(lint(trainer, "TRI023", path="my_project/train.py")) == 1
+
+
+GN_BRANCH = """
+import torch.nn as nn
+from mypkg.modules import GroupNorm
+
+class Block(nn.Module):
+    def __init__(self, heads, dim, fuse_norm):
+        super().__init__()
+        if fuse_norm:
+            self.g_norm = {fused}
+        else:
+            self.g_norm = nn.GroupNorm(num_groups=heads, num_channels=dim, eps=1e-5)
+"""
+
+
+def test_tri023_quiet_on_a_torch_fallback_beside_the_projects_fused_norm():
+    assert lint(GN_BRANCH.format(fused="GroupNorm(num_groups=heads, hidden_size=dim)"), "TRI023", path="pkg/layer.py") == []
+    # the other branch is not a norm: the torch GroupNorm is the module's norm, advice applies
+    assert len(lint(GN_BRANCH.format(fused="nn.Identity()"), "TRI023", path="pkg/layer.py")) == 1

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
-from tritonify.diagnostics.liger.scope import advice_wanted, in_spans, reference_spans
+from tritonify.diagnostics.liger.scope import advice_wanted, imports_inference_engine, in_spans, reference_spans
 from tritonify.diagnostics.liger import api
 from tritonify.diagnostics.liger.host import (
     Projection,
@@ -422,9 +422,33 @@ def _hf_module(ctx: PythonContext, call: ast.Call) -> Finding | None:
     return ctx.finding(call.func, message, [fix])
 
 
+def _fused_norm_in_other_branch(ctx: PythonContext, call: ast.Call) -> bool:
+    """The torch norm is the fallback of an `if` whose other branch builds the project's own
+    norm class (`if self.fuse_norm: GroupNorm(...) else: nn.GroupNorm(...)`): the fused
+    kernel is already there, and the torch one is chosen on purpose."""
+    child: ast.AST = call
+    for parent in ctx.ancestors(call):
+        if isinstance(parent, ast.If):
+            other = parent.orelse if any(child is s for s in parent.body) else parent.body
+            for stmt in other:
+                for n in ast.walk(stmt):
+                    if isinstance(n, ast.Call) and n is not call:
+                        path = ctx.imports.resolve(n.func) or ""
+                        name = path.rsplit(".", 1)[-1] if path else getattr(n.func, "id", getattr(n.func, "attr", ""))
+                        if "Norm" in name and not path.startswith("torch."):
+                            return True
+            return False
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        child = parent
+    return False
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not _mentions_host_api(ctx.source.text) or not advice_wanted(ctx.source.path):
         return
+    if imports_inference_engine(ctx.tree):
+        return   # an inference engine's model code: Liger's training modules are not the fit
     references = reference_spans(ctx.module_nodes)
     loss_objects = cross_entropy_objects(ctx.tree, ctx.imports, ctx.module_nodes)
     check_models = not _liger_already_applied(ctx)
@@ -435,6 +459,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         losses.visit(node, path)
         finding = None
         if path in norm_paths and _normalises_several_dims(ctx, node):
+            continue
+        if (path in norm_paths or path in GN_PATHS) and _fused_norm_in_other_branch(ctx, node):
             continue
         if path in RMS_PATHS:
             finding = _rms_norm(ctx, node)
