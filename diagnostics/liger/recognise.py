@@ -274,10 +274,17 @@ class _Matcher:
                 continue
             rest = [t for t in g.node(y)[1:] if t != one]
             if len(rest) == 1 and g.kind(rest[0]) == "load":
-                addr = g.node(rest[0])[1]
-                if "program_id" not in g.call_names(addr) and not g.value_loads(addr):
+                if not self._row_indexed(g.node(rest[0])[1]):
                     return True
         return False
+
+    def _row_indexed(self, addr: int) -> bool:
+        """An address that moves with the row: a loaded index, or the program id scaled by a
+        stride (`Scale + row // rows_per_mod * stride + cols`). A pointer merely chosen by the
+        program id (`tl.where(is_q, qw, kw)`) is still a per-column weight."""
+        g = self.g
+        return bool(g.value_loads(addr)) or any(
+            g.kind(n) == "mul" and "program_id" in g.call_names(n) for n in g.walk([addr], into_pointers=False))
 
     def _modulated(self, f: tuple[int, ...], x: int, r: int) -> bool:
         """A factor `1 + scale` where scale is loaded per row (its address follows the program
@@ -291,9 +298,8 @@ class _Matcher:
             rest = [t for t in g.node(y)[1:] if t != one]
             if len(rest) != 1 or g.kind(rest[0]) != "load":
                 continue
-            addr = g.node(rest[0])[1]
-            if "program_id" in g.call_names(addr) or g.value_loads(addr):
-                return True
+            if self._row_indexed(g.node(rest[0])[1]):
+                return True   # `Scale + row // rows_per_mod * stride + cols`, or gathered by an index
         return False
 
     def _gated_elsewhere(self, m: int, outputs: set[int]) -> bool:
@@ -866,7 +872,8 @@ class _Matcher:
 
     def _partner_rotation(self) -> bool:
         """`x * cos + partner * sin` stored, with partner the same tensor at the rotated index
-        and a per-lane sign on partner or sin: rotate-half RoPE with its partner loaded directly."""
+        and a per-lane sign on partner or sin: rotate-half RoPE with its partner loaded directly.
+        x and partner may be products themselves (`normed * cos + sign * partner_normed * sin`)."""
         g = self.g
         for v in self._output_closure():
             node = g.node(v)
@@ -874,22 +881,22 @@ class _Matcher:
                 continue
             for t1, t2 in ((node[1], node[2]), (node[2], node[1])):
                 f1, f2 = list(g.factors(t1)), list(g.factors(t2))
-                if len(f1) != 2 or len(f2) < 2:
+                if len(f1) < 2 or len(f2) < 2:
                     continue
-                xs = [x for x in f1 if self.loads(x) and self.g.kind(x) in ("load", "phi", "call")]
-                for x in xs:
-                    c = _without(f1, x)[0]
-                    if not self._angle(c) or self.sources(c) & self.sources(x):
+                if not any(self._signed(y) is not None or self._is_sign_vector(y) for y in f2):
+                    continue
+                f2 = [self._signed(y) or y for y in f2 if not self._is_sign_vector(y)]
+                for c in set(f1):
+                    x = _without(f1, c)
+                    xs = frozenset().union(*(self.sources(t) for t in x))
+                    if not self._angle(c) or not xs or self.sources(c) & xs:
                         continue
-                    signed = any(self._signed(y) is not None or self._is_sign_vector(y) for y in f2)
-                    if not signed:
-                        continue
-                    rest = [self._signed(y) or y for y in f2 if not self._is_sign_vector(y)]
-                    for xp in rest:
-                        others = _without(rest, xp)
-                        if (xp != x and self.sources(xp) and self.sources(xp) == self.sources(x)
-                                and len(others) == 1 and others[0] != c and self._angle(others[0])
-                                and not self.sources(others[0]) & self.sources(x)):
+                    for sn in set(f2):
+                        if sn == c or not self._angle(sn):
+                            continue
+                        partner = _without(f2, sn)
+                        ps = frozenset().union(*(self.sources(t) for t in partner))
+                        if ps == xs and sorted(partner) != sorted(x) and not self.sources(sn) & xs:
                             return True
         return False
 
@@ -979,7 +986,12 @@ def _terms(g: KernelGraph, addr: int) -> tuple[int, ...]:
 def _bases(g: KernelGraph, ptr: int) -> set[int]:
     """The pointer parameters an address is built on (`X_ptr` in `X_ptr + row * stride + y`)."""
     terms = g.node(ptr)[1:] if g.kind(ptr) == "add" else (ptr,)
-    return {t for t in terms if g.kind(t) == "param"}
+    out = {t for t in terms if g.kind(t) == "param"}
+    for t in terms:   # a pointer chosen per program: `tl.where(is_q, q_ptr, k_ptr) + offs`
+        node = g.node(t)
+        if node[0] == "call" and node[1] == "where" and len(node) == 5:
+            out |= {c for c in node[3:5] if g.kind(c) == "param"}
+    return out
 
 
 def _indirect_store(g: KernelGraph) -> bool:

@@ -814,3 +814,41 @@ def test_kl_on_probabilities_is_the_drop_in():
     log_q = tl.load(q_ptr + row * V + cols, mask=mask, other=0.0)"""
     (f,) = tri003(KL.format(body=body))
     assert "re-implements KL divergence " in f.message and "takes logits" not in f.message and f.fixes
+
+
+QK_NORM_ROPE = """
+@triton.jit
+def qk_norm_rope_kernel(q_ptr, k_ptr, out_ptr, qw_ptr, kw_ptr, cos_ptr, sin_ptr, q_heads, head_dim: tl.constexpr,
+                        eps, BLOCK: tl.constexpr):
+    tok = tl.program_id(0)
+    head = tl.program_id(1)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < head_dim
+    is_q = head < q_heads
+    in_ptr = tl.where(is_q, q_ptr, k_ptr)
+    w_ptr = tl.where(is_q, qw_ptr, kw_ptr)
+    base = in_ptr + tok * head_dim * 8 + head * head_dim
+    x = tl.load(base + cols, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / head_dim + eps)
+    normed = x * rstd * (1.0 + w)
+    {rope}
+"""
+
+
+def test_qk_gemma_norm_with_the_weight_chosen_per_head_is_gemma_not_modulated():
+    findings = tri003(QK_NORM_ROPE.format(rope="tl.store(out_ptr + tok * head_dim * 8 + head * head_dim + cols, normed, mask=mask)"))
+    assert names_op(findings, "RMSNorm") and "Gemma's form" in findings[0].message
+
+
+def test_norm_fused_with_a_partner_rope_is_fused():
+    rope = """half: tl.constexpr = head_dim // 2
+    partner = tl.where(cols < half, cols + half, cols - half)
+    sign = tl.where(cols < half, -1.0, 1.0)
+    xp = tl.load(base + partner, mask=mask, other=0.0).to(tl.float32)
+    wp = tl.load(w_ptr + partner, mask=mask, other=0.0).to(tl.float32)
+    partner_normed = xp * rstd * (1.0 + wp)
+    c = tl.load(cos_ptr + tok * head_dim + cols % half)
+    s = tl.load(sin_ptr + tok * head_dim + cols % half)
+    tl.store(out_ptr + tok * head_dim * 8 + head * head_dim + cols, normed * c + sign * partner_normed * s, mask=mask)"""
+    assert tri003(QK_NORM_ROPE.format(rope=rope)) == []
