@@ -155,3 +155,22 @@ def test_augmented_shift_and_stable_sigmoid_are_shifted():
     unshifted = code.replace("qk -= tl.max(qk, 0)", "qk *= 2.0")
     (f,) = lint(unshifted, "TRI009")
     assert f.line == 10
+
+
+def test_a_binding_in_the_other_branch_does_not_undo_the_shift():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(lse_ptr, out_ptr, N: tl.constexpr, BASE_E: tl.constexpr):
+        lse = tl.load(lse_ptr + tl.arange(0, N))
+        m = tl.max(lse, axis=0)
+        lse -= m
+        if BASE_E:
+            lse = tl.log(tl.sum(tl.exp(lse), axis=0))
+        else:
+            lse = tl.log2(tl.sum(tl.exp2(lse), axis=0))
+        tl.store(out_ptr, lse + m)
+    """
+    assert lint(code, "TRI009") == []

@@ -60,6 +60,8 @@ def test_loads_cast_up_are_quiet_but_fp32_storage_and_computed_values_fire():
         q = tl.dot(p, x)
         causal = tl.where(r[:, None] >= r[None, :], 1.0, 0.0).to(tl.float32)
         q += tl.dot(causal, x)
+        lo = (tl.load(x_ptr + r[:, None] * BM + r[None, :]).to(tl.uint8) & 15).to(tl.float32)
+        q += tl.dot(x, lo)
         tl.store(g_ptr + r[:, None] * BM + r[None, :], g + h + q)
 
     def run(x, g):

@@ -51,6 +51,24 @@ def _is_nonpositive_constant(node: ast.AST) -> bool:
     return False
 
 
+def _other_branch(ctx: PythonContext, stmt: ast.AST, use: ast.AST) -> bool:
+    """`stmt` and `use` sit in different branches of one `if` (`if A: x = f() else: g(x)`): the
+    binding never reaches the use."""
+    def path(node: ast.AST) -> dict[int, str]:
+        out, child = {}, node
+        for anc in ctx.ancestors(node):
+            if isinstance(anc, ast.If):
+                if any(child is s for s in anc.body):
+                    out[id(anc)] = "body"
+                elif any(child is s for s in anc.orelse):
+                    out[id(anc)] = "else"
+            child = anc
+        return out
+
+    a, b = path(stmt), path(use)
+    return any(k in b and b[k] != v for k, v in a.items())
+
+
 def _negated_pair(a: ast.AST, b: ast.AST) -> bool:
     """`-x` and `x` (either order): a `where` choosing between them by sign yields -|x| or |x|;
     chosen as the exponent of a stable sigmoid it is the non-positive one."""
@@ -106,7 +124,7 @@ class Bounds:
             if not blist:
                 # a helper's parameter may arrive shifted (`_softmax(x - m)`); a kernel's cannot
                 return expr.id in self.trusted
-            earlier = [b for b in blist if b.stmt.lineno < before_line]
+            earlier = [b for b in blist if b.stmt.lineno < before_line and not _other_branch(ctx, b.stmt, expr)]
             if earlier:
                 last = earlier[-1]
                 if isinstance(last.stmt, ast.AugAssign):

@@ -11,7 +11,8 @@ Fires only where both operands are fp32 for sure: cast with `.to(tl.float32)`, b
 tensor the launch site in the same file makes fp32. Unknown dtypes stay quiet; fp16/bf16/fp8/int8
 operands are never affected.
 
-Operands that are only loads cast up, or 0/1 masks (`tl.where(causal, 1.0, 0.0)`), (`tl.load(p).to(tl.float32)` where `p`'s tensor is not
+Operands that are only values cast up (a load or an unpacked int4/int8 nibble `.to(tl.float32)`
+from a dtype not known to be fp32), or 0/1 masks (`tl.where(causal, 1.0, 0.0)`), (`tl.load(p).to(tl.float32)` where `p`'s tensor is not
 known to be fp32) do not count: such values come from fp16/bf16 storage, whose every value TF32
 holds exactly (10 explicit mantissa bits, fp32's exponent), so the TF32 product is the fp32
 product and the precision claim would be false. The cast then only costs time.
@@ -51,8 +52,8 @@ def _is_dot(ctx: PythonContext, call: ast.Call) -> bool:
 
 
 def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: dict, depth: int = 0) -> bool:
-    """`expr` is a load cast up to fp32 from storage not known to be fp32 (`tl.load(p).to(tl.float32)`,
-    through names and `tl.trans`): its values are fp16/bf16 values, exact in TF32."""
+    """`expr` is a value cast up to fp32 from a dtype not known to be fp32 (`tl.load(p).to(tl.float32)`,
+    `nibbles.to(tl.float32)`, through names and `tl.trans`): its values are fp16/bf16/int values, exact in TF32."""
     if depth > 8:
         return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
@@ -78,10 +79,9 @@ def _upcast_load(ctx: PythonContext, types: KernelDtypes, expr: ast.AST, binds: 
         inner = expr.args[0]
     else:
         return False
-    while isinstance(inner, ast.Name) and len(binds.get(inner.id, [])) == 1:
-        inner = binds[inner.id][0]
-    loaded = isinstance(inner, ast.Call) and (ctx.imports.resolve(inner.func) or "") == f"{TL}.load"
-    return loaded and types.of(inner) != "fp32"
+    # a value that was not fp32 before the cast (fp16/bf16/fp8 storage, small ints unpacked from
+    # int4/int8) is exact in TF32; only an fp32 (or fp64) source makes the cast a real fp32 operand
+    return types.of(inner) not in ("fp32", "fp64")
 
 
 def _constant_choice(ctx: PythonContext, expr: ast.AST) -> bool:
