@@ -197,9 +197,16 @@ def _bound_in(fn: ast.FunctionDef) -> set[str]:
 
 
 def free_names(fn: ast.FunctionDef) -> list[str]:
-    """Module-level names the body of `fn` reads, in the order they first appear."""
+    """Module-level names the body of `fn`, its default values and its annotations read (Triton's
+    compiler evaluates all three from the source text), in the order they first appear."""
     bound = _bound_in(fn)
     seen: dict[str, None] = {}
+    params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg]
+    signature = [d for d in [*fn.args.defaults, *fn.args.kw_defaults, fn.returns,
+                             *(a.annotation for a in params if a is not None)] if d is not None]
+    for node in (n for d in signature for n in ast.walk(d)):
+        if isinstance(node, ast.Name):
+            seen.setdefault(node.id)
     for stmt in fn.body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:

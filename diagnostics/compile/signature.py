@@ -318,6 +318,7 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
         assumptions.append("pointers are *fp32 (no contract; pass --dtype or --arg NAME=*bf16)")
 
     pointers = pointer_params(imports, kernel)
+    module_literals = _module_literals(tree)
     signature: dict = {}
     base_constexprs: dict = {}
     scalars: dict = {}
@@ -348,6 +349,9 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
                 assumptions.append(f"{p.name}={launch_kw[p.name][0]!r} from the launch on line {launch_kw[p.name][1]}")
             elif p.default is not None and _literal(p.default) is not None:
                 base_constexprs[p.name] = _literal(p.default)
+            elif isinstance(p.default, ast.Name) and p.default.id in module_literals:
+                base_constexprs[p.name] = module_literals[p.default.id]
+                assumptions.append(f"{p.name}={module_literals[p.default.id]!r} from its default {p.default.id}")
             else:
                 value, why = _default_constexpr(p.name)
                 base_constexprs[p.name] = value
@@ -419,6 +423,22 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
         config_sites=sites, autotune_line=kernel.autotune.lineno if kernel.autotune is not None else None,
         assumptions=assumptions,
     )
+
+
+def _module_literals(tree: ast.Module) -> dict:
+    """Module-level `NAME = <literal>` bound once (a default such as `BLOCK: tl.constexpr = BLOCK_DEFAULT`)."""
+    values: dict = {}
+    seen: set = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            value = _literal(stmt.value)
+            if name in seen or value is None:
+                values.pop(name, None)
+            else:
+                values[name] = value
+            seen.add(name)
+    return values
 
 
 def kernel_do_not_specialize(imports: ImportMap, kernel: Kernel) -> set[str]:
