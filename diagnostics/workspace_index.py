@@ -52,6 +52,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -141,11 +142,11 @@ class ModuleSummary:
     digest: int | None = None        # hash of the text summarised
     _imports: "ImportMap | None" = None
 
-    @property
+    @cached_property
     def is_package(self) -> bool:
-        return self.path.is_dir() or self.path.name == "__init__.py"
+        return self.path.name == "__init__.py" or self.path.is_dir()
 
-    @property
+    @cached_property
     def directory(self) -> Path:
         return self.path if self.path.is_dir() else self.path.parent
 
@@ -386,7 +387,7 @@ class WorkspaceIndex:
         self._overlays: set[Path] = set()                   # files whose text came from update()
         self._by_name: dict[str, Path] = {}                 # dotted module name -> location
         self._located: dict[tuple[Path, str], Path | None] = {}
-        self._resolved: dict[tuple[Path | None, tuple[str, ...], Path | None], Target | None] = {}
+        self._resolved: dict[tuple[Path, tuple[str, ...]], Target | None] = {}
         self._roots: dict[Path, tuple[Path, ...]] = {}      # a file's directory -> its roots
         self._trees: dict[Path, tuple] = {}                  # a few parsed helper modules
         self.modules_read = 0
@@ -451,7 +452,7 @@ class WorkspaceIndex:
         """Use `text` (parsed: `tree`, when the caller has it) for the module at `path`: an open
         document. Also re-reads any module that changed on disk. Returns whether anything the
         index knew changed (resolutions made before are then forgotten)."""
-        location = _canon(Path(path))
+        location = _canon(path)
         changed = self._refresh_disk()
         old = self._summaries.get(location)
         if old is None or old.digest != hash(text):
@@ -468,7 +469,7 @@ class WorkspaceIndex:
     def observe(self, path: str | Path, text: str, tree: ast.Module | None) -> None:
         """A file the linter has just parsed from disk: summarised from its tree when the
         index has not read it yet (so no later import parses it again)."""
-        location = _canon(Path(path))
+        location = _canon(path)
         if location in self._summaries or tree is None:
             return
         s = self._summarise_text(location, text, tree)
@@ -477,7 +478,7 @@ class WorkspaceIndex:
 
     def forget(self, path: str | Path) -> None:
         """Drop the editor's text for `path`: the file on disk is read again when needed."""
-        location = _canon(Path(path))
+        location = _canon(path)
         if location in self._overlays:
             self._overlays.discard(location)
             self._drop(location)
@@ -506,7 +507,7 @@ class WorkspaceIndex:
         """Whether imports in the file at `path` can be looked up: a file on disk or given by
         `update` (not "<string>", not an unsaved buffer's made-up name)."""
         try:
-            location = _canon(Path(path))
+            location = _canon(path)
         except (TypeError, ValueError):
             return False
         return location in self._overlays or location in self._summaries or location.is_file()
@@ -548,13 +549,13 @@ class WorkspaceIndex:
         parts = tuple(p for p in dotted_path.split(".") if p)
         if not parts:
             return None
-        origin = _canon(Path(from_path)) if from_path else None
+        origin = _canon(from_path) if from_path else None
         return self._resolve_ref(Ref(None, parts), origin, 0)
 
     def resolve_relative(self, from_path: str | Path, level: int, module: str | None,
                          name: str | None) -> Target | None:
         """What `from <level dots><module> import <name>` gives in the file `from_path`."""
-        origin = _canon(Path(from_path))
+        origin = _canon(from_path)
         base = relative_base(origin, level)
         loc = _join(base, module.split(".")) if module else base
         chain = (name,) if name else ()
@@ -563,7 +564,7 @@ class WorkspaceIndex:
     def star_names(self, from_path: str | Path, level: int, module: str) -> list[str]:
         """The names `from <module> import *` binds, when `module` is in the workspace: its
         `__all__`, else its public module-level names (and those of its own star imports)."""
-        origin = _canon(Path(from_path))
+        origin = _canon(from_path)
         if level:
             base = relative_base(origin, level)
             loc = _join(base, module.split(".")) if module else base
@@ -594,7 +595,7 @@ class WorkspaceIndex:
 
     def absolute_name(self, from_path: str | Path, level: int, module: str | None) -> str:
         """The dotted name of the module `from <level dots><module> import ...` names."""
-        base = relative_base(_canon(Path(from_path)), level)
+        base = relative_base(_canon(from_path), level)
         loc = _join(base, module.split(".")) if module else base
         return module_name(loc if loc.suffix else loc / "__init__.py")
 
@@ -603,30 +604,26 @@ class WorkspaceIndex:
         return self._resolve_ref(Ref(location, chain), location, 0)
 
     def _resolve_ref(self, ref: Ref, origin: Path | None, depth: int) -> Target | None:
-        key = (ref.location, ref.chain, origin if ref.location is None else None)
-        try:
-            return self._resolved[key]
-        except KeyError:
-            pass
-        self._resolved[key] = None          # a cycle resolves to nothing
-        result = self._resolve_uncached(ref, origin, depth)
-        self._resolved[key] = result
-        return result
-
-    def _resolve_uncached(self, ref: Ref, origin: Path | None, depth: int) -> Target | None:
-        if depth > _MAX_DEPTH:
-            return None
         chain = ref.chain
-        if ref.location is None:
-            if not chain:
-                return None
-            if chain[0] == "triton":
-                return Target("triton", canonical(".".join(chain)))
-            loc = self.locate(chain[0], origin)
-            if loc is None:
-                return None
-            return self._lookup(loc, chain[1:], depth + 1)
-        return self._lookup(ref.location, chain, depth + 1)
+        if ref.location is not None:
+            return self._lookup_cached(ref.location, chain, depth + 1)
+        if not chain:
+            return None
+        if chain[0] == "triton":
+            return _triton_target(".".join(chain))
+        loc = self.locate(chain[0], origin)
+        if loc is None:
+            return None
+        return self._lookup_cached(loc, chain[1:], depth + 1)
+
+    def _lookup_cached(self, location: Path, chain: tuple[str, ...], depth: int) -> Target | None:
+        key = (location, chain)
+        resolved = self._resolved
+        if key in resolved:
+            return resolved[key]
+        resolved[key] = None          # a cycle resolves to nothing
+        result = resolved[key] = self._lookup(location, chain, depth)
+        return result
 
     def _lookup(self, location: Path, chain: tuple[str, ...], depth: int) -> Target | None:
         if not chain:
@@ -651,7 +648,7 @@ class WorkspaceIndex:
         if s.is_package:
             sub = _existing(s.directory, name)
             if sub is not None:
-                return self._lookup(sub, rest, depth + 1)
+                return self._lookup_cached(sub, rest, depth + 1)
         for star in s.stars:
             if s.all_names is not None and name not in s.all_names:
                 break
@@ -737,11 +734,22 @@ def _existing(root: Path, head: str) -> Path | None:
     return None
 
 
-def _canon(path: Path) -> Path:
+def _canon(path: str | Path) -> Path:
+    """The absolute form of a path (cached: the same few files are asked about many times)."""
+    return _canon_str(str(path))
+
+
+@lru_cache(maxsize=8192)
+def _canon_str(path: str) -> Path:
     try:
         return Path(os.path.abspath(path))
     except (OSError, ValueError):  # pragma: no cover
-        return path
+        return Path(path)
+
+
+@lru_cache(maxsize=4096)
+def _triton_target(path: str) -> "Target":
+    return Target("triton", canonical(path))
 
 
 _DEFAULT: WorkspaceIndex | None = None

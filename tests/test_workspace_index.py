@@ -286,3 +286,25 @@ def test_update_replaces_the_disk_text(tmp_path):
     assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is False  # same text
     index.forget(tmp_path / "p" / "compat.py")          # back to the file on disk
     assert imports_of(k, index)[1] == ["k"]
+
+
+def test_rules_see_constants_of_other_modules(tmp_path):
+    # tl.arange needs a power-of-two size: 96 is not, and only the imported constant says so
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/config.py": "BLOCK = 96\nGOOD = 128\n",
+        "p/k.py": """
+            import triton
+            import triton.language as tl
+            from .config import BLOCK, GOOD
+
+
+            @triton.jit
+            def k(x_ptr, n):
+                offs = tl.arange(0, BLOCK)
+                good = tl.arange(0, GOOD)
+                tl.store(x_ptr + offs, tl.load(x_ptr + good, mask=good < n), mask=offs < n)
+            """,
+    })
+    findings = lint_file(tmp_path / "p" / "k.py", Settings(select=("TRI004",))).findings
+    assert [(f.code, f.line) for f in findings] == [("TRI004", 9)]

@@ -84,7 +84,8 @@ class Scenario:
 
 def module_constants(ctx: PythonContext) -> dict[str, int]:
     """`NAME = 64`, `NAME = tl.constexpr(64)`, `NAME: tl.constexpr = 64` at module level,
-    when the name is assigned once (computed once per file; callers copy before changing it)."""
+    when the name is assigned once, and such literals imported from the workspace's other
+    modules (computed once per file; callers copy before changing it)."""
     return ctx.per_file(("module-constants",), lambda: _module_constants(ctx))
 
 
@@ -99,6 +100,12 @@ def _module_constants(ctx: PythonContext) -> dict[str, int]:
     for name, exprs in values.items():
         if len(exprs) == 1:
             v = _fold(ctx, exprs[0], out, lambda n: None, 0)
+            if v is not None:
+                out[name] = v
+    # literals imported from another module of the workspace (`from .config import BLOCK`)
+    for name, expr in ctx.imports.imported_constants().items():
+        if name not in values:
+            v = _fold(ctx, expr, out, lambda n: None, 0)
             if v is not None:
                 out[name] = v
     return out
