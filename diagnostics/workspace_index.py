@@ -439,7 +439,10 @@ class WorkspaceIndex:
         if tree is None:
             s = ModuleSummary(path=location, name=name)
         else:
-            s = summarise(tree, location, name)
+            try:
+                s = summarise(tree, location, name)
+            except RecursionError:   # a pathologically nested module: nothing to offer
+                s = ModuleSummary(path=location, name=name)
         s.digest = hash(text)
         return s
 
@@ -450,8 +453,9 @@ class WorkspaceIndex:
 
     def update(self, path: str | Path, text: str, tree: ast.Module | None = None) -> bool:
         """Use `text` (parsed: `tree`, when the caller has it) for the module at `path`: an open
-        document. Also re-reads any module that changed on disk. Returns whether anything the
-        index knew changed (resolutions made before are then forgotten)."""
+        document. Also re-reads any module that changed on disk. Returns whether what other
+        modules can import changed (a binding, a decorator, `__all__`; not a function's body),
+        or a file changed on disk: then files importing it may lint differently."""
         location = _canon(path)
         changed = self._refresh_disk()
         old = self._summaries.get(location)
@@ -460,10 +464,9 @@ class WorkspaceIndex:
             s = self._summarise_text(location, text, tree)
             s.text = text
             self._store(location, s)
-            changed = True
+            self._resolved.clear()   # also when only a helper's body changed: it is read anew
+            changed = changed or old is None or exports_of(old) != exports_of(s)
         self._overlays.add(location)
-        if changed:
-            self._resolved.clear()
         return changed
 
     def observe(self, path: str | Path, text: str, tree: ast.Module | None) -> None:
@@ -750,6 +753,16 @@ def _canon_str(path: str) -> Path:
 @lru_cache(maxsize=4096)
 def _triton_target(path: str) -> "Target":
     return Target("triton", canonical(path))
+
+
+def exports_of(s: ModuleSummary) -> tuple:
+    """What other modules can see of a module: its bindings (without line numbers), star
+    imports and `__all__`."""
+    bindings = tuple(sorted(
+        (name, tuple((b.name, b.decorators) if isinstance(b, Def) else
+                     ast.dump(b.node) if isinstance(b, Const) else b for b in values))
+        for name, values in s.bindings.items()))
+    return bindings, tuple(s.stars), tuple(s.all_names or ())
 
 
 _DEFAULT: WorkspaceIndex | None = None

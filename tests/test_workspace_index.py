@@ -284,6 +284,8 @@ def test_update_replaces_the_disk_text(tmp_path):
     assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is True
     assert imports_of(k, index)[1] == []
     assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is False  # same text
+    # a body edit changes nothing another module can import
+    assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f  # same\n") is False
     index.forget(tmp_path / "p" / "compat.py")          # back to the file on disk
     assert imports_of(k, index)[1] == ["k"]
 
@@ -308,3 +310,39 @@ def test_rules_see_constants_of_other_modules(tmp_path):
     })
     findings = lint_file(tmp_path / "p" / "k.py", Settings(select=("TRI004",))).findings
     assert [(f.code, f.line) for f in findings] == [("TRI004", 9)]
+
+
+def test_helper_body_follows_the_editor(tmp_path):
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/h.py": "import triton\nimport triton.language as tl\n\n@triton.jit\ndef act(x):\n    return tl.exp(x)\n",
+        "p/k.py": "from .h import act\n",
+    })
+    index = WorkspaceIndex()
+    imports, _ = imports_of(tmp_path / "p" / "k.py", index)
+    body = imports.helper(ast.Name("act")).node.body[0].value
+    assert imports.helper(ast.Name("act")).imports().resolve(body.func) == "triton.language.exp"
+    index.update(tmp_path / "p" / "h.py",
+                 "import triton\nimport triton.language as tl\n\n@triton.jit\ndef act(x):\n    return tl.sigmoid(x)\n")
+    helper = index.helper_def("p.h.act")
+    assert helper.imports().resolve(helper.node.body[0].value.func) == "triton.language.sigmoid"
+
+
+def test_unreadable_and_broken_modules_resolve_to_nothing(tmp_path):
+    nested = "if x:\n" + "".join("    " * i + "if x:\n" for i in range(1, 300)) + "    " * 300 + "import triton\n"
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/broken.py": "def (:\n",
+        "p/nul.py": "import triton\0\n",
+        "p/deep.py": nested,
+        "p/k.py": "from .broken import jit\nfrom .nul import triton\nfrom .deep import triton as t2\nfrom .gone import tl\n",
+    })
+    (tmp_path / "p" / "binary.py").write_bytes(b"\xff\xfe\x00garbage")
+    index = WorkspaceIndex()
+    imports, kernels = imports_of(tmp_path / "p" / "k.py", index)
+    assert kernels == []
+    assert imports.names["tl"] == "triton.language"   # `.gone` is not there: the guess
+    assert imports.names["jit"] == "triton.jit"      # `.broken` does not parse: the guess
+    for name in ("broken", "nul", "deep", "binary", "gone"):
+        index.summary(tmp_path / "p" / f"{name}.py")
+    index.update(tmp_path / "p" / "deep.py", nested)

@@ -169,7 +169,7 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
         tree = ast.parse(text, filename=path or "<string>")
     except (SyntaxError, ValueError) as exc:
         raise InspectError(f"{path}: cannot parse: {exc}") from exc
-    found, kernels, imports = find_kernel(tree, kernel)
+    found, kernels, imports = find_kernel(tree, kernel, path)
     if found is None:
         names = ", ".join(k.name for k in kernels) or "none"
         if kernel is None:

@@ -456,8 +456,15 @@ def kernel_do_not_specialize(imports: ImportMap, kernel: Kernel) -> set[str]:
     return out
 
 
-def find_kernel(tree: ast.Module, name: str | None) -> tuple[Kernel | None, list[Kernel], ImportMap]:
-    imports = ImportMap(tree)
+def find_kernel(tree: ast.Module, name: str | None, path: str | None = None) -> tuple[Kernel | None, list[Kernel], ImportMap]:
+    """The kernel `name` of a module (the only one when None). With the file's `path`, names
+    imported from the workspace's other modules resolve (see workspace_index)."""
+    if path:
+        from tritonify.diagnostics.workspace_index import default_index
+
+        imports = ImportMap(tree, workspace=default_index(), path=path)
+    else:
+        imports = ImportMap(tree)
     kernels = [k for k in find_kernels(tree, imports) if not k.is_helper or k.name == name]
     if name is None:
         return (kernels[0] if len(kernels) == 1 else None), kernels, imports
