@@ -42,6 +42,8 @@ COMPILE_TIMEOUT_S = 120.0
 # Documents larger than this are linted but not compiled: the 3,000-line test kernels are ~120 KB
 # and the largest of the 2,853 files of the real-world corpus is 502 KB (torch/sparse/_triton_ops_meta.py).
 INSPECT_MAX_CHARS = 1_000_000
+MAX_KERNELS = 32          # kernels compiled per document (the rest get "not inspected: ..."); a cold compile is 1-5 s
+FILE_BUDGET_S = 300.0     # no further kernel of a document is started after this long
 LISTINGS = ("sass", "ptx")
 # VS Code language ids: "ptx" is the PTX extensions' id; "sass" would be the CSS preprocessor's
 LANGUAGE = {"sass": "plaintext", "ptx": "ptx"}
@@ -233,7 +235,7 @@ class InspectFeature:
             return [], f"compile-time insight is off: {exc}"
         text = without_bom(text)   # as the lint reads it (a BOM is not Python)
         return inspect_file(text, path, target=arch, python=config.python, trusted=True, mode=SOURCE_ONLY,
-                            timeout=COMPILE_TIMEOUT_S), None
+                            timeout=COMPILE_TIMEOUT_S, max_kernels=MAX_KERNELS, budget_s=FILE_BUDGET_S), None
 
     def findings_for(self, uri: str, text: str) -> list:
         """The compile-time findings of the document as it is now (none when the text has moved

@@ -385,13 +385,30 @@ def kernel_names(text: str) -> list[str]:
     return [k.name for k in kernels]
 
 
-def inspect_file(text: str, path: str, **kwargs) -> list[InspectResult]:
+def inspect_file(text: str, path: str, *, max_kernels: int | None = None, budget_s: float | None = None,
+                 **kwargs) -> list[InspectResult]:
     """`inspect_kernel` for every launchable kernel of the file (one child process each), in source
-    order; kernels that cannot be planned (bad override) are left out. For a code lens per kernel."""
+    order; kernels that cannot be planned (bad override) are left out. For a code lens per kernel.
+    At most `max_kernels` are compiled, and none is started after `budget_s` seconds: the rest get a
+    "not inspected" result saying so (a file of thousands of kernels costs minutes, not hours)."""
     results = []
-    for name in kernel_names(text):
+    started = time.monotonic()
+    try:
+        _, kernels, _ = find_kernel(ast.parse(text), None)
+    except (SyntaxError, ValueError):
+        return []
+    for count, kernel in enumerate(kernels):
+        over_count = max_kernels is not None and count >= max_kernels
+        over_time = budget_s is not None and time.monotonic() - started > budget_s
+        if over_count or over_time:
+            why = (f"the file has more than {max_kernels} kernels" if over_count
+                   else f"compiling this file's kernels took over {budget_s:g} s")
+            arch, reason = resolve_target(kwargs.get("target"))
+            results.append(InspectResult(path, kernel.name, kernel.node.lineno, arch, reason, [], [], error={
+                "message": f"not inspected: {why}", "kind": NOT_INSPECTED, "line": None, "column": None}))
+            continue
         try:
-            results.append(inspect_kernel(text, path, name, **kwargs))
+            results.append(inspect_kernel(text, path, kernel.name, **kwargs))
         except InspectError:
             continue
     return results

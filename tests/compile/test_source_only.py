@@ -139,3 +139,21 @@ def test_autotune_configs_that_are_not_literals_are_not_run(compile_env, tmp_pat
     result = inspect_kernel(text, str(tmp_path / "k.py"), "k", target="sm_90", trusted=True, mode=SOURCE_ONLY)
     assert result.error and "autotune configs" in result.error["message"]
     assert not marker.exists()
+
+
+def test_a_file_of_many_kernels_compiles_only_the_first_few(compile_env, tmp_path):
+    pytest.importorskip("triton")
+    from tritonify.diagnostics.compile.service import NOT_INSPECTED, SOURCE_ONLY, inspect_file
+
+    one = textwrap.dedent('''\
+
+        @triton.jit
+        def k{i}(x_ptr):
+            tl.store(x_ptr, {i}.0)
+    ''')
+    text = "import triton\nimport triton.language as tl\n" + "".join(one.format(i=i) for i in range(200))
+    results = inspect_file(text, str(tmp_path / "many.py"), target="sm_90", trusted=True, mode=SOURCE_ONLY,
+                           max_kernels=2)
+    assert [r.kernel for r in results] == [f"k{i}" for i in range(200)]
+    assert all(r.error is None for r in results[:2])
+    assert all(r.error["kind"] == NOT_INSPECTED and "more than 2 kernels" in r.error["message"] for r in results[2:])
