@@ -33,6 +33,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None          # a problem that stopped part of the analysis
     notes: list[str] = field(default_factory=list)  # warnings about the file ("line 3: ...")
+    exports_changed: bool = False     # the editor's text changed what other files import from it
 
 
 def _file_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:

@@ -465,7 +465,10 @@ class WorkspaceIndex:
             s.text = text
             self._store(location, s)
             self._resolved.clear()   # also when only a helper's body changed: it is read anew
-            changed = changed or old is None or exports_of(old) != exports_of(s)
+            if old is None:   # first seen: what matters is whether it differs from the file
+                changed = changed or not _same_as_disk(location, text)
+            else:
+                changed = changed or exports_of(old) != exports_of(s)
         self._overlays.add(location)
         return changed
 
@@ -753,6 +756,11 @@ def _canon_str(path: str) -> Path:
 @lru_cache(maxsize=4096)
 def _triton_target(path: str) -> "Target":
     return Target("triton", canonical(path))
+
+
+def _same_as_disk(location: Path, text: str) -> bool:
+    read = _read(location)
+    return read is not None and read[0] == text
 
 
 def exports_of(s: ModuleSummary) -> tuple:

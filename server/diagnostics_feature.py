@@ -153,16 +153,19 @@ class DiagnosticsFeature:
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
         self.last_publish[doc.uri] = time.monotonic()
+        if hit.result.exports_changed:   # e.g. `jit` or `tl` redefined: files importing it lint anew
+            self.relint_all(except_uri=doc.uri)
 
-    def relint_all(self) -> None:
-        """After a settings change: lint every open document again."""
+    def relint_all(self, except_uri: str | None = None) -> None:
+        """After a settings change (or a change to what a module exports): lint every open
+        document again."""
         try:
             uris = list(self.server.workspace.text_documents)
         except RuntimeError:
             return
         for uri in uris:
             doc = open_document(self.server, uri)
-            if doc is not None:
+            if doc is not None and doc.uri != except_uri:
                 self.server.analyses.drop(doc.uri)
                 self.schedule(doc.uri, 0)
 

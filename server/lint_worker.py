@@ -72,8 +72,10 @@ def lint_with_kernels(text: str, path: str, settings: Settings) -> tuple[FileRes
         return lint_text(text, path, settings), []
     source = SourceFile.from_text(text, path)
     index = default_index()
-    index.update(path, text, source.tree)   # other files importing this one see the editor's text
-    return lint_source(source, settings, index), kernel_spans(source)
+    changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
+    result = lint_source(source, settings, index)
+    result.exports_changed = changed
+    return result, kernel_spans(source)
 
 
 def kernel_spans(source: SourceFile) -> list[KernelSpan]:

@@ -281,6 +281,8 @@ def test_update_replaces_the_disk_text(tmp_path):
     index = WorkspaceIndex()
     k = tmp_path / "p" / "k.py"
     assert imports_of(k, index)[1] == ["k"]
+    # opening a file as it is on disk changes nothing others see
+    assert index.update(k, k.read_text()) is False
     assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is True
     assert imports_of(k, index)[1] == []
     assert index.update(tmp_path / "p" / "compat.py", "def jit(f):\n    return f\n") is False  # same text
