@@ -41,7 +41,7 @@ RULE = Rule(
     name="dot-precision",
     summary="fp32 tl.dot without input_precision= (runs on TF32 tensor cores by default)",
     severity=Severity.INFO,
-    fixable=True,
+    fixable=True, safe_fix=False,
 )
 
 NOT_FP32 = {"fp16", "bf16", "fp8", "int", "fp64", "bool"}
