@@ -167,3 +167,25 @@ def test_math_before_the_promotion_does_not_count():
         tl.store(o_ptr + offs, acc + q)
     """
     assert lint(code, "TRI016") == []
+
+
+def test_results_unpacked_from_a_helper_are_not_taken_for_tiles():
+    # which of `_pick`'s results is a tile cannot be told: the division stays unreported
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _pick(x, m):
+        return tl.argmax(x, 0), tl.max(x, 0), m
+
+    @triton.jit
+    def k(x_ptr, w_ptr, route_scale, eps, E: tl.constexpr):
+        offs = tl.arange(0, E)
+        x = tl.load(x_ptr + offs)
+        total = 0.0
+        idx, score, m = _pick(x, offs < E)
+        total = total + score + eps
+        tl.store(w_ptr + idx, route_scale / total)
+    """
+    assert lint(code, "TRI016") == []

@@ -37,7 +37,8 @@ class TileValues:
             for name, blist in self.binds.items():
                 if name in self.names:
                     continue
-                if any(not isinstance(b.stmt, ast.For) and self.is_tile(b.value) for b in blist):
+                if any(not isinstance(b.stmt, ast.For) and not _unpacked_from_helper(b) and self.is_tile(b.value)
+                       for b in blist):
                     self.names.add(name)
                     changed = True
 
@@ -96,6 +97,14 @@ class TileValues:
                 return True
         args = [*call.args, *(kw.value for kw in call.keywords if kw.arg not in ("mask", "other", "dtype"))]
         return any(self.is_tile(a, depth + 1) for a in args)
+
+
+def _unpacked_from_helper(b) -> bool:
+    """`idx, score, mask = _select_one(tile, ...)`: one of several results of a helper; which of
+    them is a tile and which a scalar cannot be told here, so none counts as a tile."""
+    stmt = b.stmt
+    return (isinstance(stmt, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in stmt.targets)
+            and b.value is stmt.value and isinstance(b.value, ast.Call))
 
 
 def derived_from(ctx: PythonContext, kernel: Kernel, seed) -> set[str]:
