@@ -41,9 +41,20 @@ class TileValues:
                        for b in blist):
                     self.names.add(name)
                     changed = True
+        self._memo: dict[int, bool] = {}   # the names are final now: answers can be kept
 
     def is_tile(self, expr: ast.AST, depth: int = 0) -> bool:
         """`expr` holds one value per element of a tile (as far as the source tells)."""
+        memo = self.__dict__.get("_memo")
+        if memo is not None:
+            key = id(expr)
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = self._is_tile(expr, depth)
+            return found
+        return self._is_tile(expr, depth)
+
+    def _is_tile(self, expr: ast.AST, depth: int) -> bool:
         if depth > 40:
             return False
         if isinstance(expr, ast.Name):

@@ -287,34 +287,6 @@ COSTLY_IN_FP64 = {
 }
 
 
-class _Reach:
-    """Where the promoted value of one use goes: the names that carry it (a float cast stops it)."""
-
-    def __init__(self, flow: "_Flow", use: ast.AST):
-        self.flow = flow
-        self.use = use
-        self.names: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for name, values in flow.assigned.items():
-                if name not in self.names and any(v is not None and self.reads(v) for v in values):
-                    self.names.add(name)
-                    changed = True
-        # `x *= scale` binds x to `scale`: the target of the use itself carries it as well
-        if isinstance(use, ast.AugAssign) and isinstance(use.target, ast.Name):
-            self.names.add(use.target.id)
-
-    def reads(self, expr: ast.AST) -> bool:
-        if expr is self.use:
-            return True
-        if isinstance(expr, ast.Call) and _casts_away(self.flow, expr):
-            return False
-        if isinstance(expr, ast.Name):
-            return expr.id in self.names
-        return any(self.reads(c) for c in child_nodes(expr))
-
-
 def _casts_away(flow: "_Flow", call: ast.Call) -> bool:
     """A cast to anything but fp64 (`.to(tl.float32)`, `.to(b_q.dtype)`, `tl.cast(x, y.dtype)`) ends the FP64."""
     func = call.func
@@ -327,48 +299,113 @@ def _casts_away(flow: "_Flow", call: ast.Call) -> bool:
     return target is not None and dtype_kind(flow.ctx, target) != "fp64"
 
 
-def _dot_loop(ctx: PythonContext, node: ast.AST, kernel: Kernel) -> bool:
-    """`node` runs in a loop that computes a `tl.dot` (compute-bound, registers are scarce)."""
-    return any(
-        any(isinstance(n, ast.Call) and _is_dot(ctx, n) for n in walk_nodes(loop))
-        for loop in enclosing_loops(ctx, node, kernel.node)
-    )
-
-
 def _is_dot(ctx: PythonContext, call: ast.Call) -> bool:
     return (ctx.imports.resolve(call.func) or "") == f"{TL}.dot"
 
 
-def _costly_reach(ctx: PythonContext, kernel: Kernel, flow: "_Flow", use: ast.AST) -> str | None:
-    """Why the FP64 promotion of `use` costs, or None when it only touches row values or plain
-    per-element arithmetic outside loops."""
-    reach = _Reach(flow, use)
-    tiles = tile_values(ctx, kernel)
-    inside_use = {id(n) for n in walk_nodes(use)} - {id(use)}
-    for node in kernel.walk():
-        # only what runs on the promoted value: not the operands computed before it (`acc / s`
-        # in `acc = acc / s * scale`), nor earlier lines that read a name the use rebinds later
-        if id(node) in inside_use or getattr(node, "lineno", use.lineno) < use.lineno:
-            continue
-        if isinstance(node, ast.Call) and node.args:
-            name = flow._tl(node.func)
-            lib = libdevice_name(ctx.imports, node.func)
-            if (name in COSTLY_IN_FP64 or lib in COSTLY_IN_FP64 or lib == "tanh") and any(
-                reach.reads(a) and tiles.is_tile(a) for a in node.args
-            ):
-                return f"`{(name or lib).split('.')[-1]}` then runs in FP64 on every element"
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            if (reach.reads(node.left) or reach.reads(node.right)) and tiles.is_tile(node):
-                return "the division then runs in FP64 on every element"
-    for node in kernel.walk():
-        if id(node) in inside_use or getattr(node, "lineno", use.lineno) < use.lineno:
-            continue
-        if isinstance(node, (ast.BinOp, ast.AugAssign)) and (node is use or reach.reads(node)):
-            target = node if isinstance(node, ast.BinOp) else node.value
-            if (tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))) \
-                    and _dot_loop(ctx, node, kernel):
+class _Costs:
+    """Per kernel, shared by every parameter and every use: the places where an FP64 value would
+    cost (a costly call or a division on a tile; tile arithmetic in a `tl.dot` loop), each with the
+    names it reads, and which local names read which (a cast to another dtype stops the reading)."""
+
+    def __init__(self, ctx: PythonContext, kernel: Kernel, flow: "_Flow"):
+        self.ctx = ctx
+        self.kernel = kernel
+        self.flow = flow
+        self._reads: dict[int, frozenset[str]] = {}
+        self.readers: dict[str, set[str]] = {}
+        for name, values in flow.assigned.items():
+            for v in values:
+                if v is not None:
+                    for n in self.names_read(v):
+                        self.readers.setdefault(n, set()).add(name)
+        tiles = tile_values(ctx, kernel)
+        dot_loops: dict[int, bool] = {}
+        self.calls: list[tuple[ast.AST, str, list[ast.AST]]] = []
+        self.loop_ops: list[ast.AST] = []
+        for node in kernel.walk():
+            if isinstance(node, ast.Call) and node.args:
+                name = flow._tl(node.func)
+                lib = libdevice_name(ctx.imports, node.func)
+                if name in COSTLY_IN_FP64 or lib in COSTLY_IN_FP64 or lib == "tanh":
+                    args = [a for a in node.args if tiles.is_tile(a)]
+                    if args:
+                        self.calls.append((node, f"`{(name or lib).split('.')[-1]}` then runs in FP64 on every element", args))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and tiles.is_tile(node):
+                self.calls.append((node, "the division then runs in FP64 on every element", [node.left, node.right]))
+            if isinstance(node, (ast.BinOp, ast.AugAssign)):
+                target = node if isinstance(node, ast.BinOp) else node.value
+                tile = tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))
+                if tile and self._in_dot_loop(node, dot_loops):
+                    self.loop_ops.append(node)
+
+    def _in_dot_loop(self, node: ast.AST, cache: dict[int, bool]) -> bool:
+        for loop in enclosing_loops(self.ctx, node, self.kernel.node):
+            if id(loop) not in cache:
+                cache[id(loop)] = any(isinstance(n, ast.Call) and _is_dot(self.ctx, n) for n in walk_nodes(loop))
+            if cache[id(loop)]:
+                return True
+        return False
+
+    def names_read(self, expr: ast.AST) -> frozenset[str]:
+        """Names `expr` reads, not looking inside a cast to another dtype."""
+        key = id(expr)
+        found = self._reads.get(key)
+        if found is None:
+            if isinstance(expr, ast.Call) and _casts_away(self.flow, expr):
+                found = frozenset()
+            elif isinstance(expr, ast.Name):
+                found = frozenset((expr.id,))
+            else:
+                out: set[str] = set()
+                for c in child_nodes(expr):
+                    out |= self.names_read(c)
+                found = frozenset(out)
+            self._reads[key] = found
+        return found
+
+    def why(self, use: ast.AST) -> str | None:
+        """Why the FP64 promotion of `use` costs, or None when it only touches row values or plain
+        per-element arithmetic outside `tl.dot` loops."""
+        ctx = self.ctx
+        holders: set[int] = {id(use)}     # expressions that contain the use, up to a cast that ends it
+        seeds: set[str] = set()
+        for anc in ctx.ancestors(use):
+            if anc is self.kernel.node:
+                break
+            if isinstance(anc, ast.Call) and _casts_away(self.flow, anc):
+                break
+            if isinstance(anc, ast.stmt):
+                if isinstance(anc, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = anc.targets if isinstance(anc, ast.Assign) else [anc.target]
+                    seeds = {n.id for t in targets for n in walk_nodes(t) if isinstance(n, ast.Name)}
+                break
+            holders.add(id(anc))
+        if isinstance(use, ast.AugAssign) and isinstance(use.target, ast.Name):
+            seeds.add(use.target.id)   # `x *= scale` binds x to `scale`: x carries it
+        reach, todo = set(seeds), list(seeds)
+        while todo:
+            for reader in self.readers.get(todo.pop(), ()):
+                if reader not in reach:
+                    reach.add(reader)
+                    todo.append(reader)
+        inside_use = {id(n) for n in walk_nodes(use)} - {id(use)}
+
+        def carries(expr: ast.AST) -> bool:
+            return id(expr) in holders or bool(self.names_read(expr) & reach)
+
+        # only what runs on the promoted value: not the operands computed before it (`acc / s` in
+        # `acc = acc / s * scale`), nor earlier lines that read a name the use rebinds later
+        def after(node: ast.AST) -> bool:
+            return id(node) not in inside_use and getattr(node, "lineno", use.lineno) >= use.lineno
+
+        for node, reason, args in self.calls:
+            if after(node) and any(carries(a) for a in args):
+                return reason
+        for node in self.loop_ops:
+            if after(node) and (node is use or carries(node)):
                 return "it runs in FP64 on every element of a tl.dot loop"
-    return None
+        return None
 
 
 def _insert_point(ctx: PythonContext, kernel: Kernel) -> tuple[int, str] | None:
@@ -396,6 +433,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         if not candidates:
             continue  # most kernels take no float scalar: skip their data flow
         flow = _Flow(ctx, kernel)
+        costs = None   # built on the first use that needs it, once per kernel
         for param in candidates:
             name = param.name
             if name in flow.pointer_names:
@@ -405,7 +443,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             for candidate in _uses(ctx, flow, name):
                 if cast_at is not None and candidate.lineno >= cast_at:
                     break
-                why = _costly_reach(ctx, kernel, flow, candidate)
+                if costs is None:
+                    costs = _Costs(ctx, kernel, flow)
+                why = costs.why(candidate)
                 if why:
                     use = candidate
                     break
