@@ -38,6 +38,9 @@ from tritonify.server.settings import TRUST_HINT
 
 SOURCE_KEY = "inspect"
 SHOW_ASSEMBLY = "tritonify.showAssembly"
+# The lens of a kernel the source-only build could not compile: asked for, it compiles the kernel
+# running the file's definitions (imports, defs, constant assignments; never its calls or __main__).
+COMPILE_WITH_DEFINITIONS = "tritonify.inspectWithDefinitions"
 COMPILE_TIMEOUT_S = 120.0
 # Documents larger than this are linted but not compiled: the 3,000-line test kernels are ~120 KB
 # and the largest of the 2,853 files of the real-world corpus is 502 KB (torch/sparse/_triton_ops_meta.py).
@@ -275,6 +278,12 @@ class InspectFeature:
                     message = str(result.error.get("message") or "failed").splitlines()[0]
                     if result.error.get("kind") != "not-inspected":
                         message = f"not compiled: {message}"
+                    elif "needs" in message:   # the user may ask for the compile that runs the definitions
+                        lenses.append(_lens(index, result.kernel_line, 0, f"{result.target.name} · {message[:120]}",
+                                            COMPILE_WITH_DEFINITIONS, [uri, result.kernel],
+                                            "Click to compile it running the file's imports and definitions "
+                                            "(not its calls or __main__ block), in a child process"))
+                        continue
                     lenses.append(_lens(index, result.kernel_line, 0, f"{result.target.name} · {message[:120]}"))
                 continue
             for i, variant in enumerate(result.variants):
@@ -314,6 +323,43 @@ class InspectFeature:
         return {"title": view.title, "language": LANGUAGE[kind], "content": view.text,
                 "kind": kind, "kernel": kernel, "variant": variant}
 
+    async def compile_with_definitions(self, args: tuple) -> dict:
+        """The command of a "not inspected: needs ..." lens: compile that kernel running the file's
+        definitions (worker.load_definitions), because the user asked, in a trusted workspace only."""
+        from tritonify.diagnostics.compile.service import DEFINITIONS, InspectError, inspect_kernel
+
+        if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
+            return {"ok": False, "error": f"{COMPILE_WITH_DEFINITIONS} takes the document URI and the kernel name"}
+        uri, kernel = args[0], args[1]
+        doc = open_document(self.server, uri)
+        if doc is None:
+            return {"ok": False, "error": f"{uri} is not open"}
+        if not self.server.settings_for(uri).trusted:
+            return {"ok": False, "error": f"not compiled: this workspace is not trusted, and this compile runs the "
+                                          f"file's imports and definitions ({TRUST_HINT})"}
+        config = self.config_for(uri)
+        insight = self.insights.get(doc.uri)
+        if config is None or insight is None or insight.text != doc.source or insight.result(kernel) is None:
+            return {"ok": False, "error": f"{kernel} has no compile result for the document as it is now: save it first"}
+        path = lint_path(doc)
+
+        def run():
+            try:
+                return inspect_kernel(without_bom(insight.text), path, kernel, target=self._targets.get(config.target),
+                                      python=config.python, trusted=True, mode=DEFINITIONS, timeout=COMPILE_TIMEOUT_S)
+            except InspectError as exc:
+                return str(exc)
+
+        result = await asyncio.get_running_loop().run_in_executor(self._executor, run)
+        if isinstance(result, str):
+            return {"ok": False, "error": result}
+        if self.insights.get(doc.uri) is not insight:
+            return {"ok": False, "error": "the document changed meanwhile; the result was dropped"}
+        insight.results = [result if r.kernel == kernel else r for r in insight.results]
+        self._publish(insight)
+        message = (result.error or {}).get("message") or f"{kernel} compiled running the file's definitions"
+        return {"ok": result.error is None, "message": str(message)}
+
     def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         stop_all_workers()        # a compile still running would otherwise run on to its timeout
@@ -352,5 +398,13 @@ def register(server: TritonifyServer) -> InspectFeature:
         except Exception as exc:
             server.log(types.MessageType.Error, f"{SHOW_ASSEMBLY} failed: {exc!r}\n{traceback.format_exc()}")
             return {"error": f"{SHOW_ASSEMBLY} failed inside the server: {type(exc).__name__}: {exc}"}
+
+    @server.command(COMPILE_WITH_DEFINITIONS)
+    async def compile_with_definitions(*args):
+        try:
+            return await feature.compile_with_definitions(args)
+        except Exception as exc:
+            server.log(types.MessageType.Error, f"{COMPILE_WITH_DEFINITIONS} failed: {exc!r}\n{traceback.format_exc()}")
+            return {"ok": False, "error": f"{COMPILE_WITH_DEFINITIONS} failed inside the server: {type(exc).__name__}: {exc}"}
 
     return feature

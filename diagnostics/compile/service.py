@@ -249,7 +249,7 @@ def source_only_plan(tree: ast.Module, kernel, plan) -> str | None:
     needs = needed_names(source, kernel.name)
     if needs:
         shown = ", ".join(needs[:4]) + (f" and {len(needs) - 4} more" if len(needs) > 4 else "")
-        return f"not inspected: needs {shown} (only the kernel's source is compiled; the file is not run)"
+        return f"not inspected: needs {shown} (the file is not run)"
     if plan.variants is None:
         sites = plan.config_sites
         literal = sites and all(_literal_config(site.node) for site in sites)

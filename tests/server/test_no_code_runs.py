@@ -103,3 +103,64 @@ def test_opening_editing_and_saving_runs_none_of_the_file(tmp_path, shape, monke
         assert any("not inspected: needs evil_helpers" in t for t in titles), titles
     else:
         assert not any(t.startswith("sm_90") for t in titles), titles
+
+
+ASKED = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    def make_configs():
+        open("ROOT/MARKER_ASKED", "w").write("ran")
+        return [triton.Config({"BLOCK": 256}, num_warps=4)]
+
+
+    @triton.autotune(configs=make_configs(), key=["n"])
+    @triton.jit
+    def generated(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0, mask=offs < n)
+''')
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_the_definitions_run_only_when_the_user_asks_in_a_trusted_workspace(tmp_path, monkeypatch, trusted):
+    """A kernel whose configs come from a call gets the lens "not inspected: needs ..."; its
+    command (the user's click) compiles it running the file's definitions, and only then do they run."""
+    monkeypatch.setenv("TRITONIFY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    text = ASKED.replace("ROOT", str(root))
+    path = root / "asked.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    c = RawClient()
+    try:
+        c.initialize(root, options={"trusted": True, "inspect": INSPECT_ON}, client_name="Neovim")
+        c.open(uri, text)
+        deadline = time.monotonic() + 60
+        lens = None
+        while lens is None and time.monotonic() < deadline:
+            lens = next((item for item in c.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]
+                         if "not inspected: needs the autotune configs" in item["command"]["title"]), None)
+            time.sleep(0.3)
+        assert lens is not None and lens["command"]["command"] == "tritonify.inspectWithDefinitions"
+        assert not (root / "MARKER_ASKED").exists()            # opening ran nothing
+        if not trusted:
+            c.notify("workspace/didChangeConfiguration", {"settings": {"trusted": False}})
+            time.sleep(0.5)
+        answer = c.request("workspace/executeCommand", {"command": lens["command"]["command"],
+                                                        "arguments": lens["command"]["arguments"]}, timeout=120)["result"]
+        if trusted:
+            assert answer["ok"] is True, answer
+            assert (root / "MARKER_ASKED").exists()            # asked for: the definitions ran
+            titles = [item["command"]["title"] for item in
+                      c.request("textDocument/codeLens", {"textDocument": {"uri": uri}})["result"]]
+            assert any(t.startswith("sm_90 · ") and "regs" in t for t in titles), titles
+        else:
+            assert answer["ok"] is False and "not trusted" in answer["error"]
+            assert not (root / "MARKER_ASKED").exists()
+        assert c.shutdown_and_exit() == 0
+    finally:
+        c.kill()
