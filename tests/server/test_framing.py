@@ -100,3 +100,28 @@ def test_a_refused_length_is_never_allocated(client):
     assert "id" in client.wait_response("after-big", timeout=15)
     assert rss_kb() - before < 50_000
     assert client.shutdown_and_exit() == 0
+
+
+def test_a_fifty_megabyte_document_is_linted_without_gigabytes(workspace):
+    """Opened with insight on and trust stated: a note instead of findings (over max-file-bytes),
+    nothing compiled (over 1 MB), and the server's peak memory in the hundreds of MB (it was 6.6 GB
+    when such a document went to the compile worker)."""
+    from tests.server.conftest import KERNEL
+
+    c = RawClient()
+    try:
+        c.initialize(workspace, options={"trusted": True, "inspect": {"enabled": True, "target": "sm_90"}})
+        text = KERNEL + "".join(f"table_{i} = [{i}, {i + 1}, {i + 2}]  # data row\n" for i in range(1_000_000))
+        assert len(text) > 50_000_000
+        uri = (workspace / "big.py").as_uri()
+        c.open(uri, text)
+        del text
+        diags = c.diagnostics(uri, timeout=120)
+        assert len(diags) == 1 and "lint limit" in diags[0]["message"]
+        assert "id" in c.request("textDocument/codeLens", {"textDocument": {"uri": uri}}, timeout=60)
+        with open(f"/proc/{c.proc.pid}/status") as f:
+            peak_mb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) // 1024
+        assert peak_mb < 1024, peak_mb
+        assert c.shutdown_and_exit(timeout=30) == 0
+    finally:
+        c.kill()
