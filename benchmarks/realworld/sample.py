@@ -52,9 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=220)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-per-rule", type=int, default=5)
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="a labels CSV whose findings (code, path, line) are not drawn again (a new sample)")
     args = ap.parse_args(argv)
+    seen = set()
+    for path in args.exclude:
+        with open(path, encoding="utf-8", newline="") as fh:
+            seen |= {(r["code"], r["path"], int(r["line"])) for r in csv.DictReader(fh)}
     with open(args.findings, encoding="utf-8") as fh:
-        findings = [f for f in json.load(fh) if f["code"] != "TRI000"]
+        findings = [f for f in json.load(fh)
+                    if f["code"] != "TRI000" and (f["code"], f["path"], f["line"]) not in seen]
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     w.writeheader()
     for i, f in enumerate(draw(findings, args.size, args.seed, args.min_per_rule), 1):
