@@ -157,6 +157,39 @@ def alias_chain(value: ast.expr) -> tuple[str, ...] | None:
     return None
 
 
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers")
+
+
+def _nested_triton_imports(tree: ast.Module) -> dict[str, str]:
+    """Triton imports inside functions (`def build(): import triton.language as tl`, then
+    kernels defined there): local name -> canonical path, for names bound one way only.
+    Only statements are visited, not expressions."""
+    found: dict[str, str | None] = {}
+    stack = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        stmt = stack.pop()
+        cls = stmt.__class__
+        if cls is ast.Import:
+            for alias in stmt.names:
+                if alias.name.split(".")[0] == "triton":
+                    local = alias.asname or alias.name.split(".")[0]
+                    path = canonical(alias.name) if alias.asname else "triton"
+                    found[local] = path if found.get(local, path) == path else None
+            continue
+        if cls is ast.ImportFrom:
+            if stmt.module and not stmt.level and stmt.module.split(".")[0] == "triton":
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        local, path = alias.asname or alias.name, canonical(f"{stmt.module}.{alias.name}")
+                        found[local] = path if found.get(local, path) == path else None
+            continue
+        for name in _BODY_FIELDS:
+            children = getattr(stmt, name, None)
+            if children:
+                stack.extend(c for c in children if isinstance(c, ast.AST))
+    return {k: v for k, v in found.items() if v is not None}
+
+
 class ImportMap:
     """Module-level names bound by imports (anywhere at module level: also inside try/if)
     and by simple aliases (`libdevice = tl.extra.cuda.libdevice`).
@@ -218,6 +251,8 @@ class ImportMap:
                 if value and value.split(".")[0] in ("triton", "torch"):
                     self.names[target] = value
                     self._helpers.pop(target, None)
+        for local, path in _nested_triton_imports(tree).items():
+            self.names.setdefault(local, path)
 
     def _bind(self, local: str, raw: str, relative: tuple[int, str | None] | None, name: str | None) -> None:
         """Bind `local` to what the import `raw` gives (`relative`: (level, module) of a

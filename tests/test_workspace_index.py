@@ -348,3 +348,32 @@ def test_unreadable_and_broken_modules_resolve_to_nothing(tmp_path):
     for name in ("broken", "nul", "deep", "binary", "gone"):
         index.summary(tmp_path / "p" / f"{name}.py")
     index.update(tmp_path / "p" / "deep.py", nested)
+
+
+def test_triton_imported_inside_the_function_that_defines_kernels(tmp_path):
+    # torchao builds its kernels inside a function that imports Triton (no module-level import)
+    code = textwrap.dedent("""
+        def build():
+            import triton
+            import triton.language as tl
+            from triton.language.extra import libdevice
+
+            @triton.jit
+            def k(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+            return k
+
+
+        def other():
+            tl = [1, 2]          # a local of another function does not undo the import
+            return tl
+        """)
+    tree = ast.parse(code)
+    imports = ImportMap(tree)
+    assert imports.names["tl"] == "triton.language" and imports.names["libdevice"] == "triton.language.extra.libdevice"
+    assert [k.name for k in find_kernels(tree, imports)] == ["k"]
+    # two different Triton meanings for one name in two functions: neither is assumed
+    both = ast.parse("def a():\n    import triton.language as t\n\ndef b():\n    import triton as t\n")
+    assert "t" not in ImportMap(both).names
