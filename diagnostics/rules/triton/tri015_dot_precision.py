@@ -20,6 +20,11 @@ product and the precision claim would be false. The cast then only costs time.
 `allow_tf32=` (deprecated by triton#3498, still honoured by Triton 3.x) is an explicit choice of
 precision: not reported. Renaming it to `input_precision=` changes nothing.
 
+Opt-in (`default=False`): what is left on real code are fp32 dots on computed fp32 values in
+libraries that rely on the TF32 default knowingly (fla's kernels, and vLLM's vendored copies);
+saying the precision there is a style choice. Select TRI015 when a kernel must mean the same on
+every Triton version.
+
 Only where the code targets NVIDIA or an unknown target (`ctx.target`): TF32 tensor cores are
 NVIDIA's (AMD gfx942 aside), and NPU/CPU backends run fp32 dots in fp32.
 """
@@ -41,7 +46,8 @@ RULE = Rule(
     name="dot-precision",
     summary="fp32 tl.dot without input_precision= (runs on TF32 tensor cores by default)",
     severity=Severity.INFO,
-    fixable=True, safe_fix=False,
+    fixable=True,
+    default=False, safe_fix=False,
 )
 
 NOT_FP32 = {"fp16", "bf16", "fp8", "int", "fp64", "bool"}
