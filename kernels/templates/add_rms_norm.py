@@ -92,6 +92,70 @@ def _add_rms_norm_bwd_kernel(dy_ptr, ds_ptr, s_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
 
 
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
+    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
+    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
+    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    of every scalar), so a call that would compile or tune differently never takes the short path.
+    Under the interpreter every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+
+    def _key(self, args, constexprs):
+        key = [tuple(constexprs.items())]
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, grid, *args, **constexprs):
+        if not self.direct:
+            return self.kernel[grid](*args, **constexprs)
+        key = self._key(args, constexprs)
+        hit = self.cache.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **constexprs)
+            config = getattr(self.kernel, "best_config", None)
+            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+            named = {p.name: a for p, a in zip(self.params, args)}
+            for values in reversed(self.heuristics):
+                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+            if len(self.cache) > 1024:
+                self.cache.clear()
+            self.cache[key] = (compiled, tail, meta)
+            return compiled
+        compiled, tail, meta = hit
+        values = (*args, *tail)
+        grid = grid(meta) if callable(grid) else grid
+        device = triton.runtime.driver.active.get_current_device()
+        stream = triton.runtime.driver.active.get_current_stream(device)
+        hooks = triton.knobs.runtime
+        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
+                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
+                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+        return compiled
+
+
+_add_rms_norm_fwd_launch = _Launcher(_add_rms_norm_fwd_kernel)
+_add_rms_norm_bwd_launch = _Launcher(_add_rms_norm_bwd_kernel)
+
+
 def _add_rms_norm_block_n(n_cols: int) -> int:
     limit = ADD_RMS_NORM_MAX_HIDDEN
     if n_cols > limit:
@@ -115,7 +179,7 @@ class AddRMSNormFunction(torch.autograd.Function):
         rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
         if n_rows:
             grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
-            _add_rms_norm_fwd_kernel[grid](x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
+            _add_rms_norm_fwd_launch(grid, x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
                                            y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
         ctx.save_for_backward(s, weight, rstd)
         return y.reshape(x.shape), s.reshape(x.shape)
@@ -131,7 +195,7 @@ class AddRMSNormFunction(torch.autograd.Function):
                               if s.is_cuda else 4))
         dw_partial = torch.zeros(programs, n_cols, dtype=torch.float32, device=s.device)
         if n_rows:
-            _add_rms_norm_bwd_kernel[(programs,)](dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
+            _add_rms_norm_bwd_launch((programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
                                                   dy2d.stride(0), ds2d.stride(0), s.stride(0), dx.stride(0),
                                                   HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols), num_warps=8)
         dx = dx.reshape(dy.shape)

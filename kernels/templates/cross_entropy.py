@@ -1,15 +1,18 @@
-"""Fused cross-entropy over a large vocabulary: online softmax, gradient written in place.
+"""Fused cross-entropy for training: the gradient is computed in the forward pass.
 
-One program per row (token). Pass 1 streams the row in BLOCK-wide chunks keeping a running max, a
-running sum of exp and the running sum of logits (for label smoothing): the logits are read once and
-no (rows, vocab) probability tensor is ever allocated. When a gradient is wanted, pass 2 writes
-``(softmax - smoothing/V - (1-smoothing)*onehot) / n_tokens`` over the logits themselves, so the
-backward is a multiply by the incoming scalar. Rows whose target is ``ignore_index`` contribute
+One program per row (token). A training step needs the loss and d loss / d logits, and the gradient
+needs the row's log-sum-exp, which the forward computes anyway: so the forward writes the gradient
+``(softmax - smoothing/V - (1-smoothing)*onehot) / n_tokens`` straight away, while the row is still in
+registers (vocabularies up to the widest block) or in L2 (wider rows are streamed twice: the second
+read of a row follows the first within the same program, so it comes from L2, not DRAM). The
+backward is then a scale by ``grad_output``, skipped on the device when it is 1.0 (``loss.backward()``),
+so fwd + bwd moves about the logits once in and the gradient once out.
+
+Where the gradient goes: over the logits (``inplace=True``, the default; Liger does the same; read
+nothing from the logits afterwards), into a buffer you pass (``grad_buffer=``, e.g. reused across
+steps), or into a new tensor (``inplace=False``). Rows whose target is ``ignore_index`` contribute
 nothing and get a zero gradient; the mean divides by the number of non-ignored rows, read from device
 memory (no host synchronisation).
-
-Writing the gradient into the logits is the point (it saves a (rows, vocab) allocation): the logits
-tensor holds the gradient after the forward, so do not read it afterwards.
 """
 import os
 
@@ -43,6 +46,7 @@ def _prune_blocks(configs, named_args, **kwargs):
         triton.Config({"BLOCK": 8192}, num_warps=16),
         triton.Config({"BLOCK": 16384}, num_warps=16),
         triton.Config({"BLOCK": 32768}, num_warps=32),
+        triton.Config({"BLOCK": 32768}, num_warps=16),
         triton.Config({"BLOCK": 2048}, num_warps=4),
         triton.Config({"BLOCK": 4096}, num_warps=4),
         triton.Config({"BLOCK": 8192}, num_warps=8),
@@ -51,14 +55,15 @@ def _prune_blocks(configs, named_args, **kwargs):
     ]),
     key=["n_cols", "HAS_GRAD"],
     prune_configs_by={"early_config_prune": _prune_blocks},
-    restore_value=["logits_ptr"],  # tuning runs the kernel several times; the gradient overwrites the logits
+    restore_value=["logits_ptr", "grad_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits
 )
 @triton.jit
-def _cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n_non_ignore_ptr, n_cols,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                          ignore_index, label_smoothing, MEAN: tl.constexpr, HAS_GRAD: tl.constexpr,
-                          HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
+def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stride, target_ptr, loss_ptr,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
+                          n_non_ignore_ptr, n_cols, ignore_index, label_smoothing, MEAN: tl.constexpr,
+                          HAS_GRAD: tl.constexpr, HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     row_ptr = logits_ptr + row * logits_row_stride
+    grad_row_ptr = grad_ptr + row * grad_row_stride
     target = tl.load(target_ptr + row)
     cols = tl.arange(0, BLOCK)
     scale = 1.0
@@ -69,87 +74,219 @@ def _cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr, loss_ptr, n
         if HAS_GRAD:
             for start in range(0, n_cols, BLOCK):
                 offs = start + cols
-                tl.store(row_ptr + offs, tl.zeros([BLOCK], dtype=row_ptr.dtype.element_ty), mask=offs < n_cols)
+                tl.store(grad_row_ptr + offs, tl.zeros([BLOCK], dtype=grad_ptr.dtype.element_ty), mask=offs < n_cols)
         return
     smoothing = tl.cast(label_smoothing, tl.float32)
-
-    # pass 1: online max / sum(exp) / sum(x)
-    running_max = float("-inf")
-    running_sum = 0.0
-    sum_logits = 0.0
-    for start in range(0, n_cols, BLOCK):
-        offs = start + cols
-        mask = offs < n_cols
-        x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(running_max, tl.max(x, axis=0))
-        # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
-        max_log2 = new_max * 1.4426950408889634
-        running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
-                       + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
-        running_max = new_max
-        if HAS_SMOOTHING:  # the sum of logits only matters with label smoothing: skip its select and add
-            sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
-    lse = running_max + tl.log(running_sum)
     target_logit = tl.load(row_ptr + target).to(tl.float32)
-    # (1-s) * (lse - x_t) + s * mean_j(lse - x_j)
-    loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
-    tl.store(loss_ptr + row, loss * scale)
-
-    # pass 2: d loss / d x_j = softmax_j - s/V - (1-s)*[j == target], written over the logits
-    if HAS_GRAD:
+    if BLOCK >= n_cols:
+        # the whole row in registers: one read, one write
+        mask = cols < n_cols
+        x = tl.load(row_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        row_max = tl.max(x, axis=0)
+        e = tl.exp2((x - row_max) * 1.4426950408889634)
+        total = tl.sum(e, axis=0)
+        lse = row_max + tl.log(total)
+        sum_logits = 0.0
+        if HAS_SMOOTHING:
+            sum_logits = tl.sum(tl.where(mask, x, 0.0), axis=0)
+        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+        tl.store(loss_ptr + row, loss * scale)
+        if HAS_GRAD:
+            grad = e / total - smoothing / n_cols
+            grad = tl.where(cols == target, grad - (1.0 - smoothing), grad)
+            tl.store(grad_row_ptr + cols, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
+    else:
+        # pass 1: online max / sum(exp) / sum(x)
+        running_max = float("-inf")
+        running_sum = 0.0
+        sum_logits = 0.0
         for start in range(0, n_cols, BLOCK):
             offs = start + cols
             mask = offs < n_cols
             x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-            grad = tl.exp(x - lse) - smoothing / n_cols
-            grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
-            tl.store(row_ptr + offs, (grad * scale).to(row_ptr.dtype.element_ty), mask=mask)
+            new_max = tl.maximum(running_max, tl.max(x, axis=0))
+            # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
+            max_log2 = new_max * 1.4426950408889634
+            running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
+                           + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
+            running_max = new_max
+            if HAS_SMOOTHING:  # the sum of logits only matters with label smoothing: skip its select and add
+                sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
+        lse = running_max + tl.log(running_sum)
+        # (1-s) * (lse - x_t) + s * mean_j(lse - x_j)
+        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+        tl.store(loss_ptr + row, loss * scale)
+        # pass 2 (the row again, now from L2): d loss / d x_j = softmax_j - s/V - (1-s)*[j == target]
+        if HAS_GRAD:
+            lse_log2 = lse * 1.4426950408889634
+            for start in range(0, n_cols, BLOCK):
+                offs = start + cols
+                mask = offs < n_cols
+                x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+                grad = tl.exp2(x * 1.4426950408889634 - lse_log2) - smoothing / n_cols
+                grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
+                tl.store(grad_row_ptr + offs, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _cross_entropy_scale_kernel(grad_ptr, n_elements, factor_ptr, BLOCK: tl.constexpr):
+    """grad *= factor, in place; every program returns at once when factor is 1 (loss.backward())."""
+    factor = tl.load(factor_ptr).to(tl.float32)
+    if factor != 1.0:
+        for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n_elements, tl.num_programs(0) * BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            mask = offs < n_elements
+            g = tl.load(grad_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            tl.store(grad_ptr + offs, (g * factor).to(grad_ptr.dtype.element_ty), mask=mask)
+
+
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
+    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
+    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
+    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    of every scalar), so a call that would compile or tune differently never takes the short path.
+    Under the interpreter every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+
+    def _key(self, args, constexprs):
+        key = [tuple(constexprs.items())]
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, grid, *args, **constexprs):
+        if not self.direct:
+            return self.kernel[grid](*args, **constexprs)
+        key = self._key(args, constexprs)
+        hit = self.cache.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **constexprs)
+            config = getattr(self.kernel, "best_config", None)
+            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+            named = {p.name: a for p, a in zip(self.params, args)}
+            for values in reversed(self.heuristics):
+                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+            if len(self.cache) > 1024:
+                self.cache.clear()
+            self.cache[key] = (compiled, tail, meta)
+            return compiled
+        compiled, tail, meta = hit
+        values = (*args, *tail)
+        grid = grid(meta) if callable(grid) else grid
+        device = triton.runtime.driver.active.get_current_device()
+        stream = triton.runtime.driver.active.get_current_stream(device)
+        hooks = triton.knobs.runtime
+        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
+                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
+                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+        return compiled
+
+
+_cross_entropy_launch = _Launcher(_cross_entropy_kernel)
+_cross_entropy_scale_launch = _Launcher(_cross_entropy_scale_kernel)
+_CROSS_ENTROPY_SCALE_BLOCK = 4096
+
+
+def _cross_entropy_programs(n_elements: int, device: torch.device) -> int:
+    """A persistent grid for the scale: a few programs per SM (they exit at once for a factor of 1)."""
+    programs = triton.cdiv(n_elements, _CROSS_ENTROPY_SCALE_BLOCK)
+    return max(1, min(programs, 4 * _cross_entropy_sm_count(device) if device.type == "cuda" else 4))
+
+
+_cross_entropy_sms = {}
+
+
+def _cross_entropy_sm_count(device: torch.device) -> int:
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _cross_entropy_sms:
+        _cross_entropy_sms[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return _cross_entropy_sms[index]
+
+
+def cross_entropy_scale_(grad: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    """``grad *= factor`` in place (``grad`` contiguous, ``factor`` a one-element tensor), with no
+    host synchronisation and no memory traffic when the factor is 1."""
+    n = grad.numel()
+    if n:
+        _cross_entropy_scale_launch((_cross_entropy_programs(n, grad.device),), grad, n, factor,
+                                    BLOCK=_CROSS_ENTROPY_SCALE_BLOCK)
+    return grad
 
 
 def cross_entropy_rows(logits: torch.Tensor, target: torch.Tensor, n_non_ignore: torch.Tensor, *,
                        ignore_index: int = -100, label_smoothing: float = 0.0, reduction: str = "mean",
-                       with_grad: bool = True) -> torch.Tensor:
-    """Per-row losses (already divided by the token count for "mean"); with ``with_grad`` the
-    gradient of their sum replaces ``logits``. ``logits`` must be 2-D with unit column stride."""
-    if logits.stride(-1) != 1:
-        raise ValueError("cross_entropy: logits need a contiguous last dimension (the gradient is written in place)")
+                       grad: torch.Tensor | None = None) -> torch.Tensor:
+    """Per-row losses (already divided by the token count for "mean"); with ``grad`` (which may be
+    ``logits`` itself) the gradient of their sum is written there. Unit column strides."""
+    if logits.stride(-1) != 1 or (grad is not None and grad.stride(-1) != 1):
+        raise ValueError("cross_entropy: logits and gradient need a contiguous last dimension")
     n_rows, n_cols = logits.shape
     loss = torch.empty(n_rows, dtype=torch.float32, device=logits.device)
     if n_rows:
-        _cross_entropy_kernel[(n_rows,)](logits, logits.stride(0), target, loss, n_non_ignore, n_cols,
-                                         ignore_index, float(label_smoothing), MEAN=reduction == "mean",
-                                         HAS_GRAD=with_grad, HAS_SMOOTHING=label_smoothing > 0)
+        out = grad if grad is not None else logits
+        _cross_entropy_launch((n_rows,), logits, logits.stride(0), out, out.stride(0), target, loss, n_non_ignore,
+                              n_cols, ignore_index, float(label_smoothing), MEAN=reduction == "mean",
+                              HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
     return loss
 
 
 class CrossEntropyFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
+    def forward(ctx, logits, target, ignore_index, label_smoothing, reduction, inplace, grad_buffer):
         if reduction not in ("mean", "sum"):
             raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
         if logits.dim() != 2 or target.shape != logits.shape[:1]:
             raise ValueError(f"cross_entropy: want logits (N, V) and target (N,), got {tuple(logits.shape)} "
                              f"and {tuple(target.shape)}")
         target = target.contiguous()
-        n_non_ignore = (target != ignore_index).sum()  # stays on the device
-        with_grad = ctx.needs_input_grad[0]
+        # the token count stays on the device; "sum" never reads it (any tensor will do as the pointer)
+        n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
+        grad = None
+        if ctx.needs_input_grad[0]:
+            if grad_buffer is not None:
+                if grad_buffer.shape != logits.shape or grad_buffer.dtype != logits.dtype:
+                    raise ValueError(f"cross_entropy: grad_buffer must be {tuple(logits.shape)} {logits.dtype}, got "
+                                     f"{tuple(grad_buffer.shape)} {grad_buffer.dtype}")
+                grad = grad_buffer
+            else:
+                grad = logits if inplace else torch.empty_like(logits)
         loss = cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index,
-                                  label_smoothing=label_smoothing, reduction=reduction, with_grad=with_grad)
-        if with_grad:
-            ctx.save_for_backward(logits)  # now holds d loss / d logits
+                                  label_smoothing=label_smoothing, reduction=reduction, grad=grad)
+        if grad is not None:
+            ctx.save_for_backward(grad)  # d loss / d logits, computed here
         return loss.sum()
 
     @staticmethod
     def backward(ctx, grad_output):
-        (grad_logits,) = ctx.saved_tensors
-        return grad_logits.mul_(grad_output.to(grad_logits.dtype)), None, None, None, None
+        (grad,) = ctx.saved_tensors
+        return cross_entropy_scale_(grad, grad_output), None, None, None, None, None, None
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
-                  label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
+                  label_smoothing: float = 0.0, reduction: str = "mean", inplace: bool = True,
+                  grad_buffer: torch.Tensor | None = None) -> torch.Tensor:
     """Cross-entropy of (N, V) logits against (N,) class indices, as ``F.cross_entropy``. When the
-    logits require grad, their storage is reused for the gradient (read nothing from them after)."""
-    return CrossEntropyFunction.apply(logits, target, ignore_index, label_smoothing, reduction)
+    logits require grad, the gradient is computed in this call and stored over the logits
+    (``inplace``: read nothing from them after), in ``grad_buffer``, or in a new tensor."""
+    return CrossEntropyFunction.apply(logits, target, ignore_index, label_smoothing, reduction, inplace, grad_buffer)
 
 
 def cross_entropy_reference(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

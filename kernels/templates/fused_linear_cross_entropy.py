@@ -4,7 +4,8 @@ For a 128K vocabulary the logits of 8K tokens take 2 GiB in bf16 (4 GiB as fp32,
 gradient). Here the tokens are processed in chunks: each chunk's logits are computed by one matmul,
 the cross-entropy kernel turns them into losses and, in place, into their gradient (online softmax,
 label smoothing, ignore_index), and two more matmuls fold that gradient into d hidden and d weight
-straight away. Peak memory is one chunk of logits; the backward only scales the stored gradients.
+straight away. Peak memory is one chunk of logits; the backward only scales the stored gradients,
+on the device, and skips even that when ``grad_output`` is 1 (``loss.backward()``).
 """
 import math
 import os
@@ -64,32 +65,137 @@ def _fused_linear_cross_entropy_kernel(logits_ptr, logits_row_stride, target_ptr
                 tl.store(row_ptr + offs, tl.zeros([BLOCK], dtype=row_ptr.dtype.element_ty), mask=offs < n_cols)
         return
     smoothing = tl.cast(label_smoothing, tl.float32)
-    running_max = float("-inf")
-    running_sum = 0.0
-    sum_logits = 0.0
-    for start in range(0, n_cols, BLOCK):
-        offs = start + cols
-        mask = offs < n_cols
-        x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(running_max, tl.max(x, axis=0))
-        # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
-        max_log2 = new_max * 1.4426950408889634
-        running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
-                       + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
-        running_max = new_max
-        sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
-    lse = running_max + tl.log(running_sum)
     target_logit = tl.load(row_ptr + target).to(tl.float32)
-    loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
-    tl.store(loss_ptr + row, loss * scale)
-    if HAS_GRAD:
+    if BLOCK >= n_cols:  # the whole row in registers: one read, one write
+        mask = cols < n_cols
+        x = tl.load(row_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        row_max = tl.max(x, axis=0)
+        e = tl.exp2((x - row_max) * 1.4426950408889634)
+        total = tl.sum(e, axis=0)
+        lse = row_max + tl.log(total)
+        sum_logits = tl.sum(tl.where(mask, x, 0.0), axis=0)
+        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+        tl.store(loss_ptr + row, loss * scale)
+        if HAS_GRAD:
+            grad = e / total - smoothing / n_cols
+            grad = tl.where(cols == target, grad - (1.0 - smoothing), grad)
+            tl.store(row_ptr + cols, (grad * scale).to(row_ptr.dtype.element_ty), mask=mask)
+    else:
+        running_max = float("-inf")
+        running_sum = 0.0
+        sum_logits = 0.0
         for start in range(0, n_cols, BLOCK):
             offs = start + cols
             mask = offs < n_cols
             x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-            grad = tl.exp(x - lse) - smoothing / n_cols
-            grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
-            tl.store(row_ptr + offs, (grad * scale).to(row_ptr.dtype.element_ty), mask=mask)
+            new_max = tl.maximum(running_max, tl.max(x, axis=0))
+            # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
+            max_log2 = new_max * 1.4426950408889634
+            running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
+                           + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
+            running_max = new_max
+            sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
+        lse = running_max + tl.log(running_sum)
+        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+        tl.store(loss_ptr + row, loss * scale)
+        if HAS_GRAD:  # the row again, from L2: softmax - s/V - (1-s)*onehot, over the chunk's logits
+            lse_log2 = lse * 1.4426950408889634
+            for start in range(0, n_cols, BLOCK):
+                offs = start + cols
+                mask = offs < n_cols
+                x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+                grad = tl.exp2(x * 1.4426950408889634 - lse_log2) - smoothing / n_cols
+                grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
+                tl.store(row_ptr + offs, (grad * scale).to(row_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _fused_linear_cross_entropy_scale_kernel(grad_ptr, n_elements, factor_ptr, BLOCK: tl.constexpr):
+    """grad *= factor, in place; every program returns at once when factor is 1 (loss.backward())."""
+    factor = tl.load(factor_ptr).to(tl.float32)
+    if factor != 1.0:
+        for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n_elements, tl.num_programs(0) * BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            mask = offs < n_elements
+            g = tl.load(grad_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            tl.store(grad_ptr + offs, (g * factor).to(grad_ptr.dtype.element_ty), mask=mask)
+
+
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
+    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
+    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
+    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    of every scalar), so a call that would compile or tune differently never takes the short path.
+    Under the interpreter every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+
+    def _key(self, args, constexprs):
+        key = [tuple(constexprs.items())]
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, grid, *args, **constexprs):
+        if not self.direct:
+            return self.kernel[grid](*args, **constexprs)
+        key = self._key(args, constexprs)
+        hit = self.cache.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **constexprs)
+            config = getattr(self.kernel, "best_config", None)
+            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+            named = {p.name: a for p, a in zip(self.params, args)}
+            for values in reversed(self.heuristics):
+                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+            if len(self.cache) > 1024:
+                self.cache.clear()
+            self.cache[key] = (compiled, tail, meta)
+            return compiled
+        compiled, tail, meta = hit
+        values = (*args, *tail)
+        grid = grid(meta) if callable(grid) else grid
+        device = triton.runtime.driver.active.get_current_device()
+        stream = triton.runtime.driver.active.get_current_stream(device)
+        hooks = triton.knobs.runtime
+        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
+                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
+                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+        return compiled
+
+
+_fused_linear_cross_entropy_launch = _Launcher(_fused_linear_cross_entropy_kernel)
+_fused_linear_cross_entropy_scale_launch = _Launcher(_fused_linear_cross_entropy_scale_kernel)
+_FUSED_LINEAR_CROSS_ENTROPY_SCALE_BLOCK = 4096
+
+
+def fused_linear_cross_entropy_scale_(grad: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    """``grad *= factor`` in place (contiguous ``grad``, one-element ``factor``): no host
+    synchronisation, and no memory traffic when the factor is 1."""
+    n = grad.numel()
+    if n:
+        programs = triton.cdiv(n, _FUSED_LINEAR_CROSS_ENTROPY_SCALE_BLOCK)
+        programs = min(programs, 528 if grad.is_cuda else 4)  # a persistent grid: 4 programs per SM on an H100/H200
+        _fused_linear_cross_entropy_scale_launch((max(1, programs),), grad, n, factor,
+                                                 BLOCK=_FUSED_LINEAR_CROSS_ENTROPY_SCALE_BLOCK)
+    return grad
 
 
 def _chunk_rows(n_rows: int, hidden: int, vocab: int) -> int:
@@ -123,8 +229,8 @@ class FusedLinearCrossEntropyFunction(torch.autograd.Function):
             logits = h @ weight.t()
             if bias is not None:
                 logits += bias
-            _fused_linear_cross_entropy_kernel[(end - start,)](
-                logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
+            _fused_linear_cross_entropy_launch(
+                (end - start,), logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
                 ignore_index, float(label_smoothing), MEAN=reduction == "mean", HAS_GRAD=with_grad)
             # logits now hold d loss / d logits for this chunk
             if need_h:
@@ -138,7 +244,8 @@ class FusedLinearCrossEntropyFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        grads = [g.mul_(grad_output.to(g.dtype)) if g is not None else None for g in ctx.saved_tensors]
+        # the gradients were computed in the forward: scale them (nothing to do for loss.backward())
+        grads = [fused_linear_cross_entropy_scale_(g, grad_output) if g is not None else None for g in ctx.saved_tensors]
         return grads[0], grads[1], None, grads[2], None, None, None
 
 

@@ -57,6 +57,70 @@ def _geglu_sigmoid_bwd_kernel(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n_elements, 
     tl.store(db_ptr + offsets, (dc * act).to(db_ptr.dtype.element_ty), mask=mask)
 
 
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
+    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
+    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
+    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    of every scalar), so a call that would compile or tune differently never takes the short path.
+    Under the interpreter every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+
+    def _key(self, args, constexprs):
+        key = [tuple(constexprs.items())]
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, grid, *args, **constexprs):
+        if not self.direct:
+            return self.kernel[grid](*args, **constexprs)
+        key = self._key(args, constexprs)
+        hit = self.cache.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **constexprs)
+            config = getattr(self.kernel, "best_config", None)
+            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+            named = {p.name: a for p, a in zip(self.params, args)}
+            for values in reversed(self.heuristics):
+                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+            if len(self.cache) > 1024:
+                self.cache.clear()
+            self.cache[key] = (compiled, tail, meta)
+            return compiled
+        compiled, tail, meta = hit
+        values = (*args, *tail)
+        grid = grid(meta) if callable(grid) else grid
+        device = triton.runtime.driver.active.get_current_device()
+        stream = triton.runtime.driver.active.get_current_stream(device)
+        hooks = triton.knobs.runtime
+        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
+                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
+                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+        return compiled
+
+
+_geglu_sigmoid_fwd_launch = _Launcher(_geglu_sigmoid_fwd_kernel)
+_geglu_sigmoid_bwd_launch = _Launcher(_geglu_sigmoid_bwd_kernel)
+
+
 def _grid(n_elements: int):
     return lambda meta: (triton.cdiv(n_elements, meta["BLOCK"]),)
 
@@ -67,7 +131,7 @@ def geglu_sigmoid_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a, b = a.contiguous(), b.contiguous()
     c = torch.empty_like(a)
     if a.numel():
-        _geglu_sigmoid_fwd_kernel[_grid(a.numel())](a, b, c, a.numel())
+        _geglu_sigmoid_fwd_launch(_grid(a.numel()), a, b, c, a.numel())
     return c
 
 
@@ -76,7 +140,7 @@ def geglu_sigmoid_backward(dc: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
     dc = dc.contiguous()
     da, db = torch.empty_like(a), torch.empty_like(b)
     if a.numel():
-        _geglu_sigmoid_bwd_kernel[_grid(a.numel())](dc, a, b, da, db, a.numel())
+        _geglu_sigmoid_bwd_launch(_grid(a.numel()), dc, a, b, da, db, a.numel())
     return da, db
 
 

@@ -95,6 +95,69 @@ def _linear_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_x
     tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
+    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
+    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
+    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    of every scalar), so a call that would compile or tune differently never takes the short path.
+    Under the interpreter every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+
+    def _key(self, args, constexprs):
+        key = [tuple(constexprs.items())]
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, grid, *args, **constexprs):
+        if not self.direct:
+            return self.kernel[grid](*args, **constexprs)
+        key = self._key(args, constexprs)
+        hit = self.cache.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **constexprs)
+            config = getattr(self.kernel, "best_config", None)
+            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+            named = {p.name: a for p, a in zip(self.params, args)}
+            for values in reversed(self.heuristics):
+                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+            if len(self.cache) > 1024:
+                self.cache.clear()
+            self.cache[key] = (compiled, tail, meta)
+            return compiled
+        compiled, tail, meta = hit
+        values = (*args, *tail)
+        grid = grid(meta) if callable(grid) else grid
+        device = triton.runtime.driver.active.get_current_device()
+        stream = triton.runtime.driver.active.get_current_stream(device)
+        hooks = triton.knobs.runtime
+        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
+                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
+                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+        return compiled
+
+
+_linear_gelu_launch = _Launcher(_linear_gelu_kernel)
+
+
 def linear_gelu_forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(f"linear_gelu: x has {x.shape[-1]} features, weight expects {weight.shape[1]}")
@@ -104,7 +167,7 @@ def linear_gelu_forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     if M and N:
         grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-        _linear_gelu_kernel[grid](x2d, weight, bias if bias is not None else weight, y, M, N, K,
+        _linear_gelu_launch(grid, x2d, weight, bias if bias is not None else weight, y, M, N, K,
                                   x2d.stride(0), x2d.stride(1), weight.stride(0), weight.stride(1),
                                   y.stride(0), y.stride(1), HAS_BIAS=bias is not None,
                                   PRECISION="ieee" if x.dtype == torch.float32 else "tf32",

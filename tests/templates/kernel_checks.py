@@ -165,6 +165,51 @@ def test_cross_entropy_writes_the_gradient_into_the_logits_and_leaves_them_alone
     assert_close(lk.grad, ref, torch.float32, "dlogits")
 
 
+@pytest.mark.parametrize("where", ["inplace", "new", "buffer"])
+@pytest.mark.parametrize("vocab", [37, 5003], ids=["one-pass", "two-pass"])
+def test_cross_entropy_gradient_is_computed_in_the_forward_wherever_it_goes(where, vocab):
+    """The gradient exists once the forward returns (over the logits, in a new tensor or in the
+    caller's buffer); the backward only scales it, twice in a row with fresh inputs (the second call
+    takes the launcher's short path on a GPU)."""
+    m = MODULES["cross_entropy"]
+    for draw in range(2):
+        g = fresh_generator()
+        logits = randn(6, vocab, dtype=torch.float32, gen=g, scale=3.0)
+        target = torch.randint(0, vocab, (6,), generator=g).to(DEVICE)
+        target[2] = -100
+        ref_logits = as_reference(logits)
+        ref = m.cross_entropy_reference(ref_logits, target)
+        ref.backward(torch.tensor(0.25, dtype=torch.float64, device=DEVICE))
+        lk = leaf(logits)
+        buffer = torch.full_like(logits, float("nan")) if where == "buffer" else None
+        loss = m.cross_entropy(lk, target, inplace=where == "inplace", grad_buffer=buffer)
+        forward_grad = (lk.detach() if where == "inplace" else buffer if where == "buffer" else None)
+        if forward_grad is not None:   # already d loss / d logits, before any backward
+            assert_close(forward_grad * 0.25, ref_logits.grad, torch.float32, f"gradient after the forward ({where})")
+        if where != "inplace":
+            assert torch.equal(lk.detach(), logits), "the logits must stay intact"
+        loss.backward(torch.tensor(0.25, device=DEVICE))
+        assert_close(loss, ref, torch.float32, "loss")
+        assert_close(lk.grad, ref_logits.grad, torch.float32, f"dlogits ({where}, draw {draw})")
+
+
+def test_cross_entropy_backward_with_grad_output_one_leaves_the_gradient_as_computed():
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    grad = randn(3, 70, dtype=torch.bfloat16, gen=g)
+    before = grad.clone()
+    m.cross_entropy_scale_(grad, torch.tensor(1.0, device=DEVICE))
+    assert torch.equal(grad, before)
+    m.cross_entropy_scale_(grad, torch.tensor(-2.5, device=DEVICE))
+    assert_close(grad, before.double() * -2.5, torch.bfloat16, "scaled")
+
+
+def test_cross_entropy_refuses_a_grad_buffer_of_the_wrong_shape():
+    m = MODULES["cross_entropy"]
+    logits = torch.randn(2, 5, device=DEVICE).requires_grad_()
+    with pytest.raises(ValueError, match="grad_buffer"):
+        m.cross_entropy(logits, torch.tensor([0, 1], device=DEVICE), grad_buffer=torch.empty(2, 4, device=DEVICE))
+
+
 def test_cross_entropy_all_rows_ignored_matches_pytorch():
     m = MODULES["cross_entropy"]
     logits, target = torch.randn(3, 11, device=DEVICE), torch.full((3,), -100, device=DEVICE)
