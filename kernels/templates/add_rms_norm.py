@@ -168,43 +168,97 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
     return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
 
 
+def add_rms_norm_forward(x, residual, weight, eps):
+    """(y, s, rstd) as 2-D rows: y = rms_norm(s) * weight with s = x + residual; rstd kept for the backward."""
+    if x.shape != residual.shape:
+        raise ValueError(f"add_rms_norm: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
+    x2d, r2d = _rows(x), _rows(residual)
+    n_rows, n_cols = x2d.shape
+    y, s = torch.empty_like(x2d), torch.empty_like(x2d)
+    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
+    if n_rows:
+        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
+        _add_rms_norm_fwd_launch(grid, x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
+                                 y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
+    return y, s, rstd
+
+
+def add_rms_norm_backward(dy, ds, s, weight, rstd):
+    """(d x = d residual, d weight) from the output gradients (``ds`` may be None) and the saved rows."""
+    n_rows, n_cols = s.shape
+    dy2d = _rows(dy)
+    ds2d = _rows(ds) if ds is not None else dy2d
+    dx = torch.empty_like(s)
+    programs = max(1, min(n_rows, 2 * torch.cuda.get_device_properties(s.device).multi_processor_count
+                          if s.is_cuda else 4))
+    dw_partial = torch.zeros(programs, n_cols, dtype=torch.float32, device=s.device)
+    if n_rows:
+        _add_rms_norm_bwd_launch((programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                                 dy2d.stride(0), ds2d.stride(0), s.stride(0), dx.stride(0),
+                                 HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols), num_warps=8)
+    return dx, dw_partial.sum(0).to(weight.dtype)
+
+
 class AddRMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, eps):
-        if x.shape != residual.shape:
-            raise ValueError(f"add_rms_norm: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
-        x2d, r2d = _rows(x), _rows(residual)
-        n_rows, n_cols = x2d.shape
-        y, s = torch.empty_like(x2d), torch.empty_like(x2d)
-        rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
-        if n_rows:
-            grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
-            _add_rms_norm_fwd_launch(grid, x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
-                                           y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
+        y, s, rstd = add_rms_norm_forward(x, residual, weight, eps)
         ctx.save_for_backward(s, weight, rstd)
         return y.reshape(x.shape), s.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, dy, ds):
         s, weight, rstd = ctx.saved_tensors
-        n_rows, n_cols = s.shape
-        dy2d = _rows(dy)
-        ds2d = _rows(ds) if ds is not None else dy2d
-        dx = torch.empty_like(s)
-        programs = max(1, min(n_rows, 2 * torch.cuda.get_device_properties(s.device).multi_processor_count
-                              if s.is_cuda else 4))
-        dw_partial = torch.zeros(programs, n_cols, dtype=torch.float32, device=s.device)
-        if n_rows:
-            _add_rms_norm_bwd_launch((programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
-                                                  dy2d.stride(0), ds2d.stride(0), s.stride(0), dx.stride(0),
-                                                  HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols), num_warps=8)
+        dx, dw = add_rms_norm_backward(dy, ds, s, weight, rstd)
         dx = dx.reshape(dy.shape)
-        return dx, dx, dw_partial.sum(0).to(weight.dtype), None
+        return dx, dx, dw, None
 
 
 def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6):
     """(rms_norm(x + residual) * weight, x + residual), differentiable in x, residual and weight."""
+    if torch.compiler.is_compiling():  # one custom op: no graph break
+        return _add_rms_norm_fwd_op(x, residual, weight, eps)[:2]
     return AddRMSNormFunction.apply(x, residual, weight, eps)
+
+
+def _custom_op(fn, fake, grad=None, setup=None):
+    """``fn`` as a torch custom op, so ``torch.compile`` keeps the call whole (no graph break) and never
+    traces its body; ``fake`` gives its outputs' shapes, ``grad``/``setup`` its autograd formula. The
+    op is named after this module and the function, so copies of a template in several files do not
+    collide."""
+    namespace = "tritonify_" + "".join(c if c.isalnum() else "_" for c in __name__)
+    op = torch.library.custom_op(f"{namespace}::{fn.__name__}", fn, mutates_args=())
+    op.register_fake(fake)
+    if grad is not None:
+        op.register_autograd(grad, setup_context=setup)
+    return op
+
+
+def _add_rms_norm_fwd(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                      eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    y, s, rstd = add_rms_norm_forward(x, residual, weight, eps)
+    return y.reshape(x.shape), s.reshape(x.shape), rstd
+
+
+def _add_rms_norm_bwd(dy: torch.Tensor, ds: torch.Tensor, s: torch.Tensor, weight: torch.Tensor,
+                      rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    dx, dw = add_rms_norm_backward(dy, ds, _rows(s), weight, rstd)
+    return dx.reshape(s.shape), dw
+
+
+_add_rms_norm_bwd_op = _custom_op(_add_rms_norm_bwd, lambda dy, ds, s, weight, rstd: (
+    torch.empty_like(s), torch.empty_like(weight)))
+
+
+def _add_rms_norm_grad(ctx, dy, ds, drstd):
+    dx, dw = _add_rms_norm_bwd_op(dy, ds, *ctx.saved_tensors)
+    return dx, dx, dw, None
+
+
+_add_rms_norm_fwd_op = _custom_op(_add_rms_norm_fwd, lambda x, residual, weight, eps: (
+    torch.empty_like(x), torch.empty_like(x), x.new_empty(x.shape[:-1].numel(), dtype=torch.float32)),
+    grad=_add_rms_norm_grad,
+    setup=lambda ctx, inputs, output: ctx.save_for_backward(output[1], inputs[2], output[2]))
 
 
 def add_rms_norm_reference(x, residual, weight, eps=1e-6):

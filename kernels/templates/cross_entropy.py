@@ -286,7 +286,47 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
     """Cross-entropy of (N, V) logits against (N,) class indices, as ``F.cross_entropy``. When the
     logits require grad, the gradient is computed in this call and stored over the logits
     (``inplace``: read nothing from them after), in ``grad_buffer``, or in a new tensor."""
+    if torch.compiler.is_compiling():  # one custom op: no graph break
+        return _cross_entropy_fwd_op(logits, target, ignore_index, label_smoothing, reduction, logits.requires_grad)[0]
     return CrossEntropyFunction.apply(logits, target, ignore_index, label_smoothing, reduction, inplace, grad_buffer)
+
+
+def _custom_op(fn, fake, grad=None, setup=None):
+    """``fn`` as a torch custom op, so ``torch.compile`` keeps the call whole (no graph break) and never
+    traces its body; ``fake`` gives its outputs' shapes, ``grad``/``setup`` its autograd formula. The
+    op is named after this module and the function, so copies of a template in several files do not
+    collide."""
+    namespace = "tritonify_" + "".join(c if c.isalnum() else "_" for c in __name__)
+    op = torch.library.custom_op(f"{namespace}::{fn.__name__}", fn, mutates_args=())
+    op.register_fake(fake)
+    if grad is not None:
+        op.register_autograd(grad, setup_context=setup)
+    return op
+
+
+def _cross_entropy_fwd(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
+                       reduction: str, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, gradient): under torch.compile the gradient goes to a new tensor (a compiled graph may
+    still read the logits, so they are not overwritten)."""
+    target = target.contiguous()
+    n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
+    grad = torch.empty_like(logits) if with_grad else logits.new_empty(0)
+    loss = cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index, label_smoothing=label_smoothing,
+                              reduction=reduction, grad=grad if with_grad else None)
+    return loss.sum(), grad
+
+
+def _cross_entropy_fwd_fake(logits, target, ignore_index, label_smoothing, reduction, with_grad):
+    return logits.new_empty((), dtype=torch.float32), torch.empty_like(logits) if with_grad else logits.new_empty(0)
+
+
+def _cross_entropy_grad(ctx, grad_loss, unused):
+    (grad,) = ctx.saved_tensors
+    return grad * grad_loss.to(grad.dtype), None, None, None, None, None
+
+
+_cross_entropy_fwd_op = _custom_op(_cross_entropy_fwd, _cross_entropy_fwd_fake, grad=_cross_entropy_grad,
+                                   setup=lambda ctx, inputs, output: ctx.save_for_backward(output[1]))
 
 
 def cross_entropy_reference(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

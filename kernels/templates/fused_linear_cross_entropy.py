@@ -204,43 +204,52 @@ def _chunk_rows(n_rows: int, hidden: int, vocab: int) -> int:
     return max(1, triton.next_power_of_2(math.ceil(n_rows / chunks)))
 
 
+def fused_linear_cross_entropy_forward(hidden, weight, target, bias, ignore_index, label_smoothing, reduction,
+                                       need_h=True, need_w=True, need_b=True):
+    """(loss, d hidden, d weight, d bias): the gradients of the loss, computed chunk by chunk (None where not wanted)."""
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"fused_linear_cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+    if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
+        raise ValueError(f"fused_linear_cross_entropy: want hidden (N, H) and weight (V, H), got "
+                         f"{tuple(hidden.shape)} and {tuple(weight.shape)}")
+    n_rows, n_hidden = hidden.shape
+    vocab = weight.shape[0]
+    target = target.contiguous()
+    n_non_ignore = (target != ignore_index).sum()
+    need_b = need_b and bias is not None
+    with_grad = need_h or need_w or need_b
+    grad_hidden = torch.empty_like(hidden) if need_h else None
+    grad_weight = torch.zeros_like(weight) if need_w else None
+    grad_bias = torch.zeros_like(bias) if need_b else None
+    loss = torch.empty(n_rows, dtype=torch.float32, device=hidden.device)
+    step = _chunk_rows(n_rows, n_hidden, vocab)
+    for start in range(0, n_rows, step):
+        end = min(start + step, n_rows)
+        h = hidden[start:end]
+        logits = h @ weight.t()
+        if bias is not None:
+            logits += bias
+        _fused_linear_cross_entropy_launch(
+            (end - start,), logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
+            ignore_index, float(label_smoothing), MEAN=reduction == "mean", HAS_GRAD=with_grad)
+        # logits now hold d loss / d logits for this chunk
+        if need_h:
+            torch.mm(logits, weight, out=grad_hidden[start:end])
+        if need_w:
+            grad_weight.addmm_(logits.t(), h)
+        if need_b:
+            grad_bias += logits.sum(0)
+    return loss.sum(), grad_hidden, grad_weight, grad_bias
+
+
 class FusedLinearCrossEntropyFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, target, bias, ignore_index, label_smoothing, reduction):
-        if reduction not in ("mean", "sum"):
-            raise ValueError(f"fused_linear_cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
-        if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
-            raise ValueError(f"fused_linear_cross_entropy: want hidden (N, H) and weight (V, H), got "
-                             f"{tuple(hidden.shape)} and {tuple(weight.shape)}")
-        n_rows, n_hidden = hidden.shape
-        vocab = weight.shape[0]
-        target = target.contiguous()
-        n_non_ignore = (target != ignore_index).sum()
-        need_h, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], bias is not None and ctx.needs_input_grad[3]
-        with_grad = need_h or need_w or need_b
-        grad_hidden = torch.empty_like(hidden) if need_h else None
-        grad_weight = torch.zeros_like(weight) if need_w else None
-        grad_bias = torch.zeros_like(bias) if need_b else None
-        loss = torch.empty(n_rows, dtype=torch.float32, device=hidden.device)
-        step = _chunk_rows(n_rows, n_hidden, vocab)
-        for start in range(0, n_rows, step):
-            end = min(start + step, n_rows)
-            h = hidden[start:end]
-            logits = h @ weight.t()
-            if bias is not None:
-                logits += bias
-            _fused_linear_cross_entropy_launch(
-                (end - start,), logits, logits.stride(0), target[start:end], loss[start:end], n_non_ignore, vocab,
-                ignore_index, float(label_smoothing), MEAN=reduction == "mean", HAS_GRAD=with_grad)
-            # logits now hold d loss / d logits for this chunk
-            if need_h:
-                torch.mm(logits, weight, out=grad_hidden[start:end])
-            if need_w:
-                grad_weight.addmm_(logits.t(), h)
-            if need_b:
-                grad_bias += logits.sum(0)
-        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
-        return loss.sum()
+        need = ctx.needs_input_grad
+        loss, *grads = fused_linear_cross_entropy_forward(hidden, weight, target, bias, ignore_index, label_smoothing,
+                                                          reduction, need[0], need[1], need[3])
+        ctx.save_for_backward(*grads)
+        return loss
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -254,7 +263,48 @@ def fused_linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targe
                                label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
     """``F.cross_entropy(hidden @ weight.T + bias, target)`` without materialising the logits.
     hidden (N, H), weight (V, H) as in ``nn.Linear``, target (N,)."""
+    if torch.compiler.is_compiling():  # one custom op: no graph break
+        return _fused_linear_cross_entropy_fwd_op(hidden, weight, target, bias, ignore_index, label_smoothing, reduction)[0]
     return FusedLinearCrossEntropyFunction.apply(hidden, weight, target, bias, ignore_index, label_smoothing, reduction)
+
+
+def _custom_op(fn, fake, grad=None, setup=None):
+    """``fn`` as a torch custom op, so ``torch.compile`` keeps the call whole (no graph break) and never
+    traces its body; ``fake`` gives its outputs' shapes, ``grad``/``setup`` its autograd formula. The
+    op is named after this module and the function, so copies of a template in several files do not
+    collide."""
+    namespace = "tritonify_" + "".join(c if c.isalnum() else "_" for c in __name__)
+    op = torch.library.custom_op(f"{namespace}::{fn.__name__}", fn, mutates_args=())
+    op.register_fake(fake)
+    if grad is not None:
+        op.register_autograd(grad, setup_context=setup)
+    return op
+
+
+def _fused_linear_cross_entropy_fwd(hidden: torch.Tensor, weight: torch.Tensor, target: torch.Tensor,
+                                    bias: torch.Tensor | None, ignore_index: int, label_smoothing: float,
+                                    reduction: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    loss, gh, gw, gb = fused_linear_cross_entropy_forward(hidden, weight, target, bias, ignore_index, label_smoothing,
+                                                          reduction)
+    return loss, gh, gw, gb if gb is not None else hidden.new_empty(0)
+
+
+def _fused_linear_cross_entropy_grad(ctx, grad_loss, *unused):
+    gh, gw, gb = (g * grad_loss.to(g.dtype) for g in ctx.saved_tensors)
+    return gh, gw, None, gb if ctx.has_bias else None, None, None, None
+
+
+def _fused_linear_cross_entropy_setup(ctx, inputs, output):
+    ctx.has_bias = inputs[3] is not None
+    ctx.save_for_backward(*output[1:])
+
+
+_fused_linear_cross_entropy_fwd_op = _custom_op(
+    _fused_linear_cross_entropy_fwd, lambda hidden, weight, target, bias, ignore_index, label_smoothing, reduction: (
+        hidden.new_empty((), dtype=torch.float32), torch.empty_like(hidden), torch.empty_like(weight),
+        torch.empty_like(bias) if bias is not None else hidden.new_empty(0)),
+    grad=_fused_linear_cross_entropy_grad,
+    setup=_fused_linear_cross_entropy_setup)
 
 
 def fused_linear_cross_entropy_reference(hidden, weight, target, bias=None, ignore_index=-100,

@@ -338,3 +338,57 @@ def test_autotune_pruning_keeps_tiles_that_fit_and_never_empties_the_list():
     prune_blocks = MODULES["cross_entropy"]._prune_blocks
     assert [c.kwargs["BLOCK"] for c in prune_blocks(blocks, {"n_cols": 5000})] == [4096, 8192]
     assert [c.kwargs["BLOCK"] for c in prune_blocks(blocks, {"n_cols": 37})] == [4096]
+
+
+
+def _compile_cases():
+    """template -> (the call a model makes, the float64 reference of that call, its input tensors)."""
+    g = fresh_generator()
+    r = lambda *s, **kw: randn(*s, dtype=torch.float32, gen=g, **kw)
+    target = torch.randint(0, 70, (6,), generator=g).to(DEVICE)
+    target[1] = -100
+    glu = lambda name: (lambda m, a, b: getattr(m, name)(a, b), lambda m, a, b: getattr(m, f"{name}_reference")(a, b),
+                        (r(4, 50), r(4, 50)))
+    return {
+        "rms_norm": (lambda m, x, w: m.rms_norm(x, w, 1e-6), lambda m, x, w: m.rms_norm_reference(x, w, 1e-6),
+                     (r(2, 3, 40), r(40, scale=0.1, shift=1.0))),
+        "add_rms_norm": (lambda m, x, res, w: m.add_rms_norm(x, res, w, 1e-6),
+                         lambda m, x, res, w: m.add_rms_norm_reference(x, res, w, 1e-6),
+                         (r(5, 40), r(5, 40), r(40, shift=1.0))),
+        "swiglu": glu("swiglu"), "tanh_glu": glu("tanh_glu"), "relu2_glu": glu("relu2_glu"),
+        "geglu_sigmoid": glu("geglu_sigmoid"),
+        "softmax": (lambda m, x: m.softmax(x), lambda m, x: m.softmax_reference(x), (r(3, 70, scale=2.0),)),
+        "linear_gelu": (lambda m, x, w, b: m.linear_gelu(x, w, b), lambda m, x, w, b: m.linear_gelu_reference(x, w, b),
+                        (r(7, 32), r(24, 32, scale=0.2), r(24, scale=0.1))),
+        "cross_entropy": (lambda m, x: m.cross_entropy(x, target), lambda m, x: m.cross_entropy_reference(x, target),
+                          (r(6, 70, scale=3.0),)),
+        "fused_linear_cross_entropy": (lambda m, h, w: m.fused_linear_cross_entropy(h, w, target),
+                                       lambda m, h, w: m.fused_linear_cross_entropy_reference(h, w, target),
+                                       (r(6, 16), r(70, 16, scale=0.25))),
+    }
+
+
+def _weighted_sum(out):
+    outs = out if isinstance(out, tuple) else (out,)
+    return sum((o.to(torch.float64) * (i + 1.5)).sum() for i, o in enumerate(outs))
+
+
+@pytest.mark.parametrize("name", [t.name for t in list_templates()])
+def test_torch_compile_traces_each_template_without_a_graph_break(name):
+    """Each template is one custom op to torch.compile: no graph break (explain, and fullgraph=True,
+    which fails on any), and the compiled forward and backward match float64 PyTorch."""
+    call, reference, inputs = _compile_cases()[name]
+    m = MODULES[name]
+    torch._dynamo.reset()
+    explain = torch._dynamo.explain(lambda *xs: call(m, *xs))(*inputs)
+    assert explain.graph_break_count == 0 and explain.graph_count == 1, explain.break_reasons
+    backend = "inductor" if DEVICE == "cuda" else "aot_eager"   # inductor needs a GPU for Triton code
+    compiled = torch.compile(lambda *xs: _weighted_sum(call(m, *xs)), backend=backend, fullgraph=True)
+    got_in, ref_in = [leaf(t) for t in inputs], [as_reference(t) for t in inputs]
+    got = compiled(*got_in)
+    got.backward()
+    ref = _weighted_sum(reference(m, *ref_in))
+    ref.backward()
+    assert_close(got, ref, torch.float32, f"{name}: compiled output", scale=4)
+    for i, (a, b) in enumerate(zip(got_in, ref_in)):
+        assert_close(a.grad, b.grad, torch.float32, f"{name}: compiled gradient of input {i}", scale=4)
