@@ -14,7 +14,7 @@ from pathlib import Path
 KERNEL = "kernel"
 
 COLUMNS = ["shape", "impl", "status", "median_ms", "p20_ms", "p80_ms", "GB/s", "TFLOP/s", "%copy_bw", "%bf16_mm",
-           "kernel_speedup", "method", "noisy"]
+           "kernel_speedup", "host_us", "method", "noisy"]
 
 
 def rows(result: dict) -> list[dict]:
@@ -31,7 +31,7 @@ def rows(result: dict) -> list[dict]:
                 "median_ms": t.get("p50_ms"), "p20_ms": t.get("p20_ms"), "p80_ms": t.get("p80_ms"),
                 "GB/s": r.get("gbps"), "TFLOP/s": r.get("tflops"),
                 "%copy_bw": r.get("pct_copy_bw"), "%bf16_mm": r.get("pct_matmul"),
-                "kernel_speedup": speed, "method": t.get("method"), "noisy": t.get("noisy"),
+                "kernel_speedup": speed, "host_us": r.get("host_us"), "method": t.get("method"), "noisy": t.get("noisy"),
             })
     return out
 
@@ -87,7 +87,7 @@ def text(result: dict) -> str:
     body = rows(result)
     if body:
         shown = ["shape", "impl", "status", "median_ms", "p20_ms", "p80_ms", "GB/s", "%copy_bw", "kernel_speedup",
-                 "method", "noisy"]
+                 "host_us", "method", "noisy"]
         cells = [[_fmt(r[c]) for c in shown] for r in body]
         widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(shown)]
         lines.append("  ".join(c.ljust(w) for c, w in zip(shown, widths)))

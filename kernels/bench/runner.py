@@ -33,6 +33,8 @@ from tritonify.kernels.bench.timing import (
     Timer,
     TimingUnavailable,
     calls_per_graph,
+    host_shape,
+    host_us_per_call,
     make_timer,
 )
 
@@ -177,6 +179,8 @@ def _run_shape(contract: Contract, shape: tuple, impls: list[tuple[str, Callable
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
     del sets, args
+    if isinstance(timer, GpuTimer):
+        _host_overhead(contract, shape, impls, out_row, device, seed, progress)
     kernel_timing = entry_row.get("timing")
     if kernel_timing:
         for name, row in out_row["results"].items():
@@ -186,6 +190,24 @@ def _run_shape(contract: Contract, shape: tuple, impls: list[tuple[str, Callable
             pct = entry_row.get("pct_copy_bw") if out_row["bound"] == "memory" else entry_row.get("pct_matmul")
             out_row["meets_target"] = pct is not None and pct >= 100.0 * contract.target
     return out_row
+
+
+def _host_overhead(contract: Contract, shape: tuple, impls: list[tuple[str, Callable]], out_row: dict, device: str,
+                   seed: int, progress: _Progress) -> None:
+    """Each timed implementation's host time per call, on a few rows of the same width (``host_us``)."""
+    tiny = host_shape(shape)
+    out_row["host_shape"] = list(tiny)
+    args = make_inputs(contract, tiny, device, seed + 5)
+    for name, fn in impls:
+        row = out_row["results"][name]
+        if not row.get("timing"):
+            continue
+        call_fn = _with_out(fn, contract, [args]) if name == KERNEL else fn
+        try:
+            row["host_us"] = host_us_per_call(lambda: call_fn(*args), lambda: synchronize(device))
+        except Exception as exc:   # a baseline that fails at the tiny shape keeps its GPU time
+            row["host_us"] = None
+            row["message"] = (row.get("message") or "") + f" host overhead not measured: {_first_line(exc)}"
 
 
 def _with_out(fn: Callable, contract: Contract, sets: list[tuple]) -> Callable:
@@ -223,6 +245,8 @@ def summary_line(result: dict) -> str:
     if k.get("tflops") is not None and head.get("bound") == "compute":
         parts.append(f"{k['tflops']:.0f} TFLOP/s ({k.get('pct_matmul', 0):.0f}% of bf16 matmul)")
     parts += [f"{v:.2f}x {name}" for name, v in head["speedup"].items()]
+    if k.get("host_us") is not None:
+        parts.append(f"host {k['host_us']:.0f} us/call")
     line = ", ".join(parts) + f" @ {head['label']}"
     if not k["timing"]["gpu_measurement"]:
         line += " (host wall clock, NOT a GPU measurement)"
@@ -240,6 +264,9 @@ def method_text(timer: Timer | None, contract: Contract | None, unavailable: str
         f"pass = no unwritten element and |out-ref| <= atol + rtol*|ref| (atol={atol}, rtol={rtol}). "
         "Anything incorrect is not timed.",
         "Timing: " + (timer.describe() if timer else f"not done ({unavailable})"),
+        "Host overhead (host_us): wall time per call of 200 back-to-back calls on the same width with the leading "
+        "dimension cut to 8 rows, synchronised at both ends (the launcher's Python and the launch, what an eager "
+        "loop pays per call whatever the kernel's speed); measured for the kernel and each baseline on a GPU.",
         "Throughput: bytes = contract's bytes() or every input read once + every output written once; "
         "% of copy BW / % of bf16 matmul are against this GPU's measured ceilings. "
         "Speedup = baseline median / kernel median.",

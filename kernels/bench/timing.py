@@ -202,6 +202,31 @@ def reset_rng_after_failed_capture() -> None:
             pass
 
 
+HOST_ROWS = 8          # the leading size of the input the host overhead is measured on
+HOST_CALLS = 200
+
+
+def host_shape(shape: tuple) -> tuple:
+    """The shape the host overhead is measured at: the leading (row) dimension cut to a few rows, so
+    the GPU work of one call (a few microseconds) is shorter than its launcher's Python."""
+    return (min(HOST_ROWS, shape[0]), *shape[1:]) if shape else shape
+
+
+def host_us_per_call(call: Callable[[], Any], synchronize: Callable[[], Any], calls: int = HOST_CALLS,
+                     clock: Callable[[], float] = time.perf_counter) -> float:
+    """Wall time per call of ``calls`` back-to-back calls (after 5 warm-up calls), synchronised at both
+    ends: on a tiny input this is what the launcher costs on the host, the ceiling on how many calls
+    per second an eager loop can issue whatever the kernel's speed."""
+    for _ in range(5):
+        call()
+    synchronize()
+    start = clock()
+    for _ in range(calls):
+        call()
+    synchronize()
+    return (clock() - start) / calls * 1e6
+
+
 def calls_per_graph(probe_ms: float, sets: int, target_ms: float = 1.0, limit: int = 256) -> int:
     """Calls captured in one graph: about ``target_ms`` of work, a whole number of input-set rotations."""
     calls = max(sets, math.ceil(target_ms / max(probe_ms, 1e-4)))

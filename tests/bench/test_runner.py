@@ -101,3 +101,18 @@ def test_a_job_that_cannot_run_here_says_why_and_checks_nothing(tmp_path):
     result = run_bench(_spec(kernel, device="cpu"))
     assert result["no_gpu"] and result["status"] == "error" and result["shapes"] == []
     assert "--interpret" in result["message"] and "contract" not in result
+
+
+def test_host_overhead_is_measured_for_every_timed_implementation_at_a_few_rows(tmp_path, interpret):
+    from tritonify.kernels.bench.discovery import load_contracts
+    from tritonify.kernels.bench.runner import _host_overhead, _Progress
+
+    kernel = write_case(tmp_path, "good", module="affine_host")
+    (contract,) = load_contracts(kernel)
+    out_row = {"results": {KERNEL: {"timing": {"p50_ms": 1.0}}, "eager": {"timing": {"p50_ms": 2.0}},
+                           "liger": {"timing": None}}}
+    impls = [(KERNEL, contract.entry), ("eager", contract.reference), ("liger", contract.reference)]
+    _host_overhead(contract, (4096, 16), impls, out_row, "cpu", 3, _Progress(lambda m, p: None, 1))
+    assert out_row["host_shape"] == [8, 16]
+    assert out_row["results"][KERNEL]["host_us"] > 0 and out_row["results"]["eager"]["host_us"] > 0
+    assert "host_us" not in out_row["results"]["liger"]        # not timed, so not measured either

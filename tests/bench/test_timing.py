@@ -77,3 +77,15 @@ def test_calls_per_graph_is_a_whole_number_of_rotations():
     assert calls_per_graph(0.01, 3) % 3 == 0
     assert calls_per_graph(0.01, 3) >= 99             # about 1 ms of work
     assert calls_per_graph(5.0, 4) == 4               # long calls: one rotation
+
+
+def test_host_overhead_is_wall_time_per_call_between_synchronisations():
+    from tritonify.kernels.bench.timing import host_shape, host_us_per_call
+
+    assert host_shape((16384, 4096)) == (8, 4096) and host_shape((4, 100)) == (4, 100)
+    assert host_shape((8192, 4096, 128256)) == (8, 4096, 128256)
+    ticks, events = iter([10.0, 10.002]), []
+    us = host_us_per_call(lambda: events.append("call"), lambda: events.append("sync"), calls=100,
+                          clock=lambda: next(ticks))
+    assert abs(us - 20.0) < 1e-6                  # 2 ms over 100 calls
+    assert events == ["call"] * 5 + ["sync"] + ["call"] * 100 + ["sync"]
