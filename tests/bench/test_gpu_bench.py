@@ -50,8 +50,10 @@ def test_example_kernel_against_eager_compile_and_liger(tmp_path):
             assert row["correct"], (shape["label"], impl, row["message"])
             assert row["timing"]["gpu_measurement"] and row["timing"]["p20_ms"] <= row["timing"]["p50_ms"] <= row["timing"]["p80_ms"]
             assert 1 < row["pct_copy_bw"] < 150, (shape["label"], impl, row["pct_copy_bw"])
+            assert 0 < row["host_us"] < 5000, (shape["label"], impl, row.get("host_us"))   # host time per call, 8 rows
         assert set(shape["speedup"]) == {"eager", "compile", "liger", "torch_rms_norm"}
-    assert "% of copy BW" in result["summary"] and Path(result["reports"]["png"]).is_file()
+    assert "% of copy BW" in result["summary"] and "us/call" in result["summary"]
+    assert Path(result["reports"]["png"]).is_file()
 
 
 def test_unwritten_output_on_the_gpu_is_incorrect_and_not_timed(tmp_path):

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One device call: the templates' GPU checks (correctness, launcher short path, torch.compile without a
+# graph break), the bench harness's GPU test, then gpu/templates/three_way.py. Carry .bench_whl.
+#   run:  bash gpu/templates/run_three_way.sh [THREE_WAY_BUDGET_S] [CHECKS_S] [SECTIONS]
+set -uo pipefail
+BUDGET=${1:-300}; CHECKS=${2:-170}; SECTIONS=${3:-ce,host,table}
+OUT=${OUT:-/tmp/three_way}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
+export PYTHONPATH=/tmp/site:$PWD
+{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$OUT/device.txt" 2>&1
+if [ "$CHECKS" -gt 0 ]; then
+  TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=${COMPILE_BACKEND:-aot_eager} timeout "$CHECKS" python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
+    tests/templates/test_kernels.py tests/bench/test_gpu_bench.py -k "every_template or example_kernel" > "$OUT/gpu_checks.log" 2>&1
+  echo "gpu checks rc=$?" >> "$OUT/gpu_checks.log"; tail -n 5 "$OUT/gpu_checks.log"
+fi
+python3 gpu/templates/three_way.py "$OUT" --budget "$BUDGET" --sections "$SECTIONS" > "$OUT/three_way.log" 2>&1
+python3 gpu/templates/three_way.py --markdown "$OUT/three_way.jsonl" "$OUT/three_way.md"
+grep -c . "$OUT/three_way.jsonl"; tail -n 3 "$OUT/three_way.log"
