@@ -210,23 +210,22 @@ def section_ce(log, budget):
             try:
                 x = base.clone().requires_grad_()
                 loss = fn(x)
-                loss.backward()
-                grad = x.grad
+                (grad,) = torch.autograd.grad(loss, x)
                 err = (grad.double() - ref).abs().max().item()
                 loss_err = abs(loss.item() - ref_loss.item())
-                x.grad = None
                 del loss, grad
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
                 before = torch.cuda.memory_allocated()
-                loss = fn(x)
-                loss.backward()
-                x.grad = None
-                del loss
+                (grad,) = torch.autograd.grad(fn(x), x)
+                del grad
                 torch.cuda.synchronize()
                 peak_extra = torch.cuda.max_memory_allocated() - before
 
-                def step(x=x, fn=fn):
+                def step(x=x, fn=fn):   # the logits as a model's lm_head output sees them: no .grad to fill
+                    return torch.autograd.grad(fn(x), x)
+
+                def leaf_step(x=x, fn=fn):   # loss.backward() on a leaf: autograd copies an aliased gradient
                     fn(x).backward()
                     x.grad = None
 
@@ -234,8 +233,9 @@ def section_ce(log, budget):
                 rec = {"kind": "ce", "shape": [rows, vocab], "impl": label, "max_abs_grad_err": err,
                        "loss_abs_err": loss_err, "peak_extra_mib": peak_extra / 2**20,
                        "fwd_bwd_events_us": 1e3 * do_bench(step, warmup=10, rep=80),
+                       "pass2": 1e3 * do_bench(step, warmup=5, rep=80),
+                       "leaf_backward_events_us": 1e3 * do_bench(leaf_step, warmup=5, rep=60),
                        "fwd_events_us": 1e3 * do_bench(lambda: fn(fwd_only), warmup=10, rep=40)}
-                rec["pass2"] = 1e3 * do_bench(step, warmup=5, rep=80)
                 log(**rec)
                 del x
             except Exception as exc:  # noqa: BLE001
@@ -277,15 +277,17 @@ def section_host(log, budget, names):
     w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
     xg = x.clone().requires_grad_()
     launch = m._rms_norm_fwd_launch
-    parts = {"rms_norm() (lean launcher, no grad)": lambda: m.rms_norm(x, w),
-             "rms_norm() with x.requires_grad (autograd.Function)": lambda: m.rms_norm(xg, w),
+    parts = {"rms_norm() (no grad: lean launcher, no autograd node)": lambda: m.rms_norm(x, w),
+             "rms_norm() with x.requires_grad (autograd.Function + lean launcher)": lambda: m.rms_norm(xg, w),
              "rms_norm_forward() (no autograd)": lambda: m.rms_norm_forward(x, w, 1e-6),
              "torch.empty_like x2 (the allocations alone)": lambda: (torch.empty_like(x), torch.empty(8, device="cuda")),
              "F.rms_norm (eager, one ATen op)": lambda: torch.nn.functional.rms_norm(x, (4096,), w, 1e-6)}
     for label, fn in parts.items():
         log(kind="host_breakdown", what=label, host_us=host_us(fn))
+    for impl, fn in implementations("rms_norm").items():
+        log(kind="host_breakdown", what=f"{impl}, forward with x.requires_grad", host_us=host_us(lambda: fn(xg, w)))
     launch.direct = False   # every call through the autotuner and the JIT dispatch, as before
-    log(kind="host_breakdown", what="rms_norm() through @triton.autotune dispatch (no short path)",
+    log(kind="host_breakdown", what="rms_norm() no grad, every launch through @triton.autotune and the JIT dispatch (the short path off)",
         host_us=host_us(lambda: m.rms_norm(x, w)))
     prof = cProfile.Profile()
     prof.enable()
@@ -342,19 +344,24 @@ def markdown(jsonl: Path, dest: Path) -> None:
     ce = [r for r in recs if r.get("kind") == "ce"]
     if ce:
         out += ["## Cross-entropy for training (forward + backward, bf16)", "",
-                "`events` timing (the loop pays it as measured); gradient error against float64 "
-                "(softmax - onehot) / n_valid, 10% of the rows ignored; peak extra memory = the largest allocation "
-                "above what was allocated before the call.", "",
-                "| shape | implementation | fwd+bwd us | fwd us | max abs grad error | peak extra MiB |",
-                "| --- | --- | --- | --- | --- | --- |"]
+                "`events` timing (what the loop pays); fwd+bwd = `torch.autograd.grad(loss, logits)`, the logits as "
+                "an lm_head output sees them (two passes of do_bench, the second in brackets); `leaf .backward()` = "
+                "`loss.backward()` on a leaf tensor, where autograd copies a gradient that aliases the leaf itself "
+                "(the in-place variants pay that copy there, about 1 ms at 8192x128256); gradient error against float64 "
+                "(softmax - onehot) / n_valid with 10% of the rows ignored; peak extra memory = the largest allocation "
+                "during one fwd+bwd above what was allocated before it.", "",
+                "| shape | implementation | fwd+bwd us | leaf .backward() us | fwd us | max abs grad error | peak extra MiB |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in ce:
             shape = "x".join(map(str, r["shape"]))
             if "error" in r:
-                out.append(f"| {shape} | {r['impl']} | error: {r['error'][:80]} | | | |")
+                out.append(f"| {shape} | {r['impl']} | error: {r['error'][:80]} | | | | |")
                 continue
+            leaf = r.get("leaf_backward_events_us")
             out.append(f"| {shape} | {r['impl']} | {r['fwd_bwd_events_us']:,.0f} ({r['pass2']:,.0f}) | "
-                       f"{r['fwd_events_us']:,.0f} | {r['max_abs_grad_err']:.2e} | {r['peak_extra_mib']:,.0f} |")
-        out += ["", "(fwd+bwd: two passes of do_bench, the second in brackets.)", ""]
+                       f"{f'{leaf:,.0f}' if leaf else '-'} | {r['fwd_events_us']:,.0f} | {r['max_abs_grad_err']:.2e} | "
+                       f"{r['peak_extra_mib']:,.0f} |")
+        out.append("")
     host = [r for r in recs if r.get("kind") == "host"]
     if host:
         out += ["## Host time per call (8 rows, us)", "", "| template | impl | forward | forward + backward |",

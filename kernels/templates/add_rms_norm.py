@@ -41,12 +41,12 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 4}, num_warps=8),
         triton.Config({"ROWS": 4}, num_warps=16),
     ]),
-    key=["n_cols", "BLOCK_N"],
+    key=["n_cols", "BLOCK_N", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_rows},
 )
-@triton.jit
+@triton.jit(do_not_specialize=["row_bucket"])
 def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                             x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps,
+                             x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps, row_bucket,
                              BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
@@ -98,9 +98,10 @@ class _Launcher:
     The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
     compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
     the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
     of every scalar), so a call that would compile or tune differently never takes the short path.
-    Under the interpreter every call goes through Triton."""
+    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
+    every call goes through Triton."""
 
     def __init__(self, kernel):
         self.kernel, self.heuristics, self.cache = kernel, [], {}
@@ -113,20 +114,13 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-
-    def _key(self, args, constexprs):
-        key = [tuple(constexprs.items())]
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
-            else:
-                key.append(a)
-        return tuple(key)
+        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def __call__(self, grid, *args, **constexprs):
         if not self.direct:
             return self.kernel[grid](*args, **constexprs)
-        key = self._key(args, constexprs)
+        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
+                                      else a for a in args])
         hit = self.cache.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **constexprs)
@@ -142,13 +136,18 @@ class _Launcher:
             return compiled
         compiled, tail, meta = hit
         values = (*args, *tail)
-        grid = grid(meta) if callable(grid) else grid
-        device = triton.runtime.driver.active.get_current_device()
-        stream = triton.runtime.driver.active.get_current_stream(device)
+        if callable(grid):
+            grid = grid(meta)
+        if self.stream is not None:
+            stream = self.stream(torch._C._cuda_getDevice())
+        else:
+            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
         hooks = triton.knobs.runtime
+        enter = hooks.launch_enter_hook
         compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
-                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+                     compiled.function, compiled.packed_metadata,
+                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
+                     enter, hooks.launch_exit_hook, *values)
         return compiled
 
 
@@ -161,6 +160,12 @@ def _add_rms_norm_block_n(n_cols: int) -> int:
     if n_cols > limit:
         raise ValueError(f"add_rms_norm: hidden size {n_cols} exceeds {limit} (one row per program)")
     return triton.next_power_of_2(n_cols)
+
+
+def _add_rms_norm_row_bucket(n_rows: int) -> int:
+    """The autotuner's view of the row count: decode (a few rows), mid, training. Tuned once per
+    bucket, so a config chosen for 4 rows is never reused for 16384 (nor tuned again per row count)."""
+    return 0 if n_rows <= 64 else 1 if n_rows <= 2048 else 2
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -179,7 +184,8 @@ def add_rms_norm_forward(x, residual, weight, eps):
     if n_rows:
         grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
         _add_rms_norm_fwd_launch(grid, x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
-                                 y.stride(0), s.stride(0), float(eps), BLOCK_N=_add_rms_norm_block_n(n_cols))
+                                 y.stride(0), s.stride(0), float(eps),
+                                 _add_rms_norm_row_bucket(n_rows), BLOCK_N=_add_rms_norm_block_n(n_cols))
     return y, s, rstd
 
 
@@ -218,6 +224,8 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, 
     """(rms_norm(x + residual) * weight, x + residual), differentiable in x, residual and weight."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _add_rms_norm_fwd_op(x, residual, weight, eps)[:2]
+    if not (torch.is_grad_enabled() and (x.requires_grad or residual.requires_grad or weight.requires_grad)):  # no autograd node: the Function's own ~13 us of host time are skipped
+        return tuple(t.reshape(x.shape) for t in add_rms_norm_forward(x, residual, weight, eps)[:2])
     return AddRMSNormFunction.apply(x, residual, weight, eps)
 
 

@@ -53,13 +53,13 @@ def _prune_blocks(configs, named_args, **kwargs):
         triton.Config({"BLOCK": 4096}, num_warps=8, num_stages=4),
         triton.Config({"BLOCK": 8192}, num_warps=8, num_stages=2),
     ]),
-    key=["n_cols", "HAS_GRAD"],
+    key=["n_cols", "HAS_GRAD", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_blocks},
     restore_value=["logits_ptr", "grad_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits
 )
-@triton.jit
+@triton.jit(do_not_specialize=["row_bucket"])
 def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stride, target_ptr, loss_ptr,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                          n_non_ignore_ptr, n_cols, ignore_index, label_smoothing, MEAN: tl.constexpr,
+                          n_non_ignore_ptr, n_cols, ignore_index, label_smoothing, row_bucket, MEAN: tl.constexpr,
                           HAS_GRAD: tl.constexpr, HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     row_ptr = logits_ptr + row * logits_row_stride
@@ -146,9 +146,10 @@ class _Launcher:
     The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
     compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
     the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
     of every scalar), so a call that would compile or tune differently never takes the short path.
-    Under the interpreter every call goes through Triton."""
+    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
+    every call goes through Triton."""
 
     def __init__(self, kernel):
         self.kernel, self.heuristics, self.cache = kernel, [], {}
@@ -161,20 +162,13 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-
-    def _key(self, args, constexprs):
-        key = [tuple(constexprs.items())]
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
-            else:
-                key.append(a)
-        return tuple(key)
+        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def __call__(self, grid, *args, **constexprs):
         if not self.direct:
             return self.kernel[grid](*args, **constexprs)
-        key = self._key(args, constexprs)
+        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
+                                      else a for a in args])
         hit = self.cache.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **constexprs)
@@ -190,13 +184,18 @@ class _Launcher:
             return compiled
         compiled, tail, meta = hit
         values = (*args, *tail)
-        grid = grid(meta) if callable(grid) else grid
-        device = triton.runtime.driver.active.get_current_device()
-        stream = triton.runtime.driver.active.get_current_stream(device)
+        if callable(grid):
+            grid = grid(meta)
+        if self.stream is not None:
+            stream = self.stream(torch._C._cuda_getDevice())
+        else:
+            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
         hooks = triton.knobs.runtime
+        enter = hooks.launch_enter_hook
         compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
-                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+                     compiled.function, compiled.packed_metadata,
+                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
+                     enter, hooks.launch_exit_hook, *values)
         return compiled
 
 
@@ -221,6 +220,12 @@ def _cross_entropy_sm_count(device: torch.device) -> int:
     return _cross_entropy_sms[index]
 
 
+def _cross_entropy_row_bucket(n_rows: int) -> int:
+    """The autotuner's view of the row count: decode (a few rows), mid, training. Tuned once per
+    bucket, so a config chosen for 4 rows is never reused for 16384 (nor tuned again per row count)."""
+    return 0 if n_rows <= 64 else 1 if n_rows <= 2048 else 2
+
+
 def cross_entropy_scale_(grad: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
     """``grad *= factor`` in place (``grad`` contiguous, ``factor`` a one-element tensor), with no
     host synchronisation and no memory traffic when the factor is 1."""
@@ -243,22 +248,30 @@ def cross_entropy_rows(logits: torch.Tensor, target: torch.Tensor, n_non_ignore:
     if n_rows:
         out = grad if grad is not None else logits
         _cross_entropy_launch((n_rows,), logits, logits.stride(0), out, out.stride(0), target, loss, n_non_ignore,
-                              n_cols, ignore_index, float(label_smoothing), MEAN=reduction == "mean",
+                              n_cols, ignore_index, float(label_smoothing),
+                              _cross_entropy_row_bucket(n_rows), MEAN=reduction == "mean",
                               HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
     return loss
+
+
+def cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad):
+    """The loss (a scalar); with ``grad`` (``logits`` itself, or a buffer of its shape) d loss / d logits
+    is written there in the same pass."""
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+    if logits.dim() != 2 or target.shape != logits.shape[:1]:
+        raise ValueError(f"cross_entropy: want logits (N, V) and target (N,), got {tuple(logits.shape)} "
+                         f"and {tuple(target.shape)}")
+    target = target.contiguous()
+    # the token count stays on the device; "sum" never reads it (any tensor will do as the pointer)
+    n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
+    return cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index,
+                              label_smoothing=label_smoothing, reduction=reduction, grad=grad).sum()
 
 
 class CrossEntropyFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, reduction, inplace, grad_buffer):
-        if reduction not in ("mean", "sum"):
-            raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
-        if logits.dim() != 2 or target.shape != logits.shape[:1]:
-            raise ValueError(f"cross_entropy: want logits (N, V) and target (N,), got {tuple(logits.shape)} "
-                             f"and {tuple(target.shape)}")
-        target = target.contiguous()
-        # the token count stays on the device; "sum" never reads it (any tensor will do as the pointer)
-        n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
         grad = None
         if ctx.needs_input_grad[0]:
             if grad_buffer is not None:
@@ -268,11 +281,10 @@ class CrossEntropyFunction(torch.autograd.Function):
                 grad = grad_buffer
             else:
                 grad = logits if inplace else torch.empty_like(logits)
-        loss = cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index,
-                                  label_smoothing=label_smoothing, reduction=reduction, grad=grad)
+        loss = cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad)
         if grad is not None:
             ctx.save_for_backward(grad)  # d loss / d logits, computed here
-        return loss.sum()
+        return loss
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -288,6 +300,8 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
     (``inplace``: read nothing from them after), in ``grad_buffer``, or in a new tensor."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _cross_entropy_fwd_op(logits, target, ignore_index, label_smoothing, reduction, logits.requires_grad)[0]
+    if not (torch.is_grad_enabled() and logits.requires_grad):  # no autograd node: the Function's own ~13 us of host time are skipped
+        return cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, None)
     return CrossEntropyFunction.apply(logits, target, ignore_index, label_smoothing, reduction, inplace, grad_buffer)
 
 
@@ -308,12 +322,8 @@ def _cross_entropy_fwd(logits: torch.Tensor, target: torch.Tensor, ignore_index:
                        reduction: str, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, gradient): under torch.compile the gradient goes to a new tensor (a compiled graph may
     still read the logits, so they are not overwritten)."""
-    target = target.contiguous()
-    n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
     grad = torch.empty_like(logits) if with_grad else logits.new_empty(0)
-    loss = cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index, label_smoothing=label_smoothing,
-                              reduction=reduction, grad=grad if with_grad else None)
-    return loss.sum(), grad
+    return cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad if with_grad else None), grad
 
 
 def _cross_entropy_fwd_fake(logits, target, ignore_index, label_smoothing, reduction, with_grad):

@@ -49,11 +49,11 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
         triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
     ]),
-    key=["n_cols", "BLOCK_N"],
+    key=["n_cols", "BLOCK_N", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_rows},
 )
-@triton.jit
-def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
+@triton.jit(do_not_specialize=["row_bucket"])
+def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                          BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n_cols
@@ -107,9 +107,10 @@ class _Launcher:
     The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
     compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
     the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
     of every scalar), so a call that would compile or tune differently never takes the short path.
-    Under the interpreter every call goes through Triton."""
+    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
+    every call goes through Triton."""
 
     def __init__(self, kernel):
         self.kernel, self.heuristics, self.cache = kernel, [], {}
@@ -122,20 +123,13 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-
-    def _key(self, args, constexprs):
-        key = [tuple(constexprs.items())]
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
-            else:
-                key.append(a)
-        return tuple(key)
+        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def __call__(self, grid, *args, **constexprs):
         if not self.direct:
             return self.kernel[grid](*args, **constexprs)
-        key = self._key(args, constexprs)
+        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
+                                      else a for a in args])
         hit = self.cache.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **constexprs)
@@ -151,13 +145,18 @@ class _Launcher:
             return compiled
         compiled, tail, meta = hit
         values = (*args, *tail)
-        grid = grid(meta) if callable(grid) else grid
-        device = triton.runtime.driver.active.get_current_device()
-        stream = triton.runtime.driver.active.get_current_stream(device)
+        if callable(grid):
+            grid = grid(meta)
+        if self.stream is not None:
+            stream = self.stream(torch._C._cuda_getDevice())
+        else:
+            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
         hooks = triton.knobs.runtime
+        enter = hooks.launch_enter_hook
         compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
-                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+                     compiled.function, compiled.packed_metadata,
+                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
+                     enter, hooks.launch_exit_hook, *values)
         return compiled
 
 
@@ -178,6 +177,12 @@ def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: 
     return blocks
 
 
+def _rms_norm_row_bucket(n_rows: int) -> int:
+    """The autotuner's view of the row count: decode (a few rows), mid, training. Tuned once per
+    bucket, so a config chosen for 4 rows is never reused for 16384 (nor tuned again per row count)."""
+    return 0 if n_rows <= 64 else 1 if n_rows <= 2048 else 2
+
+
 def _rms_norm_block_n(n_cols: int) -> int:
     limit = RMS_NORM_MAX_HIDDEN
     if n_cols > limit:
@@ -194,7 +199,7 @@ def _bwd_programs(x: torch.Tensor, n_rows: int) -> int:
 def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
     """(y, x2d, rstd): y has x's shape and dtype; x2d and rstd are kept for the backward."""
     shape = x.shape
-    x2d = x.reshape(-1, shape[-1])
+    x2d = x if x.dim() == 2 else x.reshape(-1, shape[-1])
     if x2d.stride(-1) != 1:
         x2d = x2d.contiguous()
     n_rows, n_cols = x2d.shape
@@ -203,8 +208,8 @@ def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
     if n_rows:
         grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
         _rms_norm_fwd_launch(grid, x2d, weight, y, rstd, n_rows, n_cols, x2d.stride(0), y.stride(0), float(eps),
-                                   BLOCK_N=_rms_norm_block_n(n_cols))
-    return y.reshape(shape), x2d, rstd
+                             _rms_norm_row_bucket(n_rows), BLOCK_N=_rms_norm_block_n(n_cols))
+    return (y if x.dim() == 2 else y.reshape(shape)), x2d, rstd
 
 
 def rms_norm_backward(dy: torch.Tensor, x2d: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor):
@@ -243,6 +248,8 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     """RMSNorm over the last dimension of ``x`` (any leading shape), differentiable in x and weight."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _rms_norm_fwd_op(x, weight, eps)[0]
+    if not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):  # no autograd node: the Function's own ~13 us of host time are skipped
+        return rms_norm_forward(x, weight, eps)[0]
     return RMSNormFunction.apply(x, weight, eps)
 
 

@@ -47,11 +47,11 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
         triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
     ]),
-    key=["n_cols", "BLOCK_N"],
+    key=["n_cols", "BLOCK_N", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_rows},
 )
-@triton.jit
-def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
+@triton.jit(do_not_specialize=["row_bucket"])
+def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
@@ -121,9 +121,10 @@ class _Launcher:
     The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
     compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
     the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype and 16-byte alignment of each tensor, the value
+    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
     of every scalar), so a call that would compile or tune differently never takes the short path.
-    Under the interpreter every call goes through Triton."""
+    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
+    every call goes through Triton."""
 
     def __init__(self, kernel):
         self.kernel, self.heuristics, self.cache = kernel, [], {}
@@ -136,20 +137,13 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-
-    def _key(self, args, constexprs):
-        key = [tuple(constexprs.items())]
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                key.append((a.dtype, a.data_ptr() % 16 == 0, a.device.index))
-            else:
-                key.append(a)
-        return tuple(key)
+        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def __call__(self, grid, *args, **constexprs):
         if not self.direct:
             return self.kernel[grid](*args, **constexprs)
-        key = self._key(args, constexprs)
+        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
+                                      else a for a in args])
         hit = self.cache.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **constexprs)
@@ -165,13 +159,18 @@ class _Launcher:
             return compiled
         compiled, tail, meta = hit
         values = (*args, *tail)
-        grid = grid(meta) if callable(grid) else grid
-        device = triton.runtime.driver.active.get_current_device()
-        stream = triton.runtime.driver.active.get_current_stream(device)
+        if callable(grid):
+            grid = grid(meta)
+        if self.stream is not None:
+            stream = self.stream(torch._C._cuda_getDevice())
+        else:
+            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
         hooks = triton.knobs.runtime
+        enter = hooks.launch_enter_hook
         compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata, compiled.launch_metadata(grid, stream, *values),
-                     hooks.launch_enter_hook, hooks.launch_exit_hook, *values)
+                     compiled.function, compiled.packed_metadata,
+                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
+                     enter, hooks.launch_exit_hook, *values)
         return compiled
 
 
@@ -193,6 +192,12 @@ def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: 
     return blocks
 
 
+def _softmax_row_bucket(n_rows: int) -> int:
+    """The autotuner's view of the row count: decode (a few rows), mid, training. Tuned once per
+    bucket, so a config chosen for 4 rows is never reused for 16384 (nor tuned again per row count)."""
+    return 0 if n_rows <= 64 else 1 if n_rows <= 2048 else 2
+
+
 def _rows(t: torch.Tensor) -> torch.Tensor:
     t2d = t.reshape(-1, t.shape[-1])
     return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
@@ -209,7 +214,7 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
     if n_rows and n_cols:
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
             grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
-            _softmax_fwd_launch(grid, x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0),
+            _softmax_fwd_launch(grid, x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0), _softmax_row_bucket(n_rows),
                                       BLOCK_N=triton.next_power_of_2(n_cols))
         else:
             block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
@@ -246,6 +251,8 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension, computed in fp32, returned in x's dtype; differentiable."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _softmax_fwd_op(x)
+    if not (torch.is_grad_enabled() and (x.requires_grad)):  # no autograd node: the Function's own ~13 us of host time are skipped
+        return softmax_forward(x)
     return SoftmaxFunction.apply(x)
 
 

@@ -227,9 +227,11 @@ def test_cross_entropy_refuses_bad_arguments():
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("with_bias,smoothing", [(True, 0.1), (False, 0.0)], ids=str)
-def test_fused_linear_cross_entropy_forward_backward(dtype, with_bias, smoothing):
+def test_fused_linear_cross_entropy_forward_backward(dtype, with_bias, smoothing, monkeypatch):
     m, g = MODULES["fused_linear_cross_entropy"], fresh_generator()
-    rows, hidden, vocab = 37, 24, 301  # vocab/hidden > 1: several chunks of rows
+    monkeypatch.setattr(m, "FUSED_LINEAR_CROSS_ENTROPY_MIN_CHUNK", 8)
+    rows, hidden, vocab = 37, 24, 301  # vocab/hidden > 1 and 8-row chunks: several chunks, a ragged last one
+    assert m._chunk_rows(rows, hidden, vocab) == 8
     h = randn(rows, hidden, dtype=dtype, gen=g)
     w = randn(vocab, hidden, dtype=dtype, gen=g, scale=hidden ** -0.5)
     b = randn(vocab, dtype=dtype, gen=g, scale=0.1) if with_bias else None
@@ -298,10 +300,10 @@ def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages)
     if name == "rms_norm":
         w = randn(n_cols, dtype=torch.float32, gen=g, scale=0.1, shift=1.0)
         rstd = torch.full((n_rows,), float("nan"), device=DEVICE)
-        fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, **meta)
+        fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, 0, **meta)
         ref = m.rms_norm_reference(x.double(), w.double(), 1e-6)
     else:
-        fn[(3,)](x, y, n_rows, n_cols, x.stride(0), y.stride(0), **meta)
+        fn[(3,)](x, y, n_rows, n_cols, x.stride(0), y.stride(0), 0, **meta)
         ref = m.softmax_reference(x.double())
     assert_close(y, ref, torch.float32, "y")
 
