@@ -31,15 +31,19 @@ API (all static, all total: a module that cannot be read or parsed resolves to n
   across modules. `HelperDef.node` is its `ast.FunctionDef`, `.source` the module's text, `.path`
   and `.module` where it is defined, `.imports()` the `ImportMap` of its module (to resolve the
   names its body uses); `node, source = helper` unpacks the first two.
-* `index.update(path, text)`: the editor's text of a file replaces what is on disk (the
-  language server calls this for the document it lints); it also notices files changed on disk.
-  `index.forget(path)` drops a file's overlay.
+* `index.update(path, text, tree=None)` -> bool: the editor's text of a file replaces what is on
+  disk (the language server's worker calls this for each document it lints); also notices
+  files changed on disk. True when what other modules import from it changed (then the
+  server lints the other open documents again). `index.forget(path)` drops a file's overlay.
+* `index.observe(path, text, tree)`: the engine hands over a file it parsed from disk, so no
+  later import parses it again.
 
-Rules do not call the index directly: `ImportMap(tree, workspace=index, path=path)` resolves
-each imported name through it, so `ctx.imports.resolve(expr)` gives canonical Triton paths
-through re-exports, `find_kernels` finds kernels decorated through re-exported names,
-`ctx.imports.helper(expr)` gives an imported helper's `HelperDef` and `ctx.imports.constant(expr)`
-an imported constant's literal. `ctx.workspace` is the index itself.
+Rules mostly reach the index through `ImportMap(tree, workspace=index, path=path)`, which
+resolves each imported name through it: `ctx.imports.resolve(expr)` gives canonical Triton
+paths through re-exports, `find_kernels` finds kernels decorated through re-exported names,
+`ctx.imports.helper(expr)` gives an imported helper's `HelperDef`, `ctx.imports.constant(expr)`
+an imported constant's literal (`ctx.imports.imported_constants()` all of them).
+`ctx.workspace` is the index itself (`ctx.workspace.helper_def(dotted)`).
 
 When the module an import names cannot be found (a file checked alone, stdin), `guess_triton`
 gives the assumptions described in references/guides/workspace-index.md.
