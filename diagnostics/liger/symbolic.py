@@ -680,15 +680,31 @@ def _is_broadcast_index(s: ast.expr) -> bool:
     )
 
 
+MEMORY_CALLS = frozenset({"load", "store", "atomic_add", "make_block_ptr"})
+
+
 def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:
     """A jit function that loads and stores nothing and returns a value: an elementwise functor
     that a launcher (flag-gems' `pointwise_dynamic`, a `tl.map`-style wrapper) applies per element."""
-    if not any(isinstance(n, ast.Return) and n.value is not None for n in walk_nodes(fn)):
-        return False
-    for n in walk_nodes(fn):
-        if isinstance(n, ast.Call) and tl_name(imports, n.func) in ("load", "store", "atomic_add", "make_block_ptr"):
-            return False
-    return True
+    returns = False
+    stack = list(reversed(fn.body))
+    while stack:   # statement by statement, in order: a kernel's first load ends the scan early
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+            heads = [getattr(stmt, "test", None), getattr(stmt, "iter", None)] + [i.context_expr for i in getattr(stmt, "items", [])]
+            nodes = [n for h in heads if h is not None for n in walk_nodes(h)]
+            stack.extend(reversed(getattr(stmt, "orelse", [])))
+            stack.extend(reversed(stmt.body))
+        else:
+            nodes = walk_nodes(stmt)
+        for n in nodes:
+            if isinstance(n, ast.Call):
+                short = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+                if short in MEMORY_CALLS and tl_name(imports, n.func) in MEMORY_CALLS:
+                    return False
+            elif isinstance(n, ast.Return) and n.value is not None:
+                returns = True
+    return returns
 
 
 def specialisations(kernel: Kernel, limit: int = 4) -> list[tuple[str, list[object]]]:

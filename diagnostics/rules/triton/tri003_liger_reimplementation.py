@@ -123,12 +123,21 @@ def _condition(param: str, value: object) -> str:
     return f"`{param} == {value!r}`"
 
 
+def _compares_strings(ctx: PythonContext, kernel: Kernel) -> bool:
+    """The kernel's text compares something with a string literal (`ACT == "silu"`): cheap
+    test before looking for string-selected branches."""
+    lines = ctx.source.lines[kernel.node.lineno - 1:kernel.node.end_lineno or kernel.node.lineno]
+    return any(("== \"" in line or "== '" in line) for line in lines)
+
+
 def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[str, ...], op: str | None):
     """(param, [(value, op)]) when fixing one constexpr parameter makes the kernel compute
     different Liger ops (`if ACT == "silu": ... elif ACT == "gelu": ...`, `if IS_RMS_NORM:`), or
     a Liger op in some branch of a string selector where the kernel as a whole is none
     (`if ACT == "silu"` beside activations Liger does not ship). A flag that only switches an
     extra off (`EMIT_FP8`, `HAS_KV_STORE`) does not make a fused kernel a standalone one."""
+    if not found and not _compares_strings(ctx, kernel):
+        return None
     candidates = specialisations(kernel)
     if not found:
         # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
