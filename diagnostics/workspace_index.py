@@ -51,7 +51,9 @@ gives the assumptions described in references/guides/workspace-index.md.
 from __future__ import annotations
 
 import ast
+import functools
 import gc
+import threading
 import os
 import time
 import warnings
@@ -383,8 +385,19 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
+def _locked(method):
+    """Run a public method under the index's lock: linting files on several threads shares one
+    index, and a resolution under way marks its key (the cycle guard) before it is done."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return run
+
+
 class WorkspaceIndex:
-    """Module summaries, read from disk on demand (or given by the editor), and resolution."""
+    """Module summaries, read from disk on demand (or given by the editor), and resolution.
+    Safe to share between threads."""
 
     def __init__(self) -> None:
         self._summaries: dict[Path, ModuleSummary] = {}     # file or package dir -> summary
@@ -395,7 +408,8 @@ class WorkspaceIndex:
         self._roots: dict[Path, tuple[Path, ...]] = {}      # a file's directory -> its roots
         self._trees: dict[Path, tuple] = {}                  # a few parsed helper modules
         self.modules_read = 0
-        self._last_refresh = float("-inf")                               # measurement: modules parsed
+        self._last_refresh = float("-inf")
+        self._lock = threading.RLock()                               # measurement: modules parsed
 
     # ---- building ---------------------------------------------------------------------------
     @classmethod
@@ -415,6 +429,7 @@ class WorkspaceIndex:
                 gc.enable()
         return index
 
+    @_locked
     def summary(self, location: Path) -> ModuleSummary:
         """The summary of a module file or package directory (read once)."""
         found = self._summaries.get(location)
@@ -455,6 +470,7 @@ class WorkspaceIndex:
         if s.name:
             self._by_name[s.name] = location
 
+    @_locked
     def update(self, path: str | Path, text: str, tree: ast.Module | None = None) -> bool:
         """Use `text` (parsed: `tree`, when the caller has it) for the module at `path`: an open
         document. Also re-reads any module that changed on disk. Returns whether what other
@@ -476,6 +492,7 @@ class WorkspaceIndex:
         self._overlays.add(location)
         return changed
 
+    @_locked
     def observe(self, path: str | Path, text: str, tree: ast.Module | None) -> None:
         """A file the linter has just parsed from disk: summarised from its tree when the
         index has not read it yet (so no later import parses it again)."""
@@ -486,6 +503,7 @@ class WorkspaceIndex:
         s.stamp = _stamp(location)
         self._store(location, s)
 
+    @_locked
     def forget(self, path: str | Path) -> None:
         """Drop the editor's text for `path`: the file on disk is read again when needed."""
         location = _canon(path)
@@ -513,6 +531,7 @@ class WorkspaceIndex:
             self._located.clear()
         return bool(stale)
 
+    @_locked
     def can_resolve_from(self, path: str | Path) -> bool:
         """Whether imports in the file at `path` can be looked up: a file on disk or given by
         `update` (not "<string>", not an unsaved buffer's made-up name)."""
@@ -533,6 +552,7 @@ class WorkspaceIndex:
             roots = self._roots[d] = tuple(out)
         return roots
 
+    @_locked
     def locate(self, head: str, from_path: Path | None) -> Path | None:
         """Where the top-level package or module `head` is, seen from the file `from_path`."""
         if from_path is None:
@@ -554,6 +574,7 @@ class WorkspaceIndex:
         return found
 
     # ---- resolution -------------------------------------------------------------------------
+    @_locked
     def resolve(self, dotted_path: str, from_path: str | Path | None) -> Target | None:
         """What the absolute import path `dotted_path` refers to, seen from `from_path`."""
         parts = tuple(p for p in dotted_path.split(".") if p)
@@ -562,6 +583,7 @@ class WorkspaceIndex:
         origin = _canon(from_path) if from_path else None
         return self._resolve_ref(Ref(None, parts), origin, 0)
 
+    @_locked
     def resolve_relative(self, from_path: str | Path, level: int, module: str | None,
                          name: str | None) -> Target | None:
         """What `from <level dots><module> import <name>` gives in the file `from_path`."""
@@ -571,6 +593,7 @@ class WorkspaceIndex:
         chain = (name,) if name else ()
         return self._resolve_ref(Ref(loc, chain), origin, 0)
 
+    @_locked
     def star_names(self, from_path: str | Path, level: int, module: str) -> list[str]:
         """The names `from <module> import *` binds, when `module` is in the workspace: its
         `__all__`, else its public module-level names (and those of its own star imports)."""
@@ -603,12 +626,14 @@ class WorkspaceIndex:
                 names.extend(self._exported(star.location, depth + 1))
         return names
 
+    @_locked
     def absolute_name(self, from_path: str | Path, level: int, module: str | None) -> str:
         """The dotted name of the module `from <level dots><module> import ...` names."""
         base = relative_base(_canon(from_path), level)
         loc = _join(base, module.split(".")) if module else base
         return module_name(loc if loc.suffix else loc / "__init__.py")
 
+    @_locked
     def resolve_chain(self, location: Path, chain: tuple[str, ...]) -> Target | None:
         """`chain` (e.g. ("exp",)) looked up in the module at `location`."""
         return self._resolve_ref(Ref(location, chain), location, 0)
@@ -689,6 +714,7 @@ class WorkspaceIndex:
                 return True
         return False
 
+    @_locked
     def parsed(self, s: ModuleSummary) -> tuple[str, ast.Module] | None:
         """(text, tree) of a summarised module, parsed again on demand (the last few kept)."""
         cache = self._trees
@@ -711,6 +737,7 @@ class WorkspaceIndex:
         cache[key] = (s.digest, (text, tree))
         return text, tree
 
+    @_locked
     def helper_def(self, dotted_name: str) -> HelperDef | None:
         """The `@triton.jit` function known under `dotted_name` (its module read already, or
         found under a package root the index has seen)."""

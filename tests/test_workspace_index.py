@@ -377,3 +377,19 @@ def test_triton_imported_inside_the_function_that_defines_kernels(tmp_path):
     # two different Triton meanings for one name in two functions: neither is assumed
     both = ast.parse("def a():\n    import triton.language as t\n\ndef b():\n    import triton as t\n")
     assert "t" not in ImportMap(both).names
+
+
+def test_one_index_shared_by_threads_gives_what_one_thread_gets():
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = sorted(PKG.rglob("*.py")) * 8
+
+    def kernels(index, f):
+        return f, imports_of(f, index)[1]
+
+    alone = dict(kernels(WorkspaceIndex(), f) for f in files)
+    shared = WorkspaceIndex()
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda f: kernels(shared, f), files))
+    assert all(found == alone[f] for f, found in together)
+    assert sum(len(k) for k in alone.values()) == 8   # softmax 1, activation 2, renamed 3, math 2
