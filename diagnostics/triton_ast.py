@@ -163,7 +163,8 @@ _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers")
 def _nested_triton_imports(tree: ast.Module) -> dict[str, str]:
     """Triton imports inside functions (`def build(): import triton.language as tl`, then
     kernels defined there): local name -> canonical path, for names bound one way only.
-    Only statements are visited, not expressions."""
+    Only statements are visited, not expressions; asked only of a module with no Triton import
+    at module level."""
     found: dict[str, str | None] = {}
     stack = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     while stack:
@@ -251,8 +252,9 @@ class ImportMap:
                 if value and value.split(".")[0] in ("triton", "torch"):
                     self.names[target] = value
                     self._helpers.pop(target, None)
-        for local, path in _nested_triton_imports(tree).items():
-            self.names.setdefault(local, path)
+        if not any(p == "triton" or p.startswith("triton.") for p in self.names.values()):   # none at module level
+            for local, path in _nested_triton_imports(tree).items():
+                self.names.setdefault(local, path)
 
     def _bind(self, local: str, raw: str, relative: tuple[int, str | None] | None, name: str | None) -> None:
         """Bind `local` to what the import `raw` gives (`relative`: (level, module) of a
