@@ -1,9 +1,9 @@
 """Where the local names of one Triton kernel come from, for rules that follow values.
 
-Kernels are short and mostly straight-line, so a flow-insensitive view is enough for most
-questions: every binding of a name (assignment, augmented assignment, loop target) is kept, in
-source order, and `expand` follows names back to everything that may have produced them. Rules that
-need order (a value sanitised by a later rebinding) walk the statements themselves.
+Two views of a name: `bindings` keeps every binding (assignment, augmented assignment, loop
+target) in source order, and `expand` follows names back to everything that may have produced
+them (for "may this depend on ...?" questions); `reach` / `value_at` give the bindings that reach
+one use (`_reaching.py`), for questions about a name's value, shape or rank at that use.
 
 Shared by TRI004/5/6/7/14/19; the leading underscore keeps the registry from loading it as a rule.
 """
@@ -16,6 +16,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.rules.triton._reaching import (
+    Binding,
+    Reach,
+    ReachingDefinitions,
+    scope_bindings,
+)
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -36,18 +42,6 @@ SIZE_NAME = re.compile(
 )
 _FLOAT_NAME = re.compile(r"(eps|epsilon|scale|alpha|beta|gamma|temperature|softcap|momentum|lr|dropout|p_drop)", re.IGNORECASE)
 
-
-
-@dataclass(frozen=True)
-class Binding:
-    """One assignment of a local name. `value` is None when the value cannot be named
-    (a loop target, a tuple unpacked from a call)."""
-
-    name: str
-    value: ast.expr | None
-    stmt: ast.AST
-    augmented: bool = False
-    loop_target: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,35 +80,31 @@ class KernelFlow:
     # ---- bindings --------------------------------------------------------------------------
     @cached_property
     def bindings(self) -> dict[str, list[Binding]]:
-        out: dict[str, list[Binding]] = {}
+        """Every binding of each local name, in source order (flow-insensitive: for "may this
+        value come from ...?" questions; use `reach` for the bindings that reach one use)."""
+        return scope_bindings(self.kernel.walk())
 
-        def add(target: ast.expr, value: ast.expr | None, stmt: ast.AST, **kw) -> None:
-            if isinstance(target, ast.Name):
-                out.setdefault(target.id, []).append(Binding(target.id, value, stmt, **kw))
-            elif isinstance(target, (ast.Tuple, ast.List)):
-                pairs = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
-                for i, elt in enumerate(target.elts):
-                    add(elt, pairs[i] if pairs else None, stmt, **kw)
-            elif isinstance(target, ast.Starred):
-                add(target.value, None, stmt, **kw)
+    @cached_property
+    def reaching(self) -> ReachingDefinitions:
+        return ReachingDefinitions(self.kernel.node, self.bindings)
 
-        for node in self.kernel.walk():
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    add(t, node.value, node)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                add(node.target, node.value, node)
-            elif isinstance(node, ast.AugAssign):
-                add(node.target, node.value, node, augmented=True)
-            elif isinstance(node, (ast.For, ast.comprehension)):
-                add(node.target, None, node, loop_target=True)
-            elif isinstance(node, ast.NamedExpr):
-                add(node.target, node.value, node)
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                add(node.optional_vars, None, node)
-        for value in out.values():
-            value.sort(key=lambda b: (getattr(b.stmt, "lineno", 0), getattr(b.stmt, "col_offset", 0)))
-        return out
+    def reach(self, use: ast.AST) -> Reach | None:
+        """The bindings that reach this read of a local (`Name` node), or None when unknown."""
+        return self.reaching.at(use) if isinstance(use, ast.Name) else None
+
+    def value_at(self, use: ast.AST) -> ast.expr | None:
+        """The value of the one plain assignment that reaches this read of a name (`b` after
+        `b = tl.reshape(b, ...)` is the reshape), else None. A node the walk did not see (a
+        synthesised `Name`) falls back to `single_value`."""
+        if not isinstance(use, ast.Name):
+            return None
+        found = self.reaching.at(use)
+        if found is None:
+            return self.single_value(use.id)
+        b = found.single()
+        if b is None or b.augmented or b.loop_target:
+            return None
+        return b.value
 
     def single_value(self, name: str) -> ast.expr | None:
         """The value of a name assigned exactly once by a plain assignment, else None."""

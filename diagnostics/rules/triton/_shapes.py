@@ -72,31 +72,11 @@ class KernelShapes(KernelSizes):
             env.setdefault(name, _STAND_IN)
         return Scenario(env)
 
-    def _compute_shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> Shape | None:
-        # memoised by KernelSizes._shape: a local name has one shape per scenario (the view is
-        # flow-insensitive), so its bindings are followed once, not at every use
-        if isinstance(expr, ast.Name) and self.flow.is_local(expr.id):
-            return self._local_shape(expr, sc, depth, seen)
-        if (isinstance(expr, ast.Name) and not self.params_are_scalars and self.kernel.param(expr.id) is not None
-                and expr.id not in self.kernel.constexpr_names):
+    def _entry_shape(self, name: str, sc: Scenario) -> Shape | None:
+        if (not self.params_are_scalars and self.kernel.param(name) is not None
+                and name not in self.kernel.constexpr_names):
             return None  # a helper's parameter may be a block
-        return super()._compute_shape(expr, sc, depth, seen)
-
-    def _local_shape(self, name: ast.Name, sc: Scenario, depth: int, seen: frozenset) -> Shape | None:
-        """KernelSizes' rule for a local name (the shape all its bindings agree on; a rebinding
-        from the name itself keeps it)."""
-        if name.id in seen or self._shapes.too_deep(depth):
-            return None
-        inner = seen | {name.id}
-        shapes = set()
-        for b in self.flow.bindings[name.id]:
-            if b.loop_target:
-                shapes.add(())
-            elif b.value is None:
-                return None
-            elif not b.augmented and not self._reads_itself(b):
-                shapes.add(self._shape(b.value, sc, depth + 1, inner))
-        return shapes.pop() if len(shapes) == 1 else None
+        return super()._entry_shape(name, sc)
 
     def _call_shape(self, call: ast.Call, sc: Scenario, rec) -> Shape | None:
         name = tl_name(self.ctx.imports, call.func)

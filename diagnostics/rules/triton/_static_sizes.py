@@ -112,14 +112,14 @@ def _module_constants(ctx: PythonContext) -> dict[str, int]:
 
 
 def _fold(ctx: PythonContext, expr: ast.AST, env: Mapping[str, int], local, depth: int) -> int | None:
-    """Integer value of an expression, or None. `local(name)` gives a kernel-local value."""
+    """Integer value of an expression, or None. `local(name_node)` gives a kernel-local value."""
     if depth > _DEPTH:
         return None
     if isinstance(expr, ast.Constant):
         v = expr.value
         return v if isinstance(v, int) and not isinstance(v, bool) else None
     if isinstance(expr, ast.Name):
-        v = local(expr.id)
+        v = local(expr)
         if v is not None:
             return v
         return env.get(expr.id)
@@ -296,16 +296,31 @@ class KernelSizes:
         self._values[key] = (expr, v)
         return v
 
-    def _value(self, expr: ast.AST, scenario: Scenario, depth: int) -> int | None:
-        def local(name: str) -> int | None:
-            if not self.flow.is_local(name) or depth > _DEPTH:
+    def _value(self, expr: ast.AST, scenario: Scenario, depth: int, seen: frozenset = frozenset()) -> int | None:
+        def local(node: ast.Name) -> int | None:
+            if not self.flow.is_local(node.id) or depth > _DEPTH:
                 return None
-            bound = self.flow.single_value(name)
-            return None if bound is None else self._value(bound, scenario, depth + 1)
+            return self._local_value(node, scenario, depth, seen)
 
         if isinstance(expr, ast.Name) and self.flow.is_local(expr.id):
-            return local(expr.id)
+            return local(expr)
         return _fold(self.ctx, expr, scenario.env, local, depth)
+
+    def _local_value(self, node: ast.Name, sc: Scenario, depth: int, seen: frozenset) -> int | None:
+        """The value of a local at this use: every binding that reaches it must give the same one
+        (`BLOCK = 64` on both sides of an `if`), the entry value standing for a parameter's."""
+        reach = self.flow.reach(node)
+        if reach is None:
+            bound = self.flow.single_value(node.id)
+            return None if bound is None else self._value(bound, sc, depth + 1, seen)
+        values: set[int | None] = set()
+        if reach.entry and (self.kernel.param(node.id) or node.id in sc.env):
+            values.add(sc.env.get(node.id))
+        for b in reach.bindings:
+            if b in seen or b.augmented or b.loop_target or b.value is None:
+                return None
+            values.add(self._value(b.value, sc, depth + 1, seen | {b}))
+        return values.pop() if len(values) == 1 else None
 
     def names(self, expr: ast.AST) -> set[str]:
         """Names (transitively through kernel locals) an expression's value depends on."""
@@ -324,11 +339,12 @@ class KernelSizes:
         return None if d is None else (d,)
 
     def _shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
-        """`_compute_shape`, memoised: a local name (whose shape depends on the name, not on
-        where it is read) or an expression, per scenario, reused where the depth gives the
-        same outcome (`_recursion_memo`), so a long chain of locals is expanded once, not once per path."""
-        is_local = isinstance(expr, ast.Name) and self.flow.is_local(expr.id)
-        key = (expr.id if is_local else id(expr), id(sc))  # type: ignore[attr-defined]
+        """`_compute_shape`, memoised per node (a local's shape depends on where it is read: the
+        bindings that reach that use) and scenario, reused where the depth gives the same outcome
+        (`_recursion_memo`), so a long chain of locals is expanded once, not once per path. `seen`
+        only cuts loop-carried cycles, and a loop-carried value keeps one shape in valid Triton,
+        so the cut does not change the answer."""
+        key = (id(expr), id(sc))
         return self._shapes.get(key, depth, lambda: self._compute_shape(expr, sc, depth, seen))
 
     def _compute_shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
@@ -339,21 +355,8 @@ class KernelSizes:
             return ()
         if isinstance(expr, ast.Name):
             if not self.flow.is_local(expr.id):
-                return () if self.kernel.param(expr.id) or expr.id in sc.env else None
-            if expr.id in seen:
-                return None
-            inner = seen | {expr.id}
-            shapes = set()
-            for b in self.flow.bindings[expr.id]:
-                if b.loop_target:
-                    shapes.add(())
-                elif b.value is None:
-                    return None
-                elif not b.augmented and not self._reads_itself(b):
-                    # `p = tl.advance(p, ...)`, `acc = acc * s`: a rebinding from the name itself
-                    # keeps its shape; the other bindings decide it.
-                    shapes.add(self._shape(b.value, sc, depth + 1, inner))
-            return shapes.pop() if len(shapes) == 1 else None
+                return self._entry_shape(expr.id, sc)
+            return self._local_shape(expr, sc, depth, seen)
         if isinstance(expr, (ast.BinOp, ast.Compare, ast.BoolOp)):
             parts = ([expr.left, expr.right] if isinstance(expr, ast.BinOp)
                      else [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) else expr.values)
@@ -371,6 +374,40 @@ class KernelSizes:
         if isinstance(expr, ast.Call):
             return self._call_shape(expr, sc, rec)
         return None
+
+    def _entry_shape(self, name: str, sc: Scenario) -> tuple[int, ...] | None:
+        """Shape of a name's value on entry: a kernel parameter or a known constant is a scalar."""
+        return () if self.kernel.param(name) or name in sc.env else None
+
+    def _local_shape(self, name: ast.Name, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
+        """The shape every binding that reaches this use agrees on (`b` after
+        `b = tl.reshape(b, ...)` is the reshape's shape, not the first binding's). A binding already
+        being followed (`acc = acc * s` in a loop) is skipped: a loop-carried value keeps its shape."""
+        if self._shapes.too_deep(depth):
+            return None
+        reach = self.flow.reach(name)
+        if reach is None:  # a node the walk did not see: all bindings, flow-insensitive
+            bindings, entry = tuple(self.flow.bindings[name.id]), False
+        else:
+            bindings, entry = reach.bindings, reach.entry
+        shapes = set()
+        if entry and (self.kernel.param(name.id) or name.id in sc.env):  # else unbound there: cannot be read
+            shapes.add(self._entry_shape(name.id, sc))
+        for b in bindings:
+            if b in seen:
+                continue
+            if b.loop_target:
+                shapes.add(())
+            elif b.value is None:
+                return None
+            elif b.augmented:
+                target = b.stmt.target  # type: ignore[attr-defined]
+                shapes.add(self._shape(target, sc, depth + 1, seen | {b}))  # `acc += x` keeps acc's shape
+            elif reach is None and self._reads_itself(b):
+                continue  # flow-insensitive fallback: a rebinding from the name itself keeps its shape
+            else:
+                shapes.add(self._shape(b.value, sc, depth + 1, seen | {b}))
+        return shapes.pop() if len(shapes) == 1 else None
 
     def _reads_itself(self, binding) -> bool:
         """Whether a binding's value reads the name it binds (`acc = acc * s`)."""
@@ -443,7 +480,7 @@ class KernelSizes:
         """Block shape of a tensor descriptor: `tl.make_tensor_descriptor(..., block_shape=[BM, BK])`,
         bound to a local (or passed in: then unknown)."""
         if isinstance(desc, ast.Name):
-            value = self.flow.single_value(desc.id)
+            value = self.flow.value_at(desc)
             if value is None:
                 return None
             desc = value
