@@ -176,3 +176,138 @@ def test_a_mask_with_data_in_it_is_copied_only_as_an_unsafe_fix():
     pure = code.replace("mask=(cols < n_cols) & keep", "mask=(cols < n_cols) & (cols >= 0)")
     (g,) = lint(pure, "TRI007")
     assert g.fixes[0].applicability is Applicability.SAFE
+
+
+# ---- real-world false-positive classes (round 1 of the corpus study) ---------------------------
+HEAD = """
+import triton
+import triton.language as tl
+"""
+
+
+def test_a_loop_over_all_but_the_last_tile_with_a_masked_tail_is_quiet():
+    code = HEAD + """
+@triton.jit
+def rms(x_ptr, out_ptr, n_cols, TILE: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((TILE,), dtype=tl.float32)
+    steps = tl.cdiv(n_cols, TILE)
+    for step in range(0, steps - 1):
+        offs = step * TILE + tl.arange(0, TILE)
+        acc += tl.load(x_ptr + row * n_cols + offs)
+    offs = (steps - 1) * TILE + tl.arange(0, TILE)
+    acc += tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc))
+"""
+    assert lint(code, "TRI007") == []
+    # a loop over every tile (the partial one included) whose bound is computed but not applied
+    every = code.replace("range(0, steps - 1)", "range(0, steps)").replace(
+        "        acc += tl.load(x_ptr + row * n_cols + offs)\n",
+        "        m = offs < n_cols\n        acc += tl.load(x_ptr + row * n_cols + offs)\n")
+    assert len(lint(every, "TRI007")) == 1
+    assert lint(every.replace("range(0, steps)", "range(0, steps - 1)"), "TRI007") == []
+
+
+def test_whole_blocks_by_floor_division_are_quiet_but_a_ceiling_division_is_not():
+    code = HEAD + """
+@triton.jit
+def attn(k_ptr, o_ptr, kv_start, kv_len, BLOCK: tl.constexpr):
+    d = tl.arange(0, BLOCK)
+    full_end = kv_start + (kv_len // BLOCK) * BLOCK
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(kv_start, full_end, BLOCK):
+        acc += tl.load(k_ptr + start + d)
+    tail = full_end + d
+    acc += tl.load(k_ptr + tail, mask=tail < kv_start + kv_len, other=0.0)
+    tl.store(o_ptr + d, acc)
+"""
+    assert lint(code, "TRI007") == []
+    ceil = code.replace("(kv_len // BLOCK) * BLOCK", "((kv_len + BLOCK - 1) // BLOCK) * BLOCK")
+    ceil = ceil.replace("acc += tl.load(k_ptr + start + d)", "acc += tl.load(k_ptr + start + d)\n        m = start + d < kv_start + kv_len")
+    assert any("k_ptr + start + d" in f.message for f in lint(ceil, "TRI007"))
+
+
+def test_an_equality_test_is_not_a_bound():
+    code = HEAD + """
+@triton.jit
+def nll(tgt_ptr, w_ptr, out_ptr, ignore_index, D: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, D)
+    tgt = tl.load(tgt_ptr + pid * D + offs)
+    keep = tgt == ignore_index
+    w = tl.load(w_ptr + tgt)
+    tl.store(out_ptr + pid * D + offs, w, mask=keep)
+"""
+    assert lint(code, "TRI007") == []
+    bounded = code.replace("ignore_index, D", "ignore_index, n_valid, D").replace("mask=keep", "mask=offs < n_valid")
+    assert [f.line for f in lint(bounded, "TRI007")] == [9]  # the tgt load
+
+
+def test_offsets_rebound_for_a_later_loop_are_other_lanes():
+    # the masked partial tile comes first, then full tiles walk back from it: `n_offsets` is rebound
+    code = HEAD + """
+@triton.jit
+def norm(in_ptr, out_ptr, n, TILE: tl.constexpr):
+    pid = tl.program_id(0)
+    last = (n // TILE) * TILE
+    n_offsets = last + tl.arange(0, TILE)
+    mask = n_offsets < n
+    x = tl.load(in_ptr + pid * n + n_offsets, mask=mask, other=0.0)
+    tl.store(out_ptr + pid * n + n_offsets, x * 2, mask=mask)
+    for start in range(TILE, n, TILE):
+        n_offsets = (last - start) + tl.arange(0, TILE)
+        x = tl.load(in_ptr + pid * n + n_offsets)
+        tl.store(out_ptr + pid * n + n_offsets, x * 2)
+"""
+    assert lint(code, "TRI007") == []
+    # without the rebinding the loop reuses the masked lanes unmasked
+    same = code.replace("        n_offsets = (last - start) + tl.arange(0, TILE)\n", "")
+    assert len(lint(same, "TRI007")) == 2
+
+
+def test_a_data_mask_or_a_compile_time_bound_is_no_evidence():
+    code = HEAD + """
+@triton.jit
+def page(topk_ptr, table_ptr, out_ptr, TOPK: tl.constexpr):
+    req = tl.program_id(0)
+    offs = tl.arange(0, TOPK)
+    idx = tl.load(topk_ptr + req * TOPK + offs)
+    valid = idx >= 0
+    tl.store(out_ptr + req * TOPK + offs, tl.load(table_ptr + idx, mask=valid, other=0), mask=valid)
+"""
+    assert lint(code, "TRI007") == []
+    scratch = HEAD + """
+@triton.jit
+def bins(scratch_ptr, counts_ptr, n_experts: tl.constexpr, E_P2: tl.constexpr):
+    b = tl.arange(0, E_P2)
+    counts = tl.load(counts_ptr + b, mask=b < n_experts, other=0)
+    tl.store(scratch_ptr + b, tl.cumsum(counts, axis=0) - counts)
+"""
+    assert lint(scratch, "TRI007") == []
+    runtime = scratch.replace("n_experts: tl.constexpr, E_P2", "n_experts, E_P2")
+    assert len(lint(runtime, "TRI007")) == 1
+
+
+def test_a_short_literal_field_and_a_guarding_if_are_quiet():
+    code = HEAD + """
+@triton.jit
+def pack(buf_ptr, out_ptr, head_dim, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_D)
+    tl.store(out_ptr + row * (head_dim + 4) + offs, tl.load(buf_ptr + row * head_dim + offs, mask=offs < head_dim),
+             mask=offs < head_dim)
+    s = tl.arange(0, 4)
+    tl.store(out_ptr + row * 4 + head_dim + s, tl.load(buf_ptr + row * 4 + s))
+"""
+    assert lint(code, "TRI007") == []
+    guarded = HEAD + """
+@triton.jit
+def bank(bank_ptr, out_ptr, NVB, stride_b, BLOCK_H: tl.constexpr):
+    offs = tl.arange(0, BLOCK_H)
+    acc = tl.zeros((BLOCK_H,), dtype=tl.float32)
+    for j in range(0, NVB + 1):
+        if j < NVB:
+            acc += tl.load(bank_ptr + j * stride_b + offs)
+    tl.store(out_ptr + offs, acc)
+"""
+    assert lint(guarded, "TRI007") == []
