@@ -55,14 +55,18 @@ def canonical(path: str) -> str:
     return path
 
 
-# Fields that hold plain values (names, flags), never child nodes: `walk_nodes` skips them.
+# Fields that hold plain values (names, flags), never child nodes: `walk_nodes` skips them. It
+# also skips the fields holding an operator or an expression context (`op`, `ops`, `ctx`): the
+# parser shares one `ast.Add()` / `ast.Load()` object among all nodes, rules read them through
+# the field (`node.op`, `name.ctx`), and leaving them out makes every walk about a third shorter.
 _VALUE_FIELDS = frozenset({"id", "attr", "arg", "kind", "type_comment", "conversion", "is_async", "level",
-                           "module", "lineno"})
+                           "module", "lineno", "ctx", "op", "ops"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))`, same order, without the generators."""
+    """`list(ast.iter_child_nodes(node))`, same order, without the generators (nor the
+    operator and context objects, as in `walk_nodes`)."""
     cls = node.__class__
     names = _CHILD_FIELDS.get(cls)
     if names is None:
@@ -78,8 +82,9 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 def walk_nodes(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.walk(node))`: the same nodes in the same breadth-first order, about three times
-    faster (no generators; fields that never hold nodes are skipped). Rules walk many small
+    """`list(ast.walk(node))` without the operator and context objects: the same nodes in the
+    same breadth-first order otherwise, about three times faster (no generators; fields that
+    never hold nodes, or hold only those shared objects, are skipped). Rules walk many small
     expressions, so this is the linter's innermost loop."""
     out = [node]
     append = out.append
