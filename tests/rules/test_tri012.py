@@ -137,3 +137,36 @@ def test_atomic_in_a_helper_is_traced_to_the_kernel_argument():
     (f,) = lint(code, "TRI012")
     assert f.line == 17 and "`c_ptr`" in f.message
     assert 'restore_value=["c_ptr"]' in fixed(code, f, 0)
+
+
+def test_configs_whose_pre_hook_zeroes_the_output_are_quiet_even_when_built_by_a_pruner():
+    # real-world class (round 1): split-K GEMMs whose pruner yields
+    # `triton.Config(..., pre_hook=init_to_zero("c_ptr") if split_k > 1 else None)`
+    code = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    def init_to_zero(name):
+        return lambda nargs: nargs[name].zero_()
+
+    def prune(configs, nargs, **kw):
+        for c in configs:
+            split_k = c.kwargs["SPLIT_K"]
+            yield triton.Config(c.kwargs, num_warps=c.num_warps,
+                                pre_hook=init_to_zero("c_ptr") if split_k > 1 else None)
+
+    @triton.autotune(
+        configs=[triton.Config({"SPLIT_K": 1}), triton.Config({"SPLIT_K": 4})],
+        key=["K"],
+        prune_configs_by={"early_config_prune": prune},
+    )
+    @triton.jit
+    def gemv(a_ptr, c_ptr, K, SPLIT_K: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = tl.load(a_ptr + pid)
+        tl.atomic_add(c_ptr + pid, acc)
+    """
+    assert lint(code, "TRI012") == []
+    without = code.replace('pre_hook=init_to_zero("c_ptr") if split_k > 1 else None', "pre_hook=None")
+    assert len(lint(without, "TRI012")) == 1

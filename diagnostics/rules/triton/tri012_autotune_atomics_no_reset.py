@@ -156,12 +156,27 @@ def _fixes(ctx: PythonContext, kernel: Kernel, params: list[str]) -> list[Fix]:
     return [reset, restore] if zero_safe else [restore, reset]
 
 
+def _module_config_hooks(ctx: PythonContext) -> bool:
+    """Some `triton.Config(..., pre_hook=...)` in this file: configs built by a helper or by a
+    `prune_configs_by` pruner (`pre_hook=init_to_zero("c_ptr") if split_k > 1 else None`) reset
+    the output themselves, even when the decorator's config list cannot be read."""
+    def hooked(call: ast.Call) -> bool:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name != "Config":
+            return False
+        kw = next((k for k in call.keywords if k.arg == "pre_hook"), None)
+        return kw is not None and not (isinstance(kw.value, ast.Constant) and kw.value.value is None)
+
+    return ctx.per_file(("config-pre-hooks",), lambda: any(hooked(c) for c in ctx.module_calls))
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.autotune is None or has_hook(kernel.autotune):
             continue
         configs = read_configs(ctx, kernel.autotune)
-        if not configs.many or configs.has_pre_hook:
+        if not configs.many or configs.has_pre_hook or _module_config_hooks(ctx):
             continue
         calls, roots = _accumulated_params(ctx, kernel)
         if not calls:
