@@ -6,7 +6,12 @@ from tests.lintutil import lint, lint_fixture, marked_lines
 def test_fixture_flags_exactly_the_marked_lines():
     findings = lint_fixture("TRI008.py", "TRI008")
     assert [f.line for f in findings] == marked_lines("TRI008.py", "TRI008")
-    assert all(f.severity is Severity.WARNING and not f.fixes for f in findings)
+    assert all(not f.fixes for f in findings)
+    # every iteration: a warning; once per program into one address: info (paid once per program)
+    loop_inv, hot_bins, one_sum, one_counter, queue, running = marked_lines("TRI008.py", "TRI008")
+    severity = {f.line: f.severity for f in findings}
+    assert {severity[line] for line in (loop_inv, hot_bins, queue, running)} == {Severity.WARNING}
+    assert {severity[line] for line in (one_sum, one_counter)} == {Severity.INFO}
 
 
 def test_messages_fit_the_pattern():
@@ -159,3 +164,39 @@ def test_grid_stride_histogram_is_flagged_but_persistent_tile_output_is_not():
     """
     (f,) = lint(code, "TRI008")
     assert f.line == 10
+
+
+# ---- real-world classes (round 1 of the corpus study) -----------------------------------------
+def test_one_amax_per_program_is_quiet_but_a_float_sum_is_info():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def amax(x_ptr, amax_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.atomic_max(amax_ptr, tl.max(tl.abs(x), axis=0))
+    """
+    assert lint(code, "TRI008") == []
+    (f,) = lint(code.replace("tl.atomic_max(amax_ptr, tl.max(tl.abs(x), axis=0))",
+                             "tl.atomic_add(amax_ptr, tl.sum(x, axis=0))"), "TRI008")
+    assert f.severity is Severity.INFO
+
+
+def test_scalar_counts_into_this_programs_own_row_are_quiet():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def count(topk_ptr, cnt_ptr, numel, num_experts, per_program: tl.constexpr):
+        pid = tl.program_id(0)
+        row = (pid + 1) * num_experts
+        for i in range(per_program):
+            expert = tl.load(topk_ptr + pid * per_program + i)
+            tl.atomic_add(cnt_ptr + row + expert, 1)
+    """
+    assert lint(code, "TRI008") == []
+    shared = code.replace("cnt_ptr + row + expert", "cnt_ptr + expert")
+    assert len(lint(shared, "TRI008")) == 1

@@ -62,3 +62,10 @@ def test_non_volatile_load_loop_is_quiet():
             i = tl.load(p + i)
     """
     assert lint(code, "TRI018") == []
+
+
+def test_the_rule_is_opt_in():
+    from tritonify.diagnostics.registry import all_rules
+
+    (rule,) = [r.rule for r in all_rules() if r.rule.code == "TRI018"]
+    assert rule.default is False
