@@ -15,6 +15,7 @@ FOLDERS = {
     "diagnostics": "tritonify.diagnostics",
     "kernels": "tritonify.kernels",
     "references": "tritonify.references",
+    "infra": "tritonify.infra",
 }
 DATA = ["*.md", "*.json", "*.csv", "*.txt", "*.html", "*.js", "*.css", "py.typed"]
 

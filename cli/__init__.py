@@ -5,4 +5,10 @@ line. The engines live in `tritonify.diagnostics` (static rules, ncu parsing, pa
 `tritonify.kernels` (templates, benchmark harness); `tritonify.server` is the LSP glue.
 """
 
-__version__ = "0.1.0"
+try:
+    from tritonify.infra.version import __version__
+except ModuleNotFoundError as exc:  # pragma: no cover - a development install made before infra/ existed
+    raise ImportError("tritonify.infra is not installed: the development install predates the infra/ folder; "
+                      "re-run the development install: `python -m pip install --no-deps -e .` (or scripts/install.sh)") from exc
+
+__all__ = ["__version__"]

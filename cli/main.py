@@ -10,12 +10,9 @@ import importlib
 import pkgutil
 import sys
 
-from tritonify import __version__, commands
-
-# Exit codes, as ruff uses them.
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
+from tritonify import commands
+from tritonify.infra import exit_codes
+from tritonify.infra.version import __version__
 
 
 def _command_modules():
@@ -52,18 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
-        return EXIT_ERROR
+        return exit_codes.ERROR
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
-        return 130
+        return exit_codes.INTERRUPTED
     except BrokenPipeError:
-        return EXIT_CLEAN
+        return exit_codes.OK
     except Exception as exc:  # an internal error is exit 2 with a clear message, never a bare trace
         print(f"tritonify: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        if "--debug" in (argv or sys.argv):
-            raise
-        return EXIT_ERROR
+        return exit_codes.ERROR
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import json
 from collections import Counter
 from typing import Iterable
 
-from tritonify import __version__
+from tritonify.infra.version import __version__
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import all_rules, get_rule
 

@@ -31,7 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from tritonify import __version__
+from tritonify.infra.version import __version__
 from tritonify.diagnostics.settings import Settings
 from tritonify.server.analysis import Analysis, AnalysisCache, analyse
 from tritonify.server.lint_worker import LintWorker
@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     """Serve LSP on stdin/stdout until `exit` (or until the client closes stdin)."""
     import argparse
 
-    from tritonify.commands.server import add_arguments
+    from tritonify.server.arguments import add_arguments
 
     parser = argparse.ArgumentParser(prog="tritonify server", description="Tritonify language server (stdio)")
     add_arguments(parser)

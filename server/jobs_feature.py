@@ -2,7 +2,7 @@
 
 The job runs `[interpreter, "-m", "tritonify", "bench"|"profile", "FILE::KERNEL", "--format",
 "json"]` (a benchmark adds `--baselines`, `--shapes`, `--timeout` from the `benchmark.*` settings,
-see `job_argv`) in a child process (`tritonify.jobs`), with the user's interpreter (the one with
+see `job_argv`) in a child process (`tritonify.infra.child_process`), with the user's interpreter (the one with
 torch and triton; setting `interpreter`, default: the server's own). Never inside the server:
 the server keeps answering while the job runs, and a job that crashes, runs out of memory or
 hangs ends with a message while the server carries on.
@@ -25,7 +25,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tritonify.jobs import JobResult, NOT_STARTED, OK, kill_job, run_job
+from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, kill_job, run_job
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
 from tritonify.server.settings import TRUST_HINT, EditorSettings

@@ -199,7 +199,7 @@ def _benchmark_changes(bench: Any, changes: dict[str, Any], problems: list[str])
             problems.append('benchmark.baselines must be names separated by commas, e.g. "eager,compile,liger"')
     shapes = bench.get("shapes")
     if shapes is not None:
-        from tritonify.commands.bench import parse_shapes
+        from tritonify.kernels.bench.shapes import parse_shapes
 
         if not isinstance(shapes, str):
             problems.append("benchmark.shapes: write shapes as a string, e.g. 4096x4096,16384x4096")

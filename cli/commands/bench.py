@@ -14,11 +14,12 @@ import sys
 import threading
 from pathlib import Path
 
+from tritonify.infra import exit_codes
+
 NAME = "bench"
 HELP = "check a kernel against its reference, then time it against eager, torch.compile and Liger"
 ORDER = 30
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(p):
@@ -47,25 +48,6 @@ def add_arguments(p):
                                   "GPU model only) or cpu:N (N CPU slots, with --interpret)")
     p.add_argument("--ray", metavar="ADDRESS", help="sweep: one job per shape as Ray tasks, one GPU each, on the "
                                                     "cluster at ADDRESS (auto, ray://HOST:10001, local)")
-
-
-def parse_shapes(text: str | None) -> list[list[int]] | None:
-    """``4096x4096,16384x4096`` -> [[4096, 4096], [16384, 4096]]; ValueError with the bad piece."""
-    if not text:
-        return None
-    shapes = []
-    for piece in text.replace(";", ",").split(","):
-        piece = piece.strip().lower()
-        if not piece:
-            continue
-        try:
-            dims = [int(d) for d in piece.replace("*", "x").split("x")]
-        except ValueError:
-            raise ValueError(f"bad shape {piece!r}: write dimensions as 4096x4096") from None
-        if not dims or any(d <= 0 for d in dims):
-            raise ValueError(f"bad shape {piece!r}: dimensions must be positive")
-        shapes.append(dims)
-    return shapes or None
 
 
 def _cancel_on_sigterm(signum, frame):
@@ -111,16 +93,16 @@ def _write_contract(file: Path, kernel: str | None) -> int:
 
     if not kernel:
         print("tritonify: error: --write-contract needs FILE::KERNEL", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     try:
         dest, text = new_contract(file, kernel)
     except ValueError as exc:
         print(f"tritonify: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     dest.write_text(text, encoding="utf-8")
     print(f"wrote {dest}: fill in its TODOs (the reference, the shapes), then run "
           f"`tritonify bench {file}::{kernel}`")
-    return EXIT_OK
+    return exit_codes.OK
 
 
 def run(args) -> int:
@@ -132,20 +114,22 @@ def run(args) -> int:
     file = Path(file_text)
     if not file.is_file():
         print(f"tritonify: error: {file}: no such file", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     if args.write_contract:
         return _write_contract(file, kernel)
+    from tritonify.kernels.bench.shapes import parse_shapes
+
     try:
         shapes = parse_shapes(args.shapes)
     except ValueError as exc:
         print(f"tritonify: error: --shapes: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     kind = _job_kind(file, kernel)
     if kind is None:
         start = f"tritonify bench {file}::{kernel} --write-contract" if kernel else f"tritonify bench {file}::KERNEL --write-contract"
         print(f"tritonify: error: no benchmark contract for {file.name}: `{start}` writes one to fill in "
               f"({file.stem}_contract.py; see references/guides/benchmarking.md)", file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
     target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
     spec = jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,
@@ -195,7 +179,7 @@ def run(args) -> int:
             print(f"lineage: {result['lineage']['skipped']}")
         elif result.get("lineage"):
             print(f"lineage: {result['lineage']['path']} (run {result['lineage']['id']}, {result['lineage']['status']})")
-    return EXIT_OK if result.get("status") == "ok" else EXIT_FAILED
+    return exit_codes.OK if result.get("status") == "ok" else exit_codes.FINDINGS
 
 
 if os.name == "nt":  # pragma: no cover - process groups and SIGTERM as used here are POSIX

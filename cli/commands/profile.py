@@ -82,6 +82,7 @@ def run(args) -> int:
     from tritonify.diagnostics.ncu.errors import ProfileError
     from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
     from tritonify.diagnostics.ncu.render import to_json_list, to_text
+    from tritonify.kernels.bench.launch import contract_launcher
 
     split_error = None
     try:
@@ -114,7 +115,7 @@ def run(args) -> int:
                          launch_count=args.launch_count, launch_skip=args.launch_skip,
                          nvtx_range=args.nvtx_range, full=args.full, timeout=args.timeout)
     try:
-        result = run_profile(req, progress)
+        result = run_profile(req, progress, launcher=contract_launcher)
     except ProfileError as exc:
         return fail(exc)
     for w in result.warnings:

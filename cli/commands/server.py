@@ -4,16 +4,11 @@ pygls is imported only when the server starts, so other sub-commands stay quick 
 """
 from __future__ import annotations
 
+from tritonify.server.arguments import add_arguments  # noqa: F401 (the dispatcher reads it)
+
 NAME = "server"
 HELP = "run the language server on stdio (VS Code, Neovim, Helix, ...)"
 ORDER = 80
-
-
-def add_arguments(p) -> None:
-    p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
-    p.add_argument("--log-file", help="also write the server's log to this file")
-    p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="log level on stderr (default WARNING)")
 
 
 def run(args) -> int:

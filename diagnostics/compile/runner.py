@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from tritonify.infra.child_process import stop_group
 
 WORKER = Path(__file__).with_name("worker.py")
 _RUNNING: set[subprocess.Popen] = set()
@@ -66,7 +67,7 @@ def run_worker(text: str, path: str, request: dict, *, python: str | None = None
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            stop_group(proc, 0)
             out, err = proc.communicate()
             raise WorkerError(f"compiling took longer than {timeout:g} s and was stopped "
                               "(a large BLOCK with few warps can keep ptxas busy for minutes)",
@@ -91,13 +92,5 @@ def stop_all_workers() -> int:
     with _RUNNING_LOCK:
         running = list(_RUNNING)
     for proc in running:
-        _kill_group(proc)
+        stop_group(proc, 0)
     return len(running)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the worker we started and its children (ptxas), by its own process group id."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

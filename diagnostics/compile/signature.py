@@ -256,10 +256,8 @@ def contract_dtype(path: str | None, kernel: str) -> tuple[str | None, str | Non
     """(triton dtype, where) from a `Contract(kernel=KERNEL, dtype=...)` beside the file, by parsing."""
     if not path:
         return None, None
-    try:
-        from tritonify.kernels.bench.discovery import candidate_files
-    except ImportError:  # pragma: no cover - bench package missing
-        return None, None
+    from tritonify.diagnostics.contract_files import candidate_files
+
     try:
         files = candidate_files(Path(path))
     except OSError:

@@ -16,9 +16,7 @@ The launcher runs in its own process group; on timeout the whole group is killed
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import threading
 import time
@@ -30,6 +28,7 @@ from tritonify.diagnostics.ncu.diagnose import Diagnosis, diagnose_pages
 from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
 from tritonify.diagnostics.ncu.gpu_info import gpu_info
 from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
+from tritonify.infra.child_process import stop_group
 
 SECTIONS = (
     "LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution", "ComputeWorkloadAnalysis",
@@ -125,15 +124,10 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
     return argv + list(req.command)
 
 
-def contract_launcher(file: str, kernel: str) -> list[str] | None:
-    """The launcher a benchmark contract gives this kernel (`tritonify.kernels.bench.launch`): it
-    runs the contract's entry on its largest shape, the measured call inside the NVTX range
-    `tritonify`. None when no contract is beside the file (found statically, nothing imported)."""
-    try:
-        from tritonify.kernels.bench.launch import profile_command
-    except ImportError:
-        return None
-    return profile_command(file, kernel)
+# Finds the command that launches a kernel when none was named: (argv, NVTX range of its measured
+# call) or None. The bench harness has one (`tritonify.kernels.bench.launch.contract_launcher`);
+# the caller passes it in, so this package does not import the harness.
+Launcher = Callable[[str, str], "tuple[list[str], str] | None"]
 
 
 def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress) -> tuple[int, str]:
@@ -157,7 +151,7 @@ def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: P
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        stop_group(proc, 5)
         reader.join(2)
         raise ProfileError("timeout", f"the launcher did not finish within {timeout:.0f}s; its process group was killed",
                            "raise --timeout, or make the launcher run fewer iterations under ncu "
@@ -167,35 +161,17 @@ def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: P
     return proc.returncode, "".join(chunks)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        return
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def run_profile(req: ProfileRequest, progress: Progress | None = None) -> ProfileResult:
+def run_profile(req: ProfileRequest, progress: Progress | None = None,
+                launcher: Launcher | None = None) -> ProfileResult:
     progress = progress or (lambda text, percent: None)
     if not req.command:
-        launcher = contract_launcher(req.file, req.kernel)
-        if not launcher:
+        found = launcher(req.file, req.kernel) if launcher else None
+        if not found:
             raise ProfileError("no-launcher", f"nothing launches {req.kernel}",
                                f"name the command that runs it: tritonify profile {req.file}::{req.kernel} -- python script.py")
-        req.command = launcher
+        req.command, nvtx_range = found
         if not req.nvtx_range and req.launch_skip == 0:
-            from tritonify.kernels.bench.launch import NVTX_RANGE
-
-            req.nvtx_range = NVTX_RANGE     # the launcher's measured call, after its warm-up calls
+            req.nvtx_range = nvtx_range     # the launcher's measured call, after its warm-up calls
     progress("looking for ncu", 2)
     ncu = require_ncu()
     gpu = gpu_info()

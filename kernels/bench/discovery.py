@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from tritonify.diagnostics.contract_files import candidate_files
 from tritonify.kernels.bench.contract import Contract
 
 
@@ -30,25 +31,6 @@ def parse_target(target: str) -> tuple[str, str | None]:
         file, kernel = target.rsplit("::", 1)
         return file, (kernel or None)
     return target, None
-
-
-def contract_path(kernel_file: Path) -> Path:
-    """Where a kernel file's own contract file goes: ``<stem>_contract.py`` beside it."""
-    kernel_file = Path(kernel_file)
-    return kernel_file.with_name(f"{kernel_file.stem}_contract.py")
-
-
-def candidate_files(path: Path) -> list[Path]:
-    """Files that may hold contracts for the kernel file ``path``, existing ones only, in search order."""
-    path = Path(path)
-    stem = path.stem
-    for suffix in ("_contract",):
-        if stem.endswith(suffix):
-            return [path]
-    if stem.startswith("bench_"):
-        return [path]
-    files = [path, contract_path(path), path.with_name(f"bench_{stem}.py")]
-    return [f for f in files if f.is_file()]
 
 
 def import_file(path: Path) -> ModuleType:

@@ -21,7 +21,7 @@ def _version(dist: str) -> str | None:
 def versions() -> dict:
     out = {"python": platform.python_version(), "tritonify": None}
     try:
-        from tritonify import __version__
+        from tritonify.infra.version import __version__
 
         out["tritonify"] = __version__
     except ImportError:  # pragma: no cover - the package imports itself

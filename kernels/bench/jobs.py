@@ -21,7 +21,7 @@ Job spec (a plain JSON object):
 status "timeout", "cancelled" or "crashed" (with ``message`` and ``log_tail``).
 
 The child process itself (its process group, progress lines, log tail, timeout, cancel, kill) is
-handled by ``tritonify.jobs.run_process``, as for the language server's jobs; this module adds what is
+handled by ``tritonify.infra.child_process.run_process``, as for the language server's jobs; this module adds what is
 the harness's own: the spec and result files and the result dicts for a timeout, a cancel or a crash.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from tritonify.jobs import CANCELLED, NOT_STARTED, TIMEOUT, run_process, signal_name
+from tritonify.infra.child_process import CANCELLED, NOT_STARTED, TIMEOUT, run_process, signal_name
 
 LOG_LINES = 200   # the output kept to explain a crash; results carry the last 40
 
@@ -93,7 +93,7 @@ def run_job(spec: dict, *, python: str | None = None, timeout: float | None = No
     ``on_progress`` gets each ``{"progress", "percent", "job"}`` line; ``on_log`` every other output
     line. ``cancel.set()`` or the timeout kills the child's whole process group at once (no grace: the
     result file, not the child's last words, is what counts). The process itself is run by
-    ``tritonify.jobs.run_process``; this adds the spec and result files and the result dicts.
+    ``tritonify.infra.child_process.run_process``; this adds the spec and result files and the result dicts.
     """
     python = python or sys.executable
     child_env = dict(os.environ)

@@ -34,6 +34,13 @@ def profile_command(file: str, kernel: str) -> list[str] | None:
     return [sys.executable, "-m", "tritonify.kernels.bench.launch", f"{path.resolve()}::{kernel}"]
 
 
+def contract_launcher(file: str, kernel: str) -> tuple[list[str], str] | None:
+    """(argv, NVTX range) for `tritonify.diagnostics.ncu.profile_run.run_profile(..., launcher=)`:
+    the contract's launcher and the range its measured call runs in; None without a contract."""
+    argv = profile_command(file, kernel)
+    return (argv, NVTX_RANGE) if argv else None
+
+
 def parse_shape(text: str) -> tuple[int, ...]:
     try:
         shape = tuple(int(part) for part in text.lower().split("x"))

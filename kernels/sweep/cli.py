@@ -12,17 +12,17 @@ import json
 import sys
 from pathlib import Path
 
+from tritonify.infra import exit_codes
 from tritonify.kernels.sweep import devices as devices_mod
 from tritonify.kernels.sweep.merge import Recorder, merged_result, new_sweep_id
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def static_shapes(file: Path, kernel: str | None) -> list[list[int]] | None:
     """The contract's ``shapes=[...]`` when it is a literal (read without importing), else None."""
+    from tritonify.diagnostics.contract_files import candidate_files
     from tritonify.kernels.bench import discovery
 
-    for path in discovery.candidate_files(file):
+    for path in candidate_files(file):
         tree = discovery._parse(path)
         for node in ast.walk(tree) if tree else ():
             if not (isinstance(node, ast.Call) and discovery._callee_name(node.func) == "Contract"):
@@ -73,14 +73,14 @@ def run_sweep(args, spec: dict, file: Path, kernel: str | None) -> int:
     if spec["kind"] != "bench":
         print("tritonify: error: --gpus/--ray run contract benchmarks; perf_report files run with a plain bench",
               file=sys.stderr)
-        return EXIT_USAGE
+        return exit_codes.ERROR
     slots, notes = [], []
     if not args.ray:
         try:
             slots, notes = choose_slots(args.gpus)
         except (ValueError, devices_mod.SelectionError) as exc:
             print(f"tritonify: error: --gpus: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return exit_codes.ERROR
         if all(s.model is None for s in slots) and not spec.get("device"):
             spec["device"] = "cpu"
     for note in notes:
@@ -101,7 +101,7 @@ def run_sweep(args, spec: dict, file: Path, kernel: str | None) -> int:
                                           timeout=args.timeout, on_result=announce)
         except ray_backend.RayUnavailable as exc:
             print(f"tritonify: error: --ray: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return exit_codes.ERROR
     else:
         from tritonify.kernels.sweep.pool import run_pool
 
@@ -127,4 +127,4 @@ def run_sweep(args, spec: dict, file: Path, kernel: str | None) -> int:
                   f"(CUDA_VISIBLE_DEVICES={place.get('cuda_visible_devices')}, GPU {place.get('gpu_model')})")
         if merged.get("lineage"):
             print(f"lineage: {path} (sweep {sweep_id}, {len(results)} job record(s))")
-    return EXIT_OK if merged.get("status") == "ok" else EXIT_FAILED
+    return exit_codes.OK if merged.get("status") == "ok" else exit_codes.FINDINGS

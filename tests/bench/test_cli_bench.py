@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonify.commands.bench import parse_shapes
+from tritonify.kernels.bench.shapes import parse_shapes
 
 from tests.bench.conftest import write_case
 

@@ -9,6 +9,7 @@ import pytest
 
 from tritonify.diagnostics.ncu.errors import ProfileError, classify
 from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv, run_profile
+from tritonify.kernels.bench.launch import contract_launcher
 from tritonify.main import main
 
 from .helpers import FIXTURES
@@ -175,7 +176,7 @@ def test_a_kernel_with_a_benchmark_contract_is_launched_through_it(fake_ncu):
     the kernel, and only its measured call (inside the NVTX range `tritonify`) is profiled."""
     example = Path(__file__).resolve().parents[2] / "examples" / "bench" / "rmsnorm.py"
     req = ProfileRequest(file=str(example), kernel="rmsnorm_kernel", command=[], output=str(fake_ncu / "r.ncu-rep"))
-    run_profile(req)
+    run_profile(req, launcher=contract_launcher)
     assert req.command[1:] == ["-m", "tritonify.kernels.bench.launch", f"{example}::rmsnorm_kernel"]
     assert req.nvtx_range == "tritonify"
     argv = build_ncu_argv(req, "ncu")
@@ -186,7 +187,7 @@ def test_a_kernel_without_a_contract_still_needs_a_command(fake_ncu, tmp_path):
     lone = tmp_path / "lone.py"
     lone.write_text("import triton\n\n@triton.jit\ndef kern(x):\n    pass\n")
     with pytest.raises(ProfileError) as exc:
-        run_profile(ProfileRequest(file=str(lone), kernel="kern", command=[]))
+        run_profile(ProfileRequest(file=str(lone), kernel="kern", command=[]), launcher=contract_launcher)
     assert exc.value.code == "no-launcher" and "-- python script.py" in exc.value.hint
 
 

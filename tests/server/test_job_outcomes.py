@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tritonify.jobs import FAILED, OK, JobResult
+from tritonify.infra.child_process import FAILED, OK, JobResult
 from tritonify.server.jobs_feature import BENCHMARK, PROFILE, interpret
 
 

@@ -1,4 +1,4 @@
-"""tritonify.jobs: the child-process runner used by the server (and the CLI's bench/profile)."""
+"""tritonify.infra.child_process: the child-process runner used by the server (and the CLI's bench/profile)."""
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tritonify import jobs
-from tritonify.jobs import run_job, run_job_blocking
+from tritonify.infra import child_process as jobs
+from tritonify.infra.child_process import run_job, run_job_blocking
 
 PY = sys.executable
 

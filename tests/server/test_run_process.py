@@ -1,4 +1,4 @@
-"""tritonify.jobs.run_process, the one process runner under the server's jobs and the bench harness's:
+"""tritonify.infra.child_process.run_process, the one process runner under the server's jobs and the bench harness's:
 what the harness asks of it (merged output, whole progress records, no kill grace) and how the
 server's async wrapper hands the work to a thread without leaving its callbacks there."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import threading
 import time
 
 import pytest
-from tritonify import jobs
-from tritonify.jobs import run_job, run_process
+from tritonify.infra import child_process as jobs
+from tritonify.infra.child_process import run_job, run_process
 
 from tests.server.test_jobs import _alive
 

@@ -144,7 +144,9 @@ def describe_exit(returncode: int, tail: Sequence[str], what: str) -> tuple[str,
 
 # ---- stopping ---------------------------------------------------------------------------------
 
-def _kill_group(pid: int, sig: int) -> None:
+def signal_group(pid: int, sig: int) -> None:
+    """Send `sig` to the process group `pid` (a child started with `start_new_session`); a group
+    that is gone already is not an error. The one process-group killer of Tritonify."""
     try:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
@@ -153,7 +155,7 @@ def _kill_group(pid: int, sig: int) -> None:
 
 def kill_job(pid: int) -> None:
     """Kill a job's whole process group at once (for a caller that is about to exit)."""
-    _kill_group(pid, signal.SIGKILL)
+    signal_group(pid, signal.SIGKILL)
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
@@ -163,13 +165,13 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
         pass
 
 
-def _stop(proc: subprocess.Popen, grace_s: float) -> None:
-    """SIGTERM the whole process group, then SIGKILL it if it is still there after `grace_s`
-    (at once when `grace_s` is 0)."""
+def stop_group(proc: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM the whole process group of `proc` (started with `start_new_session`), then SIGKILL
+    it if it is still there after `grace_s` (at once when `grace_s` is 0)."""
     if grace_s > 0:
-        _kill_group(proc.pid, signal.SIGTERM)
+        signal_group(proc.pid, signal.SIGTERM)
         _wait(proc, grace_s)
-    _kill_group(proc.pid, signal.SIGKILL)
+    signal_group(proc.pid, signal.SIGKILL)
     _wait(proc, 10.0)
 
 
@@ -273,12 +275,12 @@ def run_process(
                 break
             _wait(proc, POLL_S)
     except BaseException:  # KeyboardInterrupt / SystemExit here: never leave the child running
-        _stop(proc, 0)
+        stop_group(proc, 0)
         raise
     if stopped_by_us:
-        _stop(proc, grace_s)
+        stop_group(proc, grace_s)
     else:
-        _kill_group(proc.pid, signal.SIGKILL)  # grandchildren the job left behind
+        signal_group(proc.pid, signal.SIGKILL)  # grandchildren the job left behind
     deadline = time.monotonic() + READER_WAIT_S
     for reader in readers.values():
         reader.join(timeout=max(0.0, deadline - time.monotonic()))

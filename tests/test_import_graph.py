@@ -1,0 +1,147 @@
+"""The dependency direction of the `tritonify` package, read statically from every module's imports.
+
+Layers, lowest first; a module may import its own layer and the layers below it, never above:
+
+    infra        shared infrastructure (child processes, version, exit codes, NVML): imports nothing else
+    references   the Markdown pages and their lookup
+    diagnostics  the analysis: lint engine, rules, ncu, compile
+    kernels      templates and the benchmark harness (may use the analysis, e.g. to find kernels)
+    server       LSP glue                 \\ glue: nothing below imports them
+    cli          the command line          / (cli may start the server; the server never imports cli)
+
+Every import counts, also those inside functions (a lazy import is still a dependency), and every
+`tritonify.*` import must name a module that exists (found through setup.py's folder mapping).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# layer -> the layers it may import (besides itself)
+ALLOWED = {
+    "infra": set(),
+    "references": {"infra"},
+    "diagnostics": {"infra", "references"},
+    "kernels": {"infra", "references", "diagnostics"},
+    "server": {"infra", "references", "diagnostics", "kernels"},
+    "cli": {"infra", "references", "diagnostics", "kernels", "server"},
+}
+
+
+def folders() -> dict[str, str]:
+    """setup.py's FOLDERS (folder on disk -> import name), read without running setup.py."""
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FOLDERS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no FOLDERS mapping")
+
+
+FOLDERS = folders()
+LAYER_OF_NAME = {name: folder for folder, name in FOLDERS.items()}   # import name -> layer (= folder)
+
+
+def layer(module: str) -> str | None:
+    """The layer a `tritonify...` module belongs to: the longest mapped prefix of its name."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        folder = LAYER_OF_NAME.get(".".join(parts[:n]))
+        if folder:
+            return folder
+    return None
+
+
+def module_file(module: str) -> Path | None:
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        folder = LAYER_OF_NAME.get(".".join(parts[:n]))
+        if folder:
+            base = ROOT / folder / Path(*parts[n:]) if parts[n:] else ROOT / folder
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    return candidate
+            return None
+    return None
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    parts = [FOLDERS[rel.parts[0]], *rel.with_suffix("").parts[1:]]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, here: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every `tritonify` import in the file (module `here`, by
+    default the file's own name); for `from tritonify import x` each x that is a module counts."""
+    here = here or module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            for alias in node.names:   # `from tritonify import commands`: the submodule is the dependency
+                sub = f"{target}.{alias.name}"
+                if module_file(sub) is not None:
+                    found.append((node.lineno, sub))
+    return [(line, name) for line, name in found if name == "tritonify" or name.startswith("tritonify.")]
+
+
+def package_files() -> list[Path]:
+    files = []
+    for folder in FOLDERS:
+        files += [p for p in sorted((ROOT / folder).rglob("*.py"))
+                  if not any(part in ("__pycache__", "node_modules") or part.startswith(".") for part in p.parts)]
+    return files
+
+
+def test_every_layer_has_a_folder():
+    assert set(FOLDERS) == set(ALLOWED), "setup.py's FOLDERS and this test's layers must name the same folders"
+
+
+def test_imports_follow_the_layers():
+    wrong = []
+    for path in package_files():
+        mine = path.relative_to(ROOT).parts[0]
+        for line, name in imports(path):
+            theirs = layer(name)
+            if theirs and theirs != mine and theirs not in ALLOWED[mine]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: {mine}/ imports {name} ({theirs}/)")
+    assert not wrong, "imports against the dependency direction:\n" + "\n".join(wrong)
+
+
+def test_every_tritonify_import_names_a_module():
+    missing = []
+    for path in package_files():
+        for line, name in imports(path):
+            if module_file(name) is None and module_file(name.rpartition(".")[0]) is None:
+                missing.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not missing, "imports of modules that do not exist:\n" + "\n".join(missing)
+
+
+def test_no_cycle_between_the_layers():
+    """The allowed matrix itself has no cycle (diagnostics <-> kernels above all)."""
+    for a, below in ALLOWED.items():
+        for b in below:
+            assert a not in ALLOWED[b], f"{a} and {b} may import each other"
+
+
+def test_the_checker_sees_a_wrong_import(tmp_path):
+    """A lazy (and a relative) import of the CLI inside a diagnostics function is found: the test can fail."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from tritonify.commands import check\n    from ..jobs import x\n", encoding="utf-8")
+    found = imports(probe, here="tritonify.diagnostics.probe")
+    assert (2, "tritonify.commands") in found and (2, "tritonify.commands.check") in found
+    assert (3, "tritonify.jobs") in found
+    assert layer("tritonify.commands.check") == "cli" and "cli" not in ALLOWED["diagnostics"]
+    assert module_file("tritonify.jobs") is None
