@@ -5,10 +5,14 @@ line. The engines live in `tritonify.diagnostics` (static rules, ncu parsing, pa
 `tritonify.kernels` (templates, benchmark harness); `tritonify.server` is the LSP glue.
 """
 
-try:
-    from tritonify.infra.version import __version__
-except ModuleNotFoundError as exc:  # pragma: no cover - a development install made before infra/ existed
-    raise ImportError("tritonify.infra is not installed: the development install predates the infra/ folder; "
-                      "re-run the development install: `python -m pip install --no-deps -e .` (or scripts/install.sh)") from exc
+import importlib.util as _importlib_util
+import os as _os
+
+if _importlib_util.find_spec("tritonify.infra") is None:  # pragma: no cover
+    # A development install made before infra/ existed maps no `tritonify.infra`: find it beside
+    # this folder until the install is re-run (`python -m pip install -e .`, scripts/install.sh).
+    __path__.append(_os.path.dirname(_os.path.abspath(__path__[0])))  # type: ignore[name-defined]
+
+from tritonify.infra.version import __version__  # noqa: E402
 
 __all__ = ["__version__"]
