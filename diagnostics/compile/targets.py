@@ -75,19 +75,15 @@ def local_gpu_capability() -> int | None:
     """Compute capability of GPU 0 through NVML (nvidia-ml-py), or None when there is none.
 
     Only NVML is asked: it needs no CUDA context and does not import torch."""
+    from tritonify.infra.nvml import NvmlUnavailable, nvml_session
+
     try:
-        import pynvml  # type: ignore
-    except Exception:  # noqa: BLE001 - no NVML or a broken install: no local GPU
-        return None
-    try:
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-            major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+        with nvml_session() as nv:
+            major, minor = nv.nvmlDeviceGetCudaComputeCapability(nv.nvmlDeviceGetHandleByIndex(0))
             return int(major) * 10 + int(minor)
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - no driver, no device: no local GPU
+    except NvmlUnavailable:
+        return None
+    except Exception:  # noqa: BLE001 - no device, a broken install: no local GPU
         return None
 
 

@@ -6,6 +6,8 @@ Without nvidia-ml-py or a driver, `gpu_info()` says so instead of failing.
 """
 from __future__ import annotations
 
+from tritonify.infra.nvml import NvmlUnavailable, nvml_session, text
+
 # nvmlClocksEventReason bits (nvml.h); idle (0x1) and application-clock settings (0x2) are normal.
 THROTTLE_REASONS = {
     0x4: "software power cap",
@@ -18,7 +20,7 @@ THROTTLE_REASONS = {
 
 
 def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return str(text(value))
 
 
 def throttle_warnings(reasons: int) -> list[str]:
@@ -27,34 +29,25 @@ def throttle_warnings(reasons: int) -> list[str]:
 
 def gpu_info(index: int = 0) -> dict:
     try:
-        import pynvml as nv
-    except ImportError:
-        return {"available": False, "reason": "nvidia-ml-py is not installed (pip install nvidia-ml-py)"}
-    try:
-        nv.nvmlInit()
-    except Exception as exc:
-        return {"available": False, "reason": f"NVML could not start: {exc}"}
-    try:
-        h = nv.nvmlDeviceGetHandleByIndex(index)
-        info = {
-            "available": True,
-            "name": _text(nv.nvmlDeviceGetName(h)),
-            "driver": _text(nv.nvmlSystemGetDriverVersion()),
-            "sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-            "sm_clock_max_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
-            "memory_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
-            "memory_total_mib": nv.nvmlDeviceGetMemoryInfo(h).total // (1 << 20),
-        }
-        getter = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-            getattr(nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
-        reasons = int(getter(h)) if getter else 0
-        info["clock_event_reasons"] = reasons
-        info["warnings"] = throttle_warnings(reasons)
-        return info
-    except Exception as exc:
-        return {"available": False, "reason": f"NVML query failed: {exc}"}
-    finally:
-        try:
-            nv.nvmlShutdown()
-        except Exception:
-            pass
+        with nvml_session() as nv:
+            try:
+                h = nv.nvmlDeviceGetHandleByIndex(index)
+                info = {
+                    "available": True,
+                    "name": _text(nv.nvmlDeviceGetName(h)),
+                    "driver": _text(nv.nvmlSystemGetDriverVersion()),
+                    "sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                    "sm_clock_max_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
+                    "memory_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                    "memory_total_mib": nv.nvmlDeviceGetMemoryInfo(h).total // (1 << 20),
+                }
+                getter = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+                    getattr(nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
+                reasons = int(getter(h)) if getter else 0
+            except Exception as exc:
+                return {"available": False, "reason": f"NVML query failed: {exc}"}
+    except NvmlUnavailable as exc:
+        return {"available": False, "reason": str(exc)}
+    info["clock_event_reasons"] = reasons
+    info["warnings"] = throttle_warnings(reasons)
+    return info

@@ -58,39 +58,22 @@ def _nvml_handle(pynvml, index: int):
 
 
 def _nvml(index: int) -> dict:
-    try:
-        import pynvml
-    except ImportError:
-        return {"nvml": "nvidia-ml-py is not installed"}
-    try:
-        pynvml.nvmlInit()
-    except Exception as exc:  # NVMLError_LibraryNotFound on machines without a driver
-        return {"nvml": f"unavailable ({type(exc).__name__})"}
-    try:
-        h = _nvml_handle(pynvml, index)
+    from tritonify.infra.nvml import NvmlUnavailable, nvml_session, read, text
 
-        def read(fn, *args):
-            try:
-                value = fn(h, *args)
-                return value.decode() if isinstance(value, bytes) else value
-            except Exception:
-                return None
-
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        return {
-            "driver": driver.decode() if isinstance(driver, bytes) else driver,
-            "uuid": read(pynvml.nvmlDeviceGetUUID),
-            "sm_clock_mhz": read(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_SM),
-            "mem_clock_mhz": read(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_MEM),
-            "max_sm_clock_mhz": read(pynvml.nvmlDeviceGetMaxClockInfo, pynvml.NVML_CLOCK_SM),
-            "temperature_c": read(pynvml.nvmlDeviceGetTemperature, pynvml.NVML_TEMPERATURE_GPU),
-            "power_w": _watts(read(pynvml.nvmlDeviceGetPowerUsage)),
-        }
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: S110 - nothing to do if NVML will not shut down cleanly
-            pass
+    try:
+        with nvml_session() as nv:
+            h = _nvml_handle(nv, index)
+            return {
+                "driver": text(nv.nvmlSystemGetDriverVersion()),
+                "uuid": read(nv.nvmlDeviceGetUUID, h),
+                "sm_clock_mhz": read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
+                "mem_clock_mhz": read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM),
+                "max_sm_clock_mhz": read(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM),
+                "temperature_c": read(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+                "power_w": _watts(read(nv.nvmlDeviceGetPowerUsage, h)),
+            }
+    except NvmlUnavailable as exc:
+        return {"nvml": str(exc)}
 
 
 def gpu_info(index: int = 0) -> dict:

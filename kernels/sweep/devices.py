@@ -13,6 +13,8 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass, field
 
+from tritonify.infra.nvml import NvmlUnavailable, nvml_session, read
+
 BUSY_UTILIZATION_PCT = 10
 
 
@@ -62,41 +64,23 @@ def _busy_reason(utilization: int | None, processes: int) -> str | None:
 
 def discover(nvml=None) -> tuple[list[Device], str | None]:
     """Every GPU NVML lists, with its busy state; ``([], reason)`` when NVML cannot be used."""
-    if nvml is None:
-        try:
-            import pynvml as nvml
-        except ImportError:
-            return [], "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
     try:
-        nvml.nvmlInit()
-    except Exception as exc:  # NVMLError_LibraryNotFound / DriverNotLoaded on machines without a GPU driver
-        return [], f"NVML is unavailable ({type(exc).__name__}): no NVIDIA driver on this machine?"
-    try:
-        devices = []
-        for index in range(nvml.nvmlDeviceGetCount()):
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
-
-            def read(fn, default=None, handle=handle):
-                try:
-                    value = fn(handle)
-                    return value.decode() if isinstance(value, bytes) else value
-                except Exception:
-                    return default
-
-            util = read(nvml.nvmlDeviceGetUtilizationRates)
-            mem = read(nvml.nvmlDeviceGetMemoryInfo)
-            procs = read(nvml.nvmlDeviceGetComputeRunningProcesses, default=[]) or []
-            utilization = getattr(util, "gpu", None)
-            devices.append(Device(index=index, name=read(nvml.nvmlDeviceGetName), uuid=read(nvml.nvmlDeviceGetUUID),
-                                  memory_used_mib=mem.used // 2**20 if mem is not None else None,
-                                  utilization_pct=utilization, processes=len(procs),
-                                  busy=_busy_reason(utilization, len(procs))))
-        return devices, None
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except Exception:  # noqa: S110 - nothing to do when NVML will not shut down cleanly
-            pass
+        with nvml_session(nvml) as nv:
+            devices = []
+            for index in range(nv.nvmlDeviceGetCount()):
+                handle = nv.nvmlDeviceGetHandleByIndex(index)
+                util = read(nv.nvmlDeviceGetUtilizationRates, handle)
+                mem = read(nv.nvmlDeviceGetMemoryInfo, handle)
+                procs = read(nv.nvmlDeviceGetComputeRunningProcesses, handle, default=[]) or []
+                utilization = getattr(util, "gpu", None)
+                devices.append(Device(index=index, name=read(nv.nvmlDeviceGetName, handle),
+                                      uuid=read(nv.nvmlDeviceGetUUID, handle),
+                                      memory_used_mib=mem.used // 2**20 if mem is not None else None,
+                                      utilization_pct=utilization, processes=len(procs),
+                                      busy=_busy_reason(utilization, len(procs))))
+            return devices, None
+    except NvmlUnavailable as exc:
+        return [], str(exc)
 
 
 def parse_gpus(text: str) -> str | list[int] | int:
