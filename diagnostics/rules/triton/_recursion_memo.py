@@ -1,24 +1,20 @@
-"""A memo for the shape recursions of `_static_sizes` and `_shapes` that returns exactly what the
-recursion without it returns.
+"""A memo for the shape recursion of `_static_sizes` (and `_shapes`): each expression's shape,
+per scenario, computed once, reused where the depth gives the same outcome.
 
-The shape recursion follows an expression's operands and, through a local name, the values bound
-to it. Two things of the path stop it with "unknown" (None): a local name met again (a cycle: the
-names being expanded are `seen`), and a depth past a limit. Without a memo, a local that several
-others read is expanded once per path to it, which grows exponentially with the chain of locals
-in a long kernel (one 813-line kernel took 4 s).
+The shape recursion follows an expression's operands and, through a local name, the bindings
+that reach it. Without a memo, a local that several others read is expanded once per path to
+it, which grows exponentially with the chain of locals in a long kernel (one 813-line kernel
+took 4 s). A depth past a limit stops the recursion with "unknown" (None), and a recursion that
+is strict (a None operand makes its user None) gives an expression None whenever its expansion
+goes past the limit, its one value otherwise. So each entry keeps its result with how deep its
+expansion went (its height) and whether the limit cut it, and a later call reuses it when its
+depth gives the same outcome: an uncut entry while depth + height stays within the limit, a cut
+one at the same depth (or deeper, when it is None). Where that holds the memo returns exactly
+what the recursion without it returns (tests/rules/test_shape_memo.py). The other thing of the
+path, the bindings being followed (`seen`, skipped where a loop carries a value around), is not
+part of the key: a loop-carried value keeps one shape, so the first expansion's answer is kept.
 
-Why a result can be reused without looking at `seen`: the recursion is strict (a None operand
-makes its user None) and follows the same operands whatever they turn out to be, so an
-expression's result is None whenever its expansion can reach a cycle or a depth past the limit,
-and its one context-free value otherwise. A name of `seen` reachable from an expression means
-the expression is on a cycle (everything in `seen` is an ancestor on the path), so `seen` never
-changes the result: only the depth does. Each entry therefore keeps its result with how deep its
-expansion went (its height) and whether it was cut by the depth limit, and a later call reuses it
-when its depth gives the same outcome: an uncut entry while depth + height stays within the
-limit (past it, the expansion would be cut: None), a cut one at the same depth or deeper.
-
-Callers must start each top-level expansion with an empty `seen`. The leading underscore keeps
-the registry from loading this module as a rule.
+The leading underscore keeps the registry from loading this module as a rule.
 """
 from __future__ import annotations
 
