@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tritonify.diagnostics.registry import _references_dir, all_rules, get_rule
+from tritonify.diagnostics.registry import all_rules, get_rule
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import LIBDEVICE, TL, ImportMap, canonical, dotted
+from tritonify.references import ROOT as REFERENCES, page_path
 
 CODE_RE = re.compile(r"\b[A-Z]{3}[0-9]{3}\b")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -47,10 +48,14 @@ def rule_code_at(line_text: str, column: int) -> str | None:
 
 
 def rule_page(code: str) -> Page | None:
+    """The page of a rule (by code or name: TRI001, libdevice-tanh), a bottleneck pattern (C) or a
+    compile finding (CMP-K); None when there is none."""
     reg = get_rule(code)
-    if reg is None or not reg.rule.page.is_file():
+    path = page_path(reg.code if reg else code)
+    if path is None:
         return None
-    return Page(f"{reg.code} {reg.rule.name}", reg.rule.page, reg.rule.page.read_text(encoding="utf-8"))
+    title = f"{reg.code} {reg.rule.name}" if reg else path.stem
+    return Page(title, path, path.read_text(encoding="utf-8"))
 
 
 def _normalise_api(name: str) -> str | None:
@@ -83,7 +88,7 @@ def _mentions(markdown: str, *, rule_page: bool) -> set[str]:
 @lru_cache(maxsize=1)
 def _api_index() -> dict[str, tuple[Path, ...]]:
     """canonical API path -> pages about it, dedicated `api/` pages first, then rules by code."""
-    refs = _references_dir()
+    refs = REFERENCES
     index: dict[str, list[Path]] = {}
     api_dir = refs / "api"
     if api_dir.is_dir():

@@ -23,18 +23,7 @@ from types import ModuleType
 from typing import Callable, Iterable
 
 from tritonify.diagnostics.model import Finding, Fix, Severity
-
-REFERENCES = Path(__file__).resolve().parent.parent / "references"
-
-
-def _references_dir() -> Path:
-    try:
-        import tritonify.references as refs
-
-        return Path(refs.__file__).resolve().parent
-    except Exception:  # pragma: no cover
-        return REFERENCES
-
+from tritonify.references import RULES
 
 @dataclass(frozen=True)
 class Rule:
@@ -54,7 +43,7 @@ class Rule:
 
     @property
     def page(self) -> Path:
-        return _references_dir() / "rules" / f"{self.code}.md"
+        return RULES / f"{self.code}.md"
 
     @property
     def url(self) -> str:
@@ -110,16 +99,4 @@ def get_rule(code: str) -> RegisteredRule | None:
     for r in all_rules():
         if r.code == code or r.rule.name == code.lower():
             return r
-    return None
-
-
-def rule_page(code: str) -> str | None:
-    """The Markdown page of a rule (or of a pattern: `references/patterns/<X>.md`)."""
-    code = code.strip().upper()
-    r = get_rule(code)
-    candidates = [r.rule.page] if r else []
-    candidates.append(_references_dir() / "patterns" / f"{code}.md")
-    for page in candidates:
-        if page.is_file():
-            return page.read_text(encoding="utf-8")
     return None

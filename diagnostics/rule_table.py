@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from tritonify.diagnostics.registry import _references_dir, all_rules
+from tritonify.diagnostics.registry import all_rules
+from tritonify.references import RULES
 
 
 def measured_precision() -> dict[str, dict[str, dict[str, int]]]:
     """{round: {code: {"TP": n, "FP": n, "NOISE": n}}} from the real-world study
     (references/rules/precision.json, written by benchmarks/realworld/precision.py)."""
-    path = _references_dir() / "rules" / "precision.json"
+    path = RULES / "precision.json"
     if not path.is_file():
         return {}
     return json.loads(path.read_text(encoding="utf-8")).get("rounds", {})

@@ -1,9 +1,9 @@
-"""`tritonify rule CODE`: print a rule's page (or a pattern's: `tritonify rule K`)."""
+"""`tritonify rule CODE`: print a rule's page (or a pattern's: `tritonify rule K`, or a compile finding's: `CMP-K`)."""
 from __future__ import annotations
 
 import sys
 
-from tritonify.diagnostics.registry import rule_page
+from tritonify.diagnostics.lookup import rule_page
 
 NAME = "rule"
 HELP = "print the page of a rule (TRI001) or bottleneck pattern (A-N)"
@@ -19,5 +19,5 @@ def run(args) -> int:
     if page is None:
         print(f"tritonify: error: no rule or pattern named {args.code!r} (see `tritonify rules`)", file=sys.stderr)
         return 2
-    print(page.rstrip())
+    print(page.text.rstrip())
     return 0

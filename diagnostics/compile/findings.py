@@ -13,23 +13,10 @@ import ast
 
 from tritonify.diagnostics.compile.service import InspectResult, Position, VariantResult
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
+from tritonify.references import page_url
 
 DEFAULT_OCCUPANCY_THRESHOLD = 0.20   # as pattern J: a tuned tensor-core matmul runs at 25 %
 CODES = ("CMP-K", "CMP-J", "CMP-FAIL")
-
-
-def page_path(code: str):
-    """references/compile/<CODE>.md, wherever the references package is installed."""
-    from pathlib import Path
-
-    import tritonify.references as refs
-
-    return Path(refs.__file__).resolve().parent / "compile" / f"{code}.md"
-
-
-def page_url(code: str) -> str:
-    """file:// URI of the code's page, as rule and pattern findings carry."""
-    return page_path(code).as_uri()
 
 
 def _block_key(v: VariantResult) -> str | None:

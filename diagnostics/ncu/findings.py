@@ -16,19 +16,7 @@ from tritonify.diagnostics.ncu.code_actions import fixes_for
 from tritonify.diagnostics.ncu.diagnose import Diagnosis
 from tritonify.diagnostics.ncu.paths import map_source_path
 from tritonify.diagnostics.source import split_lines
-
-PAGES = Path(__file__).resolve().parent.parent.parent / "references" / "patterns"
-
-
-def _pattern_url(letter: str) -> str | None:
-    try:
-        import tritonify.references as refs
-
-        page = Path(refs.__file__).resolve().parent / "patterns" / f"{letter}.md"
-    except Exception:  # pragma: no cover
-        page = PAGES / f"{letter}.md"
-    return page.as_uri() if page.is_file() else None
-
+from tritonify.references import page_url
 
 def _kernel_range(text: str, def_line: int | None) -> range:
     lines = split_lines(text)
@@ -91,5 +79,5 @@ def line_findings(diagnoses: list[Diagnosis], *, roots: list[str | Path] | None 
                             f"{hit.message}{note}; fix: {hit.pattern.fix}",
                     line=line, column=indent, end_line=line, end_column=width,
                     severity=severity, path=path, fixes=list(fixes) if rank == 0 else [],
-                    url=_pattern_url(letter)))
+                    url=page_url(letter)))
     return out

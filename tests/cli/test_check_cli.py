@@ -26,9 +26,9 @@ def work(tmp_path, monkeypatch):
 
 def normalise(text: str) -> str:
     """Golden files must not depend on where the package is installed."""
-    from tritonify.diagnostics.registry import _references_dir
+    from tritonify.references import ROOT as REFERENCES
 
-    return text.replace(_references_dir().as_uri(), "REFERENCES")
+    return text.replace(REFERENCES.as_uri(), "REFERENCES")
 
 
 def tritonify(*args, cwd=None, stdin=None):

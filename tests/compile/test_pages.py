@@ -2,7 +2,8 @@
 from pathlib import Path
 
 import pytest
-from tritonify.diagnostics.compile.findings import CODES, page_path, page_url
+from tritonify.diagnostics.compile.findings import CODES
+from tritonify.references import page_path, page_url
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADINGS = ["## What it detects", "## Why it costs", "## Example", "## Fix", "## Evidence"]

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tritonify.diagnostics.ncu.patterns import detectors
-from tritonify.diagnostics.registry import rule_page
+from tritonify.diagnostics.lookup import rule_page
 
 REFS = Path(__file__).resolve().parents[2] / "references"
 
@@ -12,8 +12,9 @@ REFS = Path(__file__).resolve().parents[2] / "references"
 @pytest.mark.parametrize("mod", detectors(), ids=lambda m: m.PATTERN.letter)
 def test_pattern_page(mod):
     letter, title = mod.PATTERN.letter, mod.PATTERN.title
-    page = rule_page(letter)
-    assert page is not None, f"missing references/patterns/{letter}.md"
+    found = rule_page(letter)
+    assert found is not None, f"missing references/patterns/{letter}.md"
+    page = found.text
     assert page.startswith(f"# {letter} {title}")
     for heading in ("## Signal", "## Cause", "## Fix", "### Triton", "### CUDA", "## How tritonify decides", "## Sources"):
         assert heading in page, (letter, heading)
