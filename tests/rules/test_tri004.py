@@ -170,3 +170,63 @@ def test_launch_fix_imports_triton_when_the_file_only_imports_jit():
     assert "import triton\n" in out
     assert "BLOCK=triton.next_power_of_2(x.shape[0])" in out
     ast.parse(out)
+
+
+# ---- real-world classes (round 1 of the corpus study) -----------------------------------------
+_GUARDED = """
+import torch
+import triton
+import triton.language as tl
+
+
+def _check_head_dim(d):
+    if d & (d - 1):
+        raise ValueError(f"head_dim must be a power of two, got {d}")
+
+
+@triton.jit
+def norm_kernel(x_ptr, HEAD_DIM: tl.constexpr):
+    offs = tl.program_id(0) * HEAD_DIM + tl.arange(0, HEAD_DIM)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+def norm(x):
+    rows, d = x.shape
+    _check_head_dim(d)
+    norm_kernel[(rows,)](x, HEAD_DIM=d)
+"""
+
+
+def test_a_dimension_handed_to_a_checking_function_before_the_launch_is_quiet():
+    assert lint(_GUARDED, "TRI004") == []
+    assert len(lint(_GUARDED.replace("    _check_head_dim(d)\n", ""), "TRI004")) == 1
+
+
+def test_the_dimension_of_a_buffer_this_file_allocated_is_no_evidence():
+    code = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def select_kernel(val_ptr, out_ptr, NSPLIT: tl.constexpr):
+        row = tl.program_id(0)
+        s = tl.arange(0, NSPLIT)
+        tl.store(out_ptr + row, tl.max(tl.load(val_ptr + row * NSPLIT + s), axis=0))
+
+
+    def partials(x, block):
+        nsplit = triton.next_power_of_2(triton.cdiv(x.shape[1], block))
+        return torch.empty((x.shape[0], nsplit), device=x.device)
+
+
+    def select(x):
+        part = partials(x, 1024)
+        out = torch.empty((x.shape[0],), device=x.device)
+        select_kernel[(x.shape[0],)](part, out, NSPLIT=part.shape[1])
+        return out
+    """
+    assert lint(code, "TRI004") == []
+    caller = code.replace("NSPLIT=part.shape[1]", "NSPLIT=x.shape[1]")
+    assert len(lint(caller, "TRI004")) == 1

@@ -119,3 +119,50 @@ def test_unreadable_key_or_configs_stay_quiet():
         tl.store(p + offs, 0, mask=offs < n)
     """
     assert lint(code, "TRI011") == []
+
+
+# ---- real-world classes (round 1 of the corpus study) -----------------------------------------
+_ROWS = """
+import triton
+import triton.language as tl
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": 1}), triton.Config({"BLOCK_M": 8})],
+    key=["M_CLOSEST", "K"],
+)
+@triton.jit
+def scale_rows(x_ptr, y_ptr, M, K, M_CLOSEST, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+    x = tl.load(x_ptr + offs_m[:, None] * K + offs_k[None, :], mask=mask)
+    tl.store(y_ptr + offs_m[:, None] * K + offs_k[None, :], x * 2, mask=mask)
+"""
+
+
+def test_a_bucketed_stand_in_in_the_key_covers_the_size():
+    assert lint(_ROWS, "TRI011") == []
+    assert len(lint(_ROWS.replace('key=["M_CLOSEST", "K"]', 'key=["K"]'), "TRI011")) == 1
+
+
+def test_a_pointer_or_a_bound_built_from_keyed_sizes_is_not_a_missing_size():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(
+        configs=[triton.Config({"BLOCK": 512}), triton.Config({"BLOCK": 1024})],
+        key=["chunk_size", "D"],
+    )
+    @triton.jit
+    def chunk_max(x_ptr, out_ptr, S, chunk_size, D, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        start = pid * chunk_size
+        chunk_elements = tl.minimum(chunk_size, S - start) * D
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for off in range(0, chunk_elements, BLOCK):
+            offs = off + tl.arange(0, BLOCK)
+            acc = tl.maximum(acc, tl.load(x_ptr + start * D + offs, mask=offs < chunk_elements, other=0.0))
+        tl.store(out_ptr + pid, tl.max(acc))
+    """
+    assert lint(code, "TRI011") == []

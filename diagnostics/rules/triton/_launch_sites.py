@@ -142,9 +142,45 @@ def _host_bindings(host: ast.FunctionDef | None, ctx: PythonContext, name: str) 
 
 
 def _checks_power_of_two(ctx: PythonContext, scope: ast.AST, name: str) -> bool:
-    """An `assert` or `if` on the name (e.g. `assert n & (n - 1) == 0`) may guarantee the shape."""
+    """An `assert` or `if` on the name (e.g. `assert n & (n - 1) == 0`) may guarantee the shape, and
+    so may a call that hands it to a checking function of this file (`_check_head_dim(D)`, whose
+    body raises or asserts)."""
+    checkers = _checking_functions(ctx)
     for node in ctx.walk(scope):
         if isinstance(node, (ast.Assert, ast.If)) and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(node.test)):
+            return True
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id in checkers
+                and any(isinstance(a, ast.Name) and a.id == name for a in node.value.args)):
+            return True
+    return False
+
+
+def _checking_functions(ctx: PythonContext) -> set[str]:
+    """Module-level functions whose body raises or asserts: called as a statement, they guard their arguments."""
+    def build() -> set[str]:
+        out = set()
+        for stmt in ctx.tree.body:
+            if isinstance(stmt, ast.FunctionDef) and any(isinstance(n, (ast.Raise, ast.Assert)) for n in walk_nodes(stmt)):
+                out.add(stmt.name)
+        return out
+    return ctx.per_file(("checking-functions",), build)
+
+
+def _produced_here(ctx: PythonContext, expr: ast.expr, host: ast.FunctionDef | None) -> bool:
+    """`part.shape[1]` where `part` comes from a call of a function of this file: an intermediate the
+    library allocated itself (often already rounded: `torch.empty((bs, next_power_of_2(n)))`), not
+    a caller's tensor, so its dimension is no evidence of an arbitrary size."""
+    base = expr
+    while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):
+        base = base.value if not isinstance(base, ast.Call) else base.func
+    if not isinstance(base, ast.Name) or host is None:
+        return False
+    local_functions = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in ctx.walk(host):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id in local_functions \
+                and any(isinstance(n, ast.Name) and n.id == base.id for t in node.targets for n in walk_nodes(t)):
             return True
     return False
 
@@ -169,7 +205,7 @@ def origin(ctx: PythonContext, expr: ast.expr, host: ast.FunctionDef | None, dep
         if isinstance(expr.op, ast.Pow) and isinstance(expr.left, ast.Constant) and expr.left.value == 2:
             return Origin.POWER_OF_TWO
     if _is_dimension(ctx, expr):
-        return Origin.DIMENSION
+        return Origin.UNKNOWN if _produced_here(ctx, expr, host) else Origin.DIMENSION
     if isinstance(expr, ast.Name):
         scope = host if host is not None else ctx.tree
         if _checks_power_of_two(ctx, scope, expr.id):

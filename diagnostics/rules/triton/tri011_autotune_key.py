@@ -15,6 +15,7 @@ from tritonify.diagnostics.rules.triton._autotune_call import (
     resolve_list,
 )
 from tritonify.diagnostics.rules.triton._kernel_flow import bindings, names_in, taint
+from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow
 from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
 RULE = Rule(
@@ -52,11 +53,13 @@ def _is_range(ctx: PythonContext, call: ast.Call) -> bool:
     return tl_name(ctx.imports, call.func) in ("range", "static_range")
 
 
-def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: set[str]) -> dict[str, ast.AST]:
+def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: set[str],
+                  companions: dict[str, set[str]] | None = None) -> dict[str, ast.AST]:
     """Parameters that a tuned block size tiles, with the first place that shows it:
     `tl.cdiv(n, BLOCK)`, `(n + BLOCK - 1) // BLOCK`, `range(0, n, BLOCK)`, or a mask
     `offs < n` where offs is built from BLOCK. Sizes reached through locals count
-    (`hi = N_CTX; range(0, hi, BLOCK_N)`)."""
+    (`hi = N_CTX; range(0, hi, BLOCK_N)`). `companions`, when given, receives for each size the
+    other parameters behind the same bound (`chunk_elements = chunk_size * D`)."""
     if not blocks:
         return {}
     binds = bindings(kernel)
@@ -85,8 +88,11 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
     found: dict[str, ast.AST] = {}
 
     def note(size_expr: ast.AST, where: ast.AST) -> None:
-        for name in sorted(params_behind(size_expr)):
+        behind = params_behind(size_expr)
+        for name in sorted(behind):
             found.setdefault(name, where)
+            if companions is not None:
+                companions.setdefault(name, set()).update(behind - {name})
 
     for node in kernel.walk():
         if isinstance(node, ast.Call) and _is_cdiv(ctx, node) and len(node.args) == 2 and tiled(node.args[1]):
@@ -105,6 +111,12 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
             # offs < n, offs_k < K - k * BLOCK_K: a side built from the block bounds a size
             note(node, node)
     return found
+
+
+def _bucketed(size: str, keyed: set[str | None]) -> bool:
+    """The key holds a bucketed stand-in for the size (`M_CLOSEST`, `M_bucket`, `bucket_M` for `M`):
+    the launcher rounds it so that the config is chosen per bucket, not per exact size."""
+    return any(k and k != size and (k.startswith(size + "_") or k.endswith("_" + size)) for k in keyed)
 
 
 def _meta_names(ctx: PythonContext, kernel: Kernel, config_names: set[str]) -> set[str]:
@@ -172,8 +184,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             _closest(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
         }
         meta = _meta_names(ctx, kernel, configs.meta_names)
-        sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta)
-        missing = [n for n in sizes if n not in keyed]
+        companions: dict[str, set[str]] = {}
+        sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta, companions)
+        flow = kernel_flow(ctx, kernel)  # bases of memory accesses (`cu_seqlens_ptr`): pointers, not sizes
+        pointers = {r for a in flow.accesses if a.pointer is not None for r in flow.pointer_roots(a.pointer)}
+        missing = [n for n in sizes if n not in keyed and n not in pointers
+                   and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed]
         written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
         fix_list = (
             [Fix(
