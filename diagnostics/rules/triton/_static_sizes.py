@@ -401,8 +401,11 @@ class KernelSizes:
             elif b.value is None:
                 return None
             elif b.augmented:
+                # `acc += x` keeps acc's shape; `ptr += rows[:, None] * N` widens a scalar pointer
                 target = b.stmt.target  # type: ignore[attr-defined]
-                shapes.add(self._shape(target, sc, depth + 1, seen | {b}))  # `acc += x` keeps acc's shape
+                before = self._shape(target, sc, depth + 1, seen | {b})
+                added = self._shape(b.value, sc, depth + 1, seen | {b})
+                shapes.add(None if before is None or added is None else _broadcast([before, added]))
             elif reach is None and self._reads_itself(b):
                 continue  # flow-insensitive fallback: a rebinding from the name itself keeps its shape
             else:
