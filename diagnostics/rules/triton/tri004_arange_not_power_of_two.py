@@ -9,6 +9,7 @@ for the shapes that are not powers of two, which is why it reaches production.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -101,6 +102,30 @@ def _arange_bounds(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> set[
     return bounds
 
 
+# A host variable named like a block size (`BT`, `BK`, `BLOCK_N`, `chunk_size`) holds a tile the
+# library chose (read back from a buffer it built), not a caller's free dimension.
+_BLOCK_NAME = re.compile(r"^B[A-Z]{1,2}$|^BLOCK|_BLOCK$|^CHUNK|^chunk_size$")
+
+
+def _masks_tail(ctx: PythonContext, kernel: Kernel, flow: KernelFlow, bound: str) -> bool:
+    """The kernel compares offsets built from `tl.arange(0, bound)` with a run-time size
+    (`cols < n_cols`): it is written for a padded block, so passing the raw dimension is the
+    mistake. A kernel that never masks that tile uses it as an exact size (a head dimension) on
+    purpose, and says so by construction; the launch is then not reported."""
+    def from_bound(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Call) and tl_name(ctx.imports, n.func) == "arange"
+                   and any(isinstance(a, ast.Name) and a.id == bound for a in n.args) for n in flow.expand(node))
+
+    runtime = {p.name for p in kernel.params if not p.constexpr}
+    for node in kernel.walk():
+        if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            sides = (node.left, node.comparators[0])
+            for a, b in (sides, sides[::-1]):
+                if from_bound(a) and flow.names_in(b) & runtime:
+                    return True
+    return False
+
+
 def _triton_name(ctx: PythonContext) -> tuple[str, list]:
     """How to spell `triton` in this file, and the import edit when it is not imported."""
     aliases = sorted(ctx.imports.aliases_of("triton"))
@@ -121,6 +146,10 @@ def _at_launch(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> Iterator
                 continue
             kind = origin(ctx, arg, launch.host)
             text = ctx.segment(arg)
+            if kind is Origin.DIMENSION and isinstance(arg, ast.Name) and _BLOCK_NAME.match(arg.id):
+                continue  # `BT = A.shape[-1]`: the chunk size the library chose when it built A
+            if kind is Origin.DIMENSION and not _masks_tail(ctx, kernel, flow, name):
+                continue  # an exact tile (`HEAD_DIM=q.shape[-1]`): the kernel is written for sizes that are powers of two
             if kind is Origin.DIMENSION:
                 triton, imports = _triton_name(ctx)
                 message = (
