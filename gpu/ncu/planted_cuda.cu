@@ -66,6 +66,18 @@ extern "C" __global__ void cuda_planted_j_smem_limited(const float* x, float* y,
     if (n < 0) reserved[threadIdx.x] = 0.0f;
 }
 
+// A per-thread array indexed by data: it cannot live in registers, so it goes to local memory
+// (a stack frame, no spill: ptxas reports 0 bytes spill stores).
+extern "C" __global__ void cuda_planted_k_local_array(const float* x, const int* idx, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float buf[32];
+    for (int k = 0; k < 32; ++k) buf[k] = x[i] + (float)k;  // PLANT: K
+    float acc = 0.0f;
+    for (int k = 0; k < 32; ++k) acc += buf[idx[(i + k) & 1023] & 31];  // PLANT: K
+    y[i] = acc;
+}
+
 extern "C" __global__ void cuda_planted_l_fp64(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;

@@ -232,6 +232,41 @@ def planted_m_no_pipelining(a_ptr, b_ptr, c_ptr, M, N, K,
 
 
 @triton.jit
+def planted_o_hmma_small_dot(a_ptr, b_ptr, c_ptr, M, N, K,
+                             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A 16-row tile and 2 warps: Triton cannot use wgmma (it needs a warpgroup of 4 warps and
+    # 64-row tiles), so on sm_90 the dot lowers to mma.sync (HMMA).
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc)  # PLANT: O
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def probe_k_local_gather(x_ptr, idx_ptr, y_ptr, n, BLOCK: tl.constexpr, TABLE: tl.constexpr):
+    # Probe: a per-program table indexed by loaded data (tl.gather); Triton may keep it in
+    # registers/shared memory rather than local memory, so this is recorded, not required.
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    table = tl.load(x_ptr + tl.arange(0, TABLE)) + pid
+    j = tl.load(idx_ptr + offs, mask=mask, other=0)
+    v = tl.gather(table, j, 0)  # PLANT: K
+    tl.store(y_ptr + offs, v, mask=mask)
+
+
+@triton.jit
 def probe_n_masked_lanes(x_ptr, y_ptr, n, ITERS: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)

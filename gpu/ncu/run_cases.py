@@ -152,6 +152,18 @@ def _triton_cases():
         return _mm(k.planted_m_no_pipelining, 4096, torch.float16, 128, 128, 64, 8, 1)
 
     @case
+    def setup_planted_o_hmma_small_dot():
+        return _mm(k.planted_o_hmma_small_dot, 2048, torch.float16, 16, 64, 32, 2, 2)
+
+    @case
+    def setup_probe_k_local_gather():
+        n, table = 1 << 24, 1024
+        x, y = rand(table), torch.empty(n, device=dev)
+        idx = torch.randint(0, table, (n,), device=dev, dtype=torch.int32)
+        return lambda: k.probe_k_local_gather[(triton.cdiv(n, 1024),)](x, idx, y, n, BLOCK=1024, TABLE=table,
+                                                                          num_warps=4)
+
+    @case
     def setup_probe_n_masked_lanes():
         n = 1 << 24
         x, y = rand(n), torch.empty(n, device=dev)
@@ -192,6 +204,9 @@ def _cuda_cases():
     cases["cuda_control_fp32_poly"] = lambda: launch("cuda_control_fp32_poly", (blocks,), (256,), (x, y, cp.int32(n)))
     cases["cuda_control_h_padded"] = lambda: launch("cuda_control_h_padded", (n // 1024,), (32, 32), (x, y))
     cases["cuda_planted_h_bank_conflicts"] = lambda: launch("cuda_planted_h_bank_conflicts", (n // 1024,), (32, 32), (x, y))
+    idx = cp.random.randint(0, 32, 1024, dtype=cp.int32)
+    cases["cuda_planted_k_local_array"] = lambda: launch("cuda_planted_k_local_array", (blocks,), (256,),
+                                                         (x, idx, y, cp.int32(n)))
     cases["cuda_planted_l_fp64"] = lambda: launch("cuda_planted_l_fp64", (blocks,), (256,), (x, y, cp.int32(n)))
     cases["cuda_planted_n_divergent"] = lambda: launch("cuda_planted_n_divergent", (blocks,), (256,), (x, y, cp.int32(n)))
 
@@ -222,7 +237,7 @@ def _plants(path: Path) -> dict[str, dict]:
         if m:
             current = m.group(1)
             out[current] = {"def_line": no, "plants": {}}
-        p = re.search(r"(?:#|//) PLANT: ([A-N])", line)
+        p = re.search(r"(?:#|//) PLANT: ([A-Z])", line)
         if p and current:
             out[current]["plants"].setdefault(p.group(1), []).append(no)
     return out
