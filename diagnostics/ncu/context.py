@@ -5,10 +5,33 @@ from dataclasses import dataclass, field
 
 from tritonify.diagnostics.ncu.details_page import NcuRule
 from tritonify.diagnostics.ncu.lines import LineProfile, LineStats
-from tritonify.diagnostics.ncu.metrics import CPI, STALL, candidates
+from tritonify.diagnostics.ncu.metrics import CPI, MEMORY_UNITS, STALL, candidates
 from tritonify.diagnostics.ncu.raw_page import Launch
 
 H200_SMS = 132
+_REQUIRED = object()
+
+
+class Missing(LookupError):
+    """A metric a detector needs is not in the report (under any of its names). The pattern is
+    then "not assessed", never decided on a zero that was not measured."""
+
+    def __init__(self, names: tuple[str, ...] | list[str]):
+        super().__init__(", ".join(names))
+        self.names = tuple(names)
+
+
+@dataclass
+class NotAssessed:
+    pattern: "Pattern"
+    lacks: tuple[str, ...]
+
+    def message(self) -> str:
+        return f"not assessed: the report lacks {' / '.join(self.lacks[:3])}"
+
+    def to_dict(self) -> dict:
+        return {"pattern": self.pattern.letter, "title": self.pattern.title, "status": "not assessed",
+                "lacks": list(self.lacks), "message": self.message()}
 
 
 @dataclass(frozen=True)
@@ -30,6 +53,11 @@ class Hit:
     message: str
     lines: list[int] = field(default_factory=list)   # where the cost is, best first
     explained_by: str | None = None                   # another hit that causes this one
+    fix: str | None = None                            # this cause's fix, when not the pattern's
+
+    @property
+    def fix_text(self) -> str:
+        return self.fix or self.pattern.fix
 
     @property
     def severity(self) -> str:
@@ -40,7 +68,7 @@ class Hit:
             "pattern": self.pattern.letter, "title": self.pattern.title, "severity": self.severity,
             "impact": round(self.impact, 3),
             "evidence": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.evidence.items()},
-            "message": self.message, "fix": self.pattern.fix, "lines": self.lines,
+            "message": self.message, "fix": self.fix_text, "lines": self.lines,
             **({"explained_by": self.explained_by} if self.explained_by else {}),
         }
 
@@ -51,13 +79,31 @@ class Context:
     rules: list[NcuRule] = field(default_factory=list)
     profile: LineProfile | None = None
 
-    def m(self, name: str, default: float = 0.0) -> float:
-        """A metric by its sm_90 name, falling back to its sm_80/sm_100 equivalents."""
-        value = self.launch.get(*candidates(name))
-        return default if value is None else value
+    def m(self, name: str, default: float = _REQUIRED) -> float:  # type: ignore[assignment]
+        """A metric by its sm_90 name, falling back to its sm_80/sm_100 and other-capture names
+        (declared by the pattern modules). Absent without a `default`: raises `Missing`, so a
+        metric the report does not hold is never read as zero."""
+        names = candidates(name)
+        value = self.launch.get(*names)
+        if value is None:
+            if default is _REQUIRED:
+                raise Missing(names)
+            return default
+        return value
+
+    def opt(self, name: str) -> float | None:
+        """A metric for the evidence only: None when the report lacks it."""
+        return self.launch.get(*candidates(name))
 
     def has(self, name: str) -> bool:
         return self.launch.get(*candidates(name)) is not None
+
+    def total(self, *names: str) -> float:
+        """The sum of metrics that are all needed (Missing names every one that is absent)."""
+        absent = [n for n in names if not self.has(n)]
+        if absent:
+            raise Missing(tuple(absent))
+        return sum(self.m(n) for n in names)
 
     @property
     def sm_count(self) -> int:
@@ -67,7 +113,8 @@ class Context:
         """Cycles stalled for `reason` per issued instruction, as a share of all cycles per issued
         instruction (what ncu's CPIStall rule computes)."""
         cpi = self.m(CPI)
-        return self.m(STALL.format(reason)) / cpi if cpi > 0 else 0.0
+        stall = self.m(STALL.format(reason))
+        return stall / cpi if cpi > 0 else 0.0
 
     def stall_cycles(self, reason: str) -> float:
         return self.m(STALL.format(reason))
@@ -75,10 +122,10 @@ class Context:
     @property
     def memory_pct(self) -> float:
         """The busiest memory unit, in % of its peak (DRAM, L2 or L1)."""
-        return max(self.m("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-                   self.m("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
-                   self.m("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
-                   self.m("l1tex__throughput.avg.pct_of_peak_sustained_active"))
+        values = [v for n in MEMORY_UNITS if (v := self.opt(n)) is not None]
+        if not values:
+            raise Missing(MEMORY_UNITS)
+        return max(values)
 
     @property
     def sm_pct(self) -> float:

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tritonify.diagnostics.ncu.context import Context, Hit
+from tritonify.diagnostics.ncu.context import Context, Hit, Missing, NotAssessed
 from tritonify.diagnostics.ncu.details_page import NcuRule, by_launch, parse_details
 from tritonify.diagnostics.ncu.lines import LineProfile, attribute
 from tritonify.diagnostics.ncu.ncu_rules import compare
 from tritonify.diagnostics.ncu.paths import read_local
-from tritonify.diagnostics.ncu.patterns import detectors
+from tritonify.diagnostics.ncu.patterns import by_letter, detectors, explains
 from tritonify.diagnostics.ncu.raw_page import Launch, parse_raw
 from tritonify.diagnostics.ncu.roofline import Roofline, roofline_point
 from tritonify.diagnostics.ncu.source_page import SourcePage, parse_source
 
-# cause -> effects it produces (an effect found together with its cause is marked explained_by)
-EXPLAINS = {
-    "A": ("J", "E", "B"), "B": ("J",), "C": ("E",), "D": ("E",), "G": ("E",), "K": ("E", "J"),
-    "J": ("E",), "M": ("E",), "H": ("I",),
-}
 
 
 @dataclass
@@ -34,6 +29,8 @@ class Diagnosis:
     hits: list[Hit]
     rules: list[NcuRule] = field(default_factory=list)
     profile: LineProfile | None = None
+    not_assessed: list[NotAssessed] = field(default_factory=list)
+    limiter: Hit | None = None      # named when no pattern fired and the kernel is off both roofs
 
     @property
     def letters(self) -> list[str]:
@@ -65,6 +62,8 @@ class Diagnosis:
             "duration_ns": self.launch.get("gpu__time_duration.sum"),
             "source_file": self.profile.path if self.profile else None,
             "patterns": [h.to_dict() for h in self.hits],
+            "not_assessed": [n.to_dict() for n in self.not_assessed],
+            "limiter": self.limiter.to_dict() if self.limiter else None,
             "lines": self.hot_lines(),
             "ncu_rules": theirs,
             "comparison": compare(set(self.letters), self.rules),
@@ -72,19 +71,43 @@ class Diagnosis:
         }
 
 
+def detector_of(hit: Hit):
+    return by_letter(hit.pattern.letter)
+
+
 def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
                     source: SourcePage | None = None, source_text: str | None = None) -> Diagnosis:
     profile = attribute(source, source_text=source_text) if source is not None else None
     ctx = Context(launch, list(rules or []), profile)
-    hits = [h for mod in detectors() if (h := mod.detect(ctx)) is not None]
+    hits: list[Hit] = []
+    missing: list[NotAssessed] = []
+    mods = detectors()
+    for last_resort in (False, True):
+        if last_resort and hits:
+            break  # the limiter speaks only when no pattern did
+        for mod in mods:
+            if bool(getattr(mod, "FALLBACK_ONLY", False)) != last_resort:
+                continue
+            try:
+                hit = mod.detect(ctx)
+            except Missing as exc:
+                missing.append(NotAssessed(mod.PATTERN, exc.names))
+                continue
+            except (ArithmeticError, TypeError, ValueError):
+                missing.append(NotAssessed(mod.PATTERN, ("usable values (a metric held an unexpected value)",)))
+                continue
+            if hit is not None:
+                hits.append(hit)
+    limiter = next((h for h in hits if getattr(detector_of(h), "FALLBACK_ONLY", False)), None)
+    hits = [h for h in hits if h is not limiter]
     found = {h.pattern.letter for h in hits}
     for h in hits:
-        for cause, effects in EXPLAINS.items():
+        for cause, effects in explains().items():
             if cause in found and h.pattern.letter in effects and cause != h.pattern.letter:
                 h.explained_by = cause
                 break
     hits.sort(key=lambda h: (h.explained_by is not None, -h.impact, h.pattern.letter))
-    return Diagnosis(launch, hits, list(rules or []), profile)
+    return Diagnosis(launch, hits, list(rules or []), profile, missing, limiter)
 
 
 def diagnose_pages(raw_text: str, details_text: str | None = None,

@@ -76,7 +76,7 @@ def line_findings(diagnoses: list[Diagnosis], *, roots: list[str | Path] | None 
                 out.append(Finding(
                     code=letter,
                     message=f"{hit.pattern.title} in {d.launch.kernel} (ncu launch {d.launch.id}): "
-                            f"{hit.message}{note}; fix: {hit.pattern.fix}",
+                            f"{hit.message}{note}; fix: {hit.fix_text}",
                     line=line, column=indent, end_line=line, end_column=width,
                     severity=severity, path=path, fixes=list(fixes) if rank == 0 else [],
                     url=page_url(letter)))

@@ -1,44 +1,39 @@
-"""Metric names the detectors read, with their equivalents on other architectures.
+"""Metric names the detectors share, and the lookup of a metric's other names.
 
-Detectors ask for a canonical sm_90 name (Nsight Compute 2025.3.1, checked on an H200); `NAMES`
-lists what to try instead on sm_80 (A100) and sm_100 (B200) where the name differs or a metric
-is deprecated. `Context.m()` tries them in order, so one detector serves all three.
+Detectors ask for a canonical sm_90 name (Nsight Compute 2025.3.1, checked on an H200). What to
+try instead where the name differs (sm_80, sm_100, or a capture such as `--set full` that
+collects a sibling metric) is declared by the pattern that reads the metric, in its module's
+`FALLBACKS`; `candidates()` merges those declarations with the few shared ones below, in order
+of preference.
 """
 from __future__ import annotations
 
-# canonical (sm_90) -> alternatives, tried in order after the canonical name
-EQUIVALENTS: dict[str, tuple[str, ...]] = {
-    # Threads per instruction: the smsp__thread_inst_executed_* ratios are DEPRECATED on gh100.
-    "smsp__average_thread_inst_executed_per_inst_executed.ratio": (
-        "smsp__thread_inst_executed_per_inst_executed.ratio",),
-    "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio": (
-        "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",),
-    # Tensor pipe: sm_80 has only the hmma/imma sub-pipes; sm_100 splits into tensor_subpipe_*.
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": (
-        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-        "sm__pipe_tensor_subpipe_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": (
-        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
-        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed"),
-    # Asynchronous copies: cp.async (sm_80+) and the TMA unit (sm_90+).
-    "smsp__sass_inst_executed_op_ldgsts.sum": ("smsp__inst_executed_op_ldgsts.sum",),
-    "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active": (
-        "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_elapsed",),
-    # Atomics at L2: plain names need --metrics; the srcunit_tex ones come with --set full.
-    "lts__t_sectors_op_atom.sum": ("lts__t_sectors_srcunit_tex_op_atom_dot_alu.sum",),
-    "lts__t_sectors_op_red.sum": ("lts__t_sectors_srcunit_tex_op_red.sum",),
-    # FP64 instruction count: the total is not in --set full; fall back to its parts (summed
-    # by the L detector) or to the pipe utilisation.
-    "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": (),
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": (
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
-    "launch__sm_count": ("device__attribute_multiprocessor_count",),
-}
+from functools import lru_cache
 
 STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 CPI = "smsp__average_warp_latency_per_inst_issued.ratio"
+# The busiest of these is "the memory roof" (% of peak).
+MEMORY_UNITS = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+                "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+                "l1tex__throughput.avg.pct_of_peak_sustained_active")
+# Read by the context itself, not by one pattern.
+SHARED_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "launch__sm_count": ("device__attribute_multiprocessor_count",),
+}
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, tuple[str, ...]]:
+    from tritonify.diagnostics.ncu.patterns import detectors
+
+    table: dict[str, list[str]] = {k: list(v) for k, v in SHARED_FALLBACKS.items()}
+    for mod in detectors():
+        for name, alternatives in getattr(mod, "FALLBACKS", {}).items():
+            have = table.setdefault(name, [])
+            have += [a for a in alternatives if a not in have and a != name]
+    return {k: tuple(v) for k, v in table.items()}
 
 
 def candidates(name: str) -> tuple[str, ...]:
-    return (name, *EQUIVALENTS.get(name, ()))
+    return (name, *_table().get(name, ()))

@@ -2,7 +2,11 @@
 
 JSON (`--format json`): a list, one object per launch, in the report's order:
 `{id, kernel, grid, block, duration_ns, source_file, patterns: [{pattern, title, severity,
-impact, evidence, message, fix, lines, explained_by?}], lines: [hot lines, ranked],
+impact, evidence, message, fix, lines, explained_by?}], not_assessed: [{pattern, title, status,
+lacks, message}] (patterns whose metrics the report does not hold: never read as zero),
+limiter: {pattern: "Z", ...} or null (the most likely limiter, when no pattern fired and the
+kernel is below 60 % of both roofs),
+lines: [hot lines, ranked],
 ncu_rules: [...], comparison: {both, tritonify_only, ncu_only}, roofline: {...} (see roofline.py),
 findings: [Finding.to_dict()]}`.
 Patterns are ordered by estimated impact (causes before the effects they explain).
@@ -42,6 +46,8 @@ def to_text(diagnoses: list[Diagnosis], *, hot_lines: int = 5) -> str:
         rows = [head]
         if not d.hits:
             rows.append("  no bottleneck pattern found")
+        if d.limiter:
+            rows.append(f"  limiter: {d.limiter.message}")
         for h in d.hits:
             cause = f" (caused by {h.explained_by})" if h.explained_by else ""
             rows.append(f"  {h.pattern.letter}  {h.severity:7}  {h.pattern.title}: {h.message}{cause}"
@@ -49,7 +55,9 @@ def to_text(diagnoses: list[Diagnosis], *, hot_lines: int = 5) -> str:
             where = ", ".join(str(n) for n in h.lines[:3])
             if where and d.profile:
                 rows.append(f"     at {d.profile.path}:{where}")
-            rows.append(f"     fix: {h.pattern.fix}")
+            rows.append(f"     fix: {h.fix_text}")
+        for n in d.not_assessed:
+            rows.append(f"  {n.pattern.letter}  {'-':7}  {n.pattern.title}: {n.message()}")
         rows.append(f"  roofline: {d.roofline().summary()}")
         cmp = d.to_dict()["comparison"]
         if d.rules:

@@ -1,7 +1,9 @@
-"""Each detector's threshold, on synthetic launches: one side fires, the other does not."""
+"""Each detector's threshold, on synthetic launches: one side fires, the other does not; and a
+report without a detector's metrics makes it "not assessed", never "not found"."""
 import pytest
 
-from tritonify.diagnostics.ncu.context import Context
+from tritonify.diagnostics.ncu.context import Context, Missing
+from tritonify.diagnostics.ncu.diagnose import diagnose_launch
 from tritonify.diagnostics.ncu.patterns import by_letter, detectors
 from tritonify.diagnostics.ncu.raw_page import Launch
 
@@ -12,19 +14,72 @@ def stall(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
 
-def fires(letter, **metrics):
+# Benign values for every metric some detector needs: a kernel at no roof and with no pattern.
+BENIGN = {
+    "launch__sm_count": 132, "launch__grid_size": 1024, "sm__cycles_active.avg": 95.0, "sm__cycles_active.max": 100.0,
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": 32.0,
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio": 32.0,
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 40.0,
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": 70.0,
+    CPI: 20.0, stall("long_scoreboard"): 2.0, stall("barrier"): 1.0, stall("membar"): 0.0, stall("lg_throttle"): 0.0,
+    stall("drain"): 0.0, stall("mio_throttle"): 0.0, stall("short_scoreboard"): 0.0,
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": 20.0,
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+    "smsp__inst_executed.sum": 1e6, "smsp__sass_inst_executed_op_shared_ld.sum": 0.0,
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": 0.0, "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": 0.0,
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1000.0, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1000.0,
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 0.0,
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0,
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 0.0, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 0.0,
+    "sm__maximum_warps_per_active_cycle_pct": 100.0, "sm__warps_active.avg.pct_of_peak_sustained_active": 80.0,
+    "sass__inst_executed_register_spilling": 0.0, "sass__inst_executed_local_loads": 0.0,
+    "sass__inst_executed_local_stores": 0.0, "smsp__sass_inst_executed_op_global_ld.sum": 1000.0,
+    "smsp__sass_inst_executed_op_global_st.sum": 1000.0,
+    "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": 0.0, "smsp__sass_thread_inst_executed.sum": 1e6,
+    "smsp__sass_inst_executed_op_ldgsts.sum": 0.0, "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+    "smsp__average_thread_inst_executed_per_inst_executed.ratio": 32.0,
+    "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio": 31.0,
+    "device__attribute_compute_capability_major": 9.0,
+    "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": 0.0,
+    "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active": 0.0,
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+}
+
+
+def _launch(metrics, base=True):
     metrics = {k.replace("__DOT__", "."): v for k, v in metrics.items()}
+    return Launch(id="0", kernel="k", grid=(1024, 1, 1), block=(128, 1, 1),
+                  metrics={**(BENIGN if base else {"launch__sm_count": 132}), **metrics})
+
+
+def fires(letter, base=True, **metrics):
+    return by_letter(letter).detect(Context(_launch(metrics, base))) is not None
+
+
+def test_benign_launch_has_no_pattern_and_every_pattern_assessed():
+    d = diagnose_launch(_launch({}))
+    assert d.hits == [] and d.not_assessed == []
+
+
+@pytest.mark.parametrize("letter", list("BCDEFGHIJKLMNOZ"))
+def test_a_report_without_the_metrics_is_not_assessed(letter):
+    # only the launch identity: nothing may be decided on metrics that were not measured
     launch = Launch(id="0", kernel="k", grid=(1024, 1, 1), block=(128, 1, 1),
-                    metrics={"launch__sm_count": 132, **metrics})
-    return by_letter(letter).detect(Context(launch)) is not None
+                    metrics={"device__attribute_compute_capability_major": 9.0})
+    with pytest.raises(Missing):
+        by_letter(letter).detect(Context(launch))
+    d = diagnose_launch(launch)
+    assert letter in {n.pattern.letter for n in d.not_assessed} or letter == "Z"
+    assert all(n.message().startswith("not assessed: the report lacks ") for n in d.not_assessed)
 
 
 def m(**kw):
     return kw
 
 
-def test_fourteen_detectors_in_letter_order():
-    assert [d.PATTERN.letter for d in detectors()] == list("ABCDEFGHIJKLMN")
+def test_detectors_are_discovered_in_letter_order():
+    # the 14 patterns A-N, O (HMMA instead of wgmma on sm_90), Z (the limiter when none fired)
+    assert [d.PATTERN.letter for d in detectors()] == list("ABCDEFGHIJKLMNOZ")
 
 
 def test_a_small_grid():
@@ -68,7 +123,7 @@ def test_f_needs_fma_no_tensor_and_shared_operands():
 
 def test_g_atomics():
     base = {"l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": 100.0, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100.0,
-            CPI: 100.0, stall("drain"): 50.0}
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 0.0, CPI: 100.0, stall("drain"): 50.0}
     assert fires("G", **base)
     assert not fires("G", **{**base, stall("drain"): 10.0})
     assert not fires("G", **{**base, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 5000.0})
@@ -93,16 +148,56 @@ def test_j_occupancy_in_theory_and_against_theory():
     assert not fires("J", **{"sm__maximum_warps_per_active_cycle_pct": 100.0, "sm__warps_active.avg.pct_of_peak_sustained_active": 78.0})
 
 
-def test_k_spill_and_plain_local_memory():
+def test_k_spill_and_local_array():
     assert fires("K", **{"sass__inst_executed_register_spilling": 10.0})
-    assert not fires("K", **{"sass__inst_executed_register_spilling": 0.0, "smsp__sass_inst_executed_op_local_ld.sum": 100.0})
+    # local memory without a spill: its own cause and fix
+    launch = _launch({"sass__inst_executed_register_spilling": 0.0, "sass__inst_executed_local_loads": 800.0,
+                      "sass__inst_executed_local_stores": 200.0})
+    hit = by_letter("K").detect(Context(launch))
+    assert hit is not None and hit.evidence["cause"] == "local array (not a spill)"
+    assert "shared memory" in hit.fix_text and hit.fix_text != hit.pattern.fix
+    # a little local traffic (under 5 % of memory instructions) is not worth a finding
+    assert not fires("K", **{"sass__inst_executed_local_loads": 50.0})
 
 
 def test_l_fp64_share_and_parts_fallback():
     assert fires("L", **{"smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": 10.0, "smsp__sass_thread_inst_executed.sum": 1000.0})
     assert not fires("L", **{"smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": 1.0, "smsp__sass_thread_inst_executed.sum": 1000.0})
-    # --set full collects the parts, not the total
-    assert fires("L", **{"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 50.0, "smsp__sass_thread_inst_executed.sum": 1000.0})
+    # the parts, when the total is not collected
+    parts = {f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum": 0.0 for op in ("dadd", "dmul")}
+    assert fires("L", base=False, **parts, **{"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 50.0,
+                                             "smsp__sass_thread_inst_executed.sum": 1000.0})
+    # --set full: no FP64 count, the FP64 pipe utilisation decides
+    pipe = "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"
+    assert fires("L", base=False, **{pipe: 11.7})
+    assert not fires("L", base=False, **{pipe: 0.0})
+    # --set detailed: the DFMA rate against its peak
+    rate = {"derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2": 16896.0}
+    assert fires("L", base=False, **rate, **{"derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2": 1959.0})
+    assert not fires("L", base=False, **rate, **{"derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2": 0.0})
+
+
+def test_o_hmma_where_wgmma_exists():
+    hmma = {"sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": 7.2,
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 21.5}
+    assert fires("O", **hmma)
+    assert not fires("O", **hmma, **{"sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active": 4.9})
+    assert not fires("O", **hmma, **{"device__attribute_compute_capability_major": 8.0})  # no wgmma on sm_80
+    # HFMA2.MMA register moves: one cycle per instruction on the same pipe (fp32 CUDA kernels)
+    assert not fires("O", **{"sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": 1.9,
+                             "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 1.9})
+
+
+def test_z_names_a_limiter_only_below_both_roofs_and_only_when_nothing_else_fired():
+    low = {"sm__throughput.avg.pct_of_peak_sustained_elapsed": 20.0,
+           "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 10.0, stall("wait"): 8.0}
+    d = diagnose_launch(_launch(low))
+    assert d.hits == [] and d.limiter is not None and d.limiter.pattern.letter == "Z"
+    assert d.limiter.evidence["limiter"] == "wait" and "fixed-latency" in d.limiter.message
+    assert d.to_dict()["limiter"]["evidence"]["limiter"] == "wait"
+    assert diagnose_launch(_launch({})).limiter is None  # at 70 % of the compute roof: nothing to name
+    d = diagnose_launch(_launch({**low, "launch__grid_size": 16}))
+    assert [h.pattern.letter for h in d.hits] == ["A"] and d.limiter is None  # a pattern fired
 
 
 def test_m_needs_tensor_work_without_async_copies():
@@ -117,4 +212,5 @@ def test_n_divergence_and_deprecated_name():
     assert not fires("N", **{"smsp__average_thread_inst_executed_per_inst_executed.ratio": 32.0,
                              "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio": 24.1})
     # sm_80 / older exports only have the deprecated name
-    assert fires("N", **{"smsp__thread_inst_executed_per_inst_executed.ratio": 10.0})
+    assert fires("N", base=False, **{"smsp__thread_inst_executed_per_inst_executed.ratio": 10.0,
+                                     "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": 10.0})

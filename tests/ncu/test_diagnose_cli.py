@@ -32,7 +32,7 @@ def test_text_output_without_details(capsys):
     code = main(["diagnose", str(FIXTURES / "raw.csv.gz")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "planted_k_spill" in out and "K  warning  Register spill" in out
+    assert "planted_k_spill" in out and "K  warning  Local memory (register spill or local array)" in out
     assert "control_copy" in out and "no bottleneck pattern found" in out
 
 

@@ -1,23 +1,39 @@
-"""The 14 bottleneck patterns, one module each (`a_small_grid.py` ... `n_divergence.py`).
+"""The bottleneck patterns, one module each, found by name (`<letter>_<what>.py`).
 
-Each module defines `PATTERN` (letter, title, matching ncu rules, fix) and
-`detect(ctx: Context) -> Hit | None`. The order here is the letter order; diagnoses are sorted
-by estimated impact afterwards.
+A pattern module defines:
+* `PATTERN`: letter, title, the ncu rules that speak to the same thing, the one-line fix;
+* `detect(ctx) -> Hit | None`: reads metrics through `ctx.m()` (raises `Missing` when the
+  report lacks them: the pattern is then "not assessed") and `ctx.opt()` (evidence only);
+* `METRICS`: the metrics it reads, first choice per quantity (what `tritonify profile` asks ncu
+  for beyond the sections);
+* `FALLBACKS` (optional): metric -> other names to try in order (sm_80/sm_100, `--set full`
+  siblings);
+* `EXPLAINS` (optional): letters of the patterns this one causes (ranked after it);
+* `OPCODES` (optional): SASS opcodes of the instructions that carry its cost on a line;
+* `ACTION` (optional): a code action (see code_actions.py).
+Adding a pattern is one module here, its page in references/patterns/, and a fixture.
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
 from functools import lru_cache
 from types import ModuleType
 
-MODULES = ("a_small_grid", "b_tail_imbalance", "c_uncoalesced", "d_sparse_writes", "e_latency_bound",
-           "f_no_tensor_cores", "g_atomics", "h_bank_conflicts", "i_barrier", "j_occupancy",
-           "k_register_spill", "l_fp64", "m_pipeline_bubbles", "n_divergence")
+_NAME = re.compile(r"^[a-z]_[a-z0-9_]+$")
 
 
 @lru_cache(maxsize=1)
 def detectors() -> tuple[ModuleType, ...]:
-    return tuple(importlib.import_module(f"{__name__}.{name}") for name in MODULES)
+    mods = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not _NAME.match(info.name):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(mod, "PATTERN") and hasattr(mod, "detect"):
+            mods.append(mod)
+    return tuple(mods)
 
 
 def by_letter(letter: str) -> ModuleType | None:
@@ -25,3 +41,16 @@ def by_letter(letter: str) -> ModuleType | None:
         if mod.PATTERN.letter == letter.upper():
             return mod
     return None
+
+
+def all_metrics() -> tuple[str, ...]:
+    """Every metric some pattern reads (first choices), in a stable order."""
+    seen: dict[str, None] = {}
+    for mod in detectors():
+        for name in getattr(mod, "METRICS", ()):
+            seen.setdefault(name, None)
+    return tuple(seen)
+
+
+def explains() -> dict[str, tuple[str, ...]]:
+    return {mod.PATTERN.letter: tuple(mod.EXPLAINS) for mod in detectors() if getattr(mod, "EXPLAINS", ())}

@@ -11,14 +11,17 @@ PATTERN = Pattern("A", "Small grid", ("LaunchConfiguration", "SOLBottleneck"),
                   "launch at least one block per SM (grid >= SM count): split the work into more programs, "
                   "or use a persistent grid of SM-count programs that loop over tiles")
 
+METRICS = ("launch__grid_size", "launch__waves_per_multiprocessor", "device__attribute_multiprocessor_count")
+EXPLAINS = ("J", "E", "B")
+
 
 def detect(ctx: Context) -> Hit | None:
-    grid = ctx.m("launch__grid_size", ctx.launch.blocks)
+    grid = ctx.m("launch__grid_size", ctx.launch.blocks or None)
     sms = ctx.sm_count
     if not grid or grid >= sms:
         return None
     idle = (sms - grid) / sms
     return Hit(PATTERN, idle, {"launch__grid_size": grid, "launch__sm_count": sms,
-                               "launch__waves_per_multiprocessor": ctx.m("launch__waves_per_multiprocessor")},
+                               "launch__waves_per_multiprocessor": ctx.opt("launch__waves_per_multiprocessor")},
                f"the grid has {int(grid)} blocks for {sms} SMs: {idle:.0%} of the GPU is idle for the whole launch",
                ctx.def_line())

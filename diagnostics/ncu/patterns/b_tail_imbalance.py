@@ -15,16 +15,19 @@ PATTERN = Pattern("B", "Tail effect / load imbalance", ("WorkloadImbalance", "La
                   "balance the work per program: split long rows/segments, sort work by length, or use a "
                   "persistent grid that takes tiles from a queue; size the grid to whole waves")
 
+METRICS = ("sm__cycles_active.avg", "sm__cycles_active.max", "launch__waves_per_multiprocessor")
+EXPLAINS = ("J",)
+
 
 def detect(ctx: Context) -> Hit | None:
     avg, peak = ctx.m("sm__cycles_active.avg"), ctx.m("sm__cycles_active.max")
-    grid = ctx.m("launch__grid_size", ctx.launch.blocks)
+    grid = ctx.m("launch__grid_size", ctx.launch.blocks or None)
     if peak <= 0 or grid < ctx.sm_count:
         return None
     balance = avg / peak
     if balance >= 0.7:
         return None
-    waves = ctx.m("launch__waves_per_multiprocessor")
+    waves = ctx.opt("launch__waves_per_multiprocessor") or 0.0
     tail = (math.ceil(waves) - waves) / math.ceil(waves) if waves >= 1 and waves % 1 else 0.0
     if tail >= 0.2:
         what = f"a partial last wave ({waves:.2f} waves): the last wave leaves {tail:.0%} of the slots idle"

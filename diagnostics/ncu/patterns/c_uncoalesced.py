@@ -16,20 +16,23 @@ PATTERN = Pattern("C", "Uncoalesced global access", ("UncoalescedGlobalAccess", 
 
 BYTES = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
 
+METRICS = (BYTES, "smsp__sass_inst_executed_op_global_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+           "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+EXPLAINS = ("E",)
+
 
 def detect(ctx: Context) -> Hit | None:
-    if not ctx.has(BYTES) or ctx.m("smsp__sass_inst_executed_op_global_ld.sum", 1) <= 0:
-        return None
     used = ctx.m(BYTES)
-    if used <= 0 or used > 16:
+    if ctx.opt("smsp__sass_inst_executed_op_global_ld.sum") == 0 or used <= 0 or used > 16:
         return None
     waste = 1 - used / 32
-    total = ctx.m("memory_l2_theoretical_sectors_global")
-    ideal = ctx.m("memory_l2_theoretical_sectors_global_ideal")
-    evidence = {BYTES: used, "excessive_sector_share": (total - ideal) / total if total else 0.0,
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ctx.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")}
+    total = ctx.opt("memory_l2_theoretical_sectors_global")
+    ideal = ctx.opt("memory_l2_theoretical_sectors_global_ideal")
+    evidence = {BYTES: used,
+                "excessive_sector_share": (total - ideal) / total if total and ideal is not None else "not collected",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")}
     impact = waste * min(1.0, ctx.memory_pct / 60)
-    return Hit(PATTERN, impact, evidence,
+    return Hit(PATTERN, impact, {k: v for k, v in evidence.items() if v is not None},
                f"global loads use {used:.1f} of the 32 bytes of each sector fetched: {waste:.0%} of load traffic is wasted",
                ctx.lines_by(lambda s: s.excessive_load_sectors))

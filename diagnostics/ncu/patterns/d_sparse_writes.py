@@ -12,16 +12,18 @@ PATTERN = Pattern("D", "Sparse writes", ("MemoryCacheAccessPattern", "Uncoalesce
 
 BYTES = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"
 
+METRICS = (BYTES, "smsp__sass_inst_executed_op_global_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+           "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+EXPLAINS = ("E",)
+
 
 def detect(ctx: Context) -> Hit | None:
-    if not ctx.has(BYTES) or ctx.m("smsp__sass_inst_executed_op_global_st.sum", 1) <= 0:
-        return None
     used = ctx.m(BYTES)
-    if used <= 0 or used > 16:
+    if ctx.opt("smsp__sass_inst_executed_op_global_st.sum") == 0 or used <= 0 or used > 16:
         return None
     waste = 1 - used / 32
-    return Hit(PATTERN, waste * min(1.0, ctx.memory_pct / 60),
-               {BYTES: used, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ctx.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": ctx.m("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")},
+    evidence = {BYTES: used, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": ctx.opt("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")}
+    return Hit(PATTERN, waste * min(1.0, ctx.memory_pct / 60), {k: v for k, v in evidence.items() if v is not None},
                f"global stores use {used:.1f} of the 32 bytes of each sector written: {waste:.0%} of store traffic is wasted",
                ctx.lines_by(lambda s: s.excessive_store_sectors))

@@ -15,6 +15,9 @@ PATTERN = Pattern("E", "Latency bound (long scoreboard)", ("CPIStall",),
                   "put more independent loads in flight: more elements per program, prefetch the next "
                   "iteration's data, break dependent load chains, or raise occupancy")
 
+METRICS = ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+           "smsp__average_warp_latency_per_inst_issued.ratio", "smsp__issue_active.avg.per_cycle_active")
+
 
 def detect(ctx: Context) -> Hit | None:
     share = ctx.stall_share("long_scoreboard")
@@ -25,7 +28,7 @@ def detect(ctx: Context) -> Hit | None:
                {"long_scoreboard_share_of_cpi": share,
                 "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": cycles,
                 "busiest_memory_unit_pct": ctx.memory_pct,
-                "smsp__issue_active.avg.per_cycle_active": ctx.m("smsp__issue_active.avg.per_cycle_active")},
+                "smsp__issue_active.avg.per_cycle_active": ctx.opt("smsp__issue_active.avg.per_cycle_active")},
                f"{share:.0%} of each instruction's cycles wait on global memory ({cycles:.0f} cycles per "
                f"instruction) while the busiest memory unit runs at {ctx.memory_pct:.0f}% of peak",
                ctx.lines_by(lambda s: s.load_latency))

@@ -11,12 +11,18 @@ PATTERN = Pattern("H", "Shared-memory bank conflicts", ("SharedMemoryConflicts",
                   "pad the shared tile by one element per row (tile[32][33]) or swizzle the index so a "
                   "warp's 32 lanes hit 32 different banks")
 
+METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+           "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+           "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio")
+EXPLAINS = ("I",)
+
 
 def detect(ctx: Context) -> Hit | None:
-    conflicts = (ctx.m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
-                 + ctx.m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"))
-    wavefronts = (ctx.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
-                  + ctx.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"))
+    conflicts = ctx.total("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
+    wavefronts = ctx.total("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
     if not wavefronts or conflicts / wavefronts < 0.1:
         return None
     share = conflicts / wavefronts
@@ -24,5 +30,5 @@ def detect(ctx: Context) -> Hit | None:
     return Hit(PATTERN, share * max(stall, 0.1),
                {"bank_conflicts": conflicts, "shared_wavefronts": wavefronts, "conflict_share": share,
                 "mio_plus_short_scoreboard_share_of_cpi": stall},
-               f"{share:.0%} of shared-memory wavefronts are bank-conflict replays", 
+               f"{share:.0%} of shared-memory wavefronts are bank-conflict replays",
                ctx.lines_by(lambda s: s.shared_excessive_wavefronts))

@@ -13,13 +13,19 @@ PATTERN = Pattern("I", "Barrier overhead", ("CPIStall",),
                   "synchronise less often: do more work between barriers, drop barriers that guard "
                   "nothing, use warp-level primitives where only a warp shares data, or use smaller blocks")
 
+from tritonify.diagnostics.ncu.metrics import STALL
+
+METRICS = ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+           "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio")
+
 
 def detect(ctx: Context) -> Hit | None:
     share = ctx.stall_share("barrier")
     if share < 0.4:
         return None
+    gmma = ctx.stall_share("gmma") if ctx.has(STALL.format("gmma")) else "not collected"
     return Hit(PATTERN, share,
-               {"barrier_share_of_cpi": share, "gmma_share_of_cpi": ctx.stall_share("gmma"),
-                "launch__block_size": ctx.m("launch__block_size")},
+               {"barrier_share_of_cpi": share, "gmma_share_of_cpi": gmma,
+                "launch__block_size": ctx.m("launch__block_size", ctx.launch.threads_per_block)},
                f"{share:.0%} of each instruction's cycles are spent waiting at barriers",
                ctx.lines_by(lambda s: s.barrier_wait))

@@ -16,22 +16,27 @@ PATTERN = Pattern("J", "Low occupancy", ("TheoreticalOccupancy", "AchievedOccupa
                   "fewer live values or more warps per tile (registers), larger blocks (block limit)")
 
 LIMITS = ("registers", "shared_mem", "warps", "blocks", "barriers")
+METRICS = ("sm__maximum_warps_per_active_cycle_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
+           *(f"launch__occupancy_limit_{n}" for n in LIMITS), "launch__registers_per_thread",
+           "launch__shared_mem_per_block_allocated")
+EXPLAINS = ("E",)
 
 
 def limiter(ctx: Context) -> str:
-    values = {n: ctx.m(f"launch__occupancy_limit_{n}", 1e9) for n in LIMITS}
-    return min(values, key=values.get)
+    values = {n: v for n in LIMITS if (v := ctx.opt(f"launch__occupancy_limit_{n}")) is not None}
+    return min(values, key=values.get) if values else "an unknown limit (no launch__occupancy_limit_* in the report)"
 
 
 def detect(ctx: Context) -> Hit | None:
-    theory = ctx.m("sm__maximum_warps_per_active_cycle_pct", 100)
-    achieved = ctx.m("sm__warps_active.avg.pct_of_peak_sustained_active", theory)
+    theory = ctx.m("sm__maximum_warps_per_active_cycle_pct")
+    achieved = ctx.m("sm__warps_active.avg.pct_of_peak_sustained_active")
+    shared = ctx.opt("launch__shared_mem_per_block_allocated")
     evidence = {"sm__maximum_warps_per_active_cycle_pct": theory,
                 "sm__warps_active.avg.pct_of_peak_sustained_active": achieved,
                 "limiter": limiter(ctx),
-                "launch__registers_per_thread": ctx.m("launch__registers_per_thread"),
-                "launch__shared_mem_per_block": ctx.m("launch__shared_mem_per_block_allocated",
-                                                      ctx.m("launch__shared_mem_per_block"))}
+                "launch__registers_per_thread": ctx.opt("launch__registers_per_thread"),
+                "launch__shared_mem_per_block": shared if shared is not None else ctx.opt("launch__shared_mem_per_block")}
+    evidence = {k: v for k, v in evidence.items() if v is not None}
     idle = 1 - max(ctx.sm_pct, ctx.memory_pct) / 100
     if theory < 20:
         below = theory - achieved > 0.2 * theory and theory - achieved > 2

@@ -1,28 +1,65 @@
 """Unintended FP64: double-precision instructions in a kernel meant to run in fp32 or lower.
 
-Condition: FP64 thread instructions (`smsp__sass_thread_inst_executed_op_fp64_pred_on.sum`, or
-the sum of its `_op_{dadd,dmul,dfma}_pred_on` parts, which `--set full` collects) >= 0.5 % of
-all thread instructions. ncu's SOLFPRoofline needs FP64 above 15 % of peak and misses
-memory-bound kernels. FP64 is half the FP32 rate on the H200 but 1/64 on GeForce parts.
-Same names on sm_80 and sm_100. Line: lines with D* SASS (DADD, DMUL, DFMA).
+Measures, in order of preference (the first the report holds decides):
+1. FP64 thread instructions `smsp__sass_thread_inst_executed_op_fp64_pred_on.sum` (Tritonify's
+   own sections; or the sum of its `_op_{dadd,dmul,dfma}_pred_on.sum` parts) over all thread
+   instructions `smsp__sass_thread_inst_executed.sum`: fires at >= 0.5 %;
+2. `--set full`/`detailed`, which collect no FP64 count: the FP64 pipe's issue utilisation
+   `sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active` (or
+   `sm__pipe_fp64_cycles_active...`), then the DFMA rate `derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2`
+   over its peak `derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2`: fires at >= 1 % of peak
+   (0.0 on every fp32 control on the H200; 11.7 % and 95 % on the two planted FP64 kernels).
+ncu's SOLFPRoofline needs FP64 above 15 % of peak and misses memory-bound kernels. FP64 is half
+the FP32 rate on the H200 but 1/64 on GeForce parts. Same names on sm_80 and sm_100. Line:
+lines with D* SASS (DADD, DMUL, DFMA).
 """
-from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
-from tritonify.diagnostics.ncu.lines import FP64_OPCODES
+from tritonify.diagnostics.ncu.context import Context, Hit, Missing, Pattern
 
 PATTERN = Pattern("L", "Unintended FP64", ("SOLFPRoofline", "FPInstructions"),
                   "keep the math in fp32: cast back with .to(tl.float32), don't load fp64 tensors, and in "
                   "CUDA write float literals as 1.0f")
+OPCODES = ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX")
+COUNT = "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum"
+PARTS = tuple(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("dadd", "dmul", "dfma"))
+TOTAL = "smsp__sass_thread_inst_executed.sum"
+PIPE = "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"
+DFMA_RATE = "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2"
+DFMA_PEAK = "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"
+METRICS = (COUNT, TOTAL, "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active")
+FALLBACKS = {
+    PIPE: ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+           "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_elapsed"),
+    TOTAL: ("thread_inst_executed_true", "smsp__thread_inst_executed.sum"),
+}
+
+
+def _count(ctx: Context) -> float | None:
+    if ctx.has(COUNT):
+        return ctx.m(COUNT)
+    if all(ctx.has(p) for p in PARTS):
+        return ctx.total(*PARTS)
+    return None
 
 
 def detect(ctx: Context) -> Hit | None:
-    fp64 = ctx.m("smsp__sass_thread_inst_executed_op_fp64_pred_on.sum", -1)
-    if fp64 < 0:
-        fp64 = sum(ctx.m(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("dadd", "dmul", "dfma"))
-    total = ctx.m("smsp__sass_thread_inst_executed.sum")
-    if not total or fp64 / total < 0.005:
+    lines = ctx.lines_by(lambda s: s.count(OPCODES))
+    count = _count(ctx)
+    if count is not None and ctx.has(TOTAL):
+        total = ctx.m(TOTAL)
+        share = count / total if total else 0.0
+        if share < 0.005:
+            return None
+        return Hit(PATTERN, min(1.0, share * 0.5 + 0.1),
+                   {COUNT: count, "fp64_share_of_thread_instructions": share,
+                    **({PIPE: p} if (p := ctx.opt(PIPE)) is not None else {})},
+                   f"{share:.0%} of executed thread instructions are FP64", lines)
+    if ctx.has(PIPE):
+        used, name = ctx.m(PIPE), PIPE
+    elif ctx.has(DFMA_RATE) and ctx.opt(DFMA_PEAK):
+        used, name = 100 * ctx.m(DFMA_RATE) / ctx.m(DFMA_PEAK), f"{DFMA_RATE} / {DFMA_PEAK}"
+    else:
+        raise Missing((COUNT, *PARTS, PIPE, DFMA_RATE))
+    if used < 1.0:
         return None
-    share = fp64 / total
-    return Hit(PATTERN, min(1.0, share * 0.5 + 0.1),
-               {"smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": fp64, "fp64_share_of_thread_instructions": share,
-                "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": ctx.m("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active")},
-               f"{share:.0%} of executed thread instructions are FP64", ctx.lines_by(lambda s: s.count(FP64_OPCODES)))
+    return Hit(PATTERN, min(1.0, used / 200 + 0.1), {name: used},
+               f"the FP64 pipe runs at {used:.0f}% of its peak: the kernel executes double-precision math", lines)

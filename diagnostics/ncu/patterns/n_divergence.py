@@ -13,10 +13,20 @@ PATTERN = Pattern("N", "Warp divergence", ("ThreadDivergence",),
                   "make the condition uniform per warp: sort or bucket the work so a warp's lanes take the "
                   "same branch, or move the rare path to its own kernel")
 
+ACTIVE = "smsp__average_thread_inst_executed_per_inst_executed.ratio"
+PRED_ON = "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio"
+METRICS = (ACTIVE, PRED_ON)
+FALLBACKS = {
+    # The smsp__thread_inst_executed_* ratios are DEPRECATED on gh100 but are what WarpStateStats
+    # (and --set full) collect; the instanced totals come with SourceCounters (--set detailed).
+    ACTIVE: ("smsp__thread_inst_executed_per_inst_executed.ratio",),
+    PRED_ON: ("smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",),
+}
+
 
 def detect(ctx: Context) -> Hit | None:
-    active = ctx.m("smsp__average_thread_inst_executed_per_inst_executed.ratio", 32)
-    pred_on = ctx.m("smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio", 32)
+    active = ctx.m(ACTIVE)
+    pred_on = ctx.m(PRED_ON)
     if active >= 24 and pred_on >= 16:
         return None
     low = min(active, pred_on)
@@ -25,9 +35,8 @@ def detect(ctx: Context) -> Hit | None:
         tpi = s.threads_per_inst
         return (32 - tpi) * s.inst if tpi is not None and tpi < 24 else 0
 
-    return Hit(PATTERN, 1 - low / 32,
-               {"smsp__average_thread_inst_executed_per_inst_executed.ratio": active,
-                "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio": pred_on,
-                "smsp__sass_branch_targets_threads_divergent.sum": ctx.m("smsp__sass_branch_targets_threads_divergent.sum")},
+    evidence = {ACTIVE: active, PRED_ON: pred_on,
+                "smsp__sass_branch_targets_threads_divergent.sum": ctx.opt("smsp__sass_branch_targets_threads_divergent.sum")}
+    return Hit(PATTERN, 1 - low / 32, {k: v for k, v in evidence.items() if v is not None},
                f"only {active:.1f} of 32 lanes execute each instruction on average ({pred_on:.1f} with their predicate on)",
                ctx.lines_by(line_waste))
