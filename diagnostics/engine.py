@@ -332,7 +332,3 @@ def _rel(path: Path, base: Path | None) -> str | None:
         return (where.parent.resolve() / where.name).relative_to(Path(base).resolve()).as_posix()
     except (ValueError, OSError, RuntimeError):
         return None
-
-
-def lint_paths(paths: Iterable[str | Path], settings: Settings, workspace=None) -> list[FileResult]:
-    return [lint_file(f, settings, workspace) for f in iter_files(paths, settings)]

@@ -27,7 +27,6 @@ class Applicability(str, enum.Enum):
 
     SAFE = "safe"        # keeps behaviour (or keeps it within stated numerical error)
     UNSAFE = "unsafe"    # changes behaviour on purpose: offered in the editor, never by --fix
-    DISPLAY = "display"  # a suggestion to read, not to apply blindly
 
 
 @dataclass(frozen=True)

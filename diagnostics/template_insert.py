@@ -195,10 +195,3 @@ def template_insert_edits(text: str, template: Any, line: int, *, snippet: bool 
         lead = "\n" + lead
     edits.append(Edit.insert(at, 0, lead + "\n".join(body) + "\n" + trail))
     return edits
-
-
-def apply_template(text: str, template: Any, line: int, **placeholders: str) -> str:
-    """``text`` with the template inserted (plain text): what accepting the code action gives."""
-    from tritonify.diagnostics.fixes import apply_edits
-
-    return apply_edits(text, template_insert_edits(text, template, line, **placeholders))

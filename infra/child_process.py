@@ -1,7 +1,7 @@
 """Run a long job (benchmark, profile) in a child process that can be watched and stopped.
 
 The one place where Tritonify starts, watches, stops and classifies a child process: the language
-server (`run_job`, async), the command line (`run_job_blocking`) and the benchmark harness and its
+server (`run_job`, async) and the benchmark harness (with the CLI's `bench`) and its
 sweeps (`run_process`, from threads; `tritonify.kernels.bench.jobs`) all come here. Why a child
 process: a benchmark runs the user's kernels, which may crash the interpreter, exhaust memory or
 hang; none of that may take the caller down with it. So the child:
@@ -298,11 +298,6 @@ def run_process(
     else:
         status, message = describe_exit(rc if rc is not None else -1, list(tail), what)
     return JobResult(status, message, rc, stdout, list(tail), duration)
-
-
-def run_job_blocking(argv: Sequence[str], *, on_progress: ProgressCallback | None = None, **kwargs) -> JobResult:
-    """`run_job` for callers without an event loop (the command line); the same keywords."""
-    return run_process(argv, on_progress=_as_records(on_progress), **kwargs)
 
 
 # ---- the event loop's view --------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.fixes import apply_edits
 from tritonify.diagnostics.settings import Settings
+from tritonify.diagnostics.template_insert import template_insert_edits
 
 FIXTURES = Path(__file__).parent / "rules" / "fixtures"
 
@@ -33,3 +34,8 @@ def marked_lines(name: str, code: str) -> list[int]:
 def fixed(code: str, finding, which: int = 0) -> str:
     """The snippet after applying one of a finding's fixes."""
     return apply_edits(textwrap.dedent(code), finding.fixes[which].edits)
+
+
+def apply_template(text: str, template, line: int, **placeholders: str) -> str:
+    """`text` with the template inserted (plain text): what accepting the code action gives."""
+    return apply_edits(text, template_insert_edits(text, template, line, **placeholders))

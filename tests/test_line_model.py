@@ -60,7 +60,7 @@ def test_the_server_writes_edits_with_the_document_endings():
 
 def test_template_insertion_counts_lines_as_ast_does():
     """U+2028 in a comment above the insertion point must not move the template."""
-    from tritonify.diagnostics.template_insert import apply_template
+    from tests.lintutil import apply_template
 
     class Template:
         name = "t"

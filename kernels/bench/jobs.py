@@ -1,7 +1,7 @@
 """Jobs: JSON specs, each run in its own child process, with progress, cancel and a timeout.
 
-A sweep (shapes x candidates x configs) is a list of independent job specs; ``run_queue`` runs them
-one after another here, and a multi-GPU or multi-host scheduler can hand the same specs to other
+A sweep (shapes x candidates x configs) is a list of independent job specs; ``run_job`` runs one,
+and the sweep's pool (``tritonify.kernels.sweep``) or any multi-GPU or multi-host scheduler hands the specs to
 workers (give each job its own ``env``, e.g. ``{"CUDA_VISIBLE_DEVICES": "3"}``) without changing them.
 
 Job spec (a plain JSON object):
@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tritonify.infra.child_process import CANCELLED, NOT_STARTED, TIMEOUT, run_process, signal_name
@@ -131,12 +131,3 @@ def run_job(spec: dict, *, python: str | None = None, timeout: float | None = No
         message = _crash_message(ended.returncode, log)
         return {**base, "status": "crashed", "returncode": ended.returncode, "message": message,
                 "summary": f"CRASHED: {message}"}
-
-
-def run_queue(specs: Iterable[dict], *, runner: Callable[..., dict] = run_job, **options) -> Iterator[dict]:
-    """Run job specs one after another (each in its own child); yields each result as it ends.
-
-    A crash, hang or OOM in one job ends that job only; the queue goes on.
-    """
-    for spec in specs:
-        yield runner(spec, **options)

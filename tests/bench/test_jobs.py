@@ -71,5 +71,3 @@ def test_sweep_expands_to_independent_json_jobs():
     assert len(specs) == 8 and len({s["id"] for s in specs}) == 8
     assert specs[0]["shapes"] == [[1, 2]] and specs[0]["config"] == {"BLOCK": 64}
     assert set(specs[0]) == set(jobs.SPEC_FIELDS)
-    ran = list(jobs.run_queue(specs[:3], runner=lambda spec, **kw: {"job": spec["id"], "status": "ok"}))
-    assert [r["job"] for r in ran] == [s["id"] for s in specs[:3]]

@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 
 from tritonify.infra import child_process as jobs
-from tritonify.infra.child_process import run_job, run_job_blocking
+from tritonify.infra.child_process import run_job
 
 PY = sys.executable
+
+
+def run_job_blocking(argv, **kwargs):
+    """The server's `run_job`, driven to the end on an event loop of its own."""
+    return asyncio.run(run_job(argv, **kwargs))
 
 
 def _alive(pid: int) -> bool:

@@ -5,8 +5,10 @@ import ast
 from dataclasses import dataclass
 
 from tritonify.diagnostics.fixes import apply_edits
-from tritonify.diagnostics.template_insert import apply_template, template_insert_edits
+from tritonify.diagnostics.template_insert import template_insert_edits
 from tritonify.kernels.templates import get_template, list_templates
+
+from tests.lintutil import apply_template
 
 USER_FILE = '''"""My model."""
 from __future__ import annotations
