@@ -72,15 +72,15 @@ def test_sizes_reached_through_locals_and_ceil_div():
 
     @triton.autotune(configs=[triton.Config({"B": 64}), triton.Config({"B": 128})], key=["x"])
     @triton.jit
-    def k(p, x, seq_len, total, B: tl.constexpr):
-        hi = seq_len
+    def k(p, x, n_rows, total, B: tl.constexpr):
+        hi = n_rows
         for s in range(0, hi, B):
             tl.store(p + s, x)
         n_blocks = (total + B - 1) // B
         tl.store(p, n_blocks)
     """
     (f,) = lint(code, "TRI011")
-    assert "`seq_len`" in f.message and "`total`" in f.message
+    assert "`n_rows`" in f.message and "`total`" in f.message
 
 
 def test_key_from_module_constant_and_generated_configs():
@@ -166,3 +166,26 @@ def test_a_pointer_or_a_bound_built_from_keyed_sizes_is_not_a_missing_size():
         tl.store(out_ptr + pid, tl.max(acc))
     """
     assert lint(code, "TRI011") == []
+
+
+def test_a_sequence_length_left_out_of_the_key_is_deliberate():
+    # chunked linear-attention kernels key on the model sizes; T changes with every call
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(
+        configs=[triton.Config({"BT": 16}), triton.Config({"BT": 64})],
+        key=["BD"],
+    )
+    @triton.jit
+    def mix(x_ptr, T, BD: tl.constexpr, BT: tl.constexpr):
+        t = tl.program_id(0) * BT + tl.arange(0, BT)
+        d = tl.arange(0, BD)
+        m = (t[:, None] < T) & (d[None, :] < BD)
+        x = tl.load(x_ptr + t[:, None] * BD + d[None, :], mask=m, other=0.0)
+        tl.store(x_ptr + t[:, None] * BD + d[None, :], x * 2, mask=m)
+    """
+    assert lint(code, "TRI011") == []
+    rows = code.replace("T, BD", "n_rows, BD").replace("< T)", "< n_rows)")
+    assert len(lint(rows, "TRI011")) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -113,6 +114,13 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
     return found
 
 
+# A sequence length changes with every call (`T`, `seq_len`, `num_tokens`): keying on it would
+# re-tune on every new length, so libraries leave it out on purpose and key on the model sizes.
+_SEQUENCE = re.compile(r"^(T|L|S|N_CTX|n_ctx)$|seq_?len|token|^max_seq", re.IGNORECASE)
+# A value compared with data (`b_g > threshold`) is not a size at all.
+_VALUE = re.compile(r"thresh|eps|scale|alpha|beta|temperature|softcap|value|limit", re.IGNORECASE)
+
+
 def _bucketed(size: str, keyed: set[str | None]) -> bool:
     """The key holds a bucketed stand-in for the size (`M_CLOSEST`, `M_bucket`, `bucket_M` for `M`):
     the launcher rounds it so that the config is chosen per bucket, not per exact size."""
@@ -188,8 +196,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta, companions)
         flow = kernel_flow(ctx, kernel)  # bases of memory accesses (`cu_seqlens_ptr`): pointers, not sizes
         pointers = {r for a in flow.accesses if a.pointer is not None for r in flow.pointer_roots(a.pointer)}
-        missing = [n for n in sizes if n not in keyed and n not in pointers
-                   and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed]
+        missing = [n for n in sizes if n not in keyed and n not in pointers and not _SEQUENCE.match(n)
+                   and not _VALUE.search(n) and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed]
         written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
         fix_list = (
             [Fix(
