@@ -96,3 +96,10 @@ def test_shifted_and_scaled_values_keep_the_infinite_filler():
     negated = MAX.replace("tl.max(x * 2.0, axis=0)", "tl.max(-x, axis=0)")
     (g,) = lint(negated, "TRI014")
     assert g.fixes[0].applicability is Applicability.UNSAFE
+
+
+def test_the_rule_is_opt_in():
+    from tritonify.diagnostics.registry import all_rules
+
+    (rule,) = [r.rule for r in all_rules() if r.rule.code == "TRI014"]
+    assert rule.default is False

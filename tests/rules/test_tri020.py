@@ -164,3 +164,20 @@ def test_example_fires_on_each_construct():
 @needs_triton
 def test_example_does_not_compile():
     assert frontend_errors(EXAMPLE)["gather_abs_rows_kernel"] is not None
+
+
+def test_item_assignment_in_a_vendor_backend_file_is_that_forks_business():
+    # real-world class (round 1): flag-gems' Cambricon backend reduces with slice assignment,
+    # which Cambricon's Triton fork accepts; upstream Triton does not
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        t = tl.load(x_ptr + tl.arange(0, BLOCK))
+        t[: BLOCK // 2] = t[: BLOCK // 2] + t[BLOCK // 2:]
+        tl.store(x_ptr, tl.sum(t))
+    """
+    assert lint(code, "TRI020", path="flag_gems/runtime/backend/_cambricon/ops/prod.py") == []
+    assert len(lint(code, "TRI020", path="flag_gems/ops/prod.py")) == 1

@@ -256,6 +256,8 @@ class _KernelChecker:
         for target in targets:
             for node in walk_nodes(target):
                 if isinstance(node, ast.Subscript):
+                    if self.ctx.target.of(node) not in (None, "nvidia", "amd"):
+                        break  # a vendor fork (Cambricon's MLU Triton) supports slice assignment
                     yield self.ctx.finding(
                         node, "item assignment is not supported in Triton (\"__setitem__ is not supported in "
                               "triton\"): tensors and tuples are immutable; build a new value, e.g. "
