@@ -2,7 +2,7 @@
 
 The one place where Tritonify starts, watches, stops and classifies a child process: the language
 server (`run_job`, async) and the benchmark harness (with the CLI's `bench`) and its
-sweeps (`run_process`, from threads; `tritonify.kernels.bench.jobs`) all come here. Why a child
+sweeps (`run_process`, from threads; `tritonify.kernels.bench.bench_jobs`) all come here. Why a child
 process: a benchmark runs the user's kernels, which may crash the interpreter, exhaust memory or
 hang; none of that may take the caller down with it. So the child:
 

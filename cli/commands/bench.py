@@ -1,6 +1,6 @@
 """`tritonify bench FILE::KERNEL`: correctness first, then time against eager, torch.compile and Liger.
 
-The kernel runs in a child process (``tritonify.kernels.bench.jobs``) with the chosen interpreter; this
+The kernel runs in a child process (``tritonify.kernels.bench.bench_jobs``) with the chosen interpreter; this
 process only reads its JSON result, appends it to the lineage (``candidates.jsonl`` beside the kernel)
 and writes the reports (HTML + PNG). ``--format json`` prints one JSON object on stdout (the language
 server reads it) and progress as JSON lines on stderr.
@@ -106,7 +106,7 @@ def _write_contract(file: Path, kernel: str | None) -> int:
 
 
 def run(args) -> int:
-    from tritonify.kernels.bench import jobs, lineage, report
+    from tritonify.kernels.bench import bench_jobs, lineage, report
     from tritonify.kernels.bench.discovery import parse_target
     from tritonify.kernels.bench.environment import git_state
 
@@ -132,7 +132,7 @@ def run(args) -> int:
         return exit_codes.ERROR
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
     target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
-    spec = jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,
+    spec = bench_jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,
                          device=args.device, kind=kind, refresh_ceilings=args.refresh_ceilings,
                          env={"TRITON_INTERPRET": "1"} if args.interpret else None)
 
@@ -142,7 +142,7 @@ def run(args) -> int:
         from tritonify.kernels.sweep.cli import run_sweep
 
         return run_sweep(args, spec, file, kernel)
-    result = jobs.run_job(spec, python=args.python, timeout=args.timeout, on_progress=_progress_printer(args.format),
+    result = bench_jobs.run_job(spec, python=args.python, timeout=args.timeout, on_progress=_progress_printer(args.format),
                           on_log=(lambda line: print(line, file=sys.stderr)) if args.format == "table" else None)
     # Named relative to the kernel's folder, where the lineage lives, so any working directory agrees.
     result["target"] = f"{file.name}::{kernel}" if kernel else file.name

@@ -2,7 +2,7 @@
 
 The kernel is compiled for `--target` (default: the local GPU, else sm_90) by Triton in a child
 process running `--python` (default: this interpreter). Running the command is consent to run the
-file's imports and definitions (not its top-level program; see diagnostics/compile/worker.py).
+file's imports and definitions (not its top-level program; see diagnostics/compile/compile_child.py).
 Exit code: 0 clean, 1 when a config spills (CMP-K), has low occupancy (CMP-J) or does not compile
 (CMP-FAIL), 2 on bad input.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tritonify.infra.child_process import stop_group
 
-WORKER = Path(__file__).with_name("worker.py")
+WORKER = Path(__file__).with_name("compile_child.py")
 _RUNNING: set[subprocess.Popen] = set()
 _RUNNING_LOCK = threading.Lock()
 

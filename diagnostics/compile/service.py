@@ -5,7 +5,7 @@
     findings = inspect_findings(result, text)          # CMP-K / CMP-J / CMP-FAIL, with fixes
     view = assembly_view(result, "sass")              # text + per-line map for a read-only tab
 
-The kernel is compiled in a child process (runner.py, worker.py) with the user's interpreter,
+The kernel is compiled in a child process (runner.py, compile_child.py) with the user's interpreter,
 only when the caller says the workspace is trusted; results are cached (cache.py).
 """
 from __future__ import annotations
@@ -155,7 +155,7 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
     `specialization` replaces every inference with what a real launch compiled (gpu/compile/compare.py):
     `{"signature": {name: type}, "constexprs": {name: value}, "divisible": [names], "options": {...}}`.
 
-    `trusted` must be True: the worker runs the file's imports and definitions (see worker.py), or
+    `trusted` must be True: the worker runs the file's imports and definitions (see compile_child.py), or
     with `mode=SOURCE_ONLY` none of them, only Triton's compiler over the kernel's own source
     (kernel_source.py); a kernel that needs more is a result with error kind "not-inspected".
     The child is capped at `memory_bytes` of address space and `timeout` CPU seconds.

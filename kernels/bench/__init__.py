@@ -6,7 +6,7 @@ buffers, higher precision), then times the kernel and its baselines (PyTorch eag
 Liger-Kernel, any callable) with ``triton.testing.do_bench`` or CUDA-graph replay, and reports the
 throughput as a fraction of the GPU's measured copy bandwidth and bf16 matmul rate.
 
-User code always runs in a child process (``jobs.run_job``); the parent only reads JSON.
+User code always runs in a child process (``bench_jobs.run_job``); the parent only reads JSON.
 
 Modules, one job each:
   contract      the ``Contract`` type users write
@@ -18,8 +18,8 @@ Modules, one job each:
   environment   GPU name/driver/clocks/temperature (nvidia-ml-py), versions, git state
   baselines     eager / compile / liger / custom callables
   runner        one bench job, in process (what the child runs)
-  worker        ``python -m tritonify.kernels.bench.worker``: the child's entry point
-  jobs          job specs, the child-process runner (progress, cancel, timeout), the sweep queue
+  bench_child   ``python -m tritonify.kernels.bench.bench_child``: the child's entry point
+  bench_jobs    job specs and result files, one job run in a child (``tritonify.infra.child_process``)
   lineage       ``candidates.jsonl``: append-only history, promote/reject
   report        table (pandas), HTML, PNG chart, text, the one-line summary
   perf_report   run existing ``triton.testing.perf_report`` benchmarks as they are

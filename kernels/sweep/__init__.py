@@ -1,6 +1,6 @@
 """Benchmark sweeps spread over every GPU of a host, or over a Ray cluster, into one report and one lineage.
 
-A sweep is the harness's job queue (``tritonify.kernels.bench.jobs``: JSON specs, each run in its own
+A sweep is the harness's job queue (``tritonify.kernels.bench.bench_jobs``: JSON specs, each run in its own
 child process by ``run_job``). This package only decides *where* each job runs and *how* the results
 are merged; measuring stays in the harness.
 

@@ -1,6 +1,6 @@
 """``tritonify bench FILE::KERNEL --gpus all|0,1|cpu:N`` or ``--ray ADDRESS``: the bench run as a sweep.
 
-The command's single job is split into one job per shape (``jobs.expand_sweep``), spread over the
+The command's single job is split into one job per shape (``bench_jobs.expand_sweep``), spread over the
 chosen GPUs (``pool``) or a Ray cluster (``ray_backend``), recorded one lineage record per job (each
 under its idempotency key) and merged into one report. ``bench.run`` hands over here when either
 option is given; everything else (parsing the target, the job spec) stays there.
@@ -67,7 +67,7 @@ def _announce(fmt: str, total: int):
 
 def run_sweep(args, spec: dict, file: Path, kernel: str | None) -> int:
     """Run ``spec`` as a sweep over ``--gpus`` or ``--ray``; print and record like a plain bench run."""
-    from tritonify.kernels.bench import jobs, lineage, report
+    from tritonify.kernels.bench import bench_jobs, lineage, report
     from tritonify.kernels.bench.environment import git_state
 
     if spec["kind"] != "bench":
@@ -87,7 +87,7 @@ def run_sweep(args, spec: dict, file: Path, kernel: str | None) -> int:
         print(f"tritonify: {note}", file=sys.stderr)
     shapes = spec["shapes"] or static_shapes(file, kernel)
     common = {k: spec[k] for k in ("baselines", "timer", "seed", "checks", "device", "env", "kind", "refresh_ceilings")}
-    specs = jobs.expand_sweep([spec["target"]], shapes=[tuple(s) for s in shapes] if shapes else None, **common)
+    specs = bench_jobs.expand_sweep([spec["target"]], shapes=[tuple(s) for s in shapes] if shapes else None, **common)
     display = f"{file.name}::{kernel}" if kernel else file.name
     path = None if args.no_lineage else (Path(args.lineage) if args.lineage else lineage.default_path(file))
     recorder = Recorder(path, name=args.name, parent=args.parent, git=git_state(file), target=display)

@@ -1,7 +1,7 @@
 """One host: a sweep's jobs spread over its device slots, pulled from one shared queue.
 
 Each slot has a dispatcher thread that takes the next job from the queue and runs it with the
-harness's ``jobs.run_job``: a child process pinned to the slot by ``CUDA_VISIBLE_DEVICES``. So each
+harness's ``bench_jobs.run_job``: a child process pinned to the slot by ``CUDA_VISIBLE_DEVICES``. So each
 GPU has one worker process at a time, and a fresh one per job, so that a kernel that loses its CUDA
 context cannot poison the next job. A fast slot simply takes more jobs.
 
@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 from tritonify.kernels.sweep.devices import Slot
 from tritonify.kernels.sweep.merge import Recorder, settle
 
@@ -71,7 +71,7 @@ class _Queue:
 
 
 def run_pool(specs: list[dict], slots: list[Slot], *, sweep_id: str, recorder: Recorder | None = None,
-             max_attempts: int = 2, runner: Callable[..., dict] = jobs.run_job,
+             max_attempts: int = 2, runner: Callable[..., dict] = bench_jobs.run_job,
              on_result: Callable[[dict], None] | None = None, **run_options) -> list[dict]:
     """Run every spec on the slots; returns the results in the order of ``specs``.
 

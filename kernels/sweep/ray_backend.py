@@ -5,7 +5,7 @@ belongs to, ``ray://HOST:10001`` for a remote one, ``local`` to start a private 
 optional dependency, imported only here and only when asked for.
 
 Each task asks Ray for ``num_gpus=1`` (Ray then sets ``CUDA_VISIBLE_DEVICES`` to the GPU it granted)
-and runs the job with the harness's ``jobs.run_job``: a child process, as on one host. The task
+and runs the job with the harness's ``bench_jobs.run_job``: a child process, as on one host. The task
 returns the result with its placement (host, Ray node, the pinning, the GPU model from NVML).
 
 Lost workers: when a task's Ray worker dies, Ray runs the task again elsewhere (``max_retries``); when
@@ -19,7 +19,7 @@ import os
 import socket
 from collections.abc import Callable
 
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 from tritonify.kernels.sweep.merge import Recorder, settle
 from tritonify.kernels.sweep.pool import is_lost
 
@@ -55,7 +55,7 @@ def _run_task(spec: dict, python: str | None, timeout: float | None) -> dict:
     import ray
 
     gpu_ids = list(ray.get_gpu_ids())
-    result = jobs.run_job(spec, python=python, timeout=timeout)
+    result = bench_jobs.run_job(spec, python=python, timeout=timeout)
     if is_lost(result):
         raise LostWorker(result.get("message", "the job's process was killed"))
     result["placement"] = {

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 
 from tests.bench.conftest import write_case
 
@@ -58,7 +58,7 @@ def test_example_kernel_against_eager_compile_and_liger(tmp_path):
 
 def test_unwritten_output_on_the_gpu_is_incorrect_and_not_timed(tmp_path):
     kernel = write_case(tmp_path, "skip_last", module="affine_gpu_skip")
-    result = jobs.run_job(jobs.job_spec(f"{kernel}::affine_kernel", baselines=["eager"], shapes=[[256, 1000]]),
+    result = bench_jobs.run_job(bench_jobs.job_spec(f"{kernel}::affine_kernel", baselines=["eager"], shapes=[[256, 1000]]),
                           timeout=300, env={"TRITON_INTERPRET": "0"})
     assert result["status"] == "incorrect", result.get("message")
     k = result["shapes"][0]["results"]["kernel"]
@@ -92,7 +92,7 @@ CONTRACT = Contract(kernel="far_store_kernel", entry=far_store, reference=lambda
 
 def test_illegal_address_ends_the_run_with_a_clear_message(tmp_path):
     (tmp_path / "far.py").write_text(ILLEGAL)
-    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'far.py'}::far_store_kernel", baselines=["eager"]),
+    result = bench_jobs.run_job(bench_jobs.job_spec(f"{tmp_path / 'far.py'}::far_store_kernel", baselines=["eager"]),
                           timeout=300, env={"TRITON_INTERPRET": "0"})
     assert result["status"] == "crashed", result
     assert "illegal" in result["message"].lower()
@@ -133,7 +133,7 @@ def test_a_baseline_that_cannot_be_captured_does_not_break_the_next_shape(tmp_pa
     """Seen on the H200 with Liger's cross-entropy: its failed graph capture left the CUDA generator
     marked as capturing, and every later random input failed. Both shapes must be measured."""
     (tmp_path / "sync.py").write_text(SYNCING_BASELINE)
-    result = jobs.run_job(jobs.job_spec(f"{tmp_path / 'sync.py'}::double_kernel", baselines=["syncing"]),
+    result = bench_jobs.run_job(bench_jobs.job_spec(f"{tmp_path / 'sync.py'}::double_kernel", baselines=["syncing"]),
                           timeout=300, env={"TRITON_INTERPRET": "0"})
     assert result["status"] == "ok", result.get("message")
     assert len(result["shapes"]) == 2

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 from tritonify.kernels.sweep.devices import cpu_slots
 from tritonify.kernels.sweep.merge import Recorder
 from tritonify.kernels.sweep.pool import is_lost, run_pool
@@ -26,7 +26,7 @@ def test_is_lost_only_for_kills_from_outside():
 
 
 def test_every_job_runs_once_pinned_and_is_recorded_once(tmp_path):
-    specs = jobs.expand_sweep(["/k.py::k"], shapes=[(i, 8) for i in range(1, 9)], timer="none")
+    specs = bench_jobs.expand_sweep(["/k.py::k"], shapes=[(i, 8) for i in range(1, 9)], timer="none")
     lock, calls = threading.Lock(), []
 
     def runner(spec, env, **_):
@@ -45,7 +45,7 @@ def test_every_job_runs_once_pinned_and_is_recorded_once(tmp_path):
 
 
 def test_a_lost_worker_is_retried_on_the_other_slot_a_kernel_crash_is_not(tmp_path):
-    specs = jobs.expand_sweep(["/k.py::k"], shapes=[(1, 8), (2, 8), (3, 8)], timer="none")
+    specs = bench_jobs.expand_sweep(["/k.py::k"], shapes=[(1, 8), (2, 8), (3, 8)], timer="none")
     lost_id, segv_id = specs[0]["id"], specs[1]["id"]
     runs = []
 
@@ -70,7 +70,7 @@ def test_a_lost_worker_is_retried_on_the_other_slot_a_kernel_crash_is_not(tmp_pa
 
 
 def test_a_job_lost_on_every_attempt_ends_with_a_message_and_one_record(tmp_path):
-    spec = jobs.job_spec("/k.py::k", timer="none")
+    spec = bench_jobs.job_spec("/k.py::k", timer="none")
     path = tmp_path / "candidates.jsonl"
     results = run_pool([spec], cpu_slots(2), sweep_id="s", recorder=Recorder(path), max_attempts=2,
                        runner=lambda spec, env, **_: _killed(spec, 9))
@@ -83,7 +83,7 @@ def test_a_runner_exception_becomes_an_error_result_not_a_stalled_sweep():
     def runner(spec, env, **_):
         raise OSError("no such interpreter")
 
-    results = run_pool([jobs.job_spec("/k.py::k")], cpu_slots(1), sweep_id="s", runner=runner)
+    results = run_pool([bench_jobs.job_spec("/k.py::k")], cpu_slots(1), sweep_id="s", runner=runner)
     assert results[0]["status"] == "error" and "OSError: no such interpreter" in results[0]["message"]
 
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 from tritonify.kernels.sweep.devices import cpu_slots
 from tritonify.kernels.sweep.merge import Recorder, merged_result
 from tritonify.kernels.sweep.pool import run_pool
@@ -20,7 +20,7 @@ from tests.sweep.conftest import kill_quietly, lineage_lines, wait_for_pids
 
 def test_two_slots_a_killed_worker_is_retried_elsewhere_and_recorded_once(sweep_case, tmp_path):
     kernel, env, seen, marker = sweep_case
-    specs = jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(2, 8), (3, 8), (4, 8)], baselines=["eager"],
+    specs = bench_jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(2, 8), (3, 8), (4, 8)], baselines=["eager"],
                               timer="none", device="cpu", env=env)
     hanging = specs[1]["id"]                       # shape 3x8 hangs on its first attempt
     killed = {}

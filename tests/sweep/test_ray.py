@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 pytest.importorskip("triton")
 ray = pytest.importorskip("ray")
 
-from tritonify.kernels.bench import jobs
+from tritonify.kernels.bench import bench_jobs
 from tritonify.kernels.sweep import ray_backend
 from tritonify.kernels.sweep.merge import Recorder
 from tritonify.kernels.sweep.ray_backend import run_ray
@@ -28,7 +28,7 @@ def local_ray():
 
 def test_a_killed_ray_worker_is_retried_and_its_job_recorded_once(local_ray, sweep_case, tmp_path):
     kernel, env, _seen, marker = sweep_case
-    specs = jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(3, 8), (2, 8)], baselines=["eager"],
+    specs = bench_jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(3, 8), (2, 8)], baselines=["eager"],
                               timer="none", device="cpu", env=env)
     killed = {}
 

@@ -1,6 +1,6 @@
 """One device run of the benchmark harness over the templates (not a test: run by run_on_h200.sh).
 
-Each template is one harness job (``jobs.run_job``: its own child process, as ``tritonify bench`` runs
+Each template is one harness job (``bench_jobs.run_job``: its own child process, as ``tritonify bench`` runs
 it), against eager PyTorch, ``torch.compile`` and Liger-Kernel where Liger has the op, at one large
 shape. One process per template matters: a baseline whose CUDA-graph capture fails can leave that
 process's CUDA state unusable for what follows (seen with Liger's cross-entropy). Results go to ``$OUT/templates_h200.jsonl`` one line per template as each finishes, so a
@@ -34,7 +34,7 @@ PLAN = {
 
 
 def main(argv: list[str]) -> int:
-    from tritonify.kernels.bench.jobs import job_spec, run_job
+    from tritonify.kernels.bench.bench_jobs import job_spec, run_job
 
     budget = float(argv[0]) if argv else 150.0
     names = argv[1:] or list(PLAN)

@@ -1,7 +1,7 @@
 """The compile worker: runs in a child process, under the user's Python, and imports only the
 standard library and Triton (not tritonify, which that interpreter may lack).
 
-    python worker.py REQUEST.json  ->  one JSON object on stdout (the last line)
+    python compile_child.py REQUEST.json  ->  one JSON object on stdout (the last line)
 
 Two modes (request "mode"):
   * "source" (what the language server uses on open and save): nothing of the file runs. The

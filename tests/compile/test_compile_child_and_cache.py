@@ -2,7 +2,7 @@
 import ast
 import textwrap
 
-from tritonify.diagnostics.compile import worker
+from tritonify.diagnostics.compile import compile_child as worker
 from tritonify.diagnostics.compile.cache import (
     definitions_digest,
     load,

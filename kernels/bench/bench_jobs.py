@@ -103,7 +103,7 @@ def run_job(spec: dict, *, python: str | None = None, timeout: float | None = No
     with tempfile.TemporaryDirectory(prefix="tritonify-job-") as tmp:
         spec_path, result_path = Path(tmp, "spec.json"), Path(tmp, "result.json")
         spec_path.write_text(json.dumps(spec))
-        ended = run_process([python, "-m", "tritonify.kernels.bench.worker", str(spec_path), str(result_path)],
+        ended = run_process([python, "-m", "tritonify.kernels.bench.bench_child", str(spec_path), str(result_path)],
                             what="the benchmark", timeout_s=timeout, on_progress=on_progress, on_line=on_log,
                             cancelled=cancel.is_set if cancel is not None else None, cwd=cwd, env=child_env,
                             merge_output=True, tail_lines=LOG_LINES, kill_grace_s=0)

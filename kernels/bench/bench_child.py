@@ -1,4 +1,4 @@
-"""The child process: ``python -m tritonify.kernels.bench.worker SPEC.json RESULT.json``.
+"""The child process: ``python -m tritonify.kernels.bench.bench_child SPEC.json RESULT.json``.
 
 Runs one job (``runner.run_bench``) and writes its result to RESULT.json (atomically: a temporary
 file, then a rename), so the parent never reads half a result. Progress goes to stderr as JSON lines
@@ -28,7 +28,7 @@ ENGINE_PACKAGES = ("torch", "triton")
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m tritonify.kernels.bench.worker SPEC.json RESULT.json", file=sys.stderr)
+        print("usage: python -m tritonify.kernels.bench.bench_child SPEC.json RESULT.json", file=sys.stderr)
         return 2
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     try:
