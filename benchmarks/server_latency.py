@@ -82,8 +82,8 @@ def make_file(lines: int) -> str:
 class Client:
     """A plain stdio JSON-RPC client (no pygls)."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "tritonify.server"], stdin=subprocess.PIPE,
+    def __init__(self, command: list[str] | None = None):
+        self.proc = subprocess.Popen(command or [sys.executable, "-m", "tritonify.server"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.cond = threading.Condition()
         self.responses: dict = {}

@@ -39,6 +39,27 @@ class Page:
         return self.path.as_uri()
 
 
+def page_summary(page: Page, limit: int = 600) -> str:
+    """The page in short: the first paragraph of its first section (for a rule page, "What it
+    detects"), cut at a sentence when longer than `limit`."""
+    lines = page.text.splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith("## ")), 0)
+    para: list[str] = []
+    for line in lines[start:]:
+        if not line.strip():
+            if para:
+                break
+            continue
+        if line.startswith(("#", "```")):
+            break
+        para.append(line.strip())
+    text = " ".join(para)
+    if len(text) > limit:
+        cut = text.rfind(". ", 0, limit)
+        text = text[: cut + 1] if cut > 0 else text[:limit].rsplit(" ", 1)[0] + " …"
+    return text
+
+
 def rule_code_at(line_text: str, column: int) -> str | None:
     """A registered rule code (e.g. TRI001) that the 0-based `column` of the line falls on."""
     for m in CODE_RE.finditer(line_text):

@@ -35,6 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const hooks = {
         onState: (state: 'starting' | 'running' | 'stopped' | 'failed') =>
             status.setState(state === 'running' && !vscode.workspace.isTrusted ? 'untrusted' : state),
+        onLintBusy: (params: { uri: string; busy: boolean }) => status.lintBusy(params.uri, params.busy),
         onCommand: (command: string, args: unknown[]) => {
             const [, kernel, kindArg] = args as [unknown, unknown, unknown];
             const kernelName = typeof kernel === 'string' ? kernel : 'kernel';

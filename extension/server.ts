@@ -25,6 +25,7 @@ import {
 } from 'vscode-languageclient/node';
 import { serverCommand, ServerCommand } from './commandLine';
 import { log, traceError, traceInfo } from './log';
+import { LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
 import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python';
 import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
@@ -45,6 +46,8 @@ export interface ServerHooks {
     /** A server command (benchmark / profile / showResult / showAssembly) is about to run; returns its completion callback. */
     onCommand(command: string, args: unknown[]): ((result: unknown) => void) | undefined;
     onState(state: 'starting' | 'running' | 'stopped' | 'failed'): void;
+    /** The server's `tritonify/lintBusy` notification (a lint running longer than 300 ms, then done). */
+    onLintBusy?(params: LintBusyParams): void;
 }
 
 export function currentSettings(): ExtensionSettings {
@@ -200,6 +203,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
             hooks.onState('stopped');
         }
     });
+    client.onNotification(LINT_BUSY_NOTIFICATION, (params: LintBusyParams) => hooks.onLintBusy?.(params));
     try {
         await client.start();
     } catch (error) {

@@ -26,7 +26,8 @@ export function formatElapsed(ms: number): string {
     return m > 0 ? `${m}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
-export function statusText(state: ServerState, jobs: RunningJob[], now: number): { text: string; tooltip: string } {
+/** `linting`: the files (names) whose lint has run longer than the server's busy threshold. */
+export function statusText(state: ServerState, jobs: RunningJob[], now: number, linting: string[] = []): { text: string; tooltip: string } {
     if (jobs.length > 0) {
         const job = jobs[0];
         const more = jobs.length > 1 ? ` (+${jobs.length - 1})` : '';
@@ -34,6 +35,9 @@ export function statusText(state: ServerState, jobs: RunningJob[], now: number):
             text: `$(sync~spin) Tritonify: ${job.kind} ${job.kernel} ${formatElapsed(now - job.startedAt)}${more}`,
             tooltip: jobs.map((j) => `${j.kind} of ${j.kernel}: running for ${formatElapsed(now - j.startedAt)}`).join('\n'),
         };
+    }
+    if (linting.length > 0 && state === 'running' || linting.length > 0 && state === 'untrusted') {
+        return { text: '$(loading~spin) Tritonify', tooltip: `Tritonify: linting ${linting.join(', ')}` };
     }
     const tooltip = {
         starting: 'Tritonify: the language server is starting',
@@ -48,6 +52,7 @@ export function statusText(state: ServerState, jobs: RunningJob[], now: number):
 export class ServerStatus {
     private state: ServerState = 'starting';
     private jobs: RunningJob[] = [];
+    private linting = new Map<string, string>();   // uri -> file name, while its lint is long
     private timer: ReturnType<typeof setInterval> | undefined;
 
     constructor(private readonly item: StatusBarItem) {
@@ -76,8 +81,18 @@ export class ServerStatus {
         this.render();
     }
 
+    /** The server's `tritonify/lintBusy` notification. */
+    lintBusy(uri: string, busy: boolean): void {
+        if (busy) {
+            this.linting.set(uri, uri.split('/').pop() || uri);
+        } else {
+            this.linting.delete(uri);
+        }
+        this.render();
+    }
+
     private render(): void {
-        const { text, tooltip } = statusText(this.state, this.jobs, Date.now());
+        const { text, tooltip } = statusText(this.state, this.jobs, Date.now(), [...this.linting.values()]);
         this.item.text = text;
         this.item.tooltip = tooltip;
     }

@@ -50,6 +50,8 @@ class Analysis:
     settings: Settings
     result: FileResult
     kernels: list[KernelSpan]
+    exact: bool = True      # False: some findings carried over from an earlier version (incremental)
+    base: object = None     # mode "base": the incremental.Previous another worker may adopt
 
     @property
     def findings(self):
@@ -70,13 +72,21 @@ class Analysis:
 
 
 async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
-                  encoding, timeout_s: float) -> Analysis:
-    """Lint `text` in the worker process (never imports or runs it) and wrap the result."""
+                  encoding, timeout_s: float, mode: str = "full") -> Analysis:
+    """Lint `text` in the worker process (never imports or runs it) and wrap the result.
+    `mode` "incremental" re-lints only the kernels changed since that worker's last lint."""
     linted = without_bom(text)
-    result, kernels = await worker.lint(linted, path, settings, timeout_s)
+    result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode)
     if linted is not text:
         result = _shift_line_one(result)
-    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels)
+    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels, exact, base)
+
+
+async def adopt(worker: LintWorker, analysis: Analysis, timeout_s: float) -> None:
+    """Give `worker` the base of an exact analysis (mode "base", made by another worker): its
+    next incremental lint of that document carries over those findings."""
+    if analysis.base is not None:
+        await worker.request("", analysis.path, analysis.settings, timeout_s, "adopt", analysis.base)
 
 
 class AnalysisCache:

@@ -33,7 +33,7 @@ from pygls.protocol.language_server import lsp_method
 
 from tritonify.infra.version import __version__
 from tritonify.diagnostics.settings import Settings
-from tritonify.server.analysis import Analysis, AnalysisCache, analyse
+from tritonify.server.analysis import Analysis, AnalysisCache, adopt, analyse
 from tritonify.server.lint_worker import LintWorker
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
@@ -44,6 +44,7 @@ log = logging.getLogger("tritonify.server")
 CONFIG_TIMEOUT_S = 2.0
 REQUEST_WAIT_S = 3.0      # longest a request waits for its document's analysis
 LARGE_CHARS = 500_000     # documents this large are linted by a worker of their own
+SENT_TO_CLIENT = "tritonify_sent_to_client"   # a log record the client got as window/logMessage
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 
@@ -144,6 +145,7 @@ class TritonifyServer(LanguageServer):
         self.analyses = AnalysisCache()
         self.lint_worker = LintWorker()
         self.large_lint_worker = LintWorker()   # documents over LARGE_CHARS: they never hold up the others
+        self.exact_lint_worker = LintWorker()   # full lints confirming an incremental one, off the typing path
         self._inflight: dict[tuple[str, int | None], asyncio.Task] = {}
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
@@ -156,8 +158,10 @@ class TritonifyServer(LanguageServer):
 
     # ---- logging ---------------------------------------------------------------------------
     def log(self, level: types.MessageType, message: str) -> None:
-        """window/logMessage, never raising (the client may be gone)."""
-        getattr(log, {1: "error", 2: "warning"}.get(int(level), "info"))(message)
+        """window/logMessage, never raising (the client may be gone). The line also goes to the
+        Python log (a --log-file), not to stderr: an editor shows stderr in the same log as
+        window/logMessage, and each line would appear twice (StderrFilter)."""
+        getattr(log, {1: "error", 2: "warning"}.get(int(level), "info"))(message, extra={SENT_TO_CLIENT: True})
         try:
             self.window_log_message(types.LogMessageParams(type=level, message=message))
         except Exception:  # pragma: no cover - nothing left to tell
@@ -312,24 +316,42 @@ class TritonifyServer(LanguageServer):
         task = self._inflight.get(key)
         if task is not None and not task.cancelled():
             return task
-        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path))
+        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental"))
         self._inflight[key] = task
         task.add_done_callback(lambda t: self._inflight.pop(key, None) if self._inflight.get(key) is t else None)
         task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
-    async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str) -> Analysis:
-        analysis = await self.analyse(uri, version, text, path)
+    async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str,
+                                mode: str = "full") -> Analysis:
+        analysis = await self.analyse(uri, version, text, path, mode=mode)
         doc = open_document(self, uri)
         if doc is not None and doc.version == version:
             self.analyses.put(analysis)
         return analysis
 
-    async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None) -> Analysis:
+    async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
+                      mode: str = "full") -> Analysis:
         settings = settings if settings is not None else self.lint_settings_for(uri, path)
         worker = self.large_lint_worker if len(text) > LARGE_CHARS else self.lint_worker
         return await analyse(worker, uri, version, text, path, settings, self.position_encoding,
-                             self.settings_for(uri).lint_timeout_s)
+                             self.settings_for(uri).lint_timeout_s, mode)
+
+    async def exact_analysis(self, uri: str, version: int | None, text: str, path: str) -> Analysis:
+        """A full lint of (uri, version) in the worker kept for those, so that it never holds up
+        the incremental lints of typing; the typing worker then carries over its findings."""
+        timeout_s = self.settings_for(uri).lint_timeout_s
+        analysis = await analyse(self.exact_lint_worker, uri, version, text, path, self.lint_settings_for(uri, path),
+                                 self.position_encoding, timeout_s, "base")
+        if len(text) <= LARGE_CHARS:
+            # shielded: cancelling the caller must not stop the typing worker (it would restart)
+            await asyncio.shield(adopt(self.lint_worker, analysis, timeout_s))
+        analysis.base = None
+        return analysis
+
+    @property
+    def lint_workers(self) -> tuple[LintWorker, ...]:
+        return (self.lint_worker, self.large_lint_worker, self.exact_lint_worker)
 
     # ---- diagnostics per source ------------------------------------------------------------
     def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
@@ -345,8 +367,8 @@ class TritonifyServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def shutdown(self):
-        self.lint_worker.kill()
-        self.large_lint_worker.kill()
+        for worker in self.lint_workers:
+            worker.kill()
         super().shutdown()
 
 
@@ -408,8 +430,8 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @server.feature(types.SHUTDOWN)
     @guarded(server, "shutdown")
     def shutdown(params=None):
-        server.lint_worker.kill()
-        server.large_lint_worker.kill()
+        for worker in server.lint_workers:
+            worker.kill()
         for callback in server.on_shutdown:
             try:
                 callback()
@@ -426,8 +448,8 @@ def _register_exit(server: TritonifyServer) -> None:
         would wait with it."""
         code = 0 if server.protocol._shutdown else 1
         try:
-            server.lint_worker.kill()
-            server.large_lint_worker.kill()
+            for worker in server.lint_workers:
+                worker.kill()
             for callback in server.on_shutdown:
                 callback()
             sys.stdout.flush()
@@ -460,8 +482,21 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args)
 
 
+class StderrFilter(logging.Filter):
+    """What stderr does not repeat: lines the client already got through window/logMessage, and
+    pygls' warning for a `$/cancelRequest` of a request already answered (clients send those
+    routinely; nothing is wrong)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, SENT_TO_CLIENT, False):
+            return False
+        return not (record.name.startswith("pygls") and str(record.msg).startswith("Cancel notification for unknown message id"))
+
+
 def serve(args) -> int:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.addFilter(StderrFilter())
+    handlers: list[logging.Handler] = [stderr]
     if getattr(args, "log_file", None):
         try:
             handlers.append(logging.FileHandler(args.log_file, encoding="utf-8"))

@@ -1,14 +1,27 @@
 """Live diagnostics: lint on open, while typing (debounced) and on save; clear on close.
 
-While typing, each change restarts a per-document timer (DEBOUNCE_S); when it fires, the
-text of that moment is linted in a worker thread, and the result is published only if the
-document still has that version (a result for a stale version is dropped, never shown).
+While typing, each change restarts a per-document timer; when it fires, the version of that
+moment is linted (or its lint, already under way, awaited) and published, only if the document
+still has that version (a result for a stale version is dropped, never shown). The timer,
+DEBOUNCE_S, is a pause a little longer than the gap between keys of someone typing. A document
+whose last lint took at most LINT_AHEAD_S is also linted at once on each change (a lint that
+ends goes on with the newest text); a slower one is linted only once the timer fires, so that
+no lint of a version the next key supersedes holds up the lint of the last one (a lint under
+way in the worker cannot be stopped without restarting it).
+
+A lint while typing is incremental (diagnostics.incremental: only the kernels the edit
+touched are linted again, the others' findings carried over). Once typing pauses for
+CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
+replace the incremental ones; the next edit cancels it (its worker is stopped). A lint that
+runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false
+when its diagnostics are out), for the client's status item.
 Each diagnostic carries `source` "tritonify", its `code`, a `codeDescription` link to the
 rule's page, and `data` with its fixes (so a client can apply them without asking again).
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -22,7 +35,12 @@ from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex
 from tritonify.server.settings import RUN_ON_SAVE
 
-DEBOUNCE_S = 0.3
+DEBOUNCE_S = 0.1          # longer than the gap between keys of someone typing
+LINT_AHEAD_S = 0.07       # a document whose last lint took at most this is linted on each change
+CONFIRM_IDLE_S = 0.75
+_PROTOCOL = json.loads((Path(__file__).parent / "protocol.json").read_text(encoding="utf-8"))   # shared with the client
+BUSY_AFTER_S = _PROTOCOL["busyAfterMs"] / 1000
+BUSY_NOTIFICATION = _PROTOCOL["lintBusyNotification"]
 SOURCE = "tritonify"
 
 _SEVERITY = {
@@ -57,11 +75,29 @@ def doc_url(code: str, fallback: str | None) -> str | None:
     return None
 
 
+ROW_CHARS = 100   # what a Problems row shows without cutting; the whole message is in the hover
+_CLAUSE_ENDS = (": ", "; ", ". ", " (")
+
+
+def row_message(message: str, limit: int = ROW_CHARS) -> str:
+    """The message as a Problems row shows it: whole when it fits `limit`, else cut at the
+    last clause end (`: `, `; `, `. `, ` (`) that fits, or at a word, marked with an ellipsis."""
+    if len(message) <= limit:
+        return message
+    head = message[: limit - 1]
+    cut = max(head.rfind(end) for end in _CLAUSE_ENDS)
+    if cut < limit // 3:
+        cut = head.rfind(" ")
+    if cut <= 0:
+        cut = limit - 1
+    return head[:cut].rstrip(" :;,.(") + "…"
+
+
 def to_diagnostic(finding: Finding, index: LineIndex) -> types.Diagnostic:
     href = doc_url(finding.code, finding.url)
     return types.Diagnostic(
         range=index.range(finding.line, finding.column, finding.end_line, finding.end_column),
-        message=finding.message,
+        message=row_message(finding.message),
         severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=href) if href else None,
@@ -79,7 +115,63 @@ class DiagnosticsFeature:
         self.server = server
         self._pending: dict[str, asyncio.Task] = {}
         self._prelints: dict[str, asyncio.Task] = {}
+        self._confirms: dict[str, asyncio.Task] = {}
+        self._busy: set[str] = set()
+        self.lint_seconds: dict[str, float] = {}   # uri -> how long its last lint took
         self.last_publish: dict[str, float] = {}   # uri -> monotonic time of the last publish (benchmarks)
+
+    def lints_ahead(self, uri: str) -> bool:
+        last = self.lint_seconds.get(uri)
+        return last is None or last <= LINT_AHEAD_S
+
+    # ---- the busy state (tritonify/lintBusy) ----------------------------------------------
+    def _set_busy(self, uri: str, busy: bool) -> None:
+        if busy == (uri in self._busy):
+            return
+        (self._busy.add if busy else self._busy.discard)(uri)
+        try:
+            self.server.protocol.notify(BUSY_NOTIFICATION, {"uri": uri, "busy": busy})
+        except Exception:  # noqa: S110 - the client may be gone; the status item is cosmetic
+            pass
+
+    async def _timed(self, uri: str, awaitable):
+        """Await a lint; tell the client it is busy if that takes longer than BUSY_AFTER_S."""
+        handle = asyncio.get_running_loop().call_later(BUSY_AFTER_S, self._set_busy, uri, True)
+        started = time.monotonic()
+        try:
+            return await awaitable
+        finally:
+            handle.cancel()
+            self.lint_seconds[uri] = time.monotonic() - started
+
+    # ---- the full lint once typing pauses -----------------------------------------------------
+    def cancel_confirm(self, uri: str) -> None:
+        task = self._confirms.pop(uri, None)
+        if task is not None and not task.done():
+            task.cancel()   # a lint in flight is stopped with its worker (LintWorker.request)
+
+    def confirm_later(self, uri: str, version: int | None) -> None:
+        self.cancel_confirm(uri)
+        self._confirms[uri] = asyncio.ensure_future(self._confirm(uri, version))
+
+    async def _confirm(self, uri: str, version: int | None) -> None:
+        try:
+            await asyncio.sleep(CONFIRM_IDLE_S)
+            doc = open_document(self.server, uri)
+            path = lint_path(doc) if doc is not None else None
+            if path is None or doc.version != version:
+                return
+            exact = await self.server.exact_analysis(doc.uri, version, doc.source, path)
+            now = open_document(self.server, uri)
+            if now is None or now.version != version:
+                return
+            self.server.analyses.put(exact)
+            self.server.set_diagnostics("lint", doc.uri, diagnostics_of(exact), version)
+            self.last_publish[doc.uri] = time.monotonic()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self.server.log(types.MessageType.Warning, f"the full lint of {uri} failed: {exc!r}")
 
     # ---- scheduling -----------------------------------------------------------------------
     def schedule(self, uri: str, delay: float) -> None:
@@ -104,7 +196,7 @@ class DiagnosticsFeature:
                     return
                 version, text = doc.version, doc.source
                 if self.server.analyses.get(doc.uri, version, text) is None:
-                    await asyncio.shield(self.server.analysis_task(doc.uri, version, text, path))
+                    await self._timed(uri, asyncio.shield(self.server.analysis_task(doc.uri, version, text, path)))
                 now = open_document(self.server, uri)
                 if now is None or now.version == version:
                     return
@@ -117,6 +209,8 @@ class DiagnosticsFeature:
         task = self._pending.pop(uri, None)
         if task is not None:
             task.cancel()
+        self.cancel_confirm(uri)
+        self._set_busy(uri, False)
 
     async def _lint_later(self, uri: str, delay: float) -> None:
         try:
@@ -144,7 +238,7 @@ class DiagnosticsFeature:
         version, text = doc.version, doc.source
         hit = server.analyses.get(doc.uri, version, text)
         if hit is None:
-            hit = await asyncio.shield(server.analysis_task(doc.uri, version, text, path))
+            hit = await self._timed(uri, asyncio.shield(server.analysis_task(doc.uri, version, text, path)))
         now = open_document(server, uri)
         if now is None or now.version != version:
             return  # closed or edited meanwhile: this result is stale
@@ -153,6 +247,9 @@ class DiagnosticsFeature:
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
         self.last_publish[doc.uri] = time.monotonic()
+        self._set_busy(doc.uri, False)
+        if not hit.exact:
+            self.confirm_later(doc.uri, version)
         if hit.result.exports_changed:   # e.g. `jit` or `tl` redefined: files importing it lint anew
             self.relint_all(except_uri=doc.uri)
 
@@ -188,7 +285,9 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
             return
-        feature.prelint(uri)
+        feature.cancel_confirm(uri)   # a full lint of an older version is no longer wanted
+        if feature.lints_ahead(uri):
+            feature.prelint(uri)
         feature.schedule(uri, DEBOUNCE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
@@ -208,6 +307,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         uri = params.text_document.uri
         feature.cancel(uri)
         feature._prelints.pop(uri, None)
+        feature.lint_seconds.pop(uri, None)
         server.analyses.drop(uri)
         server.clear_diagnostics(uri)
         server.document_event("closed", uri)

@@ -1,14 +1,18 @@
-"""Hover: the page of `references/` that explains what is under the cursor.
+"""Hover: what the page of `references/` about the thing under the cursor says, in short, and
+a link to the whole page.
 
-In order: a diagnostic's rule (its message, then its page), a rule code written in the text
-(`# noqa: TRI001`), a Triton call (`tl.*`, libdevice, under any alias) that a page is about.
+In order: a diagnostic's rule, a rule code written in the text (`# noqa: TRI001`), a Triton call
+(`tl.*`, libdevice, under any alias) that a page is about. On a diagnostic the editor already
+shows the Problems row's message: the hover adds the whole message only when the row had to cut
+it (diagnostics_feature.row_message), then the page's summary and the link.
 """
 from __future__ import annotations
 
 from lsprotocol import types
 
-from tritonify.diagnostics.lookup import api_at, pages_for_api, rule_code_at, rule_page
+from tritonify.diagnostics.lookup import Page, api_at, page_summary, pages_for_api, rule_code_at, rule_page
 from tritonify.server.app import TritonifyServer, guarded
+from tritonify.server.diagnostics_feature import row_message
 
 MAX_PAGE_CHARS = 12000
 
@@ -30,20 +34,27 @@ async def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hov
         ends = (line, column) <= (finding.end_line, finding.end_column)
         if starts and ends:
             page = rule_page(finding.code)
-            link = f"[{finding.code} reference]({page.url})" if page else ""
-            return _markdown(f"**{finding.code}** {finding.message}", link, page.text if page else "")
+            detail = finding.message if row_message(finding.message) != finding.message else ""
+            return _markdown(f"**{page.title if page else finding.code}**", detail, *_summary(page))
     code = rule_code_at(analysis.index.line_text(line), column)
     if code:
         page = rule_page(code)
         if page:
-            return _markdown(page.text, f"[open the page]({page.url})")
+            return _markdown(f"**{page.title}**", *_summary(page))
     api = api_at(analysis.source, line, column) if analysis.parsed_here else None
     if api:
         pages = pages_for_api(api)
         if pages:
             others = ", ".join(f"[{p.title}]({p.url})" for p in pages[1:])
-            return _markdown(f"`{api}`", pages[0].text, f"Also about `{api}`: {others}" if others else "")
+            return _markdown(f"`{api}`: **{pages[0].title}**", *_summary(pages[0]),
+                             f"Also about `{api}`: {others}" if others else "")
     return None
+
+
+def _summary(page: Page | None) -> tuple[str, str]:
+    if page is None:
+        return "", ""
+    return page_summary(page), f"[{page.title}: the whole page]({page.url})"
 
 
 def register(server: TritonifyServer) -> None:

@@ -7,8 +7,12 @@ loop stays free to answer requests, a lint that takes longer than its time limit
 dies is replaced on the next lint.
 
 Wire format between the server and the worker (both our own code): frames of an 8-byte
-big-endian length and a pickle. Request: `(text, path, settings)`; answer:
-`("ok", (FileResult, [KernelSpan]))` or `("error", message)`.
+big-endian length and a pickle. Request: `(text, path, settings, mode, base)`, mode "full"
+(lint it all), "incremental" (re-lint only the kernels changed since this worker's last lint
+of that path: diagnostics.incremental), "base" (a full lint that also answers its
+`incremental.Previous`) or "adopt" (keep `base`, another worker's Previous, as what the next
+incremental lint of that path carries over; nothing is linted or parsed); answer:
+`("ok", (FileResult, [KernelSpan], exact, Previous or None))` or `("error", message)`.
 """
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_source, lint_text
+from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text
+from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
@@ -45,8 +50,8 @@ def serve_worker(stdin=None, stdout=None) -> int:
             return 0
         payload = stdin.read(int.from_bytes(header, "big"))
         try:
-            text, path, settings = pickle.loads(payload)
-            answer = ("ok", lint_with_kernels(text, path, settings))
+            text, path, settings, mode, base = pickle.loads(payload)
+            answer = ("ok", lint_with_kernels(text, path, settings, mode, base))
         except Exception as exc:   # the server turns this into a message; the worker goes on
             answer = ("error", f"{type(exc).__name__}: {exc}")
         try:
@@ -66,34 +71,64 @@ class KernelSpan:
     last_line: int
 
 
-def lint_with_kernels(text: str, path: str, settings: Settings) -> tuple[FileResult, list[KernelSpan]]:
-    """`lint_text`, plus where the kernels are, from one parse of a Python file."""
+# path -> what this worker's last lint of it left to reuse (one open document per path)
+_PREVIOUS: dict[str, Previous] = {}
+MODES = ("full", "incremental", "base", "adopt")
+Answer = tuple[FileResult, list[KernelSpan], bool, Previous | None]
+
+
+def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "full",
+                      base: Previous | None = None) -> Answer:
+    """`lint_text`, plus where the kernels are and whether the findings are exact (a full lint)
+    or partly carried over (an incremental one), from one parse of a Python file."""
+    if mode not in MODES:
+        raise ValueError(f"unknown lint mode {mode!r}")
+    if mode == "adopt":
+        if isinstance(base, Previous):
+            _PREVIOUS[path] = base
+        return FileResult(path), [], True, None
     if language_of(path) != "python" or len(text) > settings.max_file_bytes:
-        return lint_text(text, path, settings), []
+        _PREVIOUS.pop(path, None)
+        return lint_text(text, path, settings), [], True, None
     source = SourceFile.from_text(text, path)
     index = default_index()
     changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
-    result = lint_source(source, settings, index)
+    previous = _PREVIOUS.get(path) if mode == "incremental" else None
+    kernels = _kernels(source)
+    linted, nxt = lint_incremental(source, settings, index, previous, kernels)
+    if nxt is None:
+        _PREVIOUS.pop(path, None)
+    else:
+        _PREVIOUS[path] = nxt
+    result = linted.result
     result.exports_changed = changed
-    return result, kernel_spans(source)
+    return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
+
+
+def _kernels(source: SourceFile) -> list | None:
+    """The file's kernels (None when it does not parse)."""
+    if source.tree is None:
+        return None
+    try:
+        return find_kernels(source.tree, ImportMap(source.tree, workspace=default_index(), path=source.path))
+    except RecursionError:
+        return None
 
 
 def kernel_spans(source: SourceFile) -> list[KernelSpan]:
-    if source.tree is None:
-        return []
-    try:
-        kernels = find_kernels(source.tree, ImportMap(source.tree, workspace=default_index(), path=source.path))
-    except RecursionError:
-        return []
+    return _spans(_kernels(source))
+
+
+def _spans(kernels) -> list[KernelSpan]:
     return [KernelSpan(k.name, min([k.node.lineno, *(d.lineno for d in k.node.decorator_list)]),
-                       k.node.end_lineno or k.node.lineno) for k in kernels]
+                       k.node.end_lineno or k.node.lineno) for k in kernels or ()]
 
 
-def stopped_result(path: str, why: str) -> tuple[FileResult, list[KernelSpan]]:
+def stopped_result(path: str, why: str) -> Answer:
     """A result that says the file was not (fully) checked, and why."""
     finding = Finding(code=SYNTAX.code, message=why, line=1, column=0, end_line=1, end_column=1,
                       severity=Severity.WARNING, path=path, url=SYNTAX.url)
-    return FileResult(path, [finding], error=why), []
+    return FileResult(path, [finding], error=why), [], True, None
 
 
 class LintWorker:
@@ -137,12 +172,19 @@ class LintWorker:
         await self._ensure()
 
     async def lint(self, text: str, path: str, settings: Settings, timeout_s: float) -> tuple[FileResult, list[KernelSpan]]:
+        """A full lint of `text`."""
+        result, kernels, _, _ = await self.request(text, path, settings, timeout_s)
+        return result, kernels
+
+    async def request(self, text: str, path: str, settings: Settings, timeout_s: float, mode: str = "full",
+                      base: Previous | None = None) -> Answer:
+        """One request of the wire format above: (result, kernels, exact, base)."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             try:
                 proc = await self._ensure()
-                proc.stdin.write(_frame((text, path, settings)))
+                proc.stdin.write(_frame((text, path, settings, mode, base)))
                 await proc.stdin.drain()
                 header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
                 payload = await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)

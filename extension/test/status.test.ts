@@ -23,3 +23,10 @@ test('without jobs the item shows the server state', () => {
     assert.match(statusText('untrusted', [], 0).tooltip, /trusted workspace/);
     assert.doesNotMatch(statusText('running', [], 0).text, /benchmark/);
 });
+
+test('a long lint shows a busy item naming the file, and the item goes back when it ends', () => {
+    const busy = statusText('running', [], 0, ['parallel.py']);
+    assert.match(busy.text, /loading~spin/);
+    assert.match(busy.tooltip, /linting parallel\.py/);
+    assert.doesNotMatch(statusText('running', [], 0, []).text, /loading/);
+});

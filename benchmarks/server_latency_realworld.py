@@ -1,0 +1,161 @@
+"""Diagnostics latency while typing into real-world kernel files (a benchmark, not a test).
+
+Run: `python benchmarks/server_latency_realworld.py [--files N] [--rounds 3] [--out results/server_latency_realworld.md]`.
+It starts `python -m tritonify.server` as an editor does (stdio, a plain JSON-RPC client, no
+pygls), opens each file, and types one statement into the end of its largest kernel one key at a
+time (a didChange with the whole text every 70 ms). What is measured: from the last key's
+didChange to the publishDiagnostics for that version. The files: flash-linear-attention's
+815-line parallax kernels and the files of the real-world corpus (~/.cache/tritonify-realworld)
+with the most `@triton.jit` lines, then a seeded sample of the others holding a kernel.
+Prints p50/p95/max over all keystrokes measured and per file, and writes the Markdown table to
+`--out` with the date, the machine and the versions.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_latency import Client  # noqa: E402 - the plain stdio client
+
+CORPUS = Path.home() / ".cache" / "tritonify-realworld"
+PARALLAX = CORPUS / "fla-core" / "fla" / "ops" / "parallax" / "parallel.py"
+KEY_GAP_S = 0.07
+TYPED = "tmp_edit = 1"
+
+
+def kernel_files(count: int, seed: int) -> list[Path]:
+    found = []
+    for path in CORPUS.rglob("*.py"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        jits = text.count("@triton.jit") + text.count("@jit")
+        if jits:
+            found.append((jits, len(text), path))
+    found.sort(reverse=True)
+    top = [p for _, _, p in found[: count // 2]]
+    rest = [p for _, _, p in found[count // 2:]]
+    random.Random(seed).shuffle(rest)
+    files = [PARALLAX] + [p for p in top + rest[: count - len(top)] if p != PARALLAX]
+    return files[:count]
+
+
+def typing_point(text: str, where: str = "kernel") -> tuple[int, str] | None:
+    """Where the statement is typed: (0-based line, indent). "kernel": the end of the file's
+    largest top-level Triton kernel (as Tritonify finds kernels); "end": a new last line, outside
+    every kernel (what editing a launcher costs: the whole file is linted again)."""
+    from tritonify.diagnostics.incremental import layout_of
+    from tritonify.diagnostics.source import SourceFile
+
+    layout = layout_of(SourceFile.from_text(text, "x.py"))
+    if layout is None or not layout.segments:
+        return None
+    if where == "end":
+        return len(text.splitlines()), ""
+    seg = max(layout.segments, key=lambda s: s.last - s.first)
+    tree = ast.parse(text)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == seg.name and
+                (n.end_lineno or n.lineno) == seg.last)
+    body_line = text.splitlines()[node.body[0].lineno - 1]
+    return seg.last, body_line[: len(body_line) - len(body_line.lstrip())]
+
+
+def stats(ms: list[float]) -> tuple[float, float, float]:
+    ms = sorted(ms)
+    return statistics.median(ms), ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))], ms[-1]
+
+
+def versions_line() -> str:
+    from tritonify import __version__
+
+    try:
+        import pygls
+
+        pygls_version = getattr(pygls, "__version__", None) or __import__("importlib.metadata").metadata.version("pygls")
+    except Exception:
+        pygls_version = "?"
+    return f"tritonify {__version__}, Python {sys.version.split()[0]}, pygls {pygls_version}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--file", action="append", help="measure this file (repeatable) instead of the corpus sample")
+    ap.add_argument("--where", choices=("kernel", "end"), default="kernel",
+                    help="type into the largest kernel (default) or on a new last line outside the kernels")
+    ap.add_argument("--server-command", help="the server to measure (default: this Python's tritonify.server), "
+                                            "e.g. an older checkout's, for a before/after comparison")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "server_latency_realworld.md"))
+    args = ap.parse_args(argv)
+
+    c = Client(args.server_command.split() if args.server_command else None)
+    c.request("initialize", {"processId": os.getpid(), "rootUri": CORPUS.as_uri(), "capabilities": {
+        "window": {"workDoneProgress": True}}, "initializationOptions": {"lint": {"timeoutSeconds": 600}}})
+    c.notify("initialized", {})
+    rows, every = [], []
+    for path in ([Path(f).resolve() for f in args.file] if args.file else kernel_files(args.files, args.seed)):
+        text = path.read_text(encoding="utf-8")
+        point = typing_point(text, args.where)
+        if point is None:
+            continue
+        line, indent = point
+        uri = path.as_uri()
+        c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        opened = time.perf_counter()
+        c.wait_published(uri, 1, timeout=300)
+        open_ms = (time.perf_counter() - opened) * 1000
+        lines = text.splitlines(keepends=True)
+        version, samples = 1, []
+        for r in range(args.rounds):
+            typed = ""
+            for key in f"{TYPED}{r}":
+                typed += key
+                version += 1
+                edited = "".join(lines[:line] + [f"{indent}{typed}\n"] + lines[line:])
+                sent = time.perf_counter()
+                c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                    "contentChanges": [{"text": edited}]})
+                time.sleep(KEY_GAP_S)
+            samples.append((c.wait_published(uri, version, timeout=300) - sent) * 1000)
+            time.sleep(2.0)   # typing pauses: the full lint confirming it runs now
+            lines = edited.splitlines(keepends=True)
+            line += 1
+        c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        rel = path.relative_to(CORPUS) if path.is_relative_to(CORPUS) else path
+        p50, p95, worst = stats(samples)
+        rows.append(f"| {rel} | {len(text.splitlines())} | {open_ms:.0f} | {p50:.0f} | {worst:.0f} |")
+        every += samples
+        print(rows[-1], flush=True)
+    c.request("shutdown", None)
+    c.notify("exit", None)
+    c.proc.wait(30)
+
+    p50, p95, worst = stats(every)
+    head = (f"# Diagnostics latency while typing into real-world files\n\n"
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"load average {os.getloadavg()[0]:.1f} at the end; {versions_line()}.\n"
+            f"`python benchmarks/server_latency_realworld.py --files {args.files} --rounds {args.rounds} --where {args.where}`: "
+            f"one statement typed key by key ({KEY_GAP_S * 1000:.0f} ms apart) "
+            f"{'at the end of each file' + chr(39) + 's largest kernel' if args.where == 'kernel' else 'on a new last line, outside the kernels'}, "
+            f"{args.rounds} times per file; latency = last key's didChange -> publishDiagnostics of that version.\n\n"
+            f"**All {len(every)} measurements: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms.**\n\n"
+            "| file | lines | open -> first diagnostics ms | typing p50 ms | typing max ms |\n| --- | --- | --- | --- | --- |\n")
+    report = head + "\n".join(rows) + "\n"
+    print(report)
+    Path(args.out).write_text(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+/**
+ * Names shared with the language server, read from the one file both sides use
+ * (server/protocol.json, also read by server/diagnostics_feature.py).
+ */
+import protocol from '../server/protocol.json';
+
+/** Server -> client: `{ uri, busy }`, busy while a lint of `uri` has run longer than `busyAfterMs`. */
+export const LINT_BUSY_NOTIFICATION: string = protocol.lintBusyNotification;
+export const BUSY_AFTER_MS: number = protocol.busyAfterMs;
+
+export interface LintBusyParams {
+    uri: string;
+    busy: boolean;
+}

@@ -1,0 +1,15 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { BUSY_AFTER_MS, LINT_BUSY_NOTIFICATION } from '../protocol';
+
+test('the busy notification is the one the server sends (server/protocol.json)', () => {
+    const file = path.join(__dirname, '..', '..', '..', 'server', 'protocol.json');
+    const shared = JSON.parse(fs.readFileSync(file, 'utf-8'));
+    assert.equal(LINT_BUSY_NOTIFICATION, shared.lintBusyNotification);
+    assert.equal(LINT_BUSY_NOTIFICATION, 'tritonify/lintBusy');
+    assert.equal(BUSY_AFTER_MS, 300);
+    const server = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'server', 'diagnostics_feature.py'), 'utf-8');
+    assert.match(server, /_PROTOCOL\["lintBusyNotification"\]/);
+});

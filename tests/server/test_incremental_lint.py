@@ -1,0 +1,63 @@
+"""Typing into a kernel: the server re-lints that kernel only, publishes, then confirms with a
+full lint once typing pauses; a long lint tells the client it is busy (tritonify/lintBusy)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.server.rawclient import RawClient
+from tests.test_incremental import TEXT, _insert
+from tritonify.diagnostics.incremental import layout_of
+from tritonify.diagnostics.source import SourceFile
+
+
+@pytest.fixture
+def client():
+    c = RawClient()
+    yield c
+    c.kill()
+
+
+def _tanh_lines(diagnostics):
+    return sorted(d["range"]["start"]["line"] for d in diagnostics if d["code"] == "TRI001")
+
+
+def test_typing_into_a_kernel_publishes_its_new_finding_then_the_full_lint_agrees(client, tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(TEXT)
+    uri = path.as_uri()
+    client.initialize(tmp_path)
+    client.open(uri, TEXT)
+    assert len(_tanh_lines(client.diagnostics(uri, 1, timeout=60))) == 4
+    second = layout_of(SourceFile.from_text(TEXT, "k.py")).segments[1]
+    edited = TEXT
+    typed = ""
+    version = 1
+    start = client.mark()
+    for key in "w = libdevice.tanh(x)":    # typed key by key into the second kernel
+        typed += key
+        version += 1
+        edited = _insert(TEXT, second.last - 1, "    " + typed)
+        client.change(uri, edited, version)
+    first = client.diagnostics(uri, version, timeout=60, start=start)
+    expected = [n - 1 for n in range(1, len(edited.splitlines()) + 1) if "libdevice.tanh(" in edited.splitlines()[n - 1]]
+    assert _tanh_lines(first) == expected and len(expected) == 5
+    # once typing pauses, the full lint of that version is published too, with the same findings
+    after = client.mark()
+    confirmed = client.diagnostics(uri, version, timeout=60, start=after)
+    assert sorted((d["code"], d["range"]["start"]["line"], d["message"]) for d in confirmed) == \
+        sorted((d["code"], d["range"]["start"]["line"], d["message"]) for d in first)
+
+
+def test_a_lint_longer_than_300_ms_says_busy_then_not(client, tmp_path):
+    big = TEXT + "".join(TEXT[TEXT.index("@triton.jit"):].replace("gelu_", f"gelu{i}_").replace("launch_", f"launch{i}_")
+                         for i in range(60))
+    path = tmp_path / "big.py"
+    path.write_text(big)
+    uri = path.as_uri()
+    client.initialize(tmp_path)
+    start = client.mark()
+    client.open(uri, big)
+    busy = client.wait_notification("tritonify/lintBusy", lambda p: p["uri"] == uri and p["busy"], 60, start)
+    assert busy == {"uri": uri, "busy": True}
+    client.wait_notification("tritonify/lintBusy", lambda p: p["uri"] == uri and not p["busy"], 60, start)
+    assert len(_tanh_lines(client.diagnostics(uri, 1, timeout=60, start=start))) == 4 * 61
