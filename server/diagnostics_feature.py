@@ -94,15 +94,21 @@ def row_message(message: str, limit: int = ROW_CHARS) -> str:
 
 
 def to_diagnostic(finding: Finding, index: LineIndex) -> types.Diagnostic:
+    """The LSP diagnostic of a finding; its message fits a Problems row, and `data.message` keeps
+    the whole one when the row cut it (the hover shows it)."""
     href = doc_url(finding.code, finding.url)
+    row = row_message(finding.message)
+    data = {"code": finding.code, "fixes": fix_data(finding, index)}
+    if row != finding.message:
+        data["message"] = finding.message
     return types.Diagnostic(
         range=index.range(finding.line, finding.column, finding.end_line, finding.end_column),
-        message=row_message(finding.message),
+        message=row,
         severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
-        data={"code": finding.code, "fixes": fix_data(finding, index)},
+        data=data,
     )
 
 

@@ -36,6 +36,12 @@ async def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hov
             page = rule_page(finding.code)
             detail = finding.message if row_message(finding.message) != finding.message else ""
             return _markdown(f"**{page.title if page else finding.code}**", detail, *_summary(page))
+    for diagnostic in _other_diagnostics(server, analysis.uri):   # e.g. the compile's CMP-* findings
+        r = diagnostic.range
+        if (r.start.line, r.start.character) <= (params.position.line, params.position.character) <= (r.end.line, r.end.character):
+            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            page = rule_page(str(diagnostic.code)) if diagnostic.code else None
+            return _markdown(f"**{page.title if page else diagnostic.code}**", data.get("message", ""), *_summary(page))
     code = rule_code_at(analysis.index.line_text(line), column)
     if code:
         page = rule_page(code)
@@ -49,6 +55,12 @@ async def hover(server: TritonifyServer, params: types.HoverParams) -> types.Hov
             return _markdown(f"`{api}`: **{pages[0].title}**", *_summary(pages[0]),
                              f"Also about `{api}`: {others}" if others else "")
     return None
+
+
+def _other_diagnostics(server: TritonifyServer, uri: str) -> list[types.Diagnostic]:
+    """What other sources than the lint (the compile's insight) published for `uri`."""
+    per_source = server._diagnostics.get(uri, {})
+    return [d for source, items in per_source.items() if source != "lint" for d in items]
 
 
 def _summary(page: Page | None) -> tuple[str, str]:
