@@ -597,6 +597,9 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
     # Call forms: f = triton.jit(f); g = triton.jit(do_not_specialize=[..])(f);
     # k = triton.autotune(configs=..., key=...)(triton.jit(f))
     for node in calls:
+        first = node.args[0] if node.args else None
+        if not (first.__class__ is ast.Name and first.id in functions):
+            continue  # only a call on a function defined here can make it a kernel: resolve no callee
         kind = _jit_like(imports, node.func)  # also the curried triton.jit(...)(f)
         if kind in ("jit", "jit?") and (kind == "jit" or uses_triton):
             for arg in node.args[:1]:
