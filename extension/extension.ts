@@ -8,7 +8,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { AssemblyDocument, FALLBACK_LANGUAGE, readAssembly } from './assembly';
+import { ASSEMBLY_SCHEME, AssemblyDocument, assemblyPath, FALLBACK_LANGUAGE, readAssembly } from './assembly';
+import { isPage, OPEN_PAGE_COMMAND } from './docLinks';
 import { onPythonInterpreterChanged } from './interpreter';
 import { createLog, log, traceError, traceInfo } from './log';
 import { openLocation, ResultsView } from './results/view';
@@ -46,6 +47,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
                         void vscode.window.showWarningMessage(`Tritonify: ${read.error}`);
                     } else {
                         void openAssembly(read.document);
+                    }
+                };
+            }
+            if (command === 'tritonify.inspectWithDefinitions') {
+                return (answer: unknown) => {
+                    const a = (answer ?? {}) as { ok?: boolean; message?: unknown; error?: unknown };
+                    if (a.ok) {
+                        vscode.window.setStatusBarMessage(`Tritonify: ${String(a.message ?? `${kernelName} compiled`)}`, 10000);
+                    } else {
+                        void vscode.window.showWarningMessage(`Tritonify: ${String(a.error ?? a.message ?? `${kernelName} was not compiled`)}`, 'Open Log')
+                            .then((c) => c && log().show());
                     }
                 };
             }
@@ -93,6 +105,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand('tritonify.insertTemplate', insertTemplate),
         vscode.commands.registerCommand('tritonify.openRuleDocs', openRuleDocs),
         vscode.commands.registerCommand('tritonify.openLocation', openLocation),
+        vscode.commands.registerCommand(OPEN_PAGE_COMMAND, openPage),
+        vscode.workspace.registerTextDocumentContentProvider(ASSEMBLY_SCHEME, listings),
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (RESTART_KEYS.some((key) => e.affectsConfiguration(key))) {
                 restart('settings changed');
@@ -123,16 +137,46 @@ export async function deactivate(): Promise<void> {
     server = undefined;
 }
 
-/** A compiled config's SASS / PTX in a preview tab (the language id falls back to plain text). */
+/** The read-only listing documents (`tritonify-asm:` URIs): their text, kept while the extension runs. */
+class Listings implements vscode.TextDocumentContentProvider {
+    private readonly texts = new Map<string, string>();
+    private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+    readonly onDidChange = this.changed.event;
+
+    set(uri: vscode.Uri, text: string): void {
+        this.texts.set(uri.toString(), text);
+        this.changed.fire(uri);
+    }
+
+    provideTextDocumentContent(uri: vscode.Uri): string {
+        return this.texts.get(uri.toString()) ?? '(this listing is gone: click its code lens again)';
+    }
+}
+
+const listings = new Listings();
+
+/** A compiled config's SASS / PTX in a read-only tab of its own scheme, in its language mode. */
 async function openAssembly(listing: AssemblyDocument): Promise<void> {
-    let doc: vscode.TextDocument;
+    const kind = listing.language === 'ptx' ? 'ptx' : 'sass';
+    const uri = vscode.Uri.from({ scheme: ASSEMBLY_SCHEME, path: assemblyPath(listing.title, kind) });
+    listings.set(uri, listing.content);
+    let doc = await vscode.workspace.openTextDocument(uri);
     try {
-        doc = await vscode.workspace.openTextDocument({ content: listing.content, language: listing.language });
+        doc = await vscode.languages.setTextDocumentLanguage(doc, listing.language);
     } catch {
-        doc = await vscode.workspace.openTextDocument({ content: listing.content, language: FALLBACK_LANGUAGE });
+        doc = await vscode.languages.setTextDocumentLanguage(doc, FALLBACK_LANGUAGE).then((d) => d, () => doc);
     }
     await vscode.window.showTextDocument(doc, { preview: true });
     vscode.window.setStatusBarMessage(`Tritonify: ${listing.title}`, 10000);
+}
+
+/** A reference page (a link in Problems or a hover, docLinks.ts) opened rendered. */
+async function openPage(page: unknown): Promise<void> {
+    if (!isPage(page) || !fs.existsSync(page)) {
+        void vscode.window.showWarningMessage(`Tritonify: no such page: ${String(page)}`);
+        return;
+    }
+    await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(page));
 }
 
 /** Benchmark / Profile from the palette: the kernel under the cursor, else a pick from the file's kernels. */

@@ -26,6 +26,8 @@ import {
 import { serverCommand, ServerCommand } from './commandLine';
 import { log, traceError, traceInfo } from './log';
 import { LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
+import { LevelledChannel } from './logRouting';
+import { OPEN_PAGE_COMMAND, renderedLink, renderedLinks } from './docLinks';
 import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python';
 import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
@@ -101,7 +103,14 @@ export async function showStartFailure(reason: string, fix: string): Promise<voi
     }
 }
 
-const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly']);
+const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly',
+    'tritonify.inspectWithDefinitions']);
+/** What an untrusted workspace is told when a command would run its code. */
+const RUNS_CODE: Record<string, string> = {
+    'tritonify.benchmark': 'Benchmark runs this workspace\'s code',
+    'tritonify.profile': 'Profile runs this workspace\'s code',
+    'tritonify.inspectWithDefinitions': 'this compile runs the file\'s imports and definitions',
+};
 /** Server commands that only show what the server already has (they run nothing of the workspace). */
 const VIEW_COMMANDS = new Set(['tritonify.showResult', 'tritonify.showAssembly']);
 
@@ -145,8 +154,8 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
             { scheme: 'file', language: 'cuda-cpp' },
             { scheme: 'file', pattern: '**/*.{cu,cuh}' },
         ],
-        outputChannel: log(),
-        traceOutputChannel: log(),
+        outputChannel: new LevelledChannel(log()),
+        traceOutputChannel: new LevelledChannel(log(), 'trace', 'trace', true),
         revealOutputChannelOn: RevealOutputChannelOn.Never,
         initializationOptions: toServerSettings(settings, interpreter.command, trusted()),
         errorHandler: {
@@ -163,6 +172,33 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
             },
         },
         middleware: {
+            // links to the bundled reference pages open rendered (docLinks.ts), in Problems and in hovers
+            handleDiagnostics: (uri, diagnostics, next) => {
+                for (const d of diagnostics) {
+                    if (typeof d.code === 'object' && d.code.target) {
+                        const link = renderedLink(d.code.target.toString(true));
+                        if (link !== d.code.target.toString(true)) {
+                            d.code = { value: d.code.value, target: vscode.Uri.parse(link, true) };
+                        }
+                    }
+                }
+                next(uri, diagnostics);
+            },
+            provideHover: async (document, position, token, next) => {
+                const hover = await next(document, position, token);
+                if (!hover) {
+                    return hover;
+                }
+                const contents = hover.contents.map((c) => {
+                    if (c instanceof vscode.MarkdownString) {
+                        const md = new vscode.MarkdownString(renderedLinks(c.value));
+                        md.isTrusted = { enabledCommands: [OPEN_PAGE_COMMAND] };
+                        return md;
+                    }
+                    return c;
+                });
+                return new vscode.Hover(contents, hover.range);
+            },
             workspace: {
                 configuration: async (params, token, next) => {
                     const answers = await next(params, token);
@@ -179,7 +215,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                     return next(name, args);
                 }
                 if (!VIEW_COMMANDS.has(name) && !trusted()) {
-                    void vscode.window.showWarningMessage(`Tritonify: ${name === 'tritonify.benchmark' ? 'Benchmark' : 'Profile'} runs this workspace's code; trust the workspace first.`, 'Manage Workspace Trust')
+                    void vscode.window.showWarningMessage(`Tritonify: ${RUNS_CODE[name] ?? 'this runs the workspace\'s code'}; trust the workspace first.`, 'Manage Workspace Trust')
                         .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
                     return undefined;
                 }

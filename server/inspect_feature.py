@@ -315,7 +315,7 @@ class InspectFeature:
         result = insight.result(kernel) if insight is not None else None
         if result is None:
             return {"error": f"no compiled {kernel} in {uri}: it is compiled when the file is opened or saved "
-                             "in a trusted workspace (tritonify.trusted) with tritonify.inspect.enabled on"}
+                             "in a trusted workspace with tritonify.inspect.enabled on"}
         try:
             view = await asyncio.get_running_loop().run_in_executor(None, assembly_view, result, kind, variant)
         except InspectError as exc:
