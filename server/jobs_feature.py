@@ -34,7 +34,6 @@ BENCHMARK, PROFILE = "benchmark", "profile"
 SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
 ENGINE = {BENCHMARK: "benchmark engine", PROFILE: "profile engine"}
 PROGRESS_CREATE_TIMEOUT_S = 2.0
-CLI_ERROR = "tritonify: error: "
 BENCH_GRACE_S = 30.0   # past bench's own --timeout, so it can stop its child and print its result
 
 
@@ -105,18 +104,14 @@ def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
         return Outcome(False, f"{job.message} (set tritonify.interpreter to the Python that has torch and triton)", status=job.status)
     data = parse_result(job.stdout)
     if job.status != OK and data is None:
+        # No JSON at all: the engine could not answer (not installed in that interpreter, or one
+        # without this sub-command); only then is the child's stderr read.
         if "invalid choice" in stderr and repr(sub) in stderr:
             return Outcome(False, f"{engine} not installed in {interpreter}: `tritonify {sub}` is not a sub-command there "
                                   "(install a Tritonify that has it into that interpreter)", status="missing-engine")
         if "No module named tritonify" in stderr or "No module named 'tritonify'" in stderr:
             return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there "
                                   f"(pip install tritonify into it, or set tritonify.interpreter)", status="missing-engine")
-        said = next((line for line in reversed(job.stderr_tail) if line.startswith(CLI_ERROR)), None)
-        if said:   # the command's own one-line reason (a usage error: no contract, bad target ...)
-            message = f"{kind} failed: {said[len(CLI_ERROR):]}"
-            if "no benchmark contract" in said:
-                message += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
-            return Outcome(False, message, status="usage")
         return Outcome(False, job.message, status=job.status)
     if data is None:
         first = job.stdout.strip().splitlines()[0][:200] if job.stdout.strip() else "nothing"
@@ -127,7 +122,10 @@ def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
     if not reached and (job.status != OK or status != OK):
         why = data.get("message") if isinstance(data.get("message"), str) and data.get("message") else job.message
         hint = data.get("hint") if isinstance(data.get("hint"), str) else ""
-        return Outcome(False, f"{kind} failed: {why}" + (f" ({hint})" if hint else ""), result=data, status=status)
+        message = f"{kind} failed: {why}" + (f" ({hint})" if hint else "")
+        if data.get("error") == "no-contract":   # a usage error, as data (contract/bench.schema.json)
+            message += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
+        return Outcome(False, message, result=data, status=status)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else None
     ok = job.status == OK and status == OK
     if ok:

@@ -67,6 +67,17 @@ def _job_kind(file: Path, kernel: str | None) -> str | None:
     return "bench" if contracts else None
 
 
+def _usage_error(args, error: str, message: str) -> int:
+    """A usage error: one line on stderr and, with `--format json`, a result object on stdout
+    (`status: "usage"`, `error` naming it; contract/bench.schema.json), so the editor reads the
+    reason as data instead of parsing stderr."""
+    print(f"tritonify: error: {message}", file=sys.stderr)
+    if getattr(args, "format", None) == "json":
+        print(json.dumps({"schema": "tritonify.bench/1", "status": "usage", "error": error, "message": message,
+                          "shapes": []}))
+    return exit_codes.ERROR
+
+
 def _progress_printer(fmt: str):
     def show(msg: dict) -> None:
         if fmt == "json":
@@ -113,8 +124,7 @@ def run(args) -> int:
     file_text, kernel = parse_target(args.target)
     file = Path(file_text)
     if not file.is_file():
-        print(f"tritonify: error: {file}: no such file", file=sys.stderr)
-        return exit_codes.ERROR
+        return _usage_error(args, "no-file", f"{file}: no such file")
     if args.write_contract:
         return _write_contract(file, kernel)
     from tritonify.kernels.bench.shapes import parse_shapes
@@ -122,14 +132,12 @@ def run(args) -> int:
     try:
         shapes = parse_shapes(args.shapes)
     except ValueError as exc:
-        print(f"tritonify: error: --shapes: {exc}", file=sys.stderr)
-        return exit_codes.ERROR
+        return _usage_error(args, "bad-shapes", f"--shapes: {exc}")
     kind = _job_kind(file, kernel)
     if kind is None:
         start = f"tritonify bench {file}::{kernel} --write-contract" if kernel else f"tritonify bench {file}::KERNEL --write-contract"
-        print(f"tritonify: error: no benchmark contract for {file.name}: `{start}` writes one to fill in "
-              f"({file.stem}_contract.py; see references/guides/benchmarking.md)", file=sys.stderr)
-        return exit_codes.ERROR
+        return _usage_error(args, "no-contract", f"no benchmark contract for {file.name}: `{start}` writes one to fill in "
+                            f"({file.stem}_contract.py; see references/guides/benchmarking.md)")
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
     target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
     spec = bench_jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,

@@ -6,7 +6,8 @@
  * for `tritonify.openLocation`. Every value from a result (kernel names, messages, paths) is
  * escaped, so a kernel called `<script>` shows as text.
  *
- * Shapes (see kernels/bench and diagnostics/ncu/render.py):
+ * Shapes: contract/bench.schema.json and contract/profile.schema.json (extension/test/contract.test.ts
+ * checks the renderer's inputs against them); in short:
  *   bench:   {schema: "tritonify.bench/1", status, message, summary, kernel, shapes: [{label, dtype,
  *            results: {impl: {status, timing: {p20_ms, p50_ms, p80_ms, method, noisy}, gbps,
  *            tflops, pct_copy_bw, message}}, speedup: {impl: x}}], baselines, gpu, versions,

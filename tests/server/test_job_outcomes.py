@@ -43,9 +43,19 @@ def test_a_good_run_is_ok():
     assert out.ok and out.message == "benchmark finished: 0.41 ms"
 
 
-def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out():
-    said = "tritonify: error: no benchmark contract for k.py: `tritonify bench k.py::k --write-contract` writes one"
-    out = interpret(BENCHMARK, JobResult(FAILED, "benchmark of k failed with exit status 2: ...", 2, "", [said]), "python3")
-    assert not out.ok and out.status == "usage"
+def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out(tmp_path):
+    """The real `tritonify bench --format json` on a file without a contract: its reason arrives as
+    data on stdout (nothing is read from stderr), with the editor's way out added."""
+    import subprocess
+    import sys
+
+    kernel = tmp_path / "k.py"
+    kernel.write_text("import triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    argv = [sys.executable, "-m", "tritonify", "bench", f"{kernel}::k", "--format", "json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    result = JobResult(FAILED, "benchmark of k failed with exit status 2", 2, done.stdout, [])   # no stderr given
+    out = interpret(BENCHMARK, result, "python3")
+    assert not out.ok and out.status == "usage" and out.result["error"] == "no-contract"
     assert out.message.startswith("benchmark failed: no benchmark contract for k.py")
     assert "Write a benchmark contract" in out.message
