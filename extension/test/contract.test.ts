@@ -113,10 +113,18 @@ test('the job outcomes the code lens got on the H200 follow job_outcome.schema.j
 test('every command the extension registers or sends to the server is in commands.json', () => {
     const dir = path.join(ROOT, 'extension');
     const sources = fs.readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
+    const constants = new Map<string, string>();   // `const OPEN_PAGE_COMMAND = 'tritonify.openPage'`
+    for (const text of sources) {
+        for (const m of text.matchAll(/const ([A-Z_]+)(?::\s*string)?\s*=\s*'(tritonify\.[A-Za-z]+)'/g)) {
+            constants.set(m[1], m[2]);
+        }
+    }
     const registered = new Set<string>();
     for (const text of sources) {
-        for (const m of text.matchAll(/registerCommand\(\s*'(tritonify\.[A-Za-z]+)'/g)) {
-            registered.add(m[1]);
+        for (const m of text.matchAll(/registerCommand\(\s*(?:'(tritonify\.[A-Za-z]+)'|([A-Z_]+)\b)/g)) {
+            const id = m[1] ?? constants.get(m[2]);
+            assert.ok(id, `registerCommand(${m[2]}): a constant this test cannot read`);
+            registered.add(id);
         }
     }
     assert.ok(registered.size >= 5);
