@@ -31,7 +31,10 @@ def _add_options(p):
     p.add_argument("--launch-count", type=int, default=1, help="launches of KERNEL to profile (default 1)")
     p.add_argument("--launch-skip", type=int, default=0, help="matching launches to skip first (warm-up)")
     p.add_argument("--nvtx-range", help="profile only inside this NVTX push/pop range")
-    p.add_argument("--full", action="store_true", help="collect --set full instead of the targeted sections")
+    p.add_argument("--full", action="store_true", help="collect --set full (same as --collect full)")
+    p.add_argument("--collect", choices=["triage", "targeted", "full"], default="triage",
+                   help="what ncu collects: triage (default: the sections and metrics the patterns read), "
+                        "targeted (the wider section list of earlier versions), full (--set full)")
     p.add_argument("--output", "-o", help="where to keep the .ncu-rep (default .tritonify/profiles/)")
     p.add_argument("--timeout", type=float, default=600, help="seconds before the launcher is killed")
     p.add_argument("--format", choices=["text", "json"], default="text")
@@ -113,7 +116,7 @@ def run(args) -> int:
 
     req = ProfileRequest(file=parts[0], kernel=parts[1], command=list(args.launcher), output=args.output,
                          launch_count=args.launch_count, launch_skip=args.launch_skip,
-                         nvtx_range=args.nvtx_range, full=args.full, timeout=args.timeout)
+                         nvtx_range=args.nvtx_range, full=args.full, collect=args.collect, timeout=args.timeout)
     try:
         result = run_profile(req, progress, launcher=contract_launcher)
     except ProfileError as exc:

@@ -10,8 +10,9 @@ What ncu is asked for, and why:
 * `--import-source yes`: the Python/CUDA source goes into the report (line attribution, and the
   user can open the `.ncu-rep` in Nsight Compute's GUI, which is kept);
 * `--clock-control none`: the GPU's clocks are left as they are;
-* the sections the 14 patterns and the line attribution read (`SECTIONS`) plus a few metrics
-  no section collects (`EXTRA_METRICS`), not `--set full` unless asked (`full=True`).
+* the few sections the triage and the line attribution need (`TRIAGE_SECTIONS`) plus the
+  metrics the pattern modules declare, not `--set full` unless asked (see `COLLECTIONS`);
+* the report's pages are then exported by parallel `ncu --import` processes (ncu_tool.py).
 The launcher runs in its own process group; on timeout the whole group is killed.
 """
 from __future__ import annotations
@@ -30,40 +31,28 @@ from tritonify.diagnostics.ncu.gpu_info import gpu_info
 from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
 from tritonify.infra.child_process import stop_group
 
+# What ncu collects (`collect`):
+# * "triage" (default): the six sections below plus the metrics the pattern modules declare
+#   (`patterns.all_metrics()`); not MemoryWorkloadAnalysis_Tables, which alone took 30 replay
+#   passes on the H200 (its few metrics the patterns need are asked for by name instead);
+# * "targeted": the sections of earlier versions (34 passes) plus the same metrics;
+# * "full": `--set full` (38 passes) plus the same metrics.
+TRIAGE_SECTIONS = ("LaunchStats", "Occupancy", "SpeedOfLight", "SpeedOfLight_RooflineChart", "WarpStateStats",
+                   "SourceCounters")
 SECTIONS = (
     "LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution", "ComputeWorkloadAnalysis",
     "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "SourceCounters", "WarpStateStats",
     "SchedulerStats", "InstructionStats", "SpeedOfLight_RooflineChart",
 )
-# Read by the detectors but collected by no section above (or only by --set full); all checked
-# against `ncu --query-metrics --chip gh100` (ncu 2025.3.1).
-EXTRA_METRICS = (
-    "lts__t_sectors_op_atom.sum", "lts__t_sectors_op_red.sum",
-    "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
-    "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum",
-    "smsp__average_thread_inst_executed_per_inst_executed.ratio",
-    "smsp__average_thread_inst_executed_pred_on_per_inst_executed.ratio",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__inst_executed_pipe_tensor_op_gmma.sum",
-    "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
-    "smsp__sass_inst_executed_op_local_ld.sum", "smsp__sass_inst_executed_op_local_st.sum",
-    "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
-    "smsp__sass_inst_executed_op_ldgsts.sum", "smsp__inst_executed.sum", "smsp__sass_thread_inst_executed.sum",
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio",
-    "smsp__average_warp_latency_per_inst_issued.ratio",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "sm__cycles_active.max", "sm__cycles_active.avg",
-)
+COLLECTIONS = ("triage", "targeted", "full")
+
+
+def pattern_metrics() -> tuple[str, ...]:
+    """Every metric a pattern reads (each module's METRICS: checked against real H200 raw pages)."""
+    from tritonify.diagnostics.ncu.patterns import all_metrics
+
+    return all_metrics()
+
 
 Progress = Callable[[str, int], None]
 
@@ -77,7 +66,8 @@ class ProfileRequest:
     launch_count: int = 1
     launch_skip: int = 0
     nvtx_range: str | None = None
-    full: bool = False              # --set full instead of SECTIONS
+    full: bool = False              # --set full (same as collect="full")
+    collect: str = "triage"         # one of COLLECTIONS
     timeout: float = 600.0
     cwd: str | None = None
 
@@ -114,12 +104,15 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
     if req.nvtx_range:
         rng = req.nvtx_range if req.nvtx_range.endswith("/") else req.nvtx_range + "/"
         argv += ["--nvtx", "--nvtx-include", rng]
-    if req.full:
+    collect = "full" if req.full else req.collect
+    if collect not in COLLECTIONS:
+        raise ProfileError("bad-input", f"unknown collection {collect!r}", f"use one of {', '.join(COLLECTIONS)}")
+    if collect == "full":
         argv += ["--set", "full"]
     else:
-        for section in SECTIONS:
+        for section in TRIAGE_SECTIONS if collect == "triage" else SECTIONS:
             argv += ["--section", section]
-    argv += ["--metrics", ",".join(EXTRA_METRICS)]
+    argv += ["--metrics", ",".join(pattern_metrics())]
     argv += ["-f", "-o", str(report.with_suffix(""))]
     return argv + list(req.command)
 

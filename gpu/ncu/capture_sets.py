@@ -42,7 +42,7 @@ def _own_sections():
     sys.path.insert(0, "/tmp/tritonify_path")
     from tritonify.diagnostics.ncu import profile_run
 
-    return list(profile_run.SECTIONS), list(profile_run.EXTRA_METRICS)
+    return list(profile_run.SECTIONS), list(profile_run.pattern_metrics())
 
 
 def step(name, argv, *, timeout=300, env=None, stdout_path=None, late_ok=False):

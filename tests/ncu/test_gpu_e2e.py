@@ -47,7 +47,7 @@ def _profile(kernel: str, tmp_path: Path) -> tuple[list[dict], str]:
 
 
 @pytest.mark.parametrize("kernel,letter", [("planted_c_uncoalesced", "C"), ("planted_l_fp64", "L"),
-                                           ("planted_m_no_pipelining", "M")])
+                                           ("planted_m_no_pipelining", "M"), ("planted_o_hmma_small_dot", "O")])
 def test_profile_names_the_planted_pattern_on_its_line(kernel, letter, tmp_path):
     data, stderr = _profile(kernel, tmp_path)
     (launch,) = data
@@ -55,6 +55,7 @@ def test_profile_names_the_planted_pattern_on_its_line(kernel, letter, tmp_path)
     assert Path(launch["report"]).is_file()  # kept for Nsight Compute's GUI
     assert launch["gpu"].get("name", "").startswith("NVIDIA")
     assert launch["patterns"][0]["pattern"] == letter
+    assert launch["not_assessed"] == []  # the default (triage) collection holds every pattern's metrics
     plant = _plants(kernel)
     expected = set(plant["plants"][letter]) | {plant["def_line"]}
     findings = [f for f in launch["findings"] if f["code"] == letter]
