@@ -4,8 +4,7 @@
 
 For each kernel: the launcher alone (twice), `ncu --set full` with the flags `tritonify profile`
 passes (kernel filter, one launch, NVTX range, --import-source, --clock-control none), then
-`tritonify profile` with its default collection (triage), with --collect targeted and with
---full. The added time of a run is its wall time minus the mean bare run. Writes
+`tritonify profile` with its default collection (triage), with --collect targeted. The added time of a run is its wall time minus the mean bare run. Writes
 $OUT/turnaround.json.
 """
 from __future__ import annotations
@@ -22,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = Path(os.environ.get("OUT", "/tmp/ncu_out"))
 NCU = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-KERNELS = ("planted_c_uncoalesced", "control_matmul_fp16", "planted_l_fp64")
+KERNELS = ("planted_c_uncoalesced", "control_matmul_fp16")
 WORK = Path("/tmp/ncu_turn")
 
 
@@ -53,13 +52,12 @@ def main() -> int:
         row["ncu_set_full"] = timed(full, env)
         tri = [sys.executable, "-m", "tritonify", "profile", f"{HERE / 'planted_triton.py'}::{k}", "--nvtx-range",
                "tritonify", "--format", "json", "--timeout", "300"]
-        for label, extra in (("tritonify_triage", []), ("tritonify_targeted", ["--collect", "targeted"]),
-                             ("tritonify_full", ["--full"])):
+        for label, extra in (("tritonify_triage", []), ("tritonify_targeted", ["--collect", "targeted"])):
             row[label] = timed(tri + extra + ["-o", str(WORK / f"{label}_{k}"), "--"] + launcher(k), env)
         row["bare"].append(timed(launcher(k), env)["s"])
         bare = sum(row["bare"]) / len(row["bare"])
         row["added_s"] = {name: round(row[name]["s"] - bare, 2)
-                          for name in ("ncu_set_full", "tritonify_triage", "tritonify_targeted", "tritonify_full")}
+                          for name in ("ncu_set_full", "tritonify_triage", "tritonify_targeted")}
         row["triage_over_full_added"] = round(row["added_s"]["tritonify_triage"] / row["added_s"]["ncu_set_full"], 3)
         res["kernels"][k] = row
         print(k, json.dumps(row["added_s"]), row["triage_over_full_added"], flush=True)
