@@ -27,7 +27,7 @@ left() { echo $(( TOTAL - ($(date +%s) - START) )); }
 
 # the steps; STEPS0 and STEPS1 choose which run on GPU 0 and GPU 1 (default: all of them)
 step_tune()      { timeout 300 python3 gpu/templates/tune.py "$W/templates/tune.json" ${TUNE_NAMES:-} 2>&1 | tee "$W/templates/tune.log"; }
-step_templates() { OUT=$W/templates bash tests/templates/run_on_h200.sh "${TEMPLATES_S:-300}"; }
+step_templates() { OUT=$W/templates bash gpu/templates/run_on_h200.sh "${TEMPLATES_S:-300}"; }
 step_lsp()       { TRITONIFY_GPU_RESULTS=$W/lsp timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA \
                      tests/server/test_gpu_code_lens_jobs.py 2>&1 | tee "$W/lsp/pytest.log"; }
 step_compare()   { timeout $(( $(left) - 20 )) python3 gpu/compile/compare.py --ncu --out "$W/compile/compile_vs_h200" 2>&1 | tee "$W/compile/compare.log"; }

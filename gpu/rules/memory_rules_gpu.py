@@ -1,6 +1,6 @@
 """Check on a GPU what the memory rules (TRI005, TRI006, TRI007, TRI014) claim.
 
-Run on a CUDA machine: `python benchmarks/memory_rules_gpu.py [out.md]`. Prints a Markdown table
+Run on a CUDA machine: `python gpu/rules/memory_rules_gpu.py [out.md]`. Prints a Markdown table
 (and writes it to out.md when given). Cases that may fault run in a child process each, because
 an illegal memory access poisons the CUDA context of the process that made it.
 

@@ -1,6 +1,6 @@
 """Measure what the synchronisation and softmax rules (TRI008, TRI010, TRI012, TRI018) claim, on a GPU.
 
-Run on a CUDA machine: `python benchmarks/sync_rules_bench.py [out.md]`. Prints a Markdown table
+Run on a CUDA machine: `python gpu/rules/sync_rules_bench.py [out.md]`. Prints a Markdown table
 (and writes it to out.md when given). Timings are `triton.testing.do_bench` medians.
 `--smoke` runs every kernel once at toy sizes (works under TRITON_INTERPRET=1 on a CPU) to check
 the script itself.

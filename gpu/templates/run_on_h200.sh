@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the templates: the harness on every template (speed and large-shape correctness),
 # then the template correctness checks (forward and backward) on the GPU with the time left.
-#   run: bash tests/templates/run_on_h200.sh TOTAL_S   (carry: .bench_whl, which holds the liger-kernel 0.8.5 wheel)
+#   run: bash gpu/templates/run_on_h200.sh TOTAL_S   (carry: .bench_whl, which holds the liger-kernel 0.8.5 wheel)
 set -uo pipefail
 TOTAL=${1:-230}
 START=$(date +%s)
@@ -19,7 +19,7 @@ export PYTHONPATH=/tmp/site:$PWD
 } > "$OUT/device_info.txt" 2>&1
 cat "$OUT/device_info.txt"
 BENCH_BUDGET=$(( TOTAL * 62 / 100 ))
-timeout $(( BENCH_BUDGET + 60 )) python3 tests/templates/h200_bench.py "$BENCH_BUDGET" ${TEMPLATE_NAMES:-} 2>&1 | tee "$OUT/bench.log"
+timeout $(( BENCH_BUDGET + 60 )) python3 gpu/templates/h200_bench.py "$BENCH_BUDGET" ${TEMPLATE_NAMES:-} 2>&1 | tee "$OUT/bench.log"
 LEFT=$(( TOTAL - ($(date +%s) - START) - 5 ))
 if [ "$LEFT" -gt 20 ]; then
   TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 timeout "$LEFT" \

@@ -1,6 +1,6 @@
 """Measure what the precision rules (TRI002, TRI013, TRI015, TRI016, TRI017) claim, on a GPU.
 
-Run on a CUDA machine: `python benchmarks/precision_rules_bench.py [out.md]`. Prints a Markdown
+Run on a CUDA machine: `python gpu/rules/precision_rules_bench.py [out.md]`. Prints a Markdown
 table (and writes it to out.md when given). Each figure is a `triton.testing.do_bench` median.
 
 * TRI016: SwiGLU-style `silu(a * s) * b` (bf16 8192x3072) with the scalar `s` fp32, fp64 (what

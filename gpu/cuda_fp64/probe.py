@@ -3,7 +3,7 @@
 Compiles small kernels with nvcc (sm_90, -O3, with and without <cmath>) and with NVRTC (the
 compiler behind cupy.RawKernel), counts FP64 machine instructions in the SASS (nvcc) or `.f64`
 PTX instructions (NVRTC), and times an FP32 chain against the same chain promoted by a double
-literal on the GPU. Run on the device machine: `python3 results/cud_fp64/probe.py OUTDIR`.
+literal on the GPU. Run on the device machine: `python3 gpu/cuda_fp64/probe.py OUTDIR`.
 """
 from __future__ import annotations
 

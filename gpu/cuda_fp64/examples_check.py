@@ -1,6 +1,6 @@
 """Build and run the CUDA examples before and after `tritonify check --fix` (device machine).
 
-Usage: python3 results/cud_fp64/examples_check.py FIXED_DIR
+Usage: python3 gpu/cuda_fp64/examples_check.py FIXED_DIR
 FIXED_DIR holds copies of examples/cuda/* after `tritonify check --fix`. Prints the FP64 SASS
 instruction count of each .cu file (nvcc -O3 -arch=sm_90) and runs each Python example's main()
 (correctness against a library reference, then timing).

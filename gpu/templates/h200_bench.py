@@ -6,7 +6,7 @@ shape. One process per template matters: a baseline whose CUDA-graph capture fai
 process's CUDA state unusable for what follows (seen with Liger's cross-entropy). Results go to ``$OUT/templates_h200.jsonl`` one line per template as each finishes, so a
 run cut short keeps what it measured. A template is not started once ``budget_s`` has passed.
 
-    python tests/templates/h200_bench.py BUDGET_S [NAME ...]
+    python gpu/templates/h200_bench.py BUDGET_S [NAME ...]
 """
 from __future__ import annotations
 

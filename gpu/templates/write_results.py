@@ -2,7 +2,7 @@
 ``results/templates_h200.md``: per template, the harness's rows and the issue's targets (memory-bound:
 >= 85% of copy bandwidth and >= 1.0x Liger and torch.compile; linear + GELU: >= 1.0x torch.compile).
 
-    python tests/templates/write_results.py FILES_DIR [EARLIER_DIR ...] results/templates_h200.md
+    python gpu/templates/write_results.py FILES_DIR [EARLIER_DIR ...] results/templates_h200.md
 
 `results/templates_h200/NOTES.md` (the reading of the misses, written by hand) goes after the table.
 
@@ -79,7 +79,7 @@ def render(files: Path, earlier: list[Path] | None = None) -> str:
     out.append(f"Measured {ceil.get('measured_at', '?')} on one {gpu.get('name', '?')} (driver {gpu.get('driver', '?')}, "
                f"{gpu.get('sms', '?')} SMs), python {ver.get('python', '?')}, torch {ver.get('torch', '?')} "
                f"(CUDA {ver.get('cuda', '?')}), triton {ver.get('triton', '?')}, liger-kernel {ver.get('liger-kernel', '?')}. "
-               "Each template is one harness job (its own process), in priority order (`tests/templates/h200_bench.py`); "
+               "Each template is one harness job (its own process), in priority order (`gpu/templates/h200_bench.py`); "
                "a template marked *earlier run* comes from the run named there, its kernel unchanged since.")
     out.append("")
     out.append(f"Ceilings measured in this run: copy bandwidth **{_fmt(ceil.get('copy_gbps'), '.0f')} GB/s**, "
