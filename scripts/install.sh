@@ -8,5 +8,5 @@ PY=${PYTHON:-python3}
 . .venv/bin/activate
 python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" || true
-python -m pip install -q -e ".[gpu,dev]" 2>&1 | grep -v "^WARNING: Location" || true
+python -m pip install -q -e ".[gpu,dev]" --config-settings editable_mode=strict 2>&1 | grep -v "^WARNING: Location" || true
 python -c "import tritonify, torch, triton, pygls; print('installed: tritonify', tritonify.__version__, '| torch', torch.__version__, '| triton', triton.__version__)"
