@@ -32,8 +32,18 @@ class NcuRule:
 
 
 def parse_details(text: str) -> list[NcuRule]:
-    rows = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    if not rows.fieldnames or "Rule Name" not in rows.fieldnames:
+    from tritonify.diagnostics.ncu.raw_page import PageError, csv_rows
+
+    table = csv_rows(text, "details")
+    fieldnames = table[0] if table else []
+    # metric rows stop after the (empty) "Rule Name" cell; rule rows have every column
+    widths = {len(fieldnames), fieldnames.index("Rule Name") + 1 if "Rule Name" in fieldnames else len(fieldnames)}
+    for number, cells in enumerate(table[1:], 2):
+        if len(cells) not in widths:
+            raise PageError(f"row {number} of the details page has {len(cells)} cells where the header has "
+                            f"{len(fieldnames)}: the file is truncated or damaged")
+    rows = (dict(zip(fieldnames, cells)) for cells in table[1:])
+    if not fieldnames or "Rule Name" not in fieldnames:
         raise PageError("not an ncu details page: expected a \"Rule Name\" column "
                         "(export with `ncu --import R.ncu-rep --csv --page details`)")
     rules = []

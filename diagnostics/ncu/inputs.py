@@ -3,11 +3,15 @@
 A CSV is recognised by its first rows, not its name: the raw page starts with `"ID"` and has a
 `"Kernel Name"` column, the details page has `"Rule Name"`, a source page starts with
 `"File Path"`. `.gz` files are read transparently (reports copied from a cluster are often
-compressed).
+compressed), never past `MAX_BYTES` of text (a gzip that inflates without bound is refused after
+that many bytes, in bounded memory). A page that does not parse (truncated, an unterminated
+quote, a cell over the csv module's limit) is refused with the file's name: no numbers are made
+from half a row.
 """
 from __future__ import annotations
 
 import gzip
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,12 +26,40 @@ class Pages:
     sources: list[str] = field(default_factory=list)
 
 
+MAX_BYTES = 1 << 30   # 1 GiB of CSV text: far above any real export (a 2,240-column raw page of 1,000 launches is ~25 MB)
+
+
 def read_text(path: str | Path) -> str:
     p = Path(path)
-    data = p.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+    try:
+        with open(p, "rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            with gzip.open(p, "rb") as g:
+                data = g.read(MAX_BYTES + 1)   # bounded: never more than the limit in memory
+        else:
+            if p.stat().st_size > MAX_BYTES:
+                raise ProfileError("bad-input", f"{path} is larger than {MAX_BYTES:,} bytes: not an ncu CSV export")
+            data = p.read_bytes()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ProfileError("bad-input", f"{path}: the gzip file is damaged or truncated ({exc})") from None
+    if len(data) > MAX_BYTES:
+        raise ProfileError("bad-input", f"{path} inflates to more than {MAX_BYTES:,} bytes: refused "
+                           "(a gzip that expands without bound is not an ncu export)")
     return data.decode("utf-8-sig", errors="replace")
+
+
+def _checked(path: str | Path, text: str, kind: str) -> str:
+    """The page's text once its parser accepts it; else an error naming the file."""
+    from tritonify.diagnostics.ncu.details_page import parse_details
+    from tritonify.diagnostics.ncu.raw_page import PageError, parse_raw
+    from tritonify.diagnostics.ncu.source_page import parse_source
+
+    try:
+        {"raw": parse_raw, "details": parse_details, "source": parse_source}[kind](text)
+    except PageError as exc:
+        raise ProfileError("bad-input", f"{path}: {exc}") from None
+    return text
 
 
 def kind_of(text: str) -> str:
@@ -63,7 +95,7 @@ def load(report: str, sources: list[str] | None = None, details: str | None = No
         raise ProfileError("bad-input", f"{report} is {what}; REPORT must be an .ncu-rep or the raw page",
                            "export it with `ncu --import R.ncu-rep --csv --page raw --print-units base`; pass "
                            "details pages with --details and source pages with --source")
-    pages = Pages(text)
+    pages = Pages(_checked(report, text, "raw"))
     if details:
         pages.details = _expect(details, "details")
     pages.sources = [_expect(s, "source") for s in sources or []]
@@ -77,4 +109,4 @@ def _expect(path: str, kind: str) -> str:
         what = {"raw": "the raw page", "details": "a details page", "source": "a source page"}.get(found, "not an ncu CSV page")
         raise ProfileError("bad-input", f"{path} should be a {kind} page but is {what}",
                            "--details takes `--page details` CSV, --source takes `--page source --print-source cuda,sass` CSV")
-    return text
+    return _checked(path, text, kind)

@@ -20,6 +20,17 @@ class PageError(ValueError):
     """The text is not the page it should be; the message says what was expected."""
 
 
+def csv_rows(text: str, page: str) -> list[list[str]]:
+    """The CSV rows of a page. The csv module's cell limit (131,072 characters) stays in place, so
+    a damaged file (an unterminated quote swallowing the rest) fails fast with a clear message
+    instead of growing without bound."""
+    try:
+        return [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r]
+    except csv.Error as exc:
+        raise PageError(f"the {page} page is not valid CSV ({exc}): an unterminated quote or a damaged "
+                        "export; export it again with `ncu --import R.ncu-rep --csv ...`") from None
+
+
 @dataclass
 class Launch:
     """One profiled launch: identity plus metrics in base units (see `values.to_base`)."""
@@ -69,7 +80,7 @@ def _dims(cell: str) -> tuple[int, ...]:
 
 def parse_raw(text: str) -> list[Launch]:
     """Parse the raw page. Raises PageError when the header or units row is missing."""
-    rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r]
+    rows = csv_rows(text, "raw")
     # ncu may print ==PROF==/==WARNING== lines before the table when stdout was captured.
     while rows and not (rows[0] and rows[0][0] == "ID"):
         rows.pop(0)
@@ -82,9 +93,11 @@ def parse_raw(text: str) -> list[Launch]:
     col = {name: i for i, name in enumerate(header)}
     nvtx_cols = [i for i, name in enumerate(header) if "Push/Pop_Range" in name or "Start/Stop_Range" in name]
     launches = []
-    for row in rows[2:]:
-        if len(row) < len(header):
-            row = row + [""] * (len(header) - len(row))
+    for number, row in enumerate(rows[2:], 3):
+        if len(row) != len(header):
+            # never numbers from half a row: a truncated file or an unterminated quote
+            raise PageError(f"row {number} of the raw page has {len(row)} cells where the header has "
+                            f"{len(header)}: the file is truncated or damaged")
         launch = Launch(
             id=row[col["ID"]],
             kernel=row[col["Kernel Name"]],

@@ -97,7 +97,12 @@ def _address(cell: str) -> int | None:
 
 
 def parse_source(text: str) -> SourcePage:
-    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    from tritonify.diagnostics.ncu.raw_page import PageError, csv_rows
+
+    rows = csv_rows(text, "source")
+    if rows and not text.rstrip(" ").endswith("\n") and len(rows) > 3 and len(rows[-1]) < len(rows[-2]):
+        # the last line stops mid-row (no final newline, fewer cells than the row before)
+        raise PageError("the source page ends in the middle of a row: the file is truncated")
     page = SourcePage(function="")
     path, header, current_line, col = None, None, None, {}
     seen: set[tuple[str, int]] = set()
