@@ -58,8 +58,10 @@ def test_the_strict_editable_install_resolves_tritonify_imports_statically(tmp_p
     pytest.importorskip("mypy")
     mode = install_script_mode()
     prefix = tmp_path / "prefix"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                           "--prefix", str(prefix), "--config-settings", f"editable_mode={mode}", "-e", str(ROOT)],
+    # --ignore-installed: install into the scratch prefix only; without it pip would first
+    # uninstall the running environment's own tritonify.
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--ignore-installed", "--no-deps",
+                           "--no-build-isolation", "--prefix", str(prefix), "--config-settings", f"editable_mode={mode}", "-e", str(ROOT)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     pth = [p for p in prefix.rglob("__editable__*.pth")]
