@@ -117,3 +117,19 @@ def test_a_real_profile_with_the_fake_ncu_follows_the_schema(tmp_path):
     missing = _cli("profile", "k.py::kern", "--format", "json", "--", sys.executable, "-c", "pass",
                    env={"TRITONIFY_NCU": str(tmp_path / "no-ncu")}, cwd=tmp_path)
     valid(json.loads(missing.stdout), "profile.schema.json")
+
+
+@pytest.mark.slow
+def test_a_real_inspect_follows_the_schema(tmp_path):
+    """`tritonify inspect` compiles the fixture kernel for sm_90 with triton's own ptxas (no GPU)."""
+    pytest.importorskip("triton")
+    fixture = ROOT / "tests" / "compile" / "fixtures" / "kernels.py"
+    done = _cli("inspect", f"{fixture}::row_softmax", "--target", "sm_90", "--format", "json", cwd=tmp_path,
+                env={"TRITON_CACHE_DIR": str(tmp_path / "triton"), "TRITONIFY_CACHE_DIR": str(tmp_path / "tritonify"),
+                     "TRITON_DEFAULT_FP_FUSION": "1"})
+    doc = json.loads(done.stdout)
+    assert len(doc["variants"]) == 2 and doc["findings"], done.stderr[-2000:]
+    valid(doc, "inspect.schema.json")
+    doc["variants"][0]["resources"]["registers"] = "48"
+    with pytest.raises(jsonschema.ValidationError):
+        valid(doc, "inspect.schema.json")
