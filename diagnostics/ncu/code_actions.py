@@ -84,17 +84,12 @@ def cast_back_to_fp32(text: str, line: int, cuda: bool = False) -> list[Fix]:
 
 def fixes_for(letter: str, text: str | None, lines: list[int], *, cuda: bool = False,
               sm_count: int = 132, limiter: str | None = None) -> list[Fix]:
-    """The code actions for pattern `letter` in a kernel file's `text` (`lines`: where the cost is)."""
-    if not text:
+    """The code actions for pattern `letter` in a kernel file's `text` (`lines`: where the cost is):
+    the pattern module's `actions()`, built from the edits above."""
+    from tritonify.diagnostics.ncu.patterns import by_letter
+
+    mod = by_letter(letter)
+    make = getattr(mod, "actions", None) if mod else None
+    if not text or make is None:
         return []
-    if letter == "M":
-        return more_stages(text)
-    if letter == "K":
-        return spill_warps(text)
-    if letter == "J" and limiter == "shared_mem":
-        return fewer_stages(text)
-    if letter == "A":
-        return grid_to_sm_count(text, sm_count)
-    if letter == "L":
-        return [f for n in sorted(set(lines)) for f in cast_back_to_fp32(text, n, cuda=cuda)]
-    return []
+    return make(text, lines, cuda=cuda, sm_count=sm_count, limiter=limiter)

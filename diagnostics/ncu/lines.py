@@ -25,8 +25,6 @@ SECTORS = "L2 Theoretical Sectors Global"
 SHARED_EXCESSIVE = "L1 Wavefronts Shared Excessive"
 SHARED_WAVEFRONTS = "L1 Wavefronts Shared"
 DIVERGENT = "Divergent Branches"
-FP64_OPCODES = ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX")
-ATOMIC_OPCODES = ("ATOM", "ATOMG", "RED", "REDG", "ATOMS", "REDUX")
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Which of the 14 patterns an ncu guided-analysis rule speaks to, read from its identifier and text.
+"""Which pattern an ncu guided-analysis rule speaks to: each pattern module decides (`matches_rule`).
 
 ncu's rules are broader than the patterns (CPIStall names whichever stall reason dominates) and
 some patterns have no rule (F, G, K, M), so the mapping looks at the description too. Rules that
@@ -11,47 +11,16 @@ from tritonify.diagnostics.ncu.details_page import NcuRule
 
 
 def letters_for(rule: NcuRule) -> set[str]:
-    d = rule.description.lower()
-    name = rule.name
-    if name == "LaunchConfiguration":
-        if "less than the gpu's" in d or "small grid" in d:
-            return {"A"}
-        if "wave" in d or "tail" in d:
-            return {"B"}
-        return set()
-    if name == "SOLBottleneck":
-        return {"A"} if "grid is too small" in d else set()
-    if name == "WorkloadImbalance":
-        return {"B"} if " sms have" in d or "smsps have" in d else set()
-    if name == "UncoalescedGlobalAccess":
-        return {"C"}
-    if name == "MemoryCacheAccessPattern":
-        if "local" in d:
-            return {"K"}
-        if "store" in d:
-            return {"D"}
-        if "load" in d:
-            return {"C"}
-        return set()
-    if name == "CPIStall":
-        if "scoreboard dependency on a l1tex" in d:
-            return {"E"}
-        if "barrier" in d:
-            return {"I"}
-        if "membar" in d or "memory barrier" in d:
-            return {"G"}
-        return set()
-    if name in ("SharedMemoryConflicts", "UncoalescedSharedAccess"):
-        return {"H"}
-    if name in ("AchievedOccupancy", "TheoreticalOccupancy"):
-        return {"J"}
-    if name == "SOLFPRoofline":
-        return {"L"} if "fp64" in d and rule.type != "INF" else set()
-    if name == "FPInstructions":
-        return {"L"} if "fp64" in d or "double" in d else set()
-    if name == "ThreadDivergence":
-        return {"N"}
-    return set()
+    """The patterns whose module says this rule speaks to them (`matches_rule`, else the rule's
+    name in the pattern's `ncu_rules`)."""
+    from tritonify.diagnostics.ncu.patterns import detectors
+
+    out = set()
+    for mod in detectors():
+        match = getattr(mod, "matches_rule", None)
+        if match(rule) if match else rule.name in mod.PATTERN.ncu_rules:
+            out.add(mod.PATTERN.letter)
+    return out
 
 
 def compare(ours: set[str], rules: list[NcuRule]) -> dict:

@@ -6,6 +6,8 @@ blocks/SM has 0.38 waves yet keeps every SM busy. Impact: the idle share (SMs - 
 Same names on sm_80 and sm_100. Line: the kernel's `def` line (a launch-level property).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
+from tritonify.diagnostics.ncu import code_actions
 
 PATTERN = Pattern("A", "Small grid", ("LaunchConfiguration", "SOLBottleneck"),
                   "launch at least one block per SM (grid >= SM count): split the work into more programs, "
@@ -25,3 +27,15 @@ def detect(ctx: Context) -> Hit | None:
                                "launch__waves_per_multiprocessor": ctx.opt("launch__waves_per_multiprocessor")},
                f"the grid has {int(grid)} blocks for {sms} SMs: {idle:.0%} of the GPU is idle for the whole launch",
                ctx.def_line())
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    """ncu's own verdict for the same thing (details page), for the comparison."""
+    d = rule.description.lower()
+    if rule.name == "LaunchConfiguration":
+        return "less than the gpu's" in d or "small grid" in d
+    return rule.name == "SOLBottleneck" and "grid is too small" in d
+
+
+def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
+    return code_actions.grid_to_sm_count(text, sm_count)

@@ -10,6 +10,7 @@ hottest loop line when per-program work varies.
 import math
 
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("B", "Tail effect / load imbalance", ("WorkloadImbalance", "LaunchConfiguration"),
                   "balance the work per program: split long rows/segments, sort work by length, or use a "
@@ -38,3 +39,10 @@ def detect(ctx: Context) -> Hit | None:
                {"sm__cycles_active.avg": avg, "sm__cycles_active.max": peak,
                 "launch__waves_per_multiprocessor": waves, "balance_avg_over_max": balance},
                f"the average SM is active only {balance:.0%} of the busiest SM's time; {what}", lines)
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    if rule.name == "LaunchConfiguration":
+        return not ("less than the gpu's" in d or "small grid" in d) and ("wave" in d or "tail" in d)
+    return rule.name == "WorkloadImbalance" and (" sms have" in d or "smsps have" in d)

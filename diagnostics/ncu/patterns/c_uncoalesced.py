@@ -9,6 +9,7 @@ Same names on sm_80 and sm_100. Line: per-line "L2 Theoretical Sectors Global Ex
 load instructions.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("C", "Uncoalesced global access", ("UncoalescedGlobalAccess", "MemoryCacheAccessPattern"),
                   "make adjacent lanes read adjacent addresses: index the contiguous (stride-1) dimension "
@@ -36,3 +37,10 @@ def detect(ctx: Context) -> Hit | None:
     return Hit(PATTERN, impact, {k: v for k, v in evidence.items() if v is not None},
                f"global loads use {used:.1f} of the 32 bytes of each sector fetched: {waste:.0%} of load traffic is wasted",
                ctx.lines_by(lambda s: s.excessive_load_sectors))
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    if rule.name == "MemoryCacheAccessPattern":
+        return "local" not in d and "store" not in d and "load" in d
+    return rule.name == "UncoalescedGlobalAccess"

@@ -5,6 +5,7 @@ MemoryCacheAccessPattern store test. Same names on sm_80 and sm_100. Line: per-l
 Theoretical Sectors Global Excessive" of store instructions.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("D", "Sparse writes", ("MemoryCacheAccessPattern", "UncoalescedGlobalAccess"),
                   "write contiguous runs: store through a tile whose fast dimension is the output's stride-1 "
@@ -27,3 +28,8 @@ def detect(ctx: Context) -> Hit | None:
     return Hit(PATTERN, waste * min(1.0, ctx.memory_pct / 60), {k: v for k, v in evidence.items() if v is not None},
                f"global stores use {used:.1f} of the 32 bytes of each sector written: {waste:.0%} of store traffic is wasted",
                ctx.lines_by(lambda s: s.excessive_store_sectors))
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    return rule.name == "MemoryCacheAccessPattern" and "local" not in d and "store" in d

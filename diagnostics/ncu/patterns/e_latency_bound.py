@@ -10,6 +10,7 @@ chase 184. Same names on sm_80 and sm_100. Line: the load whose results are wait
 (long-scoreboard samples traced from the waiting instruction back to the load, see lines.py).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("E", "Latency bound (long scoreboard)", ("CPIStall",),
                   "put more independent loads in flight: more elements per program, prefetch the next "
@@ -32,3 +33,7 @@ def detect(ctx: Context) -> Hit | None:
                f"{share:.0%} of each instruction's cycles wait on global memory ({cycles:.0f} cycles per "
                f"instruction) while the busiest memory unit runs at {ctx.memory_pct:.0f}% of peak",
                ctx.lines_by(lambda s: s.load_latency))
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    return rule.name == "CPIStall" and "scoreboard dependency on a l1tex" in rule.description.lower()

@@ -8,6 +8,7 @@ shared-memory traffic and is not a matrix product. ncu has no tensor-core rule. 
 with the most FFMA instructions executed.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("F", "Not on tensor cores", ("HighPipeUtilization", "FPInstructions"),
                   "use tensor cores: fp16/bf16 operands, or tl.dot(..., input_precision='tf32') for fp32 "
@@ -42,3 +43,7 @@ def detect(ctx: Context) -> Hit | None:
                {FMA: fma, TENSOR: tensor, "shared_loads_per_instruction": shared / inst},
                f"the FMA pipe is {fma:.0f}% busy and the tensor pipe idle: a tiled product runs on CUDA cores",
                ctx.lines_by(lambda s: s.count(OPCODES)))
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    return False  # ncu has no tensor-core rule; HighPipeUtilization/FPInstructions are context

@@ -8,6 +8,7 @@ fences, seen as membar stalls on the H200. Same names on sm_80 and sm_100. Line:
 ATOM/RED instructions with the most samples.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("G", "Atomics contention", (),
                   "reduce inside the program first (tl.sum) and issue one atomic per program, spread "
@@ -43,3 +44,9 @@ def detect(ctx: Context) -> Hit | None:
     return Hit(PATTERN, min(1.0, stall), {k: v for k, v in evidence.items() if v is not None},
                f"{atomic / total:.0%} of global requests are atomics and {stall:.0%} of each instruction's "
                "cycles wait on memory or fences", lines)
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    return rule.name == "CPIStall" and "scoreboard dependency on a l1tex" not in d \
+        and ("membar" in d or "memory barrier" in d)

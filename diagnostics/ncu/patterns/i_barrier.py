@@ -8,6 +8,7 @@ Line: the barrier's own line (ncu samples the wait on the instruction after BAR.
 attribution moves it back).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
 
 PATTERN = Pattern("I", "Barrier overhead", ("CPIStall",),
                   "synchronise less often: do more work between barriers, drop barriers that guard "
@@ -29,3 +30,9 @@ def detect(ctx: Context) -> Hit | None:
                 "launch__block_size": ctx.m("launch__block_size", ctx.launch.threads_per_block)},
                f"{share:.0%} of each instruction's cycles are spent waiting at barriers",
                ctx.lines_by(lambda s: s.barrier_wait))
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    return rule.name == "CPIStall" and "scoreboard dependency on a l1tex" not in d and "barrier" in d \
+        and "memory barrier" not in d

@@ -10,6 +10,7 @@ Two conditions, reported with the limiter named:
 Same names on sm_80 and sm_100. Line: the kernel's `def` line.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu import code_actions
 
 PATTERN = Pattern("J", "Low occupancy", ("TheoreticalOccupancy", "AchievedOccupancy"),
                   "free the limiting resource: fewer pipeline stages or smaller tiles (shared memory), "
@@ -49,3 +50,7 @@ def detect(ctx: Context) -> Hit | None:
                    f"achieved occupancy is {achieved:.1f}% against a theoretical {theory:.1f}%",
                    ctx.def_line())
     return None
+
+
+def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
+    return code_actions.fewer_stages(text) if limiter == "shared_mem" else []

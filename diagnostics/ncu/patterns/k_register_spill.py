@@ -13,6 +13,8 @@ Same names on sm_80 and sm_100. Line: per-line executed instructions whose addre
 Local (LDL/STL).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
+from tritonify.diagnostics.ncu import code_actions
 
 PATTERN = Pattern("K", "Local memory (register spill or local array)", ("MemoryCacheAccessPattern",),
                   "lower the registers each thread needs: more warps for the same tile (num_warps), a smaller "
@@ -59,3 +61,11 @@ def detect(ctx: Context) -> Hit | None:
                f"{int(local):,} local-memory instructions ({share:.0%} of memory instructions) and no spill: a "
                "per-thread array indexed at run time (or too large for registers) lives in local memory",
                lines, fix=LOCAL_ARRAY_FIX)
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    return rule.name == "MemoryCacheAccessPattern" and "local" in rule.description.lower()
+
+
+def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
+    return code_actions.spill_warps(text)

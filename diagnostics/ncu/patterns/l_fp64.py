@@ -14,6 +14,8 @@ the FP32 rate on the H200 but 1/64 on GeForce parts. Same names on sm_80 and sm_
 lines with D* SASS (DADD, DMUL, DFMA).
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Missing, Pattern
+from tritonify.diagnostics.ncu.details_page import NcuRule
+from tritonify.diagnostics.ncu import code_actions
 
 PATTERN = Pattern("L", "Unintended FP64", ("SOLFPRoofline", "FPInstructions"),
                   "keep the math in fp32: cast back with .to(tl.float32), don't load fp64 tensors, and in "
@@ -63,3 +65,14 @@ def detect(ctx: Context) -> Hit | None:
         return None
     return Hit(PATTERN, min(1.0, used / 200 + 0.1), {name: used},
                f"the FP64 pipe runs at {used:.0f}% of its peak: the kernel executes double-precision math", lines)
+
+
+def matches_rule(rule: NcuRule) -> bool:
+    d = rule.description.lower()
+    if rule.name == "SOLFPRoofline":
+        return "fp64" in d and rule.type != "INF"
+    return rule.name == "FPInstructions" and ("fp64" in d or "double" in d)
+
+
+def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
+    return [f for n in sorted(set(lines)) for f in code_actions.cast_back_to_fp32(text, n, cuda=cuda)]

@@ -9,6 +9,7 @@ used cp.async on the H200. ncu has no rule; PM-sampling timelines show the sawto
 same names (no TMA); sm_100: also `sm__pipe_tma_cycles_active`. Line: the loop's loads.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
+from tritonify.diagnostics.ncu import code_actions
 
 PATTERN = Pattern("M", "Pipeline bubbles (no load/compute overlap)", (),
                   "overlap the next tile's loads with this tile's math: num_stages=3 or 4 in the launch or "
@@ -41,3 +42,7 @@ def detect(ctx: Context) -> Hit | None:
                f"the tensor pipe is busy only {tensor:.0f}% and {share:.0%} of cycles wait on loads that "
                "are not prefetched (no asynchronous copies in the kernel)",
                ctx.lines_by(lambda s: s.load_latency))
+
+
+def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
+    return code_actions.more_stages(text)

@@ -57,3 +57,7 @@ def detect(ctx: Context) -> Hit | None:
                f"the tensor cores are driven by mma.sync (HMMA at {hmma:.1f}% of issue peak) and no wgmma on an "
                "sm_90 GPU, where warpgroup MMA is available and faster",
                ctx.lines_by(lambda s: s.count(OPCODES)))
+
+
+def matches_rule(rule) -> bool:
+    return False  # no ncu rule speaks to mma.sync vs wgmma

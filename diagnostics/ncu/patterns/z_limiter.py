@@ -92,3 +92,7 @@ def detect(ctx: Context) -> Hit | None:
                f"single cause (issue {issue if issue is not None else float('nan'):.2f} per cycle; stalls: {spread})")
     lines = ctx.lines_by(lambda s: s.samples, 3)
     return Hit(PATTERN, 0.1, evidence, msg, lines)  # a note (info), not a pattern: it ranks nothing
+
+
+def matches_rule(rule) -> bool:
+    return False  # the limiter is not a pattern: nothing to compare
