@@ -19,7 +19,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.server.conftest import FAKE_ENGINE, KERNEL, SERVER, capabilities, install_client_helpers, open_doc, start
-from tests.server.test_jobs import _alive
+from tests.server.test_child_process import _alive
 
 FAKE = {"interpreter": [sys.executable, str(FAKE_ENGINE)], "trusted": True}
 

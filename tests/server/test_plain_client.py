@@ -11,7 +11,7 @@ import pytest
 
 from tests.server.conftest import FAKE_ENGINE, KERNEL, TANH_LINE
 from tests.server.rawclient import RawClient, frame, lsp_position
-from tests.server.test_jobs import _alive
+from tests.server.test_child_process import _alive
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from tritonify.infra import child_process as jobs
 from tritonify.infra.child_process import run_job, run_process
 
-from tests.server.test_jobs import _alive
+from tests.server.test_child_process import _alive
 
 PY = sys.executable
 IGNORE_SIGTERM = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
