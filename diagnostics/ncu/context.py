@@ -9,6 +9,10 @@ from tritonify.diagnostics.ncu.metrics import CPI, MEMORY_UNITS, STALL, candidat
 from tritonify.diagnostics.ncu.raw_page import Launch
 
 H200_SMS = 132
+# WarpStateStats reason -> the source page's sampling column (`stall_<name>`)
+SAMPLED_REASON = {"long_scoreboard": "long_sb", "short_scoreboard": "short_sb", "lg_throttle": "lg",
+                  "mio_throttle": "mio", "math_pipe_throttle": "math", "no_instruction": "no_inst",
+                  "tex_throttle": "tex", "imc_miss": "imc", "sleeping": "sleep"}
 _REQUIRED = object()
 
 
@@ -111,10 +115,25 @@ class Context:
 
     def stall_share(self, reason: str) -> float:
         """Cycles stalled for `reason` per issued instruction, as a share of all cycles per issued
-        instruction (what ncu's CPIStall rule computes)."""
-        cpi = self.m(CPI)
-        stall = self.m(STALL.format(reason))
-        return stall / cpi if cpi > 0 else 0.0
+        instruction (what ncu's CPIStall rule computes). Without WarpStateStats (`--set detailed`),
+        the share of the source page's warp-state samples with that reason, which estimates the same
+        quantity (each sample is one warp's state at one instant)."""
+        if self.has(CPI) and self.has(STALL.format(reason)):
+            cpi = self.m(CPI)
+            return self.m(STALL.format(reason)) / cpi if cpi > 0 else 0.0
+        sampled = self.sampled_stall_share(reason)
+        if sampled is None:
+            raise Missing((CPI, STALL.format(reason)))
+        return sampled
+
+    def sampled_stall_share(self, reason: str) -> float | None:
+        if self.profile is None:
+            return None
+        total = sum(s.samples for s in self.profile.lines.values())
+        column = SAMPLED_REASON.get(reason, reason)
+        if not total:
+            return None
+        return sum(s.stalls.get(column, 0.0) for s in self.profile.lines.values()) / total
 
     def stall_cycles(self, reason: str) -> float:
         return self.m(STALL.format(reason))

@@ -24,9 +24,19 @@ FALLBACKS = {
 }
 
 
+def _ratios(ctx: Context) -> tuple[float, float]:
+    if ctx.has(ACTIVE) or ctx.has(PRED_ON):
+        return ctx.m(ACTIVE), ctx.m(PRED_ON)
+    # --set detailed: no WarpStateStats, but SourceCounters' instanced totals give the same
+    # averages (threads per executed warp instruction)
+    if ctx.has("thread_inst_executed") and ctx.has("thread_inst_executed_true") and ctx.opt("inst_executed"):
+        inst = ctx.m("inst_executed")
+        return ctx.m("thread_inst_executed") / inst, ctx.m("thread_inst_executed_true") / inst
+    return ctx.m(ACTIVE), ctx.m(PRED_ON)  # raises Missing
+
+
 def detect(ctx: Context) -> Hit | None:
-    active = ctx.m(ACTIVE)
-    pred_on = ctx.m(PRED_ON)
+    active, pred_on = _ratios(ctx)
     if active >= 24 and pred_on >= 16:
         return None
     low = min(active, pred_on)
