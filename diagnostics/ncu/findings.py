@@ -15,6 +15,7 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.ncu.code_actions import fixes_for
 from tritonify.diagnostics.ncu.diagnose import Diagnosis
 from tritonify.diagnostics.ncu.paths import map_source_path
+from tritonify.diagnostics.ncu.patterns import by_letter
 from tritonify.diagnostics.source import split_lines
 from tritonify.references import page_url
 
@@ -60,9 +61,9 @@ def line_findings(diagnoses: list[Diagnosis], *, roots: list[str | Path] | None 
             if not targets:
                 continue
             fix_lines = list(hit.lines)
-            if letter == "L" and text and not cuda:
-                fix_lines += [n for n in _kernel_range(text, d.profile.def_line)
-                              if "float64" in file_lines[n - 1] or "fp64" in file_lines[n - 1]]
+            more = getattr(by_letter(letter), "more_fix_lines", None)
+            if more and text and not cuda:  # lines the profile cannot point at (e.g. the cast itself)
+                fix_lines += more(file_lines, _kernel_range(text, d.profile.def_line))
             limiter = hit.evidence.get("limiter") if isinstance(hit.evidence.get("limiter"), str) else None
             kernel_text = "\n".join(file_lines) if file_lines else None
             fixes = fixes_for(letter, kernel_text, fix_lines, cuda=cuda,

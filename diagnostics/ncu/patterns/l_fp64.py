@@ -76,3 +76,9 @@ def matches_rule(rule: NcuRule) -> bool:
 
 def actions(text, lines, *, cuda=False, sm_count=132, limiter=None):
     return [f for n in sorted(set(lines)) for f in code_actions.cast_back_to_fp32(text, n, cuda=cuda)]
+
+
+def more_fix_lines(file_lines: list[str], kernel_lines: range) -> list[int]:
+    """Lines of a Triton kernel that make fp64 values (`.to(tl.float64)`, fp64 constants): the
+    code action casts back there too, though the FP64 SASS sits on the lines that use the value."""
+    return [n for n in kernel_lines if "float64" in file_lines[n - 1] or "fp64" in file_lines[n - 1]]
