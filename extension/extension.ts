@@ -10,6 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { ASSEMBLY_SCHEME, AssemblyDocument, assemblyPath, FALLBACK_LANGUAGE, readAssembly } from './assembly';
 import { isPage, OPEN_PAGE_COMMAND } from './docLinks';
+import { actionButtons, joinCommandLine, launchKey, splitCommandLine } from './nextActions';
 import { onPythonInterpreterChanged } from './interpreter';
 import { createLog, log, traceError, traceInfo } from './log';
 import { openLocation, ResultsView } from './results/view';
@@ -37,6 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         onState: (state: 'starting' | 'running' | 'stopped' | 'failed') =>
             status.setState(state === 'running' && !vscode.workspace.isTrusted ? 'untrusted' : state),
         onLintBusy: (params: { uri: string; busy: boolean }) => status.lintBusy(params.uri, params.busy),
+        launchCommand: (uri: string, kernel: string) => context.workspaceState.get<string[]>(launchKey(uri, kernel)),
         onCommand: (command: string, args: unknown[]) => {
             const [, kernel, kindArg] = args as [unknown, unknown, unknown];
             const kernelName = typeof kernel === 'string' ? kernel : 'kernel';
@@ -73,11 +75,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             }
             const job: RunningJob = { kind: command === 'tritonify.profile' ? 'profile' : 'benchmark', kernel: kernelName, startedAt: Date.now() };
             status.jobStarted(job);
+            const uri = typeof args[0] === 'string' ? args[0] : '';
             return (outcome: unknown) => {
                 status.jobEnded(job);
-                const o = outcome as { ok?: boolean; result?: unknown } | undefined;
+                const o = outcome as { ok?: boolean; result?: unknown; message?: unknown; actions?: unknown } | undefined;
                 if (o?.ok && o.result !== undefined && currentSettings().benchmark.openResults) {
                     results.show(job.kind, o.result, kernelName);
+                }
+                if (o && typeof o.message === 'string') {
+                    void tellOutcome(context, Boolean(o.ok), o.message, o.actions, uri, kernelName);
                 }
             };
         },
@@ -106,6 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand('tritonify.openRuleDocs', openRuleDocs),
         vscode.commands.registerCommand('tritonify.openLocation', openLocation),
         vscode.commands.registerCommand(OPEN_PAGE_COMMAND, openPage),
+        vscode.commands.registerCommand('tritonify.chooseInterpreter', chooseInterpreter),
         vscode.workspace.registerTextDocumentContentProvider(ASSEMBLY_SCHEME, listings),
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (RESTART_KEYS.some((key) => e.affectsConfiguration(key))) {
@@ -135,6 +142,84 @@ export async function deactivate(): Promise<void> {
     await restarting;
     await stopServer(server);
     server = undefined;
+}
+
+/** A job's outcome (the server leaves showing it to this client), with its next actions as buttons. */
+async function tellOutcome(context: vscode.ExtensionContext, ok: boolean, message: string, actions: unknown,
+    uri: string, kernel: string): Promise<void> {
+    const buttons = actionButtons(actions);
+    const show = ok ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    const pick = await show(`Tritonify: ${message}`, ...buttons.map((b) => b.label));
+    const chosen = buttons.find((b) => b.label === pick);
+    if (!chosen) {
+        return;
+    }
+    if (chosen.id === 'openLog') {
+        log().show();
+    } else if (chosen.id === 'chooseInterpreter') {
+        await chooseInterpreter();
+    } else if (chosen.id === 'setNcuPath') {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'tritonify.ncuPath');
+    } else if (chosen.id === 'writeContract') {
+        await writeContract(uri, kernel);
+    } else if (chosen.id === 'setLaunchCommand') {
+        await setLaunchCommand(context, uri, kernel);
+    }
+}
+
+/** The Python the server and its jobs use: the Python extension's picker when it is installed, else the setting. */
+async function chooseInterpreter(): Promise<void> {
+    const python = vscode.extensions.getExtension('ms-python.python');
+    if (python) {
+        await vscode.commands.executeCommand('python.setInterpreter');
+    } else {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'tritonify.interpreter');
+    }
+}
+
+/** The server's "Write a benchmark contract" action for `kernel`, applied, and the new file opened. */
+async function writeContract(uri: string, kernel: string): Promise<void> {
+    const doc = vscode.Uri.parse(uri);
+    const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc)) ?? [];
+    const lens = lenses.find((l) => l.command?.arguments?.[1] === kernel);
+    const at = lens ? new vscode.Range(lens.range.start.line + 1, 0, lens.range.start.line + 1, 0) : new vscode.Range(0, 0, 0, 0);
+    const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc, at,
+        'quickfix.tritonify.writeContract')) ?? [];
+    const action = actions.find((a) => a.title.startsWith('Write a benchmark contract'));
+    if (!action?.edit) {
+        void vscode.window.showWarningMessage(`Tritonify: no contract can be written for ${kernel} here (it may have one already).`, 'Open Log')
+            .then((c) => c && log().show());
+        return;
+    }
+    await vscode.workspace.applyEdit(action.edit);
+    const created = action.edit.entries().map(([u]) => u).find((u) => u.toString() !== doc.toString());
+    if (created) {
+        await vscode.window.showTextDocument(created);
+    }
+}
+
+/** An input box for the command that launches `kernel`; remembered per kernel in the workspace, then Profile runs with it. */
+async function setLaunchCommand(context: vscode.ExtensionContext, uri: string, kernel: string): Promise<void> {
+    const key = launchKey(uri, kernel);
+    const before = context.workspaceState.get<string[]>(key);
+    const typed = await vscode.window.showInputBox({
+        title: `Tritonify: the command that launches ${kernel}`,
+        prompt: 'Profile runs it under Nsight Compute from the file\'s folder (no shell), e.g. python bench.py --n 4096',
+        value: before ? joinCommandLine(before) : 'python ',
+        validateInput: (line) => {
+            const split = splitCommandLine(line);
+            return 'error' in split ? split.error : undefined;
+        },
+    });
+    if (typed === undefined) {
+        return;
+    }
+    const split = splitCommandLine(typed);
+    if ('error' in split) {
+        return;
+    }
+    await context.workspaceState.update(key, split.argv);
+    await vscode.commands.executeCommand('tritonify.profile', uri, kernel);
 }
 
 /** The read-only listing documents (`tritonify-asm:` URIs): their text, kept while the extension runs. */

@@ -12,3 +12,8 @@ export interface LintBusyParams {
     uri: string;
     busy: boolean;
 }
+
+/** What a failed job offers next: action id -> button label. */
+export const JOB_ACTIONS: Record<string, string> = protocol.jobActions;
+/** initializationOptions.client[CLIENT_SHOWS_JOB_OUTCOMES] = true: this client shows outcomes, with their buttons. */
+export const CLIENT_SHOWS_JOB_OUTCOMES: string = protocol.clientShowsJobOutcomes;

@@ -25,7 +25,7 @@ import {
 } from 'vscode-languageclient/node';
 import { serverCommand, ServerCommand } from './commandLine';
 import { log, traceError, traceInfo } from './log';
-import { LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
+import { CLIENT_SHOWS_JOB_OUTCOMES, LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
 import { LevelledChannel } from './logRouting';
 import { OPEN_PAGE_COMMAND, renderedLink, renderedLinks } from './docLinks';
 import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python';
@@ -48,6 +48,8 @@ export interface ServerHooks {
     /** A server command (benchmark / profile / showResult / showAssembly) is about to run; returns its completion callback. */
     onCommand(command: string, args: unknown[]): ((result: unknown) => void) | undefined;
     onState(state: 'starting' | 'running' | 'stopped' | 'failed'): void;
+    /** The launch command remembered for a kernel (Profile gets it as its third argument). */
+    launchCommand?(uri: string, kernel: string): string[] | undefined;
     /** The server's `tritonify/lintBusy` notification (a lint running longer than 300 ms, then done). */
     onLintBusy?(params: LintBusyParams): void;
 }
@@ -157,7 +159,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         outputChannel: new LevelledChannel(log()),
         traceOutputChannel: new LevelledChannel(log(), 'trace', 'trace', true),
         revealOutputChannelOn: RevealOutputChannelOn.Never,
-        initializationOptions: toServerSettings(settings, interpreter.command, trusted()),
+        initializationOptions: { ...toServerSettings(settings, interpreter.command, trusted()), client: { [CLIENT_SHOWS_JOB_OUTCOMES]: true } },
         errorHandler: {
             error: () => ({ action: ErrorAction.Continue }),
             closed: () => {
@@ -218,6 +220,12 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                     void vscode.window.showWarningMessage(`Tritonify: ${RUNS_CODE[name] ?? 'this runs the workspace\'s code'}; trust the workspace first.`, 'Manage Workspace Trust')
                         .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
                     return undefined;
+                }
+                if (name === 'tritonify.profile' && args.length === 2 && typeof args[0] === 'string' && typeof args[1] === 'string') {
+                    const launch = hooks.launchCommand?.(args[0], args[1]);
+                    if (launch?.length) {
+                        args = [...args, launch];
+                    }
                 }
                 const done = hooks.onCommand(name, args);
                 try {

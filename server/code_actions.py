@@ -30,7 +30,12 @@ from tritonify.server.positions import overlaps
 FIX_ALL = "source.fixAll.tritonify"
 INSERT_TEMPLATE = "refactor.tritonify.insertTemplate"
 RUN_KERNEL = "source.tritonify.runKernel"
+# The same actions in the Ctrl+. menu (VS Code lists quickfix and refactor kinds there, source
+# kinds only under Source Action): fix-all on any line with a fix, the contract inside a kernel.
+QUICK_FIX_ALL = "quickfix.tritonify.fixAll"
+QUICK_CONTRACT = "quickfix.tritonify.writeContract"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, INSERT_TEMPLATE, RUN_KERNEL]
+FIX_ALL_TITLE = "Fix all Tritonify findings (safe fixes)"
 
 
 def _wanted(only: list[str] | None, kind: str) -> bool:
@@ -74,6 +79,14 @@ async def fix_all_edit(server: TritonifyServer, analysis: Analysis, passes: int 
     if not n or text == analysis.text:
         return None
     return workspace_edit(server, analysis, [types.TextEdit(range=analysis.index.whole_document(), new_text=text)])
+
+
+def _finding_with_safe_fix_at(analysis: Analysis, rng: types.Range) -> bool:
+    for f in analysis.findings:
+        if f.fix is not None and f.fix.applicability == Applicability.SAFE and overlaps(
+                analysis.index.range(f.line, f.column, f.end_line, f.end_column), rng):
+            return True
+    return False
 
 
 def _has_safe_fix(analysis: Analysis) -> bool:
@@ -158,7 +171,8 @@ def _can_create_files(server: TritonifyServer) -> bool:
     return bool(we and we.document_changes and types.ResourceOperationKind.Create in (we.resource_operations or []))
 
 
-def contract_action(server: TritonifyServer, analysis: Analysis, kernel_name: str) -> types.CodeAction | None:
+def contract_action(server: TritonifyServer, analysis: Analysis, kernel_name: str,
+                    kind: str = RUN_KERNEL) -> types.CodeAction | None:
     """"Write a benchmark contract for KERNEL": a new `<stem>_contract.py` beside the file, from the
     kernel's signature (nothing imported or run). Only when the kernel has no contract and that file
     does not exist yet (then the user edits it), and only for a client that can create files."""
@@ -177,7 +191,7 @@ def contract_action(server: TritonifyServer, analysis: Analysis, kernel_name: st
         types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)),
         types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
                                edits=[types.TextEdit(range=types.Range(start=start, end=start), new_text=text)])])
-    return types.CodeAction(title=f"Write a benchmark contract for {kernel_name} ({dest.name})", kind=RUN_KERNEL,
+    return types.CodeAction(title=f"Write a benchmark contract for {kernel_name} ({dest.name})", kind=kind,
                             edit=edit)
 
 
@@ -198,16 +212,15 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
             if overlaps(rng, params.range):
                 actions.extend(quick_fixes(server, analysis, finding))
 
-    if _wanted(only, FIX_ALL) and _has_safe_fix(analysis):
+    fix_all_kinds = [k for k in (FIX_ALL, QUICK_FIX_ALL) if _wanted(only, k)]
+    if fix_all_kinds and not _finding_with_safe_fix_at(analysis, params.range):
+        fix_all_kinds = [k for k in fix_all_kinds if k == FIX_ALL]   # Ctrl+. offers it where a fix is
+    if fix_all_kinds and _has_safe_fix(analysis):
         data = {"uri": analysis.uri, "version": analysis.version, "action": "fixAll"}
-        action = types.CodeAction(title="Tritonify: apply all safe fixes", kind=FIX_ALL, data=data)
-        if lazy:
-            actions.append(action)
-        else:
-            # without resolve, the list must stay quick: one pass over the fixes already known
-            action.edit = await fix_all_edit(server, analysis, passes=1)
-            if action.edit is not None:
-                actions.append(action)
+        edit = None if lazy else await fix_all_edit(server, analysis, passes=1)   # without resolve: one quick pass
+        for kind in fix_all_kinds:
+            if lazy or edit is not None:
+                actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=kind, data=data, edit=edit))
 
     templates = load_templates(server) if _wanted(only, INSERT_TEMPLATE) else []
     if templates:
@@ -220,17 +233,20 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
                 action.edit = template_edit(server, analysis, name, line)
             actions.append(action)
 
-    if _wanted(only, RUN_KERNEL):
-        for kernel in analysis.kernels:
-            if kernel.first_line <= line <= kernel.last_line:
-                for verb, command in (("Benchmark", "tritonify.benchmark"), ("Profile", "tritonify.profile")):
-                    actions.append(types.CodeAction(
-                        title=f"{verb} this kernel ({kernel.name})", kind=RUN_KERNEL,
-                        command=types.Command(title=f"{verb} {kernel.name}", command=command,
-                                              arguments=[analysis.uri, kernel.name])))
-                action = contract_action(server, analysis, kernel.name)
-                if action is not None:
-                    actions.append(action)
+    contract_kinds = [k for k in (RUN_KERNEL, QUICK_CONTRACT) if _wanted(only, k)]
+    for kernel in analysis.kernels:
+        if not kernel.first_line <= line <= kernel.last_line:
+            continue
+        if _wanted(only, RUN_KERNEL):
+            for verb, command in (("Benchmark", "tritonify.benchmark"), ("Profile", "tritonify.profile")):
+                actions.append(types.CodeAction(
+                    title=f"{verb} this kernel ({kernel.name})", kind=RUN_KERNEL,
+                    command=types.Command(title=f"{verb} {kernel.name}", command=command,
+                                          arguments=[analysis.uri, kernel.name])))
+        for kind in contract_kinds:
+            action = contract_action(server, analysis, kernel.name, kind)
+            if action is not None:
+                actions.append(action)
     return actions
 
 

@@ -28,7 +28,7 @@ async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> 
                     title=f"{label}: {summary}", command="tritonify.showResult", arguments=[analysis.uri, kernel.name, kind])))
     inspect_feature = getattr(server, "inspect_feature", None)
     if inspect_feature is not None:
-        lenses += inspect_feature.code_lenses(analysis.uri, analysis.index)
+        lenses += inspect_feature.code_lenses(analysis.uri, analysis.index, analysis.kernels)
     return lenses
 
 

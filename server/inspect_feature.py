@@ -80,6 +80,20 @@ class FileInsight:
         return next((r for r in self.results if r.kernel == kernel), None)
 
 
+CHOOSE_INTERPRETER = "tritonify.chooseInterpreter"   # a client command (the VS Code extension registers it)
+
+
+def unavailable_reason(results: list, python: str) -> str | None:
+    """The Inspect lens's short reason when the interpreter cannot compile: "needs triton in PY"."""
+    for result in results:
+        error = result.error or {}
+        if error.get("kind") == "no-triton" or "No module named 'triton'" in str(error.get("message") or ""):
+            return f"needs triton in {python}"
+        if error.get("kind") == "no-python":
+            return f"cannot start {python}"
+    return None
+
+
 def interpreter_problem(results: list, python: str) -> str | None:
     """One log line when the interpreter cannot compile at all (no triton, does not start)."""
     for result in results:
@@ -114,6 +128,7 @@ class InspectFeature:
         self._wanted: set[str] = set()                     # uris to compile (again) once their loop is free
         self._loops: dict[str, asyncio.Task] = {}
         self._published: set[str] = set()                  # uris with inspect diagnostics shown
+        self.unavailable: dict[str, str] = {}              # uri -> why its interpreter cannot compile ("needs triton in ...")
         self._targets: dict[str, object] = {}              # setting -> resolved Arch (NVML asked once)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonify-inspect")
 
@@ -172,6 +187,7 @@ class InspectFeature:
 
     def forget(self, uri: str) -> None:
         """Nothing may be compiled for `uri` now: drop its results and what was asked."""
+        self.unavailable.pop(uri, None)
         self._wanted.discard(uri)
         self._attempted.pop(uri, None)
         self.clear(uri)
@@ -213,11 +229,16 @@ class InspectFeature:
         if now is None or now.version != version or self.config_for(uri) != config:
             server.log(types.MessageType.Log, f"{path}: compile result of version {version} dropped (stale)")
             return
+        reason = None if problem else unavailable_reason(results, config.python)
         problem = problem or interpreter_problem(results, config.python)
         if problem:
             server.log_once(types.MessageType.Warning, problem)
             self.clear(uri)   # the same config is not tried again until a save or a settings change
+            if reason:        # shown where the lenses would be, with the way out
+                self.unavailable[uri] = reason
+                server.refresh_code_lenses()
             return
+        self.unavailable.pop(uri, None)
         self._publish(FileInsight(uri, version, text, config, results))
         if results:
             cached = sum(1 for r in results if r.cached)
@@ -265,12 +286,19 @@ class InspectFeature:
         self.server.refresh_code_lenses()
 
     # ---- what the editor shows -------------------------------------------------------------
-    def code_lenses(self, uri: str, index: LineIndex) -> list[types.CodeLens]:
+    def code_lenses(self, uri: str, index: LineIndex, kernels=()) -> list[types.CodeLens]:
         """A lens per kernel / autotune config of the latest result, on lines that still read as
-        they did when compiled (`index` is the document's current text)."""
+        they did when compiled (`index` is the document's current text); when the interpreter
+        cannot compile, one per kernel (`kernels`: the analysis's KernelSpans) saying why, whose
+        click chooses another interpreter."""
         insight = self.insights.get(uri)
         if insight is None:
-            return []
+            reason = self.unavailable.get(uri)
+            if reason is None:
+                return []
+            return [_lens(index, k.first_line, 0, f"Inspect: {reason}", CHOOSE_INTERPRETER, [uri],
+                          "Compile-time insight needs an interpreter with triton: click to choose one")
+                    for k in kernels]
         lenses = []
         for result in insight.results:
             if result.error:

@@ -19,7 +19,7 @@ import asyncio
 import json
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,13 @@ PROGRESS_CREATE_TIMEOUT_S = 2.0
 BENCH_GRACE_S = 30.0   # past bench's own --timeout, so it can stop its child and print its result
 
 
-def job_argv(kind: str, settings: EditorSettings, path: Path, kernel: str) -> list[str]:
+def job_argv(kind: str, settings: EditorSettings, path: Path, kernel: str, launch: list[str] | None = None) -> list[str]:
     """The child's argument list (never a shell string): the sub-command, the target, JSON output,
-    and for a benchmark the baselines, shapes and timeout the user set."""
+    for a benchmark the baselines, shapes and timeout the user set, for a profile the command that
+    launches the kernel when the user gave one (after `--`)."""
     argv = [*settings.interpreter, "-m", "tritonify", SUBCOMMAND[kind], f"{path}::{kernel}", "--format", "json"]
+    if kind == PROFILE and launch:
+        return [*argv, "--", *launch]
     if kind == BENCHMARK:
         if settings.bench_baselines:
             argv += ["--baselines", ",".join(settings.bench_baselines)]
@@ -59,6 +62,32 @@ def job_timeout_s(kind: str, settings: EditorSettings) -> float:
     return settings.job_timeout_s
 
 
+_PROTOCOL = json.loads((Path(__file__).parent / "protocol.json").read_text(encoding="utf-8"))   # shared with the client
+JOB_ACTIONS: dict[str, str] = _PROTOCOL["jobActions"]
+MISSING_MODULE = ("No module named 'torch'", "No module named 'triton'", "No module named torch", "No module named triton",
+                  "torch is not installed", "triton is not installed")
+
+
+def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "") -> list[str]:
+    """What a failed job offers next, as ids of JOB_ACTIONS (the client shows them as buttons):
+    the interpreter when torch, triton or tritonify is missing from it, the ncu path when ncu is,
+    a contract when the benchmark has none, a launch command when nothing launches the kernel;
+    and the log, always."""
+    if ok:
+        return []
+    actions = []
+    if status in (NOT_STARTED, "missing-engine") or any(m in stderr or m in message for m in MISSING_MODULE):
+        actions.append("chooseInterpreter")
+    if status == "ncu-missing":
+        actions.append("setNcuPath")
+    if kind == BENCHMARK and "no benchmark contract" in message:
+        actions.append("writeContract")
+    if kind == PROFILE and status == "no-launcher":
+        actions.append("setLaunchCommand")
+    actions.append("openLog")
+    return actions
+
+
 @dataclass
 class Outcome:
     ok: bool
@@ -66,9 +95,11 @@ class Outcome:
     summary: str | None = None
     result: Any = None
     status: str = ""
+    actions: list[str] = field(default_factory=list)   # next_actions
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "status": self.status, "message": self.message, "summary": self.summary, "result": self.result}
+        return {"ok": self.ok, "status": self.status, "message": self.message, "summary": self.summary, "result": self.result,
+                "actions": list(self.actions)}
 
 
 def parse_result(stdout: str) -> dict | None:
@@ -94,6 +125,13 @@ def parse_result(stdout: str) -> dict | None:
 
 
 def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
+    """`read_outcome`, with the actions it offers next (next_actions)."""
+    outcome = read_outcome(kind, job, interpreter)
+    outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr)
+    return outcome
+
+
+def read_outcome(kind: str, job: JobResult, interpreter: str) -> Outcome:
     """Turn what the child did into an outcome with a message that says what is missing.
     Never invents a result: no JSON object on stdout means no result. A result that reached the
     kernel (measured shapes, profiled launches) is kept and shown even when its verdict is bad
@@ -180,6 +218,10 @@ class JobsFeature:
             return Outcome(False, f"tritonify.{kind} takes two arguments: the document URI and the kernel name",
                            status="bad-arguments").to_dict()
         uri, kernel = args[0], args[1]
+        launch = args[2] if kind == PROFILE and len(args) > 2 else None
+        if launch is not None and not (isinstance(launch, list) and launch and all(isinstance(a, str) and a for a in launch)):
+            return Outcome(False, "tritonify.profile's third argument, the launch command, is a list of strings "
+                                  "(e.g. [\"python\", \"bench.py\"])", status="bad-arguments").to_dict()
         settings = server.settings_for(uri)
         if not settings.trusted:
             return self._tell(Outcome(False, f"{kind} refused: this workspace is not trusted, and a {kind} runs its code "
@@ -191,7 +233,7 @@ class JobsFeature:
         if key in self.running:
             return self._tell(Outcome(False, f"a {kind} of {kernel} is already running", status="busy"))
         interpreter = settings.interpreter[0]
-        argv = job_argv(kind, settings, path, kernel)
+        argv = job_argv(kind, settings, path, kernel, launch)
         self.running[key] = None
         token = await self._progress_token()
         progress = server.work_done_progress
@@ -223,12 +265,20 @@ class JobsFeature:
                 self.server.refresh_code_lenses()
         return self._tell(outcome)
 
+    def _client_shows_outcomes(self) -> bool:
+        """Whether the client said (initializationOptions.client) that it shows each outcome
+        itself, with its next actions as buttons: then a message from here would be a second one."""
+        raw = self.server._initial_raw
+        client = raw.get("client") if isinstance(raw, dict) else None
+        return isinstance(client, dict) and client.get(_PROTOCOL["clientShowsJobOutcomes"]) is True
+
     def _tell(self, outcome: Outcome) -> dict:
         level = types.MessageType.Info if outcome.ok else types.MessageType.Warning
-        try:
-            self.server.window_show_message(types.ShowMessageParams(type=level, message=f"Tritonify: {outcome.message}"))
-        except Exception:
-            pass
+        if not self._client_shows_outcomes():
+            try:
+                self.server.window_show_message(types.ShowMessageParams(type=level, message=f"Tritonify: {outcome.message}"))
+            except Exception:
+                pass
         self.server.log(level, outcome.message)
         return outcome.to_dict()
 

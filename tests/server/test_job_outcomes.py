@@ -19,6 +19,7 @@ def test_a_benchmark_that_could_not_import_torch_says_so_and_is_not_a_result():
     out = interpret(BENCHMARK, job(FAILED, payload, 1), "/usr/bin/python3")
     assert not out.ok and out.summary is None
     assert out.message.startswith("benchmark failed: torch is not installed in /usr/bin/python3")
+    assert out.actions == ["chooseInterpreter", "openLog"]
 
 
 def test_a_profile_error_object_gives_its_message_and_hint():
@@ -27,6 +28,7 @@ def test_a_profile_error_object_gives_its_message_and_hint():
     out = interpret(PROFILE, job(FAILED, payload, 2), "python3")
     assert not out.ok and out.status == "ncu-missing"
     assert out.message == "profile failed: Nsight Compute (ncu) was not found (install Nsight Compute or set tritonify.ncuPath)"
+    assert out.actions == ["setNcuPath", "openLog"]
 
 
 def test_an_incorrect_kernel_is_a_result_the_lens_can_show():
@@ -40,7 +42,7 @@ def test_an_incorrect_kernel_is_a_result_the_lens_can_show():
 def test_a_good_run_is_ok():
     payload = {"status": "ok", "summary": "0.41 ms", "shapes": [{"label": "4096"}]}
     out = interpret(BENCHMARK, job(OK, payload), "python3")
-    assert out.ok and out.message == "benchmark finished: 0.41 ms"
+    assert out.ok and out.message == "benchmark finished: 0.41 ms" and out.actions == []
 
 
 def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out(tmp_path):
@@ -59,3 +61,30 @@ def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out(tmp_path
     assert not out.ok and out.status == "usage" and out.result["error"] == "no-contract"
     assert out.message.startswith("benchmark failed: no benchmark contract for k.py")
     assert "Write a benchmark contract" in out.message
+    assert out.actions == ["writeContract", "openLog"]      # a button, not advice
+
+
+def test_a_profile_with_nothing_to_launch_the_kernel_offers_a_launch_command():
+    payload = {"error": "no-launcher", "message": "nothing launches k",
+               "hint": "name the command that runs it: tritonify profile k.py::k -- python script.py"}
+    out = interpret(PROFILE, job(FAILED, payload, 2), "python3")
+    assert out.status == "no-launcher" and out.actions == ["setLaunchCommand", "openLog"]
+    assert out.to_dict()["actions"] == ["setLaunchCommand", "openLog"]
+
+
+def test_the_action_ids_are_the_ones_the_client_knows():
+    from tritonify.server.jobs_feature import JOB_ACTIONS
+
+    assert set(JOB_ACTIONS) == {"writeContract", "chooseInterpreter", "setNcuPath", "setLaunchCommand", "openLog"}
+
+
+def test_a_launch_command_goes_after_the_separator():
+    from pathlib import Path
+
+    from tritonify.server.jobs_feature import job_argv
+    from tritonify.server.settings import EditorSettings
+
+    settings = EditorSettings().updated({"interpreter": ["/usr/bin/python3"]})
+    argv = job_argv(PROFILE, settings, Path("/w/k.py"), "k", ["python", "bench.py", "--n", "4096"])
+    assert argv[-5:] == ["--", "python", "bench.py", "--n", "4096"] and argv[:4] == ["/usr/bin/python3", "-m", "tritonify", "profile"]
+    assert "--" not in job_argv(BENCHMARK, settings, Path("/w/k.py"), "k", ["python", "x.py"])

@@ -287,7 +287,7 @@ async def test_untrusted_workspace_compiles_nothing_until_trusted(client, tmp_pa
 
 
 @pytest.mark.asyncio
-async def test_interpreter_without_triton_gives_one_log_line_and_no_diagnostics(client, tmp_path):
+async def test_interpreter_without_triton_gives_one_log_line_no_diagnostics_and_a_lens_saying_so(client, tmp_path):
     # the same Python, started without site-packages: it runs the worker but cannot import triton
     python = tmp_path / "python-without-triton"
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "$@"\n')
@@ -302,7 +302,10 @@ async def test_interpreter_without_triton_gives_one_log_line_and_no_diagnostics(
     said = [m.message for m in client.log_messages if "cannot import triton" in m.message]
     assert len(said) == 1 and str(python) in said[0] and "tritonify.interpreter" in said[0]
     assert compiled_codes(client, uri) == set()
-    assert insight_lenses(await lenses(client, uri)) == []
+    # the Inspect lens is there all the same, saying why, and its click chooses another interpreter
+    shown = [lens for lens in await lenses(client, uri) if lens.command.title.startswith("Inspect:")]
+    assert shown and {lens.command.title for lens in shown} == {f"Inspect: needs triton in {python}"}
+    assert {lens.command.command for lens in shown} == {"tritonify.chooseInterpreter"}
     assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
 
 
