@@ -50,7 +50,9 @@ REASONS = {
 def stall_shares(ctx: Context) -> dict[str, float]:
     cpi = ctx.opt(CPI)
     if not cpi:
-        return {}
+        # --set detailed: no WarpStateStats; the source page's warp samples give the shares
+        sampled = {r: v for r in REASONS if (v := ctx.sampled_stall_share(r))}
+        return dict(sorted(sampled.items(), key=lambda kv: -kv[1]))
     out = {}
     for name, value in ctx.launch.metrics.items():
         m = _STALL.match(name)
