@@ -56,8 +56,22 @@ def summary() -> dict:
             "rounds": rounds}
 
 
+def _default_set_line(code: str) -> str:
+    from tritonify.diagnostics.registry import get_rule
+
+    reg = get_rule(code)
+    if reg is None:
+        return ""
+    if reg.rule.default:
+        return "**In the default set:** yes."
+    return (f"**In the default set:** no, opt-in (`select = [\"{code}\"]` or `[\"ALL\"]` turns it on): its "
+            "measured precision is under the 90% the default set requires.")
+
+
 def page_section(code: str, data: dict) -> str:
     lines = ["<!-- precision:start -->", "## Measured precision", ""]
+    if line := _default_set_line(code):
+        lines += [line, ""]
     rows = []
     for rnd, per_rule in data["rounds"].items():
         c = per_rule.get(code)

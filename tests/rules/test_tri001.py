@@ -9,18 +9,13 @@ def test_fixture_flags_exactly_the_marked_lines():
     assert [f.line for f in findings] == marked_lines("TRI001.py", "TRI001")
 
 
-def test_severity_says_where_it_matters():
+def test_only_hot_tanh_is_reported_and_as_a_warning():
     findings = {f.line: f for f in lint_fixture("TRI001.py", "TRI001")}
-    gelu, chained, after, softcap, cross_entropy = marked_lines("TRI001.py", "TRI001")
-    assert findings[gelu].severity is Severity.INFO          # one tanh, memory-bound
-    assert "costs nothing measurable" in findings[gelu].message
+    chained, softcap = marked_lines("TRI001.py", "TRI001")
     assert findings[chained].severity is Severity.WARNING    # a loop on registers
     assert "inside a loop" in findings[chained].message
-    assert findings[after].severity is Severity.INFO
     assert findings[softcap].severity is Severity.WARNING    # on tl.dot results
     assert "tl.dot results" in findings[softcap].message
-    assert findings[cross_entropy].severity is Severity.INFO  # a streaming loop: memory speed
-    assert "memory speed" in findings[cross_entropy].message
 
 
 SNIPPET = """
@@ -130,7 +125,7 @@ def test_sigmoid_fix_keeps_operator_precedence():
     assert abs(before - after) < 1e-12
 
 
-def test_memory_bound_is_info_and_per_row_tanh_is_quiet():
+def test_memory_bound_and_per_row_tanh_are_quiet():
     code = """
     import triton
     import triton.language as tl
@@ -148,8 +143,9 @@ def test_memory_bound_is_info_and_per_row_tanh_is_quiet():
             s = libdevice.tanh(s)
         tl.store(x_ptr + row, s + libdevice.tanh(tl.sum(x, 0)))
     """
-    (f,) = lint(code, "TRI001")
-    assert f.line == 12 and f.severity is Severity.INFO
+    # one tanh per loaded element in a streaming loop runs at memory speed (labelled noise on
+    # every such finding of the real-world study); a tanh on one value per row costs nothing
+    assert lint(code, "TRI001") == []
 
 
 def test_other_targets_are_quiet():

@@ -7,7 +7,9 @@ import sys
 from tritonify.diagnostics.settings import Settings
 from tritonify.server.lint_worker import LintWorker
 
-KERNEL_TEXT = "import triton\nfrom triton.language.extra import libdevice\n@triton.jit\ndef k(x):\n    return libdevice.tanh(x)\n"
+KERNEL_TEXT = ("import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n"
+               "@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 16))\n"
+               "    for _ in range(4):\n        x = libdevice.tanh(x)\n    tl.store(x_ptr + tl.arange(0, 16), x)\n")
 
 
 def _run(coro):

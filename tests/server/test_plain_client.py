@@ -136,8 +136,8 @@ def test_helix_style_client_with_utf8_positions(raw, workspace):
     c = raw()
     result = c.initialize(workspace, capabilities=HELIX_CAPABILITIES, options={"lint": {"run": "onType"}}, client_name="helix")
     assert result["result"]["capabilities"]["positionEncoding"] == "utf-8"
-    text = KERNEL.replace("y = 0.5 * x * (1 + libdevice.tanh(x))", "y = 0.5 * x * (1 + libdevice.tanh(x)) + 0 * len('é😋')".replace("+ 0 * len('é😋')", "")).replace(
-        "    y = 0.5", "    s = 'é😋'; y = 0.5")
+    text = KERNEL.replace("x = 0.5 * x * (1 + libdevice.tanh(x))", "x = 0.5 * x * (1 + libdevice.tanh(x)) + 0 * len('é😋')".replace("+ 0 * len('é😋')", "")).replace(
+        "        x = 0.5", "        s = 'é😋'; x = 0.5")
     uri = (workspace / "utf8.py").as_uri()
     c.open(uri, text)
     diag = [d for d in c.diagnostics(uri) if d["code"] == "TRI001"][0]

@@ -27,6 +27,9 @@ RULE = Rule(
     summary="hand-written kernel re-implements an op Liger-Kernel ships",
     severity=Severity.INFO,
     fixable=True, safe_fix=False,
+    # Opt-in: 0 of 31 findings were true positives in round 2 of the real-world study
+    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
+    default=False,
 )
 
 HELPER_STEMS = {

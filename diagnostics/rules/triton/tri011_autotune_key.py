@@ -25,6 +25,9 @@ RULE = Rule(
     summary="autotune key names a non-argument, is empty, or omits a size that tuned block sizes tile",
     severity=Severity.WARNING,
     fixable=True, safe_fix=False,
+    # Opt-in: 4 of 19 findings were true positives in round 2 of the real-world study
+    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
+    default=False,
 )
 
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)

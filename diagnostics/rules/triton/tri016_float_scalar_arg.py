@@ -49,6 +49,9 @@ RULE = Rule(
     summary="Python-float kernel argument used with tensors without .to(tl.float32)",
     severity=Severity.WARNING,
     fixable=True,
+    # Opt-in: 11 of 29 findings were true positives in round 2 of the real-world study
+    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
+    default=False,
 )
 
 FLOAT_NAMES = {

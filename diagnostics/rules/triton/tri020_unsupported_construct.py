@@ -30,6 +30,9 @@ RULE = Rule(
     summary="Python construct that the Triton JIT frontend rejects inside a kernel",
     severity=Severity.ERROR,
     fixable=False,
+    # Opt-in: 0 of 8 findings were true positives in round 2 of the real-world study
+    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
+    default=False,
 )
 
 # `CodeGenerator.builtin_namespace` in triton 3.9: the only builtins a kernel may call.

@@ -38,6 +38,9 @@ RULE = Rule(
     summary="tensor shapes that cannot be combined (broadcast, tl.dot, store, reduction axis)",
     severity=Severity.ERROR,
     fixable=False,
+    # Opt-in: 0 of 3 findings were true positives in round 2 of the real-world study
+    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
+    default=False,
 )
 
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr,

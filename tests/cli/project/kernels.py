@@ -10,5 +10,5 @@ def act_kernel(x_ptr, y_ptr, n, ITERS: tl.constexpr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
     for _ in range(ITERS):
         x = libdevice.tanh(x)
-    y = libdevice.tanh(x)  # noqa: TRI001
-    tl.store(y_ptr + offs, y, mask=mask)
+        x = libdevice.tanh(x)  # noqa: TRI001
+    tl.store(y_ptr + offs, x, mask=mask)
