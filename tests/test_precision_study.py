@@ -1,0 +1,31 @@
+"""The real-world precision study: the committed labels decide the default rule set."""
+import subprocess
+import sys
+from pathlib import Path
+
+from tritonify.diagnostics.registry import all_rules
+from tritonify.diagnostics.rule_table import measured_precision
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_precision_json_and_pages_match_the_labels():
+    r = subprocess.run([sys.executable, "benchmarks/realworld/precision.py", "--check"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_default_rule_measured_in_the_last_round_is_at_least_90_percent():
+    rounds = measured_precision()
+    assert len(rounds) >= 2, "two rounds of labels are committed"
+    last = rounds[max(rounds, key=int)]
+    assert sum(sum(c.values()) for c in last.values()) >= 200
+    for reg in all_rules():
+        c = last.get(reg.code)
+        if reg.rule.default and c:
+            assert c["TP"] / sum(c.values()) >= 0.9, f"{reg.code} is in the default set at {c}"
+
+
+def test_each_round_labels_at_least_200_findings():
+    for rnd, per_rule in measured_precision().items():
+        assert sum(sum(c.values()) for c in per_rule.values()) >= 200, rnd
