@@ -14,8 +14,9 @@ def gelu_{i}(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-    y = 0.5 * x * (1 + libdevice.tanh(0.79788456 * (x + 0.044715 * x * x * x)))
-    tl.store(y_ptr + offs, y, mask=mask)
+    for _ in range(4):
+        x = 0.5 * x * (1 + libdevice.tanh(0.79788456 * (x + 0.044715 * x * x * x)))
+        tl.store(y_ptr + offs, x, mask=mask)
 
 
 def launch_{i}(x):
@@ -51,7 +52,7 @@ def test_an_edit_inside_one_kernel_relints_that_kernel_and_matches_a_full_lint()
     # a line typed into the second kernel: every kernel below it moves down by one line
     layout = layout_of(SourceFile.from_text(TEXT, "k.py"))
     second = layout.segments[1]
-    edited = _insert(TEXT, second.last - 1, "    z = x * 2.0")
+    edited = _insert(TEXT, second.last - 1, "        z = x * 2.0")
     inc, _ = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
     assert inc.relinted == ("gelu_1",) and not inc.exact
     assert _key(inc.result.findings) == _key(_full(edited))
@@ -61,7 +62,7 @@ def test_a_new_finding_in_the_edited_kernel_appears_and_others_move_with_their_l
     settings = Settings()
     _, previous = lint_incremental(SourceFile.from_text(TEXT, "k.py"), settings)
     first = layout_of(SourceFile.from_text(TEXT, "k.py")).segments[0]
-    edited = _insert(TEXT, first.last - 1, "    w = libdevice.tanh(x)\n    tl.store(y_ptr + offs, w, mask=mask)")
+    edited = _insert(TEXT, first.last - 1, "        w = libdevice.tanh(x)\n        tl.store(y_ptr + offs, w, mask=mask)")
     inc, nxt = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
     assert inc.relinted == ("gelu_0",)
     assert sum(f.code == "TRI001" for f in inc.result.findings) == 5

@@ -36,7 +36,7 @@ def test_typing_into_a_kernel_publishes_its_new_finding_then_the_full_lint_agree
     for key in "w = libdevice.tanh(x)":    # typed key by key into the second kernel
         typed += key
         version += 1
-        edited = _insert(TEXT, second.last - 1, "    " + typed)
+        edited = _insert(TEXT, second.last - 1, "        " + typed)
         client.change(uri, edited, version)
     first = client.diagnostics(uri, version, timeout=60, start=start)
     expected = [n - 1 for n in range(1, len(edited.splitlines()) + 1) if "libdevice.tanh(" in edited.splitlines()[n - 1]]

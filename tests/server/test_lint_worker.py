@@ -28,7 +28,7 @@ def test_lints_in_the_worker_and_reports_kernels():
 
     result, kernels, again, restarts = _run(main())
     assert [f.code for f in result.findings] == ["TRI001"]
-    assert [(k.name, k.first_line, k.last_line) for k in kernels] == [("k", 3, 5)]
+    assert [(k.name, k.first_line, k.last_line) for k in kernels] == [("k", 4, 9)]
     assert again.findings == [] and restarts == 0
 
 
