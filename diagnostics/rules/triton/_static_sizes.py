@@ -166,6 +166,8 @@ class KernelSizes:
         self._shapes: RecursionMemo[tuple[int, ...] | None] = RecursionMemo(_DEPTH)
         self._values: dict[tuple[int, int], tuple[ast.AST, int | None]] = {}
         self._self_reads: dict[int, bool] = {}
+        self._env_ids: dict[int, tuple[Scenario, int]] = {}
+        self._env_firsts: dict[tuple, Scenario] = {}
 
     # ---- where values come from ----------------------------------------------------------------
     @cached_property
@@ -288,7 +290,7 @@ class KernelSizes:
     # ---- integer values ------------------------------------------------------------------------
     def value(self, expr: ast.AST, scenario: Scenario) -> int | None:
         # a pure function of (expr, scenario): the recursion below starts from depth 0 every time
-        key = (id(expr), id(scenario))
+        key = (id(expr), self._env_id(scenario))
         hit = self._values.get(key)
         if hit is not None and hit[0] is expr:
             return hit[1]
@@ -344,8 +346,18 @@ class KernelSizes:
         (`_recursion_memo`), so a long chain of locals is expanded once, not once per path. `seen`
         only cuts loop-carried cycles, and a loop-carried value keeps one shape in valid Triton,
         so the cut does not change the answer."""
-        key = (id(expr), id(sc))
+        key = (id(expr), self._env_id(sc))
         return self._shapes.get(key, depth, lambda: self._compute_shape(expr, sc, depth, seen))
+
+    def _env_id(self, sc: Scenario) -> int:
+        """One id for every scenario with the same values (autotune configs that differ only in
+        num_warps / num_stages): shapes and values read nothing of a scenario but its values."""
+        found = self._env_ids.get(id(sc))
+        if found is None or found[0] is not sc:
+            sig = tuple(sorted(sc.env.items()))
+            first = self._env_firsts.setdefault(sig, sc)
+            found = self._env_ids[id(sc)] = (sc, id(first))
+        return found[1]
 
     def _compute_shape(self, expr: ast.AST, sc: Scenario, depth: int, seen: frozenset) -> tuple[int, ...] | None:
         if self._shapes.too_deep(depth):
