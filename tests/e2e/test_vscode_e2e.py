@@ -3,9 +3,14 @@
 `scripts/e2e.sh` installs what it needs under `.e2e/` (node@24, code-server, playwright-core;
 Debian's chromium and libkrb5-dev when missing), builds the .vsix, installs it into a fresh
 code-server, opens a copy of `examples/` and checks that the Problems panel shows a TRI001
-finding and that its quick fix, applied through the UI (Ctrl+.), changes the file on disk
-without changing what the line computes; then, in Restricted Mode, that findings still show and
-Benchmark is refused. The server runs on the base Python with nothing but the .vsix's bundled
+finding in a row-sized message whose code opens the rendered rule page, that a statement typed key
+by key into the kernel shows its finding within a second of the last key (typing-latency.txt),
+that without triton each kernel has the lens "Inspect: needs triton in ...", that the Ctrl+. menu
+lists "Fix all Tritonify findings" and the TRI001 quick fix changes the file on disk without
+changing what the line computes, and that Benchmark without a contract ends in a message with the
+buttons "Write a Benchmark Contract" (clicked: the contract file opens) and "Open Log"; then, in
+Restricted Mode, that findings still show and Benchmark is refused. Screenshots of each step are
+left in `.e2e/run/` (not committed). The server runs on the base Python with nothing but the .vsix's bundled
 libraries, which is what a new user has.
 
 Skipped only when a prerequisite cannot be installed (exit 77: no network, no apt), with the
