@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -31,10 +31,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from tritonify.infra.version import __version__
 from tritonify.diagnostics.settings import Settings
+from tritonify.infra.version import __version__
 from tritonify.server.analysis import Analysis, AnalysisCache, adopt, analyse
 from tritonify.server.lint_worker import LintWorker
+from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
 from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings
@@ -60,6 +61,8 @@ ANSWERED = _Answered()
 
 # The ExecuteCommandParams of the command being run: pygls hands a command its arguments only,
 # and the work-done token the client chose lives on the params.
+F = TypeVar("F")   # a feature type (TritonifyServer.get_feature)
+
 COMMAND_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar("command_params", default=None)
 
 
@@ -82,12 +85,12 @@ class TritonifyProtocol(LanguageServerProtocol):
             if "method" in data and valid_id:
                 method = data.get("method")
                 detail = _cause(exc)
-                self._send_response(msg_id, error=types.ResponseError(
+                send_error(self, msg_id, types.ResponseError(
                     code=INVALID_PARAMS, message=f"invalid params for {method}: {detail}"))
                 self._server.log(types.MessageType.Warning, f"answered {method} (id {msg_id}) with invalid-params: {detail}")
                 return ANSWERED
-            if valid_id and msg_id in self._request_futures:  # a malformed answer to our own request
-                future = self._request_futures.pop(msg_id)
+            future = take_request_future(self, msg_id) if valid_id else None
+            if future is not None:  # a malformed answer to our own request
                 if not future.done():
                     future.set_exception(exc)
                 return ANSWERED
@@ -100,10 +103,10 @@ class TritonifyProtocol(LanguageServerProtocol):
         msg_id = getattr(message, "id", None)
         is_request = method is not None and msg_id is not None and not isinstance(msg_id, bool)
         if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
-            self._send_response(msg_id, error=types.ResponseError(code=INVALID_REQUEST, message="jsonrpc must be \"2.0\""))
+            send_error(self, msg_id, types.ResponseError(code=INVALID_REQUEST, message="jsonrpc must be \"2.0\""))
             return
-        if is_request and self._shutdown and method != types.EXIT:
-            self._send_response(msg_id, error=types.ResponseError(
+        if is_request and shutdown_received(self) and method != types.EXIT:
+            send_error(self, msg_id, types.ResponseError(
                 code=INVALID_REQUEST, message=f"server is shutting down; {method} refused"))
             return
         super().handle_message(message)
@@ -155,6 +158,16 @@ class TritonifyServer(LanguageServer):
         self.on_settings_changed: list[Callable[[], Any]] = []
         self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
         self.on_shutdown: list[Callable[[], Any]] = []
+        self._features_by_type: dict[type, Any] = {}
+
+    # ---- features ---------------------------------------------------------------------------
+    def add_feature(self, feature: Any) -> None:
+        """Register a feature object, found again by its type (`get_feature`)."""
+        self._features_by_type[type(feature)] = feature
+
+    def get_feature(self, kind: type[F]) -> F | None:
+        """The registered feature of type `kind` (None before it is registered)."""
+        return self._features_by_type.get(kind)
 
     # ---- logging ---------------------------------------------------------------------------
     def log(self, level: types.MessageType, message: str) -> None:
@@ -404,7 +417,7 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @server.feature(types.INITIALIZE)
     @guarded(server, "initialize")
     def initialize(params: types.InitializeParams):
-        server.protocol._client_info = params.client_info
+        set_client_info(server.protocol, params.client_info)
         replace_workspace(server.protocol)
         # trust is false (EditorSettings' default) unless the client states it, VS Code or not
         server.apply_settings(params.initialization_options, initial=True)
@@ -446,7 +459,7 @@ def _register_exit(server: TritonifyServer) -> None:
         LSP says. pygls' own teardown waits for its stdin-reader thread, which may sit in a
         read() until the client closes the pipe; an editor waiting for the process to end
         would wait with it."""
-        code = 0 if server.protocol._shutdown else 1
+        code = 0 if shutdown_received(server.protocol) else 1
         try:
             for worker in server.lint_workers:
                 worker.kill()
@@ -509,7 +522,7 @@ def serve(args) -> int:
     sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
     server = create_server()
     serve_stdio(server, stdin, stdout)   # framing.py: pygls' read loop, made unbreakable
-    code = 0 if server.protocol._shutdown else 1
+    code = 0 if shutdown_received(server.protocol) else 1
     try:
         stdout.flush()
     except Exception:

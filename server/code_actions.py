@@ -25,6 +25,7 @@ from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import file_path
+from tritonify.server.inspect_feature import InspectFeature
 from tritonify.server.positions import overlaps
 
 FIX_ALL = "source.fixAll.tritonify"
@@ -205,7 +206,7 @@ async def code_actions(server: TritonifyServer, params: types.CodeActionParams) 
     lazy = _resolve_supported(server)
 
     if _wanted(only, types.CodeActionKind.QuickFix):
-        feature = getattr(server, "inspect_feature", None)
+        feature = server.get_feature(InspectFeature)
         compiled = feature.findings_for(analysis.uri, analysis.text) if feature is not None else []
         for finding in [*analysis.findings, *compiled]:
             rng = analysis.index.range(finding.line, finding.column, finding.end_line, finding.end_column)

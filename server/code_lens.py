@@ -7,13 +7,16 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tritonify.server.app import TritonifyServer, guarded
+from tritonify.server.inspect_feature import InspectFeature
+from tritonify.server.jobs_feature import JobsFeature
 
 
 async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     analysis = await server.current_analysis(params.text_document.uri)
     if analysis is None:
         return []
-    results = getattr(server, "job_results", {})
+    jobs = server.get_feature(JobsFeature)
+    results = jobs.job_results if jobs is not None else {}
     lenses = []
     for kernel in analysis.kernels:
         pos = analysis.index.position(kernel.first_line, 0)
@@ -26,7 +29,7 @@ async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> 
             if summary:
                 lenses.append(types.CodeLens(range=rng, command=types.Command(
                     title=f"{label}: {summary}", command="tritonify.showResult", arguments=[analysis.uri, kernel.name, kind])))
-    inspect_feature = getattr(server, "inspect_feature", None)
+    inspect_feature = server.get_feature(InspectFeature)
     if inspect_feature is not None:
         lenses += inspect_feature.code_lenses(analysis.uri, analysis.index, analysis.kernels)
     return lenses

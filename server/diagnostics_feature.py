@@ -275,7 +275,7 @@ class DiagnosticsFeature:
 
 def register(server: TritonifyServer) -> DiagnosticsFeature:
     feature = DiagnosticsFeature(server)
-    server.diagnostics_feature = feature
+    server.add_feature(feature)
     server.on_settings_changed.append(feature.relint_all)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)

@@ -29,6 +29,8 @@ from typing import Any, Callable
 
 from pygls.io_ import StdoutWriter
 
+from tritonify.server.pygls_adapter import set_stop_event
+
 log = logging.getLogger("tritonify.server.framing")
 
 MAX_BODY_BYTES = 64 * 1024 * 1024     # a larger Content-Length is refused (LSP documents are far smaller)
@@ -228,7 +230,8 @@ async def read_loop(server, stdin, stop_event: threading.Event) -> None:
 
 def serve_stdio(server, stdin, stdout) -> None:
     """pygls' `start_io` with this reader: serve until EOF or `exit`."""
-    server._stop_event = stop_event = threading.Event()
+    stop_event = threading.Event()
+    set_stop_event(server, stop_event)
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
         asyncio.run(read_loop(server, stdin, stop_event))

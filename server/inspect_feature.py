@@ -414,7 +414,7 @@ def _lens(index: LineIndex, line: int, column: int, title: str, command: str = "
 
 def register(server: TritonifyServer) -> InspectFeature:
     feature = InspectFeature(server)
-    server.inspect_feature = feature
+    server.add_feature(feature)
     server.on_document_event.append(feature.on_document_event)
     server.on_settings_changed.append(feature.settings_changed)
     server.on_shutdown.append(feature.stop)

@@ -28,6 +28,7 @@ from lsprotocol import types
 from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, kill_job, run_job
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
+from tritonify.server.pygls_adapter import current_request_future
 from tritonify.server.settings import TRUST_HINT, EditorSettings
 
 BENCHMARK, PROFILE = "benchmark", "profile"
@@ -178,7 +179,7 @@ class JobsFeature:
         self.server = server
         self.running: dict[tuple[str, str, str], int | None] = {}   # (kind, uri, kernel) -> child pid
         self.full_results: dict[tuple[str, str, str], dict] = {}
-        server.job_results = {}   # (uri, kernel) -> {kind: summary}, read by the code lens
+        self.job_results: dict[tuple[str, str], dict[str, str]] = {}   # (uri, kernel) -> {kind: summary}, for the code lens
         self._stopping = False
 
     # ---- progress ------------------------------------------------------------------------
@@ -199,7 +200,7 @@ class JobsFeature:
 
     def _cancel_probe(self, token):
         progress = self.server.work_done_progress
-        request_future = self.server.protocol._request_futures.get(self.server.protocol.msg_id) if self.server.protocol.msg_id else None
+        request_future = current_request_future(self.server.protocol)
 
         def cancelled() -> bool:
             if self._stopping:
@@ -261,7 +262,7 @@ class JobsFeature:
         if outcome.result is not None and outcome.summary:   # a result about the kernel, good or bad
             self.full_results[key] = outcome.result
             if outcome.summary:
-                server.job_results.setdefault((uri, kernel), {})[kind] = outcome.summary
+                self.job_results.setdefault((uri, kernel), {})[kind] = outcome.summary
                 self.server.refresh_code_lenses()
         return self._tell(outcome)
 
@@ -293,7 +294,7 @@ class JobsFeature:
 
 def register(server: TritonifyServer) -> JobsFeature:
     feature = JobsFeature(server)
-    server.jobs_feature = feature
+    server.add_feature(feature)
     server.on_shutdown.append(feature.stop_all)
 
     async def guarded_run(kind: str, args: tuple) -> dict:
