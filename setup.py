@@ -1,7 +1,8 @@
 """Map the repository's top-level folders onto the one import namespace `tritonify`.
 
 pyproject.toml holds the metadata; this file only computes the package list, so a new
-sub-package (a folder with an `__init__.py`) is picked up without editing anything.
+sub-package (a folder with an `__init__.py`) or a new folder of pages is picked up without
+editing anything.
 """
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from setuptools import setup
 ROOT = Path(__file__).parent
 # folder on disk -> import name
 FOLDERS = {
-    "cli": "tritonify",
+    "tritonify": "tritonify",          # the package root only: the version and `python -m tritonify`
+    "cli": "tritonify.cli",
     "server": "tritonify.server",
     "diagnostics": "tritonify.diagnostics",
     "kernels": "tritonify.kernels",
@@ -21,12 +23,15 @@ DATA = ["*.md", "*.json", "*.csv", "*.txt", "*.html", "*.js", "*.css", "py.typed
 
 
 def _packages():
+    """Every folder under a mapped folder is a package: those with an `__init__.py` hold modules,
+    those without hold data only (references/rules/, references/patterns/, ... : the pages and
+    precision.json), declared too so that their files ship in the wheel and the editable install."""
     package_dir, packages = {}, []
     for folder, name in FOLDERS.items():
         base = ROOT / folder
-        for init in sorted(base.rglob("__init__.py")):
-            rel = init.parent.relative_to(base)
-            if any(part.startswith((".", "__pycache__")) for part in rel.parts):
+        for sub in sorted([base, *(p for p in base.rglob("*") if p.is_dir())]):
+            rel = sub.relative_to(base)
+            if any(part.startswith((".", "__pycache__")) or part == "node_modules" for part in rel.parts):
                 continue
             pkg = ".".join([name, *rel.parts]) if rel.parts else name
             packages.append(pkg)
@@ -35,12 +40,8 @@ def _packages():
 
 
 package_dir, packages = _packages()
-package_data = {pkg: DATA for pkg in packages}
-# references/ keeps its pages in plain folders (rules/, patterns/, guides/, ...), not packages:
-# without this a wheel (and the VS Code extension's bundle) has no rule pages to link to.
-package_data["tritonify.references"] = DATA + ["*/*.md"]
 setup(
     package_dir=package_dir,
     packages=packages,
-    package_data=package_data,
+    package_data={pkg: DATA for pkg in packages},
 )

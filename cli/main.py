@@ -1,4 +1,4 @@
-"""`tritonify` command line: one sub-command per module in `tritonify.commands`.
+"""`tritonify` command line: one sub-command per module in `tritonify.cli.commands`.
 
 A sub-command module defines `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`.
 Adding one means adding one file; this dispatcher finds it.
@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 import sys
 
-from tritonify import commands
+from tritonify.cli import commands
 from tritonify.infra import exit_codes
 from tritonify.infra.version import __version__
 

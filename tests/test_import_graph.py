@@ -8,6 +8,7 @@ Layers, lowest first; a module may import its own layer and the layers below it,
     kernels      templates and the benchmark harness (may use the analysis, e.g. to find kernels)
     server       LSP glue                 \\ glue: nothing below imports them
     cli          the command line          / (cli may start the server; the server never imports cli)
+    tritonify    the package root: the version and `python -m tritonify` (nothing imports it)
 
 Every import counts, also those inside functions (a lazy import is still a dependency), and every
 `tritonify.*` import must name a module that exists (found through setup.py's folder mapping).
@@ -27,6 +28,7 @@ ALLOWED = {
     "kernels": {"infra", "references", "diagnostics"},
     "server": {"infra", "references", "diagnostics", "kernels"},
     "cli": {"infra", "references", "diagnostics", "kernels", "server"},
+    "tritonify": {"infra", "references", "diagnostics", "kernels", "server", "cli"},
 }
 
 
@@ -90,7 +92,7 @@ def imports(path: Path, here: str | None = None) -> list[tuple[int, str]]:
             else:
                 target = node.module or ""
             found.append((node.lineno, target))
-            for alias in node.names:   # `from tritonify import commands`: the submodule is the dependency
+            for alias in node.names:   # `from tritonify.cli import commands`: the submodule is the dependency
                 sub = f"{target}.{alias.name}"
                 if module_file(sub) is not None:
                     found.append((node.lineno, sub))
@@ -139,9 +141,21 @@ def test_no_cycle_between_the_layers():
 def test_the_checker_sees_a_wrong_import(tmp_path):
     """A lazy (and a relative) import of the CLI inside a diagnostics function is found: the test can fail."""
     probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    from tritonify.commands import check\n    from ..jobs import x\n", encoding="utf-8")
+    probe.write_text("def f():\n    from tritonify.cli.commands import check\n    from ..jobs import x\n"
+                     "    from tritonify import __version__\n", encoding="utf-8")
     found = imports(probe, here="tritonify.diagnostics.probe")
-    assert (2, "tritonify.commands") in found and (2, "tritonify.commands.check") in found
+    assert (2, "tritonify.cli.commands") in found and (2, "tritonify.cli.commands.check") in found
     assert (3, "tritonify.jobs") in found
-    assert layer("tritonify.commands.check") == "cli" and "cli" not in ALLOWED["diagnostics"]
+    assert (4, "tritonify") in found
+    assert layer("tritonify.cli.commands.check") == "cli" and "cli" not in ALLOWED["diagnostics"]
+    assert layer("tritonify") == "tritonify" and "tritonify" not in ALLOWED["diagnostics"]
     assert module_file("tritonify.jobs") is None
+
+
+def test_the_root_holds_only_the_root():
+    """`tritonify/` is the package root and nothing else: every other module lives in its mapped folder."""
+    assert FOLDERS["tritonify"] == "tritonify" and FOLDERS["cli"] == "tritonify.cli"
+    on_disk = sorted(p.name for p in (ROOT / "tritonify").iterdir() if p.name != "__pycache__")
+    assert on_disk == ["__init__.py", "__main__.py"], on_disk
+    assert module_file("tritonify.cli.main") == ROOT / "cli" / "main.py"
+    assert module_file("tritonify.__main__") == ROOT / "tritonify" / "__main__.py"

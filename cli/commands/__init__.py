@@ -1,1 +1,1 @@
-"""Sub-commands of `tritonify`, one module each (found by `tritonify.main`)."""
+"""Sub-commands of `tritonify`, one module each (found by `tritonify.cli.main`)."""

@@ -5,8 +5,8 @@ set -u
 OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
 PKG=/tmp/tritonify_path/tritonify
 rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
-for f in "$PWD"/cli/*; do ln -s "$f" "$PKG/"; done
-for d in diagnostics references kernels server; do ln -s "$PWD/$d" "$PKG/$d"; done
+for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
+for d in cli diagnostics references kernels server infra; do ln -s "$PWD/$d" "$PKG/$d"; done
 export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
 if [ "${1:-}" != "--e2e-only" ]; then
   timeout 200 python3 gpu/ncu/capture.py --lean 2>&1 | tail -20

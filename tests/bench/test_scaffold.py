@@ -63,7 +63,7 @@ def test_unknown_name_and_bad_source_are_value_errors():
 
 
 def test_bench_write_contract_writes_the_scaffold_once_and_the_no_contract_error_points_to_it(tmp_path, capsys):
-    from tritonify.main import main
+    from tritonify.cli.main import main
 
     kernel_file = tmp_path / "act.py"
     kernel_file.write_text((ROOT / "examples" / "triton" / "activation_tanh_glu.py").read_text())
@@ -79,7 +79,7 @@ def test_bench_write_contract_writes_the_scaffold_once_and_the_no_contract_error
 
 
 def test_no_scaffold_for_a_kernel_whose_file_has_its_contract(tmp_path, capsys):
-    from tritonify.main import main
+    from tritonify.cli.main import main
 
     kernel_file = tmp_path / "own.py"
     kernel_file.write_text("import triton\nfrom tritonify.kernels.bench import Contract\n\n"

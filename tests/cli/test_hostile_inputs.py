@@ -318,7 +318,7 @@ def test_one_file_failing_inside_does_not_lose_the_others(tmp_path, monkeypatch,
     """An unexpected error on one file is reported with its name; the other files are checked."""
     import argparse
 
-    from tritonify.commands import check
+    from tritonify.cli.commands import check
     from tritonify.diagnostics import engine
 
     for name in ("a.py", "b.py"):
@@ -346,7 +346,7 @@ def test_a_write_error_on_one_file_leaves_the_others_fixed(tmp_path, monkeypatch
     import argparse
     import errno
 
-    from tritonify.commands import check
+    from tritonify.cli.commands import check
 
     for name in ("a.py", "b.py", "c.py"):
         write(tmp_path / name, KERNEL)

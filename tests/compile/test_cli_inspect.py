@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from tritonify.main import main
+from tritonify.cli.main import main
 
 from tests.compile.conftest import FIXTURE, marked_line
 

@@ -1,7 +1,8 @@
 """The development install is one that editors and type checkers resolve.
 
-`tritonify.*` is mapped onto the repository's top-level folders (setup.py's FOLDERS), so nothing
-on disk is called `tritonify/`. setuptools' default editable install resolves the mapping with an
+`tritonify.*` is mapped onto the repository's top-level folders (setup.py's FOLDERS): `tritonify/`
+on disk holds only the package root, `tritonify.cli` is `cli/`, `tritonify.diagnostics` is
+`diagnostics/`, and so on. setuptools' default editable install resolves the mapping with an
 import hook, which runs only inside Python: a static tool (Pylance/pyright, mypy, jedi) cannot
 follow it. scripts/install.sh therefore installs with `editable_mode=strict`, which builds a tree
 of links named as the imports are (build/__editable__.*/tritonify/...) and puts it on sys.path.
@@ -18,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose imports cross the layers (cli -> diagnostics -> references/infra, kernels -> diagnostics).
-MODULES = ["tritonify.commands.rule", "tritonify.diagnostics.lookup", "tritonify.kernels.bench.scaffold",
+MODULES = ["tritonify.__main__", "tritonify.cli.commands.rule", "tritonify.diagnostics.lookup", "tritonify.kernels.bench.scaffold",
            "tritonify.server.arguments", "tritonify.infra.nvml"]
 CONFIG = """\
 [mypy]
@@ -70,7 +71,7 @@ def test_the_strict_editable_install_resolves_tritonify_imports_statically(tmp_p
     assert (link_tree / "tritonify" / "__init__.py").exists(), link_tree
     bad, out = unresolved(link_tree, tmp_path)
     assert not bad, out[-4000:]
-    # Without the link tree the repository is all a static tool sees: it cannot find `tritonify`
-    # (the check above can fail).
+    # Without the link tree the repository is all a static tool sees: it finds the root `tritonify/`
+    # but not the mapped sub-packages (the check above can fail).
     bad_without, _ = unresolved(ROOT, tmp_path)
     assert bad_without

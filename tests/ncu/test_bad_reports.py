@@ -10,7 +10,7 @@ from .helpers import FIXTURES, text
 
 
 def _run(capsys, *argv):
-    from tritonify.main import main as cli
+    from tritonify.cli.main import main as cli
 
     code = cli(["diagnose", *map(str, argv)])
     out, err = capsys.readouterr()

@@ -1,7 +1,7 @@
 """`tritonify diagnose` on the H200 exports, and its error messages."""
 import json
 
-from tritonify.main import main
+from tritonify.cli.main import main
 
 from .helpers import FIXTURES, text
 

@@ -10,7 +10,7 @@ import pytest
 from tritonify.diagnostics.ncu.errors import ProfileError, classify
 from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv, run_profile
 from tritonify.kernels.bench.launch import contract_launcher
-from tritonify.main import main
+from tritonify.cli.main import main
 
 from .helpers import FIXTURES
 

@@ -11,7 +11,7 @@ import pytest
 
 from tritonify.diagnostics.ncu.raw_page import Launch, parse_raw
 from tritonify.diagnostics.ncu.roofline import roofline_point
-from tritonify.main import main
+from tritonify.cli.main import main
 
 from .helpers import FIXTURES, all_diagnoses, text
 

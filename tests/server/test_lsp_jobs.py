@@ -171,7 +171,7 @@ async def test_unsaved_documents_cannot_be_benchmarked(jobs, workspace):
 
 
 def _engine_case(command: str, sub: str, engine: str):
-    landed = importlib.util.find_spec(f"tritonify.commands.{sub}") is not None
+    landed = importlib.util.find_spec(f"tritonify.cli.commands.{sub}") is not None
     return pytest.param(command, engine, id=sub, marks=pytest.mark.skipif(
         landed, reason=f"`tritonify {sub}` has landed; this checks the message given without it"))
 

@@ -16,7 +16,7 @@ from tests.sweep.conftest import lineage_lines
 def test_a_bad_gpus_value_is_a_message_not_a_traceback(sweep_case, capsys):
     import argparse
 
-    from tritonify.commands import bench
+    from tritonify.cli.commands import bench
 
     kernel, *_ = sweep_case
     parser = argparse.ArgumentParser()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from tritonify.kernels.templates import list_templates
-from tritonify.main import main
+from tritonify.cli.main import main
 
 
 def test_list_prints_one_template_per_line(capsys):

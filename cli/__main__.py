@@ -1,5 +1,0 @@
-import sys
-
-from tritonify.main import main
-
-sys.exit(main())
