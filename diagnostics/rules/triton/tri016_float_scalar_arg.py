@@ -14,10 +14,14 @@ skipped: their arguments come from the calling kernel, where the cast belongs.
 
 Reported only where the FP64 costs: the promoted value reaches a tile (one value per element,
 `_tile_values`) that feeds a transcendental, a square root or a division (`exp`, `sigmoid`,
-`rsqrt`, `/`: long FP64 sequences), or tile arithmetic inside a loop that computes a `tl.dot`.
-A plain multiply on every element of a streaming kernel (before a store, in a recurrence), or
-`var + eps` on a row statistic, stays hidden behind memory traffic on H100/H200-class parts and
-is not reported. A cast to any other dtype (`(q * scale).to(q.dtype)`) ends the FP64. Only where the code targets NVIDIA or an unknown
+`rsqrt`, `/`, a project's `exp2`/`softplus` wrapper: long FP64 sequences), or an operand of a
+`tl.dot` (no FP64 tensor cores). Plain multiplies and adds on every element (before a store, in a
+recurrence, `acc += tl.dot(q, k) * scale`) and `var + eps` on a row statistic run at half rate,
+hidden behind memory traffic on H100/H200-class parts, and are not reported. A cast to any other
+dtype (`(q * scale).to(q.dtype)`), or a later plain rebinding of the name, ends the FP64.
+Skipped where the file shows the kernel is launched only eagerly (`_launched_eagerly`: flag-gems'
+`@libentry` ATen overrides, launches inside functions registered as custom ops), where the
+argument arrives as fp32. Only where the code targets NVIDIA or an unknown
 target (`ctx.target`): the Inductor signature and FP64 rates cited are CUDA's.
 
 The fix inserts `eps = tl.cast(eps, tl.float32)` rather than `eps.to(tl.float32)`: both compile
@@ -27,6 +31,7 @@ to the same (nothing for fp32, one `truncf` for fp64), but Triton's CPU interpre
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -39,9 +44,8 @@ from tritonify.diagnostics.rules.triton._precision import (
     numeric_value,
     tl_alias,
 )
-from tritonify.diagnostics.rules.triton._kernel_flow import enclosing_loops
 from tritonify.diagnostics.rules.triton._tile_values import tile_values
-from tritonify.diagnostics.triton_ast import TL, Kernel, Param, child_nodes, libdevice_name, walk_nodes
+from tritonify.diagnostics.triton_ast import TL, Kernel, Param, child_nodes, dotted, libdevice_name, walk_nodes
 
 RULE = Rule(
     code="TRI016",
@@ -290,6 +294,10 @@ COSTLY_IN_FP64 = {
 }
 
 
+# Project helpers named after a transcendental (wrappers of tl.exp2, libdevice, a softplus).
+COSTLY_HELPERS = {"exp", "exp2", "log", "log2", "log1p", "sigmoid", "softplus", "softplus2", "rsqrt", "tanh"}
+
+
 def _casts_away(flow: "_Flow", call: ast.Call) -> bool:
     """A cast to anything but fp64 (`.to(tl.float32)`, `.to(b_q.dtype)`, `tl.cast(x, y.dtype)`) ends the FP64."""
     func = call.func
@@ -316,39 +324,40 @@ class _Costs:
         self.kernel = kernel
         self.flow = flow
         self._reads: dict[int, frozenset[str]] = {}
-        self.readers: dict[str, set[str]] = {}
-        for name, values in flow.assigned.items():
-            for v in values:
-                if v is not None:
-                    for n in self.names_read(v):
-                        self.readers.setdefault(n, set()).add(name)
-        tiles = tile_values(ctx, kernel)
-        dot_loops: dict[int, bool] = {}
-        self.calls: list[tuple[ast.AST, str, list[ast.AST]]] = []
-        self.loop_ops: list[ast.AST] = []
+        self.readers: dict[str, list[tuple[str, int]]] = {}   # name -> (local bound from it, line)
+        self.rebinds: dict[str, list[ast.Assign]] = {}       # name -> its plain `name = ...` statements
         for node in kernel.walk():
-            if isinstance(node, ast.Call) and node.args:
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    self.rebinds.setdefault(targets[0].id, []).append(node)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            bound = {n.id for t in targets for n in walk_nodes(t) if isinstance(n, ast.Name)}
+            for n in self.names_read(value):
+                for name in bound:
+                    self.readers.setdefault(n, []).append((name, node.lineno))
+        tiles = tile_values(ctx, kernel)
+        self.calls: list[tuple[ast.AST, str, list[ast.AST]]] = []
+        for node in kernel.walk():
+            if isinstance(node, ast.Call) and _is_dot(ctx, node):
+                args = [*node.args, *(kw.value for kw in node.keywords if kw.arg in ("a", "b", "acc"))]
+                self.calls.append((node, "the `tl.dot` then takes an FP64 operand (no tensor cores)", args))
+            elif isinstance(node, ast.Call) and node.args:
                 name = flow._tl(node.func)
                 lib = libdevice_name(ctx.imports, node.func)
-                if name in COSTLY_IN_FP64 or lib in COSTLY_IN_FP64 or lib == "tanh":
+                if name is None and lib is None:
+                    # a project's own wrapper (`from fla.ops.utils.op import exp2`, `softplus2(x)`)
+                    helper = _last(ctx.imports.resolve(node.func) or dotted(node.func))
+                    lib = helper if helper in COSTLY_HELPERS else None
+                if name in COSTLY_IN_FP64 or lib in COSTLY_IN_FP64 or lib in COSTLY_HELPERS:
                     args = [a for a in node.args if tiles.is_tile(a)]
                     if args:
                         self.calls.append((node, f"`{(name or lib).split('.')[-1]}` then runs in FP64 on every element", args))
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and tiles.is_tile(node):
                 self.calls.append((node, "the division then runs in FP64 on every element", [node.left, node.right]))
-            if isinstance(node, (ast.BinOp, ast.AugAssign)):
-                target = node if isinstance(node, ast.BinOp) else node.value
-                tile = tiles.is_tile(target) or (isinstance(node, ast.AugAssign) and tiles.is_tile(node.target))
-                if tile and self._in_dot_loop(node, dot_loops):
-                    self.loop_ops.append(node)
-
-    def _in_dot_loop(self, node: ast.AST, cache: dict[int, bool]) -> bool:
-        for loop in enclosing_loops(self.ctx, node, self.kernel.node):
-            if id(loop) not in cache:
-                cache[id(loop)] = any(isinstance(n, ast.Call) and _is_dot(self.ctx, n) for n in walk_nodes(loop))
-            if cache[id(loop)]:
-                return True
-        return False
 
     def names_read(self, expr: ast.AST) -> frozenset[str]:
         """Names `expr` reads, not looking inside a cast to another dtype."""
@@ -387,28 +396,111 @@ class _Costs:
         if isinstance(use, ast.AugAssign) and isinstance(use.target, ast.Name):
             seeds.add(use.target.id)   # `x *= scale` binds x to `scale`: x carries it
         reach, todo = set(seeds), list(seeds)
+        killed: dict[str, int] = {}
         while todo:
-            for reader in self.readers.get(todo.pop(), ()):
-                if reader not in reach:
+            name = todo.pop()
+            kill = self._rebound_later(use, name, seeds)
+            if kill is not None:
+                killed[name] = kill
+            for reader, line in self.readers.get(name, ()):
+                if reader not in reach and (kill is None or line < kill):
                     reach.add(reader)
                     todo.append(reader)
         inside_use = {id(n) for n in walk_nodes(use)} - {id(use)}
 
-        def carries(expr: ast.AST) -> bool:
-            return id(expr) in holders or bool(self.names_read(expr) & reach)
+        def carries(expr: ast.AST, line: int) -> bool:
+            if id(expr) in holders:
+                return True
+            return any(line < killed.get(n, line + 1) for n in self.names_read(expr) & reach)
 
         # only what runs on the promoted value: not the operands computed before it (`acc / s` in
         # `acc = acc / s * scale`), nor earlier lines that read a name the use rebinds later
         def after(node: ast.AST) -> bool:
+            if id(node) in holders:
+                return True
             return id(node) not in inside_use and getattr(node, "lineno", use.lineno) >= use.lineno
 
         for node, reason, args in self.calls:
-            if after(node) and any(carries(a) for a in args):
+            if after(node) and any(carries(a, node.lineno) for a in args):
                 return reason
-        for node in self.loop_ops:
-            if after(node) and (node is use or carries(node)):
-                return "it runs in FP64 on every element of a tl.dot loop"
         return None
+
+    def _branches(self, node: ast.AST) -> dict[int, bool]:
+        """The `if`s around `node`: id -> whether it sits in the `else` branch."""
+        out, child = {}, node
+        for anc in self.ctx.ancestors(node):
+            if isinstance(anc, ast.If) and child is not anc.test:
+                out[id(anc)] = child in anc.orelse
+            child = anc
+        return out
+
+    def _rebound_later(self, use: ast.AST, name: str, seeds: set[str]) -> int | None:
+        """Line of the first later plain assignment that rebinds `name` to a value free of the
+        FP64 (`y = y.to(tl.bfloat16)`, `b_ds = tl.dot(b_do, b_v)` in a second loop): past it the
+        name no longer holds the promoted value. Only assignments under the same `if`s as the use
+        count (a conditional rebinding leaves the FP64 on the other path)."""
+        use_ifs = self._branches(use)
+        lines = [
+            node.lineno for node in self.rebinds.get(name, ())
+            if node.lineno > use.lineno and not self.names_read(node.value) & (seeds | {name})
+            and self._branches(node).items() <= use_ifs.items()
+        ]
+        return min(lines) if lines else None
+
+
+# Registrations that make a Python function an opaque operator: torch.compile calls it as a
+# black box, so its Triton launches run eagerly and a Python float arrives as fp32.
+# (`torch.library.triton_op` is not one: Inductor traces into it and launches the kernel itself.)
+OPAQUE_OP_DECORATORS = {"custom_op", "register_custom_op", "register_kernel"}
+OPAQUE_OP_CALLS = {"direct_register_custom_op", "register_custom_op"}
+
+
+def _last(path: str | None) -> str:
+    return (path or "").rsplit(".", 1)[-1]
+
+
+def _decorator_path(ctx: PythonContext, dec: ast.expr) -> str:
+    return ctx.imports.resolve(dec.func if isinstance(dec, ast.Call) else dec) or dotted(
+        dec.func if isinstance(dec, ast.Call) else dec) or ""
+
+
+def _opaque_functions(ctx: PythonContext) -> set[ast.AST]:
+    """Functions of the file registered as opaque operators: decorated with
+    `torch.library.custom_op` / `torch.library.impl` / `register_kernel` / sglang's
+    `register_custom_op`, or passed to vLLM's `direct_register_custom_op(op_func=...)`."""
+    def build() -> set[ast.AST]:
+        defs: dict[str, list[ast.AST]] = {}
+        out: set[ast.AST] = set()
+        for node in ctx.module_nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault(node.name, []).append(node)
+                for dec in node.decorator_list:
+                    path = _decorator_path(ctx, dec)
+                    if _last(path) in OPAQUE_OP_DECORATORS or path == "torch.library.impl":
+                        out.add(node)
+        for call in ctx.module_calls:
+            if _last(ctx.imports.resolve(call.func) or dotted(call.func)) not in OPAQUE_OP_CALLS:
+                continue
+            funcs = [kw.value for kw in call.keywords if kw.arg == "op_func"] + call.args[1:2]
+            for f in funcs:
+                if isinstance(f, ast.Name):
+                    out.update(defs.get(f.id, ()))
+        return out
+    return ctx.per_file(("tri016-opaque-ops",), build)
+
+
+def _launched_eagerly(ctx: PythonContext, kernel: Kernel, found: list[Launch]) -> bool:
+    """The kernel is only ever launched eagerly, so the fp64 premise does not hold: a flag-gems
+    kernel (`@libentry()`, or a file of the `flag_gems` package: ATen overrides launched by their
+    own Python wrappers), or every launch in the file sits in a function registered as an opaque
+    operator."""
+    if any(_last(_decorator_path(ctx, d)) == "libentry" for d in kernel.node.decorator_list):
+        return True
+    if "flag_gems" in Path(str(ctx.source.path or "")).parts:
+        return True
+    mine = [launch for launch in found if launch.kernel is kernel]
+    opaque = _opaque_functions(ctx)
+    return bool(mine) and all(launch.scope in opaque for launch in mine)
 
 
 def _insert_point(ctx: PythonContext, kernel: Kernel) -> tuple[int, str] | None:
@@ -431,6 +523,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         if found_launches is None:
             found_launches = launches(ctx)
+        if _launched_eagerly(ctx, kernel, found_launches):
+            continue
         floats, ints = _launch_evidence(ctx, kernel, found_launches)
         candidates = _candidates(ctx, kernel, floats, ints)
         if not candidates:
