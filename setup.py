@@ -18,6 +18,7 @@ FOLDERS = {
     "kernels": "tritonify.kernels",
     "references": "tritonify.references",
     "infra": "tritonify.infra",
+    "contract": "tritonify.contract",     # the server <-> extension contract (JSON), read at run time
 }
 DATA = ["*.md", "*.json", "*.csv", "*.txt", "*.html", "*.js", "*.css", "py.typed"]
 

@@ -1,6 +1,6 @@
 /**
  * A failed Benchmark or Profile offers its next action as a button: the server names them
- * (`outcome.actions`, ids of server/protocol.json's jobActions), the client shows and runs them
+ * (`outcome.actions`, ids of contract/protocol.json's jobActions), the client shows and runs them
  * (extension.ts). Pure (no `vscode` import): unit-tested.
  */
 import { JOB_ACTIONS } from './protocol';

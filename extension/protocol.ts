@@ -1,8 +1,8 @@
 /**
  * Names shared with the language server, read from the one file both sides use
- * (server/protocol.json, also read by server/diagnostics_feature.py).
+ * (contract/protocol.json, also read by the server through tritonify.contract).
  */
-import protocol from '../server/protocol.json';
+import protocol from '../contract/protocol.json';
 
 /** Server -> client: `{ uri, busy }`, busy while a lint of `uri` has run longer than `busyAfterMs`. */
 export const LINT_BUSY_NOTIFICATION: string = protocol.lintBusyNotification;

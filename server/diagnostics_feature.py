@@ -21,12 +21,12 @@ rule's page, and `data` with its fixes (so a client can apply them without askin
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
 from lsprotocol import types
 
+from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import get_rule
 from tritonify.server.analysis import Analysis
@@ -38,7 +38,7 @@ from tritonify.server.settings import RUN_ON_SAVE
 DEBOUNCE_S = 0.1          # longer than the gap between keys of someone typing
 LINT_AHEAD_S = 0.07       # a document whose last lint took at most this is linted on each change
 CONFIRM_IDLE_S = 0.75
-_PROTOCOL = json.loads((Path(__file__).parent / "protocol.json").read_text(encoding="utf-8"))   # shared with the client
+_PROTOCOL = PROTOCOL   # contract/protocol.json, shared with the client
 BUSY_AFTER_S = _PROTOCOL["busyAfterMs"] / 1000
 BUSY_NOTIFICATION = _PROTOCOL["lintBusyNotification"]
 SOURCE = "tritonify"

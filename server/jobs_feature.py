@@ -25,6 +25,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from tritonify.contract import PROTOCOL
 from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, kill_job, run_job
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
@@ -63,7 +64,7 @@ def job_timeout_s(kind: str, settings: EditorSettings) -> float:
     return settings.job_timeout_s
 
 
-_PROTOCOL = json.loads((Path(__file__).parent / "protocol.json").read_text(encoding="utf-8"))   # shared with the client
+_PROTOCOL = PROTOCOL   # contract/protocol.json, shared with the client
 JOB_ACTIONS: dict[str, str] = _PROTOCOL["jobActions"]
 MISSING_MODULE = ("No module named 'torch'", "No module named 'triton'", "No module named torch", "No module named triton",
                   "torch is not installed", "triton is not installed")

@@ -3,6 +3,7 @@
 Layers, lowest first; a module may import its own layer and the layers below it, never above:
 
     infra        shared infrastructure (child processes, version, exit codes, NVML): imports nothing else
+    contract     the server <-> extension contract (JSON files and their loader): imports nothing else
     references   the Markdown pages and their lookup
     diagnostics  the analysis: lint engine, rules, ncu, compile
     kernels      templates and the benchmark harness (may use the analysis, e.g. to find kernels)
@@ -23,12 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # layer -> the layers it may import (besides itself)
 ALLOWED = {
     "infra": set(),
+    "contract": set(),
     "references": {"infra"},
     "diagnostics": {"infra", "references"},
     "kernels": {"infra", "references", "diagnostics"},
-    "server": {"infra", "references", "diagnostics", "kernels"},
-    "cli": {"infra", "references", "diagnostics", "kernels", "server"},
-    "tritonify": {"infra", "references", "diagnostics", "kernels", "server", "cli"},
+    "server": {"infra", "contract", "references", "diagnostics", "kernels"},
+    "cli": {"infra", "contract", "references", "diagnostics", "kernels", "server"},
+    "tritonify": {"infra", "contract", "references", "diagnostics", "kernels", "server", "cli"},
 }
 
 

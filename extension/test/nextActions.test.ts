@@ -9,7 +9,7 @@ test('an outcome\'s actions become its buttons, with the labels the server and c
         [{ id: 'writeContract', label: 'Write a Benchmark Contract' }, { id: 'openLog', label: 'Open Log' }]);
     assert.deepEqual(actionButtons(['chooseInterpreter', 'nope', 3]), [{ id: 'chooseInterpreter', label: 'Choose Interpreter' }]);
     assert.deepEqual(actionButtons(undefined), []);
-    const shared = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'server', 'protocol.json'), 'utf-8'));
+    const shared = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'contract', 'protocol.json'), 'utf-8'));
     assert.deepEqual(Object.keys(shared.jobActions).sort(),
         ['chooseInterpreter', 'openLog', 'setLaunchCommand', 'setNcuPath', 'writeContract']);
 });

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { BUSY_AFTER_MS, LINT_BUSY_NOTIFICATION } from '../protocol';
 
-test('the busy notification is the one the server sends (server/protocol.json)', () => {
-    const file = path.join(__dirname, '..', '..', '..', 'server', 'protocol.json');
+test('the busy notification is the one the server sends (contract/protocol.json)', () => {
+    const file = path.join(__dirname, '..', '..', '..', 'contract', 'protocol.json');
     const shared = JSON.parse(fs.readFileSync(file, 'utf-8'));
     assert.equal(LINT_BUSY_NOTIFICATION, shared.lintBusyNotification);
     assert.equal(LINT_BUSY_NOTIFICATION, 'tritonify/lintBusy');
