@@ -1,5 +1,5 @@
 """The wheel holds the whole package: every module of the mapped folders (setup.py's FOLDERS) and
-every file of references/ (the pages and precision.json, which the linter reads at run time), and
+every file of references/ and contract/ (the pages, precision.json, protocol.json: read at run time), and
 it imports on its own, from outside the repository.
 
 Built from a copy of the repository's files (tracked and new, not ignored), as scripts/bundle_libs.sh
@@ -52,9 +52,9 @@ def test_the_wheel_ships_every_module_and_page_and_imports_alone(tmp_path):
             path = Path(rel)
             if path.parts[0] != folder or "__pycache__" in path.parts:
                 continue
-            if path.suffix == ".py" or folder == "references":
+            if path.suffix == ".py" or folder in ("references", "contract"):   # data read at run time
                 wanted.add("/".join([*name.split("."), *path.parts[1:]]))
-    assert "tritonify/references/rules/precision.json" in wanted and "tritonify/cli/main.py" in wanted
+    assert {"tritonify/references/rules/precision.json", "tritonify/contract/protocol.json", "tritonify/cli/main.py"} <= wanted
     missing = sorted(wanted - shipped)
     assert not missing, f"not in the wheel: {missing}"
 
