@@ -1,5 +1,7 @@
 import ast
 
+import pytest
+
 from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability
 
@@ -70,7 +72,8 @@ def test_custom_reduce_gets_no_fix():
 
 def test_max_through_a_product_gets_zero_as_an_unsafe_fix():
     """-inf would become nan in `x * w` (0 * -inf): only 0.0, what GPUs return today, is offered,
-    and as unsafe, because whether 0 is neutral for that max depends on the arithmetic."""
+    and as unsafe, because whether 0 is neutral for that max depends on the arithmetic. (x is
+    filled with 1.0, not 0: a partner filled with 0 would zero the product on those lanes.)"""
     code = """
     import triton
     import triton.language as tl
@@ -78,7 +81,7 @@ def test_max_through_a_product_gets_zero_as_an_unsafe_fix():
     @triton.jit
     def k(x_ptr, w_ptr, scale_ptr, n, BLOCK: tl.constexpr):
         cols = tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+        x = tl.load(x_ptr + cols, mask=cols < n, other=1.0)
         y = x * tl.load(w_ptr + cols, mask=cols < n)
         tl.store(scale_ptr, tl.max(tl.abs(y), axis=0))
     """
@@ -103,3 +106,27 @@ def test_the_rule_is_opt_in():
 
     (rule,) = [r.rule for r in all_rules() if r.rule.code == "TRI014"]
     assert rule.default is False
+
+
+PRECISION = "TRI014_precision.py"
+
+
+def _kernels(name: str) -> dict[str, tuple[int, int]]:
+    tree = ast.parse((FIXTURES / name).read_text())
+    return {f.name: (f.lineno, f.end_lineno) for f in tree.body if isinstance(f, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("kernel", sorted(_kernels(PRECISION)))
+def test_precision_fixture_kernel_by_kernel(kernel):
+    """Each class of false alarm seen on real code stays quiet, and its near twin where the
+    masked lanes do reach the result still fires: conjunctions with the mask, transposed and
+    permuted tiles, masked rows of a reduction over columns (also where shapes come from the
+    indices only), partners filled with 0 on the same lanes, `mask=True`."""
+    first, last = _kernels(PRECISION)[kernel]
+    found = [f.line for f in lint_fixture(PRECISION, "TRI014") if first <= f.line <= last]
+    assert found == [n for n in marked_lines(PRECISION, "TRI014") if first <= n <= last]
+
+
+def test_precision_fixture_still_fires_somewhere():
+    assert len(marked_lines(PRECISION, "TRI014")) == 3
+    assert [f.line for f in lint_fixture(PRECISION, "TRI014")] == marked_lines(PRECISION, "TRI014")

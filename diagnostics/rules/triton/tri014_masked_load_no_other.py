@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Union
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -52,6 +53,17 @@ _STOPS = {"load", "store", "program_id", "num_programs", "arange", "zeros", "ful
 #      where -inf could turn into nan and only 0.0 (what GPUs return today) keeps the behaviour.
 RAW, EXP, MIXED = "raw", "exp", "mixed"
 _CASTS = {"to", "cast"}
+_LAYOUT = {"trans", "permute", "expand_dims", "reshape", "view", "broadcast_to"}
+# Which axes of a value hold the masked-off lanes: one boolean per axis; FREE for a value that does
+# not carry the load (any rank, broadcasts away); None when it cannot be told.
+class _Free:
+    __slots__ = ()
+
+
+FREE = _Free()
+Pattern = Union[tuple[bool, ...], _Free, None]
+# What a value holds on the load's masked-off lanes when it does not carry the load itself.
+ZERO, NEG_INF = "zero", "-inf"
 
 
 class _AnyDim(Mapping[str, int]):
@@ -110,16 +122,184 @@ def _reduction_of(ctx: PythonContext, call: ast.Call) -> tuple[str, list[ast.exp
     return None
 
 
+def _unsubscripted(expr: ast.AST) -> ast.AST:
+    """`mask` for `mask[:, None]`: broadcasting a mask keeps it False on the same lanes."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _conjunction_with(expr: ast.AST, is_mask) -> bool:
+    """`a & mask`, `(a & b) & mask[:, None]`, `a and mask`: False wherever the mask is."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd):
+        return any(is_mask(e) or _conjunction_with(e, is_mask) for e in (expr.left, expr.right))
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And):
+        return any(is_mask(e) or _conjunction_with(e, is_mask) for e in expr.values)
+    return False
+
+
+def _constant_fill(expr: ast.AST) -> str | None:
+    """ZERO for `0`, `0.0`; NEG_INF for `-float("inf")`, `float("-inf")`, `-math.inf`."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return ZERO if expr.value == 0 else NEG_INF if expr.value == float("-inf") else None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = expr.operand
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "float" \
+                and inner.args and isinstance(inner.args[0], ast.Constant) and str(inner.args[0].value).lower() == "inf":
+            return NEG_INF
+        if isinstance(inner, ast.Attribute) and inner.attr == "inf":
+            return NEG_INF
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "float" \
+            and expr.args and isinstance(expr.args[0], ast.Constant) and str(expr.args[0].value).lower() == "-inf":
+        return NEG_INF
+    return None
+
+
+def _broadcast(patterns: list) -> Pattern:
+    if any(p is None for p in patterns):
+        return None
+    known = [p for p in patterns if p is not FREE]
+    if not known:
+        return FREE
+    rank = max(len(p) for p in known)
+    out = [False] * rank
+    for p in known:
+        for i, flag in enumerate(p):
+            out[rank - len(p) + i] |= flag
+    return tuple(out)
+
+
+def _index(inner: Pattern, index: ast.AST) -> Pattern:
+    """The pattern of `x[:, None]` from x's: `None` adds an unmasked axis, `:` keeps one."""
+    if inner is None or inner is FREE:
+        return inner
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    out: list[bool] = []
+    pos = 0
+    for item in items:
+        if isinstance(item, ast.Constant) and item.value is None:
+            out.append(False)
+        elif isinstance(item, ast.Slice) and item.lower is None and item.upper is None and item.step is None:
+            if pos >= len(inner):  # type: ignore[arg-type]
+                return None
+            out.append(inner[pos])  # type: ignore[index]
+            pos += 1
+        else:
+            return None
+    return tuple(out) + tuple(inner[pos:])  # type: ignore[index]
+
+
+_SPAN_ELEMENTWISE = {"cdiv", "minimum", "maximum", "where", "abs", "multiple_of", "max_contiguous", "max_constancy",
+                     "cast"}
+
+
+class _Spans:
+    """Which axes of an index expression span lanes (`rows[:, None] < n` -> (True, False)), read
+    from its structure where the static shape is unknown (a block size from a launch argument, a
+    program id through a wrapper module): `tl.arange` spans its axis, scalars (parameters,
+    constants, `program_id`) span none and broadcast."""
+
+    def __init__(self, ctx: PythonContext, flow: KernelFlow, sizes: KernelSizes, scenario: Scenario):
+        self.ctx, self.flow, self.sizes, self.scenario = ctx, flow, sizes, scenario
+        self.depth = 0
+
+    def __call__(self, expr: ast.AST) -> Pattern:
+        shape = self.sizes.shape(expr, self.scenario)
+        if shape is not None:
+            return tuple(d != 1 for d in shape)
+        if self.depth > 12:
+            return None
+        self.depth += 1
+        try:
+            return self._structural(expr)
+        finally:
+            self.depth -= 1
+
+    def _structural(self, expr: ast.AST) -> Pattern:
+        if isinstance(expr, ast.Constant):
+            return FREE
+        if isinstance(expr, ast.Name):
+            if not self.flow.is_local(expr.id):
+                return FREE if self.flow.param(expr.id) or expr.id in self.sizes.base_env else None
+            reach = self.flow.reach(expr)
+            if reach is None or not reach.bindings or reach.entry:
+                return None
+            found, added = set(), []
+            for b in reach.bindings:
+                if b.loop_target:
+                    found.add(FREE if _range_loop(self.ctx, b.stmt) else None)  # `for i in range(...)`: a scalar
+                elif b.value is None:
+                    return None
+                elif b.augmented:
+                    added.append(self(b.value))  # `offs += BLOCK`: a loop-carried value keeps its axes
+                else:
+                    found.add(self(b.value))
+            return _broadcast([found.pop(), *added]) if len(found) == 1 else None
+        if isinstance(expr, ast.BinOp):
+            return _broadcast([self(expr.left), self(expr.right)])
+        if isinstance(expr, ast.Compare):
+            return _broadcast([self(e) for e in (expr.left, *expr.comparators)])
+        if isinstance(expr, ast.BoolOp):
+            return _broadcast([self(e) for e in expr.values])
+        if isinstance(expr, ast.UnaryOp):
+            return self(expr.operand)
+        if isinstance(expr, ast.Subscript):
+            return _index(self(expr.value), expr.slice)
+        if isinstance(expr, ast.Call):
+            name = tl_name(self.ctx.imports, expr.func)
+            attr = expr.func.attr if isinstance(expr.func, ast.Attribute) else None
+            if name == "arange" or (name is None and attr == "arange"):
+                return (True,)
+            if name in ("program_id", "num_programs") or (name is None and attr in ("program_id", "num_programs")):
+                return FREE
+            if name is None and attr in _CASTS:
+                return self(expr.func.value)  # type: ignore[union-attr]
+            if name in _SPAN_ELEMENTWISE:
+                return _broadcast([self(a) for a in expr.args])
+            if name == "load" and expr.args:
+                mask = keyword(expr, "mask").value if keyword(expr, "mask") else (expr.args[1] if len(expr.args) > 1 else None)
+                return _broadcast([self(expr.args[0])] + ([self(mask)] if mask is not None else []))
+        return None
+
+
+def _range_loop(ctx: PythonContext, stmt: ast.AST) -> bool:
+    if not isinstance(stmt, ast.For) or not isinstance(stmt.iter, ast.Call):
+        return False
+    func = stmt.iter.func
+    return (isinstance(func, ast.Name) and func.id == "range") or tl_name(ctx.imports, func) in ("range", "static_range")
+
+
+def _load_pattern(spans: _Spans, load: Access) -> Pattern:
+    """The masked axes of the loaded tile: the mask's spanning axes, right-aligned with the
+    tile's axes."""
+    mask_axes, load_axes = spans(load.mask), spans(load.call)  # type: ignore[arg-type]
+    if mask_axes is None or mask_axes is FREE or load_axes is None or load_axes is FREE:
+        return None
+    if len(mask_axes) > len(load_axes):
+        return None
+    offset = len(load_axes) - len(mask_axes)
+    return tuple(i >= offset and mask_axes[i - offset] for i in range(len(load_axes)))
+
+
 class _Tracker:
     """Follows one masked load through the kernel's statements in order."""
 
-    def __init__(self, ctx: PythonContext, flow: KernelFlow, load: Access):
+    def __init__(self, ctx: PythonContext, flow: KernelFlow, load: Access, sizes: KernelSizes, scenario: Scenario):
         self.ctx = ctx
         self.flow = flow
         self.load = load
+        self.sizes = sizes
+        self.scenario = scenario
         self.mask_names = {n.id for n in walk_nodes(load.mask) if isinstance(n, ast.Name)} if load.mask else set()
+        self.mask_dump = ast.dump(_unsubscripted(load.mask)) if load.mask else ""
+        self.mask_aliases = {load.mask.id} if isinstance(load.mask, ast.Name) else set()
+        self.covered = flow.names_in(load.mask) if load.mask else set()
+        self.load_pattern = _load_pattern(_Spans(ctx, flow, sizes, scenario), load)
         self.tainted: dict[str, str] = {}
-        self.consumers: list[tuple[Consumer, ast.expr, int]] = []  # (consumer, operand, operand index)
+        self.patterns: dict[str, Pattern] = {}
+        self.fills: dict[str, str] = {}
+        # (consumer, operand, operand index, the operand's masked axes)
+        self.consumers: list[tuple[Consumer, ast.expr, int, Pattern]] = []
 
     def label(self, expr: ast.AST) -> str | None:
         """RAW / EXP / MIXED when `expr` carries the loaded value, None when it does not."""
@@ -133,6 +313,11 @@ class _Tracker:
             left, right = self.label(expr.left), self.label(expr.right)
             if left is None and right is None:
                 return None
+            if isinstance(expr.op, ast.BitAnd) and (self._is_mask(expr.left, left) or self._is_mask(expr.right, right)):
+                return None                          # cond & mask: False on every masked lane
+            if isinstance(expr.op, ast.Mult) and ((left is None and self.fill(expr.left) == ZERO)
+                                                  or (right is None and self.fill(expr.right) == ZERO)):
+                return None                          # x * w, w filled with 0 on the masked lanes
             if isinstance(expr.op, (ast.Add, ast.Sub)):
                 return _combine([left, right])       # x - m, x + bias: a shift keeps the order
             if isinstance(expr.op, (ast.Mult, ast.Div)) and right is None and _positive_constant(expr.right):
@@ -142,6 +327,9 @@ class _Tracker:
             return MIXED
         if isinstance(expr, ast.Subscript):
             return self.label(expr.value)            # x[:, None]
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And) \
+                and any(self._is_mask(v, self.label(v)) for v in expr.values):
+            return None                              # cond and mask
         if isinstance(expr, (ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Attribute, ast.Tuple)):
             inner = _combine(self.label(c) for c in child_nodes(expr) if isinstance(c, ast.expr))
             return None if inner is None else MIXED
@@ -169,6 +357,121 @@ class _Tracker:
             return EXP if inner == RAW else MIXED
         return MIXED
 
+    def _is_mask(self, expr: ast.AST, lab: str | None) -> bool:
+        """Whether `expr` is the load's own mask (or a name bound to it, or to a conjunction with
+        it), so that it is False on every masked-off lane."""
+        if lab is not None:
+            return False
+        inner = _unsubscripted(expr)
+        if isinstance(inner, ast.Name) and inner.id in self.mask_aliases:
+            return True
+        return ast.dump(inner) == self.mask_dump
+
+    def _covers(self, cond: ast.AST) -> bool:
+        """Whether a condition (or another load's mask) is False wherever the load's mask is:
+        it reads every name the mask reads (`row_ok & (cols < n)` for `mask=cols < n`)."""
+        return bool(self.covered) and self.covered <= self.flow.names_in(cond)
+
+    def fill(self, expr: ast.AST) -> str | None:
+        """ZERO when `expr` is a finite 0 on the load's masked-off lanes (another load with
+        `other=0` under a mask that covers them, `tl.where(mask, x, 0)`, `exp(-inf)`), NEG_INF
+        when it is -inf there, else None."""
+        if self.label(expr) is not None:
+            return None
+        if isinstance(expr, ast.Name):
+            return self.fills.get(expr.id)
+        if isinstance(expr, ast.Subscript):
+            return self.fill(expr.value)
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            return self.fill(expr.value)
+        if isinstance(expr, ast.BinOp):
+            left, right = self.fill(expr.left), self.fill(expr.right)
+            if isinstance(expr.op, ast.Mult) and ZERO in (left, right):
+                return ZERO
+            if isinstance(expr.op, ast.Div) and left == ZERO:
+                return ZERO
+            if isinstance(expr.op, (ast.Add, ast.Sub)) and left == NEG_INF and right is None:
+                return NEG_INF                       # qk - m: -inf stays -inf
+            if isinstance(expr.op, (ast.Mult, ast.Div)) and left == NEG_INF and _positive_constant(expr.right):
+                return NEG_INF
+            return None
+        if not isinstance(expr, ast.Call):
+            return None
+        name = tl_name(self.ctx.imports, expr.func)
+        if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in _CASTS | _LAYOUT:
+            return self.fill(expr.func.value)
+        if name in _LAYOUT | {"cast"} and expr.args:
+            return self.fill(expr.args[0])
+        if name in _EXP and expr.args:
+            return ZERO if self.fill(expr.args[0]) == NEG_INF else None
+        if name == "where" and len(expr.args) == 3 and self._covers(expr.args[0]):
+            return _constant_fill(expr.args[2])
+        if name == "load" and self.flow is not None:
+            other = keyword(expr, "other").value if keyword(expr, "other") else (expr.args[2] if len(expr.args) > 2 else None)
+            mask = keyword(expr, "mask").value if keyword(expr, "mask") else (expr.args[1] if len(expr.args) > 1 else None)
+            if other is not None and mask is not None and _constant_fill(other) == ZERO and self._covers(mask):
+                return ZERO
+        return None
+
+    def pattern(self, expr: ast.AST) -> Pattern:
+        """Which axes of `expr` hold the load's masked-off lanes (a tuple of booleans, one per
+        axis), followed through broadcasting, `x[:, None]`, `tl.trans` and `tl.permute`; FREE for a
+        value that does not carry the load; None when it cannot be told."""
+        if expr is not self.load.call and self.label(expr) is None:
+            shape = self.sizes.shape(expr, self.scenario)
+            return FREE if shape is None else (False,) * len(shape)
+        if expr is self.load.call:
+            return self.load_pattern
+        if isinstance(expr, ast.Name):
+            return self.patterns.get(expr.id)
+        if isinstance(expr, ast.BinOp):
+            return _broadcast([self.pattern(expr.left), self.pattern(expr.right)])
+        if isinstance(expr, ast.Compare):
+            return _broadcast([self.pattern(e) for e in (expr.left, *expr.comparators)])
+        if isinstance(expr, ast.BoolOp):
+            return _broadcast([self.pattern(e) for e in expr.values])
+        if isinstance(expr, ast.UnaryOp):
+            return self.pattern(expr.operand)
+        if isinstance(expr, ast.Subscript):
+            return _index(self.pattern(expr.value), expr.slice)
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            inner = self.pattern(expr.value)
+            return None if inner is None or inner is FREE else tuple(reversed(inner))
+        if not isinstance(expr, ast.Call):
+            return None
+        name = tl_name(self.ctx.imports, expr.func)
+        method = expr.func.attr if name is None and isinstance(expr.func, ast.Attribute) else None
+        if name in ("trans", "permute") and expr.args:
+            return self._permuted(self.pattern(expr.args[0]), expr.args[1:])
+        if method in ("trans", "permute"):
+            return self._permuted(self.pattern(expr.func.value), expr.args)  # type: ignore[union-attr]
+        if method in _CASTS:
+            return self.pattern(expr.func.value)  # type: ignore[union-attr]
+        if name == "expand_dims" and len(expr.args) == 2:
+            inner, axis = self.pattern(expr.args[0]), self.sizes.value(expr.args[1], self.scenario)
+            if inner is None or inner is FREE or axis is None:
+                return None
+            axis = axis if axis >= 0 else len(inner) + 1 + axis
+            return inner[:axis] + (False,) + inner[axis:]
+        if name in ("reshape", "view", "broadcast_to") or method in ("reshape", "view", "broadcast_to", "expand_dims"):
+            return None
+        args = [*expr.args, *(k.value for k in expr.keywords)]
+        if method is not None:
+            args.append(expr.func.value)  # type: ignore[union-attr]
+        return _broadcast([self.pattern(a) for a in args if isinstance(a, ast.expr)])
+
+    def _permuted(self, inner: Pattern, dims: list[ast.expr]) -> Pattern:
+        if inner is None or inner is FREE:
+            return None
+        if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
+            dims = list(dims[0].elts)
+        if not dims:
+            return tuple(reversed(inner)) if len(inner) == 2 else None
+        order = [self.sizes.value(d, self.scenario) for d in dims]
+        if any(o is None for o in order) or sorted(order) != list(range(len(inner))):  # type: ignore[type-var]
+            return None
+        return tuple(inner[o] for o in order)  # type: ignore[index]
+
     def _expressions(self, stmt: ast.stmt) -> list[ast.AST]:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             return [stmt.iter]
@@ -195,30 +498,58 @@ class _Tracker:
         kind, operands, _ = found
         for index, operand in enumerate(operands):
             lab = self.label(operand)
-            if lab:
-                self.consumers.append((Consumer(call, kind, lab), operand, index))
+            if not lab:
+                continue
+            if kind == "dot" and self.fill(operands[1 - index]) == ZERO:
+                continue  # its partner is 0 on the masked lanes: only an inf/NaN fill could leak
+            self.consumers.append((Consumer(call, kind, lab), operand, index, self.pattern(operand)))
 
     def _assign(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
-            lab = self.label(stmt.value)
             for target in stmt.targets:
-                self._bind(target, lab)
+                self._bind(target, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            self._bind(stmt.target, self.label(stmt.value))
+            self._bind(stmt.target, stmt.value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-            lab = _combine([self.label(stmt.value), self.tainted.get(stmt.target.id)])
+            name = stmt.target.id
+            if isinstance(stmt.op, ast.Mult) and name not in self.tainted and self.fills.get(name) == ZERO:
+                return  # `x *= gate` with x filled with 0 on the masked lanes: x stays 0 there
+            value_lab = self.label(stmt.value)
+            lab = _combine([value_lab, self.tainted.get(name)])
             if lab:
-                self.tainted[stmt.target.id] = lab
+                before = self.patterns.get(name) if name in self.tainted else FREE
+                self.patterns[name] = _broadcast([before, self.pattern(stmt.value) if value_lab else FREE])
+                self.tainted[name] = lab
+            self.fills.pop(name, None)
+            self.mask_aliases.discard(name)
 
-    def _bind(self, target: ast.AST, lab: str | None) -> None:
+    def _bind(self, target: ast.AST, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
+            lab = self.label(value)
+            name = target.id
+            # read the value before the name is rebound (`x = x * g` reads the old x)
+            pattern = self.pattern(value) if lab else None
+            fill = None if lab else self.fill(value)
+            alias = not lab and (self._is_mask(value, None)
+                                 or _conjunction_with(value, lambda v: self._is_mask(v, self.label(v))))
+            self.fills.pop(name, None)
+            self.mask_aliases.discard(name)
             if lab:
-                self.tainted[target.id] = lab
-            else:
-                self.tainted.pop(target.id, None)
+                self.tainted[name] = lab
+                self.patterns[name] = pattern
+                return
+            self.tainted.pop(name, None)
+            self.patterns.pop(name, None)
+            if fill:
+                self.fills[name] = fill
+            if alias:
+                self.mask_aliases.add(name)
+                self.mask_names.add(name)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind(elt, lab)
+            elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                else [value] * len(target.elts)
+            for elt, part in zip(target.elts, elts):
+                self._bind(elt, part)
 
 
 def _masked_axes(sizes: KernelSizes, scenario: Scenario, mask: ast.expr, operand: ast.expr) -> set[int] | None:
@@ -233,11 +564,16 @@ def _masked_axes(sizes: KernelSizes, scenario: Scenario, mask: ast.expr, operand
 
 
 def _along_masked_axis(sizes: KernelSizes, scenario: Scenario, load: Access, consumer: Consumer,
-                       operand: ast.expr, index: int, ctx: PythonContext) -> bool:
-    axes = _masked_axes(sizes, scenario, load.mask, operand)  # type: ignore[arg-type]
+                       operand: ast.expr, index: int, ctx: PythonContext, pattern: Pattern) -> bool:
+    shape = sizes.shape(operand, scenario)
+    if pattern is not None and pattern is not FREE and (shape is None or len(shape) == len(pattern)):
+        axes: set[int] | None = {i for i, flag in enumerate(pattern) if flag}
+        rank = len(pattern)
+    else:
+        axes = _masked_axes(sizes, scenario, load.mask, operand)  # type: ignore[arg-type]
+        rank = len(shape or ())
     if axes is None:
         return True  # cannot tell: the spec says undefined, so report it
-    rank = len(sizes.shape(operand, scenario) or ())
     if consumer.kind == "dot":
         reduced = {rank - 1} if index == 0 else {rank - 2}
     else:
@@ -285,17 +621,18 @@ def _fix(ctx: PythonContext, load: Access, value: str, safe: bool) -> Fix:
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         flow = kernel_flow(ctx, kernel)
-        loads = [a for a in flow.accesses if a.op == "load" and a.mask is not None and a.other is None]
+        loads = [a for a in flow.accesses if a.op == "load" and a.mask is not None and a.other is None
+                 and not (isinstance(a.mask, ast.Constant) and a.mask.value is True)]  # mask=True masks nothing
         if not loads:
             continue
         sizes = KernelSizes(ctx, kernel, flow)
         scenario = Scenario(_AnyDim(sizes.base_env))
         for load in loads:
-            tracker = _Tracker(ctx, flow, load)
+            tracker = _Tracker(ctx, flow, load, sizes, scenario)
             tracker.run()
             hits: list[Consumer] = []
-            for consumer, operand, index in tracker.consumers:
-                if _along_masked_axis(sizes, scenario, load, consumer, operand, index, ctx) \
+            for consumer, operand, index, pattern in tracker.consumers:
+                if _along_masked_axis(sizes, scenario, load, consumer, operand, index, ctx, pattern) \
                         and all(h.call is not consumer.call for h in hits):
                     hits.append(consumer)
             if not hits:
