@@ -24,7 +24,7 @@ from tritonify.diagnostics.rules.triton._memory_flow import (
     kernel_flow,
 )
 from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
-from tritonify.diagnostics.triton_ast import child_nodes, keyword, tl_name, walk_nodes
+from tritonify.diagnostics.triton_ast import child_nodes, keyword, tl_name, walk_nodes, walk_nodes_and_parents
 
 RULE = Rule(
     code="TRI014",
@@ -271,9 +271,14 @@ def _range_loop(ctx: PythonContext, stmt: ast.AST) -> bool:
 
 def _load_pattern(spans: _Spans, load: Access) -> Pattern:
     """The masked axes of the loaded tile: the mask's spanning axes, right-aligned with the
-    tile's axes."""
+    tile's axes. When the tile's axes cannot be read (a pointer advanced in a loop), a mask of
+    rank 2 or more is taken to have the tile's rank (kernels rarely go past 2-D tiles)."""
     mask_axes, load_axes = spans(load.mask), spans(load.call)  # type: ignore[arg-type]
-    if mask_axes is None or mask_axes is FREE or load_axes is None or load_axes is FREE:
+    if mask_axes is None or mask_axes is FREE:
+        return None
+    if load_axes is None and len(mask_axes) >= 2:
+        load_axes = mask_axes
+    if load_axes is None or load_axes is FREE:
         return None
     if len(mask_axes) > len(load_axes):
         return None
@@ -589,6 +594,131 @@ def _along_masked_axis(sizes: KernelSizes, scenario: Scenario, load: Access, con
     return bool(axes & reduced)
 
 
+class _ScanTail:
+    """An inclusive `tl.cumsum` over a tile masked at its tail (`mask = offs < n`, offs rising
+    along the scan): the masked lanes come after every valid lane, so they reach no valid lane of
+    the scan. The finding is dropped when every use of the scan only writes valid lanes: stores
+    masked by a conjunction with the load's mask, or by `offs == n - 1` (the last valid lane).
+    A store of lane `BLOCK - 1`, a `tl.sum` of the scan or a branch on it keep it."""
+
+    def __init__(self, ctx: PythonContext, flow: KernelFlow, tracker: _Tracker):
+        self.ctx, self.flow, self.tracker = ctx, flow, tracker
+        self.bound = self._tail(tracker.load.mask)
+
+    def _resolved(self, expr: ast.AST | None) -> ast.AST | None:
+        if isinstance(expr, ast.Name):
+            value = self.flow.value_at(expr)
+            return value if value is not None else expr
+        return expr
+
+    def _tail(self, mask: ast.AST | None) -> tuple[str, str] | None:
+        """(index, bound) as dumped ASTs for a mask `index < bound` whose index rises with the lane."""
+        mask = self._resolved(mask)
+        if not (isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.ops[0], ast.Lt)):
+            return None
+        if not self._rising(mask.left, 0):
+            return None
+        return ast.dump(mask.left), ast.dump(mask.comparators[0])
+
+    def _rising(self, expr: ast.AST, depth: int) -> bool:
+        """`tl.arange(0, B)` plus scalars (program offsets, loop starts)."""
+        if depth > 8:
+            return False
+        if isinstance(expr, ast.Call) and tl_name(self.ctx.imports, expr.func) == "arange":
+            return True
+        if isinstance(expr, ast.Name):
+            value = self.flow.value_at(expr)
+            return value is not None and self._rising(value, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            spans = _Spans(self.ctx, self.flow, self.tracker.sizes, self.tracker.scenario)
+            left, right = self._rising(expr.left, depth + 1), self._rising(expr.right, depth + 1)
+            scalar = lambda e: (lambda a: a is FREE or a == ())(spans(e))  # noqa: E731
+            return (left and scalar(expr.right)) or (right and scalar(expr.left))
+        return False
+
+    def _valid_store_mask(self, mask: ast.AST | None) -> bool:
+        if mask is None:
+            return False
+        tracker = self.tracker
+        if tracker._is_mask(mask, None) or _conjunction_with(mask, lambda v: tracker._is_mask(v, tracker.label(v))):
+            return True
+        resolved = self._resolved(mask)
+        if _conjunction_with(resolved, lambda v: tracker._is_mask(v, tracker.label(v))):  # type: ignore[arg-type]
+            return True
+        if isinstance(resolved, ast.Compare) and len(resolved.ops) == 1 and isinstance(resolved.ops[0], ast.Eq):
+            last = resolved.comparators[0]
+            return self.bound is not None and ast.dump(resolved.left) == self.bound[0] \
+                and isinstance(last, ast.BinOp) and isinstance(last.op, ast.Sub) \
+                and ast.dump(last.left) == self.bound[1] \
+                and isinstance(last.right, ast.Constant) and last.right.value == 1
+        return False
+
+    def only_valid_lanes(self, consumer: Consumer, pattern: Pattern) -> bool:
+        call = consumer.call
+        if consumer.kind != "cumsum" or self.bound is None or pattern != (True,):
+            return False
+        reverse = keyword(call, "reverse")
+        if reverse is not None and not (isinstance(reverse.value, ast.Constant) and reverse.value.value is False):
+            return False
+        scans: set[str] = set()
+        started = False
+        for stmt in self.flow.statements():
+            nodes, parents = walk_nodes_and_parents(stmt)
+            if not started:
+                if not any(n is call for n in nodes):
+                    continue
+                started = True
+                starts: list[ast.AST] = [call]
+            else:
+                starts = [n for n in nodes if isinstance(n, ast.Name) and n.id in scans
+                          and isinstance(n.ctx, ast.Load)]
+            bound: set[str] = set()
+            for start in starts:
+                where = self._climb(start, parents)
+                if where is None:
+                    return False
+                bound |= where
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id not in bound:
+                        scans.discard(t.id)  # rebound to a value that does not read the scan
+            scans |= bound
+        return started
+
+    def _climb(self, node: ast.AST, parents: dict[ast.AST, ast.AST]) -> set[str] | None:
+        """Names the scan's value is bound to from this use, or None when it may reach a lane
+        that is not valid (a reduction, a branch, an unmasked store, a call)."""
+        cur = node
+        while True:
+            parent = parents.get(cur)
+            if parent is None:
+                return None
+            if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.keyword)):
+                cur = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr in _CASTS:
+                cur = parent
+                continue
+            if isinstance(parent, ast.Call):
+                name = tl_name(self.ctx.imports, parent.func)
+                if name == "store":
+                    mask = keyword(parent, "mask").value if keyword(parent, "mask") else (
+                        parent.args[2] if len(parent.args) > 2 else None)
+                    return set() if self._valid_store_mask(mask) else None
+                cast = name is None and isinstance(parent.func, ast.Attribute) and parent.func.attr in _CASTS
+                if name in ("where", "cast") or cast:
+                    cur = parent
+                    continue
+                return None
+            if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                if all(isinstance(t, ast.Name) for t in targets):
+                    return {t.id for t in targets}  # type: ignore[attr-defined]
+                return None
+            return None
+
+
 def _filler(consumers: list[Consumer]) -> tuple[str, bool] | None:
     """(the `other=` value, whether it is a safe fix) for the reductions the value reaches."""
     kinds = {c.kind for c in consumers}
@@ -631,7 +761,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             tracker = _Tracker(ctx, flow, load, sizes, scenario)
             tracker.run()
             hits: list[Consumer] = []
+            scan_tail = _ScanTail(ctx, flow, tracker)
             for consumer, operand, index, pattern in tracker.consumers:
+                if scan_tail.only_valid_lanes(consumer, pattern):
+                    continue
                 if _along_masked_axis(sizes, scenario, load, consumer, operand, index, ctx, pattern) \
                         and all(h.call is not consumer.call for h in hits):
                     hits.append(consumer)
