@@ -6,7 +6,10 @@ values (or a min over positive ones); another backend, or a future one, may retu
 rule follows the loaded value through assignments and arithmetic (order matters: a rebinding
 `x = tl.where(mask, x, 0.0)` cleans it) to `tl.max/min/sum/dot/argmax/argmin/cumsum/reduce`, and
 stays quiet when the reduction runs along an axis the mask does not cover (rows masked, columns
-reduced: the undefined rows are dropped by the store mask).
+reduced: the undefined rows are dropped by the store mask; the axes are followed through
+`x[:, None]`, `tl.trans` and `tl.permute`), when the lanes are cleaned by a conjunction with the
+mask, when they only meet a partner that is 0 on the same lanes (`x * w`, `w` loaded with
+`other=0`), and for the tail of an inclusive `tl.cumsum` whose uses only write valid lanes.
 """
 from __future__ import annotations
 
