@@ -1,4 +1,13 @@
-"""TRI008 atomic-contention: atomics issued every loop iteration, or by every program to one address."""
+"""TRI008 atomic-contention: an accumulating atomic issued every loop iteration into memory other programs update.
+
+Not reported (round 1 and 2 of the real-world study: FP or NOISE): one atomic per program outside
+any loop (a split reduction, paid once per program); `scope="cta"` atomics (shared-memory cursors
+and histograms of one program); atomics whose result is used (a slot, ticket or work-queue index:
+the claim is the point); `atomic_xchg`/`atomic_cas` and the bitwise `atomic_or`/`and`/`xor` (flags, locks and bit sets:
+no accumulation to hoist); an atomic
+in an outer loop whose value was summed over a whole inner loop, or in an unrolled
+`tl.static_range` loop where each copy updates its own slice (one atomic per output per program);
+files and branches for other targets than NVIDIA."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +19,6 @@ from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._atomic_calls import (
     atomic_calls,
     lock_pointers,
-    mask_arg,
     pointer_arg,
     spin_loops,
     value_arg,
@@ -26,7 +34,7 @@ from tritonify.diagnostics.rules.triton._kernel_flow import (
     taint,
     value_is_used,
 )
-from tritonify.diagnostics.triton_ast import Kernel, walk_nodes
+from tritonify.diagnostics.triton_ast import Kernel, keyword, walk_nodes
 
 RULE = Rule(
     code="TRI008",
@@ -77,40 +85,11 @@ def _program_row(ctx: PythonContext, binds, expr: ast.AST) -> bool:
     return False
 
 
-def _selects_programs(test: ast.expr, pid_names: set[str], pid_seed) -> bool:
-    """`pid == 0`, `pid_k == SPLIT_K - 1`: a test that lets only chosen programs through.
-    (A data-dependent test such as `tl.max(x) > 0` lets any number through.)"""
-    for node in walk_nodes(test):
-        if (
-            isinstance(node, ast.Compare)
-            and any(isinstance(op, (ast.Eq, ast.Is)) for op in node.ops)
-            and any(depends_on(side, pid_names, pid_seed) for side in (node.left, *node.comparators))
-        ):
-            return True
-    return False
-
-
-def _guarded_by_program(ctx: PythonContext, node: ast.AST, kernel: Kernel, pid_names: set[str], pid_seed) -> bool:
-    """Inside `if pid == 0:`: not every program runs it."""
-    for anc in ctx.ancestors(node):
-        if anc is kernel.node:
-            return False
-        if isinstance(anc, (ast.If, ast.IfExp)) and _selects_programs(anc.test, pid_names, pid_seed):
-            return True
-    return False
-
-
 def _is_int_constant(value: ast.expr | None) -> bool:
     return isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool)
 
 
-def _loop_message(op: str, invariant: bool, result_used: bool, counts: bool) -> str:
-    if result_used:
-        return (
-            f"`tl.{op}` inside a loop, and its result steers the work (a shared counter or work queue): every "
-            "iteration serialises on one address and such loops have hung on some backends; prefer a static "
-            "persistent schedule `for tile in range(pid, num_tiles, NUM_PROGRAMS)`"
-        )
+def _loop_message(op: str, invariant: bool, counts: bool) -> str:
     if invariant:
         return (
             f"`tl.{op}` on the same address every iteration: accumulate into a local variable inside the loop and "
@@ -125,12 +104,47 @@ def _loop_message(op: str, invariant: bool, result_used: bool, counts: bool) -> 
     )
 
 
-def _one_address_message(op: str, value: ast.expr | None) -> str:
-    order = "" if _is_int_constant(value) else " (and float sums land in a different order each run)"
-    return (
-        f"every program issues `tl.{op}` on the same address, so they all serialise on it{order}; write one "
-        "partial per program and reduce them in a second stage"
-    )
+def _cta_scope(call: ast.Call) -> bool:
+    """`scope="cta"`: an atomic on this program's own shared memory (a compaction cursor, a local
+    histogram); no other program touches it."""
+    kw = keyword(call, "scope")
+    return kw is not None and isinstance(kw.value, ast.Constant) and kw.value.value == "cta"
+
+
+def _value_names(binds, value: ast.expr | None) -> set[str]:
+    """The names the value reads, and the names their bindings read, one step back
+    (`local_sum = tl.sum(acc, 1)` reads `acc`)."""
+    direct = names_in(value) if value is not None else set()
+    out = set(direct)
+    for name in direct:
+        for b in binds.get(name, []):
+            if not isinstance(b.stmt, ast.For):
+                out |= names_in(b.value)
+    return out
+
+
+def _accumulated_in_inner_loop(ctx: PythonContext, binds, call: ast.Call, op: str, loop: ast.stmt) -> bool:
+    """The value is a local summed over a whole inner loop of this iteration (`for c in channels:
+    for i in range(0, n, BLOCK): dw += tl.sum(...)` then `tl.atomic_add(dw_ptr + c, dw)`): one
+    atomic per output after the work, the split reduction done right."""
+    names = _value_names(binds, value_arg(call, op))
+    for inner in walk_nodes(loop):
+        if inner is loop or not isinstance(inner, (ast.For, ast.While)):
+            continue
+        if any(n is call for n in walk_nodes(inner)):
+            continue  # the atomic sits in this loop: not an inner one
+        if names & {t.id for n in walk_nodes(inner) if isinstance(n, ast.AugAssign)
+                    for t in walk_nodes(n.target) if isinstance(t, ast.Name)}:
+            return True
+    return False
+
+
+def _unrolled_slices(ctx: PythonContext, loop: ast.stmt, ptr: ast.expr) -> bool:
+    """`for i in tl.static_range(HC): tl.atomic_add(p + i * stride, ...)`: an unrolled loop whose
+    every copy updates its own slice, i.e. one atomic per slice per program."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and is_tl_call(ctx, loop.iter, "static_range")):
+        return False
+    return bool((names_in(loop.target) | assigned_in(loop)) & names_in(ptr))
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
@@ -153,39 +167,32 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             return is_tl_call(ctx, n, "load")
 
         data_dependent = taint(kernel, binds, loads)  # e.g. bin or expert ids read from memory
-        has_program_id = any(is_tl_call(ctx, c, "program_id") for c in kernel.calls())
 
         for call, op in sites:
             ptr = pointer_arg(call)
             if ptr is None or id(call) in polls or ast.unparse(ptr) in locks:
                 continue  # lock traffic: TRI018's business
+            if op in ("atomic_xchg", "atomic_cas", "atomic_or", "atomic_and", "atomic_xor"):
+                continue  # flags, locks and bit sets (stream-K `atomic_xchg(locks + pid, 1)`), not accumulation
+            if _cta_scope(call) or value_is_used(ctx, call):
+                continue  # shared-memory cursor; a result used as a slot or ticket index
             loops = enclosing_loops(ctx, call, kernel.node)
-            if loops:
-                loop = loops[0]
-                if (
-                    _is_persistent_loop(ctx, kernel, loop, varying, seed)
-                    and names_in(ptr) & assigned_in(loop)
-                    and not depends_on(ptr, data_dependent, loads)
-                ):
-                    continue  # the tile's own output address, once per tile
-                if (_program_row(ctx, binds, ptr) and depends_on(ptr, data_dependent, loads)
-                        and not depends_on(ptr, varying - pid_names - data_dependent, seed)):
-                    continue  # this program's own histogram row (`cnt_ptr + (pid + 1) * n + expert_id`)
-                invariant = not (names_in(ptr) & assigned_in(loop))
-                counts = _is_int_constant(value_arg(call, op))
-                yield ctx.finding(call, _loop_message(op, invariant, value_is_used(ctx, call), counts))
+            if not loops:
+                continue  # once per program (after a local reduction): paid once, not reported
+            if not ctx.target.nvidia(call):
                 continue
-            # One address from every program: the pointer never depends on program_id/arange.
-            if kernel.is_helper or not has_program_id or value_is_used(ctx, call):
-                continue  # helpers get offset pointers; a used result is a ticket, not an accumulation
-            if depends_on(ptr, varying, seed):
-                continue
-            mask = mask_arg(call, op)
-            if mask is not None and _selects_programs(mask, pid_names, pid_seed):
-                continue
-            if _guarded_by_program(ctx, call, kernel, pid_names, pid_seed):
-                continue
-            if op in ("atomic_max", "atomic_min"):
-                continue  # one max per program into a global amax: order-free and paid once per program
-            # once per program after a block reduction: a cost paid once per program, not per element
-            yield ctx.finding(call, _one_address_message(op, value_arg(call, op)), severity=Severity.INFO)
+            loop = loops[0]
+            if (
+                _is_persistent_loop(ctx, kernel, loop, varying, seed)
+                and names_in(ptr) & assigned_in(loop)
+                and not depends_on(ptr, data_dependent, loads)
+            ):
+                continue  # the tile's own output address, once per tile
+            if (_program_row(ctx, binds, ptr) and depends_on(ptr, data_dependent, loads)
+                    and not depends_on(ptr, varying - pid_names - data_dependent, seed)):
+                continue  # this program's own histogram row (`cnt_ptr + (pid + 1) * n + expert_id`)
+            if _accumulated_in_inner_loop(ctx, binds, call, op, loop) or _unrolled_slices(ctx, loop, ptr):
+                continue  # one atomic per output after a whole local accumulation
+            invariant = not (names_in(ptr) & assigned_in(loop))
+            counts = _is_int_constant(value_arg(call, op))
+            yield ctx.finding(call, _loop_message(op, invariant, counts))
