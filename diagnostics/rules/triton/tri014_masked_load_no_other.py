@@ -63,8 +63,15 @@ class _Free:
     __slots__ = ()
 
 
+class _Maybe:
+    __slots__ = ()
+
+
 FREE = _Free()
-Pattern = Union[tuple[bool, ...], _Free, None]
+# An index vector whose value cannot be read (a loop start from a helper): rank 1 when indexed
+# as `v[None, :]`, its axis taken to span lanes (so it counts as masked: the cautious side).
+MAYBE = _Maybe()
+Pattern = Union[tuple[bool, ...], _Free, _Maybe, None]
 # What a value holds on the load's masked-off lanes when it does not carry the load itself.
 ZERO, NEG_INF = "zero", "-inf"
 
@@ -159,7 +166,7 @@ def _constant_fill(expr: ast.AST) -> str | None:
 
 
 def _broadcast(patterns: list) -> Pattern:
-    if any(p is None for p in patterns):
+    if any(p is None or p is MAYBE for p in patterns):
         return None
     known = [p for p in patterns if p is not FREE]
     if not known:
@@ -174,9 +181,12 @@ def _broadcast(patterns: list) -> Pattern:
 
 def _index(inner: Pattern, index: ast.AST) -> Pattern:
     """The pattern of `x[:, None]` from x's: `None` adds an unmasked axis, `:` keeps one."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    if inner is MAYBE:
+        full = [i for i in items if isinstance(i, ast.Slice)]
+        inner = (True,) if len(full) == 1 else None
     if inner is None or inner is FREE:
         return inner
-    items = index.elts if isinstance(index, ast.Tuple) else [index]
     out: list[bool] = []
     pos = 0
     for item in items:
@@ -214,9 +224,10 @@ class _Spans:
             return None
         self.depth += 1
         try:
-            return self._structural(expr)
+            found = self._structural(expr)
         finally:
             self.depth -= 1
+        return MAYBE if found is None and isinstance(expr, ast.Name) else found
 
     def _structural(self, expr: ast.AST) -> Pattern:
         if isinstance(expr, ast.Constant):
@@ -277,11 +288,11 @@ def _load_pattern(spans: _Spans, load: Access) -> Pattern:
     tile's axes. When the tile's axes cannot be read (a pointer advanced in a loop), a mask of
     rank 2 or more is taken to have the tile's rank (kernels rarely go past 2-D tiles)."""
     mask_axes, load_axes = spans(load.mask), spans(load.call)  # type: ignore[arg-type]
-    if mask_axes is None or mask_axes is FREE:
+    if not isinstance(mask_axes, tuple):
         return None
-    if load_axes is None and len(mask_axes) >= 2:
+    if not isinstance(load_axes, tuple) and len(mask_axes) >= 2:
         load_axes = mask_axes
-    if load_axes is None or load_axes is FREE:
+    if not isinstance(load_axes, tuple):
         return None
     if len(mask_axes) > len(load_axes):
         return None
