@@ -64,7 +64,7 @@ def _safe_fix(finding: Finding, safe_only: bool) -> Fix | None:
     return fix
 
 
-def _choose(text: str, findings: Iterable[Finding], safe_only: bool) -> tuple[list[Finding], list[Edit]]:
+def choose_fixes(text: str, findings: Iterable[Finding], safe_only: bool) -> tuple[list[Finding], list[Edit]]:
     """The findings whose preferred fix is applied in this pass and the edits that do it: a fix
     whose edits overlap an earlier fix is left for the next pass (as ruff does)."""
     source = SourceFile(text=text)
@@ -81,14 +81,6 @@ def _choose(text: str, findings: Iterable[Finding], safe_only: bool) -> tuple[li
         edits.extend(new)
         taken.extend(spans)
     return chosen, edits
-
-
-def apply_fixes(text: str, findings: Iterable[Finding], *, safe_only: bool = True) -> tuple[str, int]:
-    """Apply each finding's preferred fix once. Returns (new text, number of fixes applied).
-
-    Fixes whose edits overlap an earlier fix are left for the next pass (as ruff does)."""
-    chosen, edits = _choose(text, findings, safe_only)
-    return apply_edits(text, edits), len(chosen)
 
 
 # ---- the fix-until-stable loop (the CLI's `check --fix` and the editor's fix-all) -------------
@@ -163,7 +155,7 @@ def fix_steps(text: str, findings: list[Finding], *, language: str = "python",
                 stuck = next(f for f, k in candidates if k == key)
                 outcome.skipped.append((stuck, "applied once, but its fix does not remove the finding"))
         candidates = [(f, key) for f, key in candidates if key not in refused]
-        chosen, edits = _choose(text, [f for f, _ in candidates], True)
+        chosen, edits = choose_fixes(text, [f for f, _ in candidates], True)
         if not chosen:
             break
         keys = {id(f): k for f, k in candidates}
@@ -179,7 +171,7 @@ def fix_steps(text: str, findings: list[Finding], *, language: str = "python",
                 else:
                     refused.add(keys[id(f)])
                     outcome.skipped.append((f, f"the result would not parse ({alone})"))
-            chosen, edits = _choose(text, good, True)
+            chosen, edits = choose_fixes(text, good, True)
             new = apply_edits(text, edits)
             problem = parse_problem(new, language) if chosen else None
             if problem is not None:

@@ -85,7 +85,8 @@ def progress_record(line: str) -> dict | None:
     return data
 
 
-def _message_and_percent(record: dict) -> tuple[str, int | None]:
+def message_and_percent(record: dict) -> tuple[str, int | None]:
+    """A progress record's (message, percent clamped to 0..100, None without a number)."""
     percent = record.get("percent")
     if isinstance(percent, bool) or not isinstance(percent, (int, float)):
         percent = None
@@ -94,17 +95,11 @@ def _message_and_percent(record: dict) -> tuple[str, int | None]:
     return record["progress"], percent
 
 
-def parse_progress_line(line: str) -> tuple[str, int | None] | None:
-    """`{"progress": "message", "percent": N}` -> (message, N clamped to 0..100); anything else -> None."""
-    record = progress_record(line)
-    return None if record is None else _message_and_percent(record)
-
-
 def _as_records(on_progress: ProgressCallback | None) -> RecordCallback | None:
     """A (message, percent) callback as one that takes the whole progress record."""
     if on_progress is None:
         return None
-    return lambda record: on_progress(*_message_and_percent(record))
+    return lambda record: on_progress(*message_and_percent(record))
 
 
 # ---- how it ended -----------------------------------------------------------------------------

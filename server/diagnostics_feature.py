@@ -28,7 +28,7 @@ from lsprotocol import types
 
 from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.model import Finding, Severity
-from tritonify.diagnostics.registry import get_rule
+from tritonify.references import page_url
 from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.documents import lint_path, open_document
@@ -67,9 +67,11 @@ def fix_data(finding: Finding, index: LineIndex) -> list[dict]:
 
 
 def doc_url(code: str, fallback: str | None) -> str | None:
-    reg = get_rule(code)
-    if reg is not None and reg.rule.page.is_file():
-        return reg.rule.url
+    """The page a diagnostic links to: the code's page (references' one resolver), else the
+    finding's own link when it names a page that exists; None without one."""
+    url = page_url(code)
+    if url:
+        return url
     if fallback and fallback.startswith("file:") and Path(fallback[len("file://"):]).is_file():
         return fallback
     return None

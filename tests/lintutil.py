@@ -5,7 +5,7 @@ import textwrap
 from pathlib import Path
 
 from tritonify.diagnostics.engine import lint_text
-from tritonify.diagnostics.fixes import apply_edits
+from tritonify.diagnostics.fixes import apply_edits, choose_fixes
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.template_insert import template_insert_edits
 
@@ -34,6 +34,13 @@ def marked_lines(name: str, code: str) -> list[int]:
 def fixed(code: str, finding, which: int = 0) -> str:
     """The snippet after applying one of a finding's fixes."""
     return apply_edits(textwrap.dedent(code), finding.fixes[which].edits)
+
+
+def apply_fixes(text: str, findings, *, safe_only: bool = True) -> tuple[str, int]:
+    """One pass of the fix loop: each finding's preferred fix applied once, overlapping ones left
+    out (as `check --fix` chooses them). Returns (new text, number of fixes applied)."""
+    chosen, edits = choose_fixes(text, findings, safe_only)
+    return apply_edits(text, edits), len(chosen)
 
 
 def apply_template(text: str, template, line: int, **placeholders: str) -> str:

@@ -108,7 +108,7 @@ def test_fix_edits_the_python_file_in_place():
     import cupy
     k = cupy.RawKernel("__global__ void k(float* y) { y[0] = y[0] * 0.1 + 1.0; }", "k")
     '''
-    from tritonify.diagnostics.fixes import apply_fixes
+    from tests.lintutil import apply_fixes
 
     src = textwrap.dedent(code)
     out, applied = apply_fixes(src, findings(code, "CUD001"))

@@ -295,22 +295,6 @@ APPLY_FUNCTIONS: tuple[str, ...] = tuple(sorted({fn for fn, _ in HF_MODELS.value
 LIGER_ENTRY_POINTS = frozenset(APPLY_FUNCTIONS) | {APPLY_TO_INSTANCE, "_apply_liger_kernel", AUTO_MODEL}
 
 
-def referenced_names() -> list[tuple[str, str]]:
-    """(module, name) for every name the rules put in a message or a fix, for the API test.
-
-    Names that need transformers at import time are listed by `transformers_only_names`."""
-    names = {(op.module_path, op.module_class) for op in OPS.values()}
-    names |= {(FUNCTIONAL, op.functional) for op in OPS.values()}
-    names |= {(TRANSFORMERS, RMS_NORM_MODULE), (TRANSFORMERS, LAYER_NORM_MODULE), (TRANSFORMERS, FLCE_MODULE),
-              (FUNCTIONAL, FLCE_FUNCTION)}
-    return sorted(names)
-
-
-def transformers_only_names() -> list[str]:
-    """Names exported lazily by liger_kernel.transformers that need transformers installed."""
-    return sorted(LIGER_ENTRY_POINTS)
-
-
 # Hugging Face building blocks -> the Liger module the apply functions swap in for them
 # (`modeling_<m>.<HF name> = <Liger name>` in monkey_patch.py). Constructor arguments match
 # (hidden_size, eps) for norms and (config) for MLPs; apply_rotary_pos_emb keeps its signature.
@@ -337,7 +321,3 @@ HF_MODULES: dict[str, tuple[str, str]] = {
     "apply_rotary_pos_emb": (TRANSFORMERS, "liger_rotary_pos_emb"),
 }
 
-
-def hf_module_names() -> list[tuple[str, str]]:
-    """(module, name) of every Liger replacement in HF_MODULES, for the API test."""
-    return sorted(set(HF_MODULES.values()))

@@ -108,19 +108,19 @@ def step(name, argv, *, timeout=300, env=None, stdout_path=None):
 def environment() -> dict:
     info = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
-        import pynvml as nv
+        from tritonify.infra.nvml import nvml_session, read
 
-        nv.nvmlInit()
-        h = nv.nvmlDeviceGetHandleByIndex(0)
-        name = nv.nvmlDeviceGetName(h)
-        info["gpu"] = name.decode() if isinstance(name, bytes) else name
-        drv = nv.nvmlSystemGetDriverVersion()
-        info["driver"] = drv.decode() if isinstance(drv, bytes) else drv
-        info["sm_clock_mhz"] = nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)
-        info["sm_clock_max_mhz"] = nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)
-        info["mem_clock_mhz"] = nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)
-        info["memory_total_mib"] = nv.nvmlDeviceGetMemoryInfo(h).total // (1 << 20)
-        info["throttle_reasons"] = int(nv.nvmlDeviceGetCurrentClocksEventReasons(h))
+        with nvml_session() as nv:
+            h = nv.nvmlDeviceGetHandleByIndex(0)
+            info["gpu"] = read(nv.nvmlDeviceGetName, h)
+            info["driver"] = read(nv.nvmlSystemGetDriverVersion)
+            info["sm_clock_mhz"] = read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM)
+            info["sm_clock_max_mhz"] = read(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM)
+            info["mem_clock_mhz"] = read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM)
+            memory = read(nv.nvmlDeviceGetMemoryInfo, h)
+            info["memory_total_mib"] = memory.total // (1 << 20) if memory is not None else None
+            reasons = read(nv.nvmlDeviceGetCurrentClocksEventReasons, h)
+            info["throttle_reasons"] = int(reasons) if reasons is not None else None
     except Exception as exc:
         info["nvml_error"] = f"{type(exc).__name__}: {exc}"
     for mod in ("torch", "triton", "cupy"):

@@ -107,7 +107,7 @@ def test_fix_adds_the_suffix_and_the_result_is_clean():
     findings = cud001(code)
     assert len(findings) == 4
     assert all(f.fixes[0].applicability is Applicability.SAFE for f in findings)
-    from tritonify.diagnostics.fixes import apply_fixes
+    from tests.lintutil import apply_fixes
 
     out, applied = apply_fixes(textwrap.dedent(code), findings)
     assert applied == 4

@@ -72,7 +72,7 @@ def test_fix_calls_the_float_function():
     out = fixed(code, findings[0])
     out = textwrap.dedent(out)
     assert "y[i] = expf(v * 0.5) + pow(v, 2);" in out
-    from tritonify.diagnostics.fixes import apply_fixes
+    from tests.lintutil import apply_fixes
 
     both, applied = apply_fixes(textwrap.dedent(code), findings)
     assert applied == 2 and "expf(v * 0.5) + powf(v, 2)" in both

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from tritonify.diagnostics.engine import lint_text
-from tritonify.diagnostics.fixes import apply_fixes
+from tests.lintutil import apply_fixes
 from tritonify.diagnostics.settings import Settings
 
 pytestmark = pytest.mark.skipif(

@@ -2,7 +2,7 @@ import ast
 import textwrap
 
 import pytest
-from tritonify.diagnostics.fixes import apply_fixes
+from tests.lintutil import apply_fixes
 from tritonify.diagnostics.model import Applicability, Severity
 
 from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import pytest
-from tritonify.diagnostics.fixes import apply_fixes
+from tests.lintutil import apply_fixes
 
 from tests.lintutil import lint
 

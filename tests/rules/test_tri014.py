@@ -2,10 +2,9 @@ import ast
 
 import pytest
 
-from tritonify.diagnostics.fixes import apply_fixes
 from tritonify.diagnostics.model import Applicability
 
-from tests.lintutil import FIXTURES, fixed, lint, lint_fixture, marked_lines
+from tests.lintutil import FIXTURES, apply_fixes, fixed, lint, lint_fixture, marked_lines
 
 
 def test_fixture_flags_exactly_the_marked_lines():

@@ -1,6 +1,6 @@
 import ast
 
-from tritonify.diagnostics.fixes import apply_fixes
+from tests.lintutil import apply_fixes
 from tritonify.diagnostics.model import Applicability
 from tests.lintutil import fixed, lint, lint_fixture, marked_lines
 

@@ -47,8 +47,9 @@ def test_ok_job_returns_stdout_and_forwards_progress_lines():
     ('{"progress": "a"', None),
     ("progress", None),
 ])
-def test_parse_progress_line(line, expected):
-    assert jobs.parse_progress_line(line) == expected
+def test_progress_lines_read_as_message_and_percent(line, expected):
+    record = jobs.progress_record(line)
+    assert (None if record is None else jobs.message_and_percent(record)) == expected
 
 
 def test_failure_names_exit_status_and_last_error_line():
