@@ -108,13 +108,6 @@ class PythonContext:
             yield p
             p = self.parents.get(p)
 
-    def kernel_of(self, node: ast.AST) -> Kernel | None:
-        for anc in self.ancestors(node):
-            for k in self.kernels:
-                if k.node is anc:
-                    return k
-        return None
-
     def segment(self, node: ast.AST) -> str:
         return self.source.segment(node)
 

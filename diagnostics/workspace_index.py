@@ -757,9 +757,6 @@ class WorkspaceIndex:
                     break
         return t.helper if t is not None and t.kind == "helper" else None
 
-    def known_modules(self) -> dict[str, Path]:
-        return dict(self._by_name)
-
 
 def _existing(root: Path, head: str) -> Path | None:
     py = root / f"{head}.py"

@@ -115,10 +115,6 @@ def _kernels(source: SourceFile) -> list | None:
         return None
 
 
-def kernel_spans(source: SourceFile) -> list[KernelSpan]:
-    return _spans(_kernels(source))
-
-
 def _spans(kernels) -> list[KernelSpan]:
     return [KernelSpan(k.name, min([k.node.lineno, *(d.lineno for d in k.node.decorator_list)]),
                        k.node.end_lineno or k.node.lineno) for k in kernels or ()]

@@ -92,10 +92,6 @@ class LineProfile:
     def_line: int | None
     lines: dict[int, LineStats]
 
-    @property
-    def total_samples(self) -> float:
-        return sum(s.samples for s in self.lines.values())
-
     def ranked(self, key, minimum: float = 0.0) -> list[LineStats]:
         rows = [s for s in self.lines.values() if key(s) > minimum]
         return sorted(rows, key=lambda s: (-key(s), s.line))
