@@ -30,9 +30,10 @@ import triton.language as tl
 @triton.jit
 def loop_offsets(base_ptr, out_ptr, stride, n_rows):
     for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        address = base_ptr + row * stride
+        # a one-wide tile: a one-element access by the loop index would be taken for a per-row vector
+        address = base_ptr + row * stride + tl.arange(0, 1)
         tl.load(address, mask=row < 0)  # an address the linter sees; masked off, never read
-        tl.store(out_ptr + row, address.to(tl.int64))
+        tl.store(out_ptr + row + tl.arange(0, 1), address.to(tl.int64))
 
 
 @triton.jit

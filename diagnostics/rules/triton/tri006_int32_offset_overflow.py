@@ -10,6 +10,10 @@ The same product is followed for two other int32 row indices (`_int32_indices`):
 a range loop that grows with the input (`for row in range(pid, n_rows, tl.num_programs(0))`),
 and an index loaded from memory times a stride (`idx = tl.load(index_ptr + i)`, `idx * stride`).
 Those are cast in the product only, so the index keeps its type everywhere else.
+
+Not reported: a head/group/channel/expert/batch/request index times its stride, a product with the
+stride of a per-request metadata table (block tables, cu_seqlens), and a program or loop index whose
+every access touches one element (`_only_scalar_accesses`: a per-row vector).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from tritonify.diagnostics.rules.triton._memory_flow import (
     position,
     tl_alias,
 )
+from tritonify.diagnostics.rules.triton._tile_values import tile_values
 from tritonify.diagnostics.triton_ast import Kernel, dotted, tl_name
 
 RULE = Rule(
@@ -54,10 +59,14 @@ _WIDE = ("int64", "uint64")
 # Index names of a small dimension (heads, groups, channels, experts, batch entries): an index of
 # one of them times its stride stays inside one sample of the tensor, far below 2**31.
 _SMALL_INDEX = frozenset({"h", "hq", "hk", "hv", "hid", "head", "heads", "kv_head", "kvh", "g", "group", "feat",
-                          "c", "channel", "e", "expert", "b", "bid", "batch", "bz", "bs"})
+                          "c", "channel", "e", "expert", "b", "bid", "batch", "bz", "bs",
+                          "req", "request", "sequence"})
 _INDEX_AFFIXES = re.compile(r"^(pid|i|cur|off|idx|q|kv)_|_(id|idx|pid|index)$")
 # Strides of such a dimension (`stride_h`, `stride_qh`, `x_stride_h`, `input_feat_stride`).
-_SMALL_STRIDE = re.compile(r"head|feat|chan|group|(^|_)stride_[a-z]?h$|_h_stride$|(^|_)h_?stride$", re.IGNORECASE)
+# Also the strides of per-request metadata tables (`block_table_stride`, `stride_block_table_r`,
+# `cu_seqlens_q_stride_0`): requests times blocks per request, far below 2**31.
+_SMALL_STRIDE = re.compile(r"head|feat|chan|group|(^|_)stride_[a-z]?h$|_h_stride$|(^|_)h_?stride$"
+                           r"|block_?tables?|page_?tables?|cu_seqlens|seq_?lens|indptr", re.IGNORECASE)
 # Counts of small things: a program index times these stays far below 2**31.
 _SMALL_COUNT = re.compile(r"(block|tile|group|expert|head|stage|split|chunk|warp|program|layer)s?$", re.IGNORECASE)
 
@@ -320,6 +329,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 in_pointer = _pointer_nodes(ctx, flow)
             if id(node) not in in_pointer:
                 continue
+            loaded = is_load(flow, side) or (index_name(side) is not None and index_name(side).id in indices.loaded)
+            if not loaded and _only_scalar_accesses(ctx, kernel, flow, node):
+                continue  # a program or loop index into a per-row vector (a loaded index may address a big table)
             reported.add(id(node))
             message, fix = found
             text = ctx.segment(node)
@@ -333,6 +345,17 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 seen[2] = replace(seen[2], edits=seen[2].edits + tuple(edits))
         for node, message, fix in first.values():
             yield ctx.finding(node, message, [fix] if fix else [])
+
+
+def _only_scalar_accesses(ctx: PythonContext, kernel: Kernel, flow: KernelFlow, node: ast.BinOp) -> bool:
+    """(For a program or loop index.) Every load/store the product reaches reads or writes one element (`tl.load(ks_ptr + row *
+    ks_stride)`, `tl.store(cu_seqlens + i * stride, n)`): a per-row vector of row-count length,
+    whose offsets stay far below 2**31. A tile access (`x_ptr + row * stride + cols`) is a row of a
+    large tensor and stays reported."""
+    tiles = tile_values(ctx, kernel)
+    reached = [a for a in flow.accesses if a.pointer is not None
+               and any(n is node for n in flow.expand(a.pointer))]
+    return bool(reached) and not any(tiles.is_tile(a.pointer) for a in reached)
 
 
 def _cast_before(casts: dict[str, list[tuple[int, int]]], name: str, node: ast.AST) -> bool:
