@@ -39,7 +39,7 @@ from tritonify.diagnostics.triton_ast import Kernel, keyword, walk_nodes
 RULE = Rule(
     code="TRI008",
     name="atomic-contention",
-    summary="accumulating atomic (add/max/min) issued every loop iteration on shared memory addresses",
+    summary="accumulating atomic (add/max/min) issued every loop iteration into addresses other programs also update",
     severity=Severity.WARNING,
     fixable=False,
     # Opt-in: 1 of 15 findings were true positives in round 2 of the real-world study
