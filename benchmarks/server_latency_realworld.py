@@ -3,7 +3,8 @@
 Run: `python benchmarks/server_latency_realworld.py [--files N] [--rounds 3] [--out results/server_latency_realworld.md]`.
 It starts `python -m tritonify.server` as an editor does (stdio, a plain JSON-RPC client, no
 pygls), opens each file, and types one statement into the end of its largest kernel one key at a
-time (a didChange with the whole text every 70 ms). What is measured: from the last key's
+time (a didChange with the whole text every 70 ms), and the same into its largest launcher and on a
+new last line (`--where`: edits outside the kernels). What is measured: from the last key's
 didChange to the publishDiagnostics for that version. The files: flash-linear-attention's
 815-line parallax kernels and the files of the real-world corpus (~/.cache/tritonify-realworld)
 with the most `@triton.jit` lines, then a seeded sample of the others holding a kernel.
@@ -49,23 +50,40 @@ def kernel_files(count: int, seed: int) -> list[Path]:
     return files[:count]
 
 
+WHERE = {
+    "kernel": "at the end of each file's largest kernel",
+    "launcher": "at the end of each file's largest function outside the kernels (a launcher; the file's end when it has none)",
+    "end": "on a new last line, outside every kernel",
+}
+
+
 def typing_point(text: str, where: str = "kernel") -> tuple[int, str] | None:
     """Where the statement is typed: (0-based line, indent). "kernel": the end of the file's
-    largest top-level Triton kernel (as Tritonify finds kernels); "end": a new last line, outside
-    every kernel (what editing a launcher costs: the whole file is linted again)."""
+    largest top-level Triton kernel (as Tritonify finds kernels); "launcher": the end of the
+    largest top-level function that is not a kernel; "end": a new last line."""
     from tritonify.diagnostics.incremental import layout_of
     from tritonify.diagnostics.source import SourceFile
 
     layout = layout_of(SourceFile.from_text(text, "x.py"))
     if layout is None or not layout.segments:
         return None
-    if where == "end":
-        return len(text.splitlines()), ""
-    seg = max(layout.segments, key=lambda s: s.last - s.first)
     tree = ast.parse(text)
+    lines = text.splitlines()
+    if where == "launcher":
+        firsts = {s.first for s in layout.statements}
+        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) in firsts]
+        if functions:
+            node = max(functions, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+            body_line = lines[node.body[-1].lineno - 1]
+            return node.end_lineno, body_line[: len(body_line) - len(body_line.lstrip())]
+        where = "end"
+    if where == "end":
+        return len(lines), ""
+    seg = max(layout.segments, key=lambda s: s.last - s.first)
     node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == seg.name and
                 (n.end_lineno or n.lineno) == seg.last)
-    body_line = text.splitlines()[node.body[0].lineno - 1]
+    body_line = lines[node.body[0].lineno - 1]
     return seg.last, body_line[: len(body_line) - len(body_line.lstrip())]
 
 
@@ -86,27 +104,12 @@ def versions_line() -> str:
     return f"tritonify {__version__}, Python {sys.version.split()[0]}, pygls {pygls_version}"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=12)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=19)
-    ap.add_argument("--file", action="append", help="measure this file (repeatable) instead of the corpus sample")
-    ap.add_argument("--where", choices=("kernel", "end"), default="kernel",
-                    help="type into the largest kernel (default) or on a new last line outside the kernels")
-    ap.add_argument("--server-command", help="the server to measure (default: this Python's tritonify.server), "
-                                            "e.g. an older checkout's, for a before/after comparison")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "server_latency_realworld.md"))
-    args = ap.parse_args(argv)
-
-    c = Client(args.server_command.split() if args.server_command else None)
-    c.request("initialize", {"processId": os.getpid(), "rootUri": CORPUS.as_uri(), "capabilities": {
-        "window": {"workDoneProgress": True}}, "initializationOptions": {"lint": {"timeoutSeconds": 600}}})
-    c.notify("initialized", {})
+def measure(c: Client, paths: list[Path], rounds: int, where: str) -> tuple[list[str], list[float]]:
+    """Type into each file `rounds` times at the point `where` names; (table rows, every latency)."""
     rows, every = [], []
-    for path in ([Path(f).resolve() for f in args.file] if args.file else kernel_files(args.files, args.seed)):
+    for path in paths:
         text = path.read_text(encoding="utf-8")
-        point = typing_point(text, args.where)
+        point = typing_point(text, where)
         if point is None:
             continue
         line, indent = point
@@ -117,7 +120,7 @@ def main(argv=None) -> int:
         open_ms = (time.perf_counter() - opened) * 1000
         lines = text.splitlines(keepends=True)
         version, samples = 1, []
-        for r in range(args.rounds):
+        for r in range(rounds):
             typed = ""
             for key in f"{TYPED}{r}":
                 typed += key
@@ -132,26 +135,61 @@ def main(argv=None) -> int:
             lines = edited.splitlines(keepends=True)
             line += 1
         c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        time.sleep(0.5)
+        with c.cond:   # the next place reopens the file from version 1
+            c.published = [p for p in c.published if p[1]["uri"] != uri]
         rel = path.relative_to(CORPUS) if path.is_relative_to(CORPUS) else path
         p50, p95, worst = stats(samples)
         rows.append(f"| {rel} | {len(text.splitlines())} | {open_ms:.0f} | {p50:.0f} | {worst:.0f} |")
         every += samples
-        print(rows[-1], flush=True)
+        print(f"[{where}] {rows[-1]}", flush=True)
+    return rows, every
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--file", action="append", help="measure this file (repeatable) instead of the corpus sample")
+    ap.add_argument("--where", default="kernel,launcher,end",
+                    help="where to type, a comma-separated list of: " + ", ".join(f"{k} ({v})" for k, v in WHERE.items()))
+    ap.add_argument("--server-command", help="the server to measure (default: this Python's tritonify.server), "
+                                            "e.g. an older checkout's, for a before/after comparison")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "server_latency_realworld.md"))
+    args = ap.parse_args(argv)
+    wheres = [w.strip() for w in args.where.split(",") if w.strip()]
+    unknown = [w for w in wheres if w not in WHERE]
+    if unknown:
+        ap.error(f"unknown --where {', '.join(unknown)} (choose from {', '.join(WHERE)})")
+
+    c = Client(args.server_command.split() if args.server_command else None)
+    c.request("initialize", {"processId": os.getpid(), "rootUri": CORPUS.as_uri(), "capabilities": {
+        "window": {"workDoneProgress": True}}, "initializationOptions": {"lint": {"timeoutSeconds": 600}}})
+    c.notify("initialized", {})
+    paths = [Path(f).resolve() for f in args.file] if args.file else kernel_files(args.files, args.seed)
+    sections, everything = [], []
+    for where in wheres:
+        rows, every = measure(c, paths, args.rounds, where)
+        everything += every
+        p50, p95, worst = stats(every)
+        sections.append(f"## Typing {WHERE[where]} (`{where}`)\n\n"
+                        f"**All {len(every)} measurements: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms.**\n\n"
+                        "| file | lines | open -> first diagnostics ms | typing p50 ms | typing max ms |\n"
+                        "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     c.request("shutdown", None)
     c.notify("exit", None)
     c.proc.wait(30)
 
-    p50, p95, worst = stats(every)
+    p50, p95, worst = stats(everything)
     head = (f"# Diagnostics latency while typing into real-world files\n\n"
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.machine()}, {os.cpu_count()} CPUs, "
             f"load average {os.getloadavg()[0]:.1f} at the end; {versions_line()}.\n"
-            f"`python benchmarks/server_latency_realworld.py --files {args.files} --rounds {args.rounds} --where {args.where}`: "
-            f"one statement typed key by key ({KEY_GAP_S * 1000:.0f} ms apart) "
-            f"{'at the end of each file' + chr(39) + 's largest kernel' if args.where == 'kernel' else 'on a new last line, outside the kernels'}, "
-            f"{args.rounds} times per file; latency = last key's didChange -> publishDiagnostics of that version.\n\n"
-            f"**All {len(every)} measurements: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms.**\n\n"
-            "| file | lines | open -> first diagnostics ms | typing p50 ms | typing max ms |\n| --- | --- | --- | --- | --- |\n")
-    report = head + "\n".join(rows) + "\n"
+            f"`python benchmarks/server_latency_realworld.py --files {args.files} --rounds {args.rounds} --where {','.join(wheres)}`: "
+            f"one statement typed key by key ({KEY_GAP_S * 1000:.0f} ms apart), {args.rounds} times per file and place; "
+            f"latency = last key's didChange -> publishDiagnostics of that version.\n\n"
+            f"**All {len(everything)} measurements: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms.**\n\n")
+    report = head + "\n".join(sections)
     print(report)
     Path(args.out).write_text(report)
     return 0

@@ -1,24 +1,35 @@
-"""Lint an edited file again by re-linting only the kernels the edit touched.
+"""Lint an edited file again by re-linting only the kernels and statements the edit touched.
 
 A Python file is cut into segments: each top-level `@triton.jit` function (with its
-decorators) is one, and everything else (imports, constants, launchers, classes) is the
-outside. When a new text keeps the outside lines as they were and only kernel bodies changed,
-each changed kernel is linted in a reduced text: the outside, that kernel, and the kernels it
-names (its helpers, transitively), with every other kernel's lines left blank so that line
-numbers stay those of the file. Its findings replace the kernel's old ones; the findings of
-unchanged kernels and of the outside are carried over, moved with their lines.
+decorators) is one, and every other top-level statement (an import, a constant, a launcher, a
+class) is an outside statement. Each knows the module-level names it reads and (statements) the
+names it binds. When a new text keeps the segments' names and order, the edit is followed:
 
-Such a result is `exact=False`: a finding outside a kernel that depends on a kernel's body (a
-launch checked against the kernel it launches) or a helper's finding that depends on its
-callers is the one of the last full lint until the next full lint (the language server runs
-one once typing pauses). Any change the segments cannot follow (the outside edited, a kernel
-added, removed or renamed, a syntax error, other settings) is linted in full.
+* the changed statements (added, removed or edited) bind names; every unchanged statement that
+  reads one of those is affected too, and binds its own names in turn (`B = A * 2` after an edit
+  of `A`);
+* the kernels to lint again are the edited ones, those that read an affected name, and those an
+  affected statement names (a changed launch); their findings are replaced;
+* the affected statements, and the statements that name a kernel linted again (its launches),
+  get their findings from the same lint, all others keep theirs, moved with their lines.
+
+That lint is one, of a reduced text: the outside as it is, the kernels to lint again, the
+kernels they call (helpers) and that call them (so a helper stays a helper), and the kernels an
+affected statement names; every other kernel's lines are left blank so that line numbers stay
+those of the file. It reuses the parsed tree (no second parse).
+
+Such a result is `exact=False`: a finding that depends on code the reduced text leaves out is
+the one of the last full lint until the next full lint (the language server runs one once
+typing pauses). An edit of an import (at module level, also inside `try`/`if`) changes what
+every name means: the file is linted in full, as is any change the segments cannot follow (a
+kernel added, removed or renamed, a syntax error, other settings).
 """
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 from tritonify.diagnostics.engine import FileResult, lint_source
 from tritonify.diagnostics.model import Finding
@@ -27,31 +38,148 @@ from tritonify.diagnostics.source import SourceFile, split_lines
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One top-level kernel: its name, first line (decorators included) and last line (1-based)."""
+    """One top-level kernel: its name, first line (decorators included) and last line (1-based),
+    its text and the module-level names it reads."""
 
     name: str
     first: int
     last: int
     text: str
+    reads: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One top-level statement outside the kernels: its lines (decorators included), text, the
+    module-level names it reads and binds, and whether it imports (at module level)."""
+
+    first: int
+    last: int
+    text: str
+    reads: frozenset[str]
+    binds: frozenset[str]
+    imports: bool
 
 
 @dataclass
 class Layout:
-    """Where the kernels of one text are, and the lines outside them."""
+    """Where the kernels and the outside statements of one text are."""
 
     lines: list[str]
     segments: list[Segment]
-    outside: tuple[str, ...]          # the text of every line outside the kernels, in order
-    outside_lines: list[int]          # their line numbers (1-based)
+    statements: list[Statement]
 
 
-def layout_of(source: SourceFile, workspace=None, kernels: list[Kernel] | None = None) -> Layout | None:
+# ---- what a piece of code reads and binds ------------------------------------------------------
+
+def _names(node: ast.AST) -> tuple[set[str], set[str]]:
+    """(loaded, stored) names in `node` and below, each a flat walk."""
+    loads, stores = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+            stores.add(n.name)
+        elif isinstance(n, ast.arg):
+            stores.add(n.arg)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            loads.update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            stores.add(n.name)
+    return loads, stores
+
+
+def function_reads(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The module-level names a function reads: its decorators, defaults and annotations (run
+    where it is defined), and every name its body loads that it does not bind itself (Python's
+    rule: a name bound anywhere in a function is local to it). Over-approximate, never short."""
+    outer: set[str] = set()
+    for expr in [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None),
+                 *(a.annotation for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                                          node.args.vararg, node.args.kwarg) if a is not None and a.annotation),
+                 *([node.returns] if node.returns else [])]:
+        outer |= _names(expr)[0]
+    loads, stores = set(), set()
+    for stmt in node.body:
+        stmt_loads, stmt_stores = _names(stmt)
+        loads |= stmt_loads
+        stores |= stmt_stores
+    params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                              node.args.vararg, node.args.kwarg) if a is not None}
+    return frozenset(outer | (loads - stores - params))
+
+
+def _binds(stmt: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement binds or changes: assignment targets (the
+    object of `X[i] = ...`, `X.a = ...` and of a bare method call `X.append(...)` too), the
+    names of definitions and imports, and names declared `global` inside a definition."""
+    out: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            out.update(name for g in ast.walk(n) if isinstance(g, ast.Global) for name in g.names)
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            out.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load):
+            base = _base_name(n)
+            if base:
+                out.add(base)
+        elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute):
+            base = _base_name(n.value.func.value)
+            if base:
+                out.add(base)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _base_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _imports(stmt: ast.stmt) -> bool:
+    """Whether the statement imports at module level (also inside `try`/`if`, as ImportMap reads)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(stmt, (ast.If, ast.Try)) or type(stmt).__name__ == "TryStar":
+        bodies = [stmt.body, getattr(stmt, "orelse", [])]
+        if not isinstance(stmt, ast.If):
+            bodies += [h.body for h in stmt.handlers] + [stmt.finalbody]
+        return any(_imports(s) for body in bodies for s in body)
+    return False
+
+
+def _statement_reads(stmt: ast.stmt) -> frozenset[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return function_reads(stmt)
+    return frozenset(_names(stmt)[0])
+
+
+def _first_line(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
+def layout_of(source: SourceFile, workspace=None, kernels: list[Kernel] | None = None,
+              known: dict | None = None) -> Layout | None:
     """The layout of a parsed source (`kernels`: its kernels, when the caller found them
-    already), or None when it does not parse."""
+    already; `known`: text -> (reads, binds, imports) of pieces seen before), or None when it
+    does not parse."""
     if source.tree is None:
         return None
     lines = split_lines(source.text)
@@ -60,20 +188,28 @@ def layout_of(source: SourceFile, workspace=None, kernels: list[Kernel] | None =
             kernels = find_kernels(source.tree, ImportMap(source.tree, workspace=workspace, path=source.path))
         except RecursionError:
             return None
-    top = {id(node) for node in source.tree.body}
-    segments = []
-    for k in kernels:
-        if id(k.node) not in top:
-            continue
-        first = min([k.node.lineno, *(d.lineno for d in k.node.decorator_list)])
-        last = k.node.end_lineno or k.node.lineno
-        segments.append(Segment(k.name, first, last, "\n".join(lines[first - 1:last])))
-    segments.sort(key=lambda s: s.first)
-    inside = set()
-    for s in segments:
-        inside.update(range(s.first, s.last + 1))
-    outside_lines = [n for n in range(1, len(lines) + 1) if n not in inside]
-    return Layout(lines, segments, tuple(lines[n - 1] for n in outside_lines), outside_lines)
+    known = {} if known is None else known
+    kernel_nodes = {id(k.node): k for k in kernels}
+    segments, statements = [], []
+    try:
+        for node in source.tree.body:
+            first, last = _first_line(node), node.end_lineno or node.lineno
+            text = "\n".join(lines[first - 1:last])
+            kernel = kernel_nodes.get(id(node))
+            facts = known.get(("k" if kernel else "s", text))
+            if facts is None:
+                if kernel is not None:
+                    facts = (function_reads(node), frozenset(), False)
+                else:
+                    facts = (_statement_reads(node), frozenset(_binds(node)), _imports(node))
+                known[("k" if kernel else "s", text)] = facts
+            if kernel is not None:
+                segments.append(Segment(kernel.name, first, last, text, facts[0]))
+            else:
+                statements.append(Statement(first, last, text, *facts))
+    except RecursionError:
+        return None
+    return Layout(lines, segments, statements)
 
 
 @dataclass
@@ -83,6 +219,8 @@ class Previous:
     layout: Layout
     settings: Settings
     findings: list[Finding]
+    known: dict | None = None   # text -> (reads, binds, imports): layout_of's memory
+    exact: bool = True          # the findings are those of a full lint
 
 
 @dataclass
@@ -90,6 +228,7 @@ class IncrementalResult:
     result: FileResult
     exact: bool                        # False: some findings were carried over (see the module doc)
     relinted: tuple[str, ...] = ()     # the kernels linted again (empty for a full lint)
+    statements: int = 0                # outside statements whose findings were linted again
 
 
 def _helpers(segment: Segment, by_name: dict[str, Segment]) -> set[str]:
@@ -105,26 +244,19 @@ def _helpers(segment: Segment, by_name: dict[str, Segment]) -> set[str]:
     return seen
 
 
-def _line_map(old: Layout, new: Layout, changed: set[str]) -> dict[int, int]:
-    """Old line -> new line for every line kept as it was (outside lines, unchanged kernels)."""
-    mapping = dict(zip(old.outside_lines, new.outside_lines))
-    new_by_name = {s.name: s for s in new.segments}
-    for s in old.segments:
-        if s.name in changed:
-            continue
-        shift = new_by_name[s.name].first - s.first
-        for n in range(s.first, s.last + 1):
-            mapping[n] = n + shift
-    mapping[len(old.lines) + 1] = len(new.lines) + 1   # an insertion at the end of the file
-    return mapping
+_LINE_REF = re.compile(r"\bline (\d+)\b")   # a message naming another line: "feeds `tl.dot` (line 42)"
 
 
 def _moved(finding: Finding, mapping: dict[int, int]) -> Finding | None:
-    """`finding` with its lines (and its fixes' lines) moved, or None when one is not kept."""
+    """`finding` with its lines (its fixes' lines, and the lines its message names) moved, or
+    None when one is not kept."""
     try:
         edits = [[replace(e, start_line=mapping[e.start_line], end_line=mapping[e.end_line]) for e in fix.edits]
                  for fix in finding.fixes]
-        moved = replace(finding, line=mapping[finding.line], end_line=mapping[finding.end_line])
+        message = finding.message
+        if "line " in message:
+            message = _LINE_REF.sub(lambda m: f"line {mapping[int(m.group(1))]}", message)
+        moved = replace(finding, line=mapping[finding.line], end_line=mapping[finding.end_line], message=message)
     except KeyError:
         return None
     moved.fixes = [replace(fix, edits=tuple(e)) for fix, e in zip(finding.fixes, edits)]
@@ -141,53 +273,145 @@ def reduced_text(layout: Layout, keep: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reduced_source(source: SourceFile, layout: Layout, keep: set[str]) -> SourceFile:
+    """`reduced_text` as a parsed source, its tree the file's own without the blanked kernels."""
+    dropped = {s.first for s in layout.segments if s.name not in keep}
+    body = [node for node in source.tree.body if _first_line(node) not in dropped]
+    return SourceFile(text=reduced_text(layout, keep), path=source.path,
+                      tree=ast.Module(body=body, type_ignores=[]))
+
+
 def lint_incremental(source: SourceFile, settings: Settings, workspace=None, previous: Previous | None = None,
                      kernels: list[Kernel] | None = None) -> tuple[IncrementalResult, Previous | None]:
-    """Lint `source`, re-linting only the kernels changed since `previous` when that is
-    possible. Returns the result and what the next call may reuse (`previous` itself when
-    `source` does not parse, so that typing through half a statement keeps the base)."""
-    layout = layout_of(source, workspace, kernels)
+    """Lint `source`, re-linting only what changed since `previous` (and what depends on it)
+    when that is possible. Returns the result and what the next call may reuse (`previous`
+    itself when `source` does not parse, so that typing through half a statement keeps the base)."""
+    known = dict(previous.known or {}) if previous is not None else {}
+    layout = layout_of(source, workspace, kernels, known)
+    if layout is not None:   # forget what no piece of this text is any more
+        keys = {("k", s.text) for s in layout.segments} | {("s", s.text) for s in layout.statements}
+        known = {k: v for k, v in known.items() if k in keys}
     if layout is not None and previous is not None:
         reused = _relint_changed(source, layout, settings, workspace, previous)
         if reused is not None:
-            return reused, Previous(layout, settings, reused.result.findings)
+            return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
     result = lint_source(source, settings, workspace)
     if layout is None:   # a syntax error (half a statement typed): the last base stays the one to reuse
         return IncrementalResult(result, exact=True), previous
-    return IncrementalResult(result, exact=True), Previous(layout, settings, result.findings)
+    return IncrementalResult(result, exact=True), Previous(layout, settings, result.findings, known)
+
+
+def _matched_statements(old: list[Statement], new: list[Statement]) -> dict[int, int]:
+    """Index in `old` -> index in `new` of the statements kept as they were (same text, same order)."""
+    matcher = SequenceMatcher(None, [s.text for s in old], [s.text for s in new], autojunk=False)
+    pairs = {}
+    for block in matcher.get_matching_blocks():
+        for i in range(block.size):
+            pairs[block.a + i] = block.b + i
+    return pairs
+
+
+def _line_map(old: Layout, new: Layout, kept_segments: list[tuple[Segment, Segment]],
+              kept_statements: list[tuple[Statement, Statement]]) -> dict[int, int]:
+    """Old line -> new line for every line kept as it was: the lines before and after the edited
+    region, and the lines of each unchanged kernel and statement."""
+    a, b = old.lines, new.lines
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    mapping = {n: n for n in range(1, prefix + 1)}
+    shift = len(b) - len(a)
+    mapping.update((n, n + shift) for n in range(len(a) - suffix + 1, len(a) + 1))
+    for o, n in [*kept_segments, *kept_statements]:
+        for line in range(o.first, o.last + 1):
+            mapping[line] = line + n.first - o.first
+    mapping[len(a) + 1] = len(b) + 1   # an insertion at the end of the file
+    return mapping
 
 
 def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, workspace,
                     previous: Previous) -> IncrementalResult | None:
     old = previous.layout
-    if (previous.settings != settings or layout.outside != old.outside
-            or [s.name for s in layout.segments] != [s.name for s in old.segments]):
+    names_in_order = [s.name for s in layout.segments]
+    if (previous.settings != settings or names_in_order != [s.name for s in old.segments]
+            or len(set(names_in_order)) != len(names_in_order)):
         return None
-    changed = {s.name for s, o in zip(layout.segments, old.segments) if s.text != o.text}
-    mapping = _line_map(old, layout, changed)
-    old_by_line = {}
-    for s in old.segments:
-        for n in range(s.first, s.last + 1):
-            old_by_line[n] = s.name
+    pairs = _matched_statements(old.statements, layout.statements)
+    changed_old = [s for i, s in enumerate(old.statements) if i not in pairs]
+    matched_new = set(pairs.values())
+    changed_new = [s for i, s in enumerate(layout.statements) if i not in matched_new]
+    if any(s.imports for s in (*changed_old, *changed_new)):
+        return None   # an import edited: every name may mean something else now
+    segments = list(zip(old.segments, layout.segments))
+    by_name = {s.name: s for s in layout.segments}
+    kernel_names = set(by_name)
+
+    # the names the edit changed, followed through the statements that read them
+    names = set().union(*(s.binds for s in (*changed_old, *changed_new)))
+    affected = {i for i in range(len(layout.statements)) if i not in matched_new}
+    grew = bool(names)
+    while grew:
+        grew = False
+        for i, s in enumerate(layout.statements):
+            if i not in affected and s.reads & names:
+                affected.add(i)
+                if not s.binds <= names:
+                    names |= s.binds
+                    grew = True
+    relint = {n.name for o, n in segments if o.text != n.text or n.reads & names}
+    for i in affected:
+        relint |= layout.statements[i].reads & kernel_names
+    for s in changed_old:   # a launch removed
+        relint |= s.reads & kernel_names
+    # the launches of the kernels linted again get their findings from the same lint
+    fresh = affected | {i for i, s in enumerate(layout.statements) if s.reads & relint}
+    relinted_nothing = not relint and not fresh
+
+    kept_segments = [(o, n) for o, n in segments if n.name not in relint]
+    old_index = {v: k for k, v in pairs.items()}
+    kept_statements = [(old.statements[old_index[i]], s) for i, s in enumerate(layout.statements)
+                       if i not in fresh and i in old_index]
+    mapping = _line_map(old, layout, kept_segments, kept_statements)
+    stale_lines: set[int] = set()   # old lines whose findings are replaced
+    for o, n in segments:
+        if n.name in relint:
+            stale_lines.update(range(o.first, o.last + 1))
+    for s in changed_old:
+        stale_lines.update(range(s.first, s.last + 1))
+    for i in fresh:
+        if i in old_index:
+            s = old.statements[old_index[i]]
+            stale_lines.update(range(s.first, s.last + 1))
     findings: list[Finding] = []
     for f in previous.findings:
-        if old_by_line.get(f.line) in changed:
+        if f.line in stale_lines:
             continue
         moved = _moved(f, mapping)
         if moved is None:
             return None
         findings.append(moved)
-    by_name = {s.name: s for s in layout.segments}
     error = None
-    for name in sorted(changed):
-        seg = by_name[name]
-        keep = {name} | _helpers(seg, by_name)
-        part = SourceFile.from_text(reduced_text(layout, keep), source.path)
-        if part.tree is None:
-            return None
-        linted = lint_source(part, settings, workspace)
-        error = error or linted.error
-        findings.extend(f for f in linted.findings if seg.first <= f.line <= seg.last)
+    if not relinted_nothing:
+        keep = set(relint)
+        words = {s.name: set(_WORD.findall(s.text)) for s in layout.segments}
+        for name in relint:
+            keep |= _helpers(by_name[name], by_name)
+            keep |= {other for other, said in words.items() if name in said}   # its callers: a helper stays one
+        for i in fresh:
+            keep |= layout.statements[i].reads & kernel_names
+        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace)
+        error = linted.error
+        wanted: set[int] = set()
+        for name in relint:
+            seg = by_name[name]
+            wanted.update(range(seg.first, seg.last + 1))
+        for i in fresh:
+            s = layout.statements[i]
+            wanted.update(range(s.first, s.last + 1))
+        findings.extend(f for f in linted.findings if f.line in wanted)
     findings.sort(key=Finding.sort_key)
-    return IncrementalResult(FileResult(source.path, findings, error=error), exact=not changed,
-                             relinted=tuple(sorted(changed)))
+    return IncrementalResult(FileResult(source.path, findings, error=error), exact=relinted_nothing and previous.exact,
+                             relinted=tuple(sorted(relint)), statements=len(fresh))

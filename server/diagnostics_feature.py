@@ -9,8 +9,9 @@ ends goes on with the newest text); a slower one is linted only once the timer f
 no lint of a version the next key supersedes holds up the lint of the last one (a lint under
 way in the worker cannot be stopped without restarting it).
 
-A lint while typing is incremental (diagnostics.incremental: only the kernels the edit
-touched are linted again, the others' findings carried over). Once typing pauses for
+A lint while typing is incremental (diagnostics.incremental: only the kernels and statements
+the edit touched, and what reads the names it changed, are linted again; the others' findings
+carried over; an edited import lints the file in full). Once typing pauses for
 CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
 replace the incremental ones; the next edit cancels it (its worker is stopped). A lint that
 runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false

@@ -67,11 +67,12 @@ def test_a_new_finding_in_the_edited_kernel_appears_and_others_move_with_their_l
     assert inc.relinted == ("gelu_0",)
     assert sum(f.code == "TRI001" for f in inc.result.findings) == 5
     assert _key(inc.result.findings) == _key(_full(edited))
-    # and the next edit builds on that result
+    # and the next edit builds on that result: a comment changes no statement, nothing is linted
+    # again, every finding moves down a line, and the result stays inexact (its base was)
     again = _insert(edited, 2, "# a comment at the top")
-    full_again, _ = lint_incremental(SourceFile.from_text(again, "k.py"), settings, previous=nxt)
-    assert full_again.exact and full_again.relinted == ()   # the outside changed: a full lint
-    assert _key(full_again.result.findings) == _key(_full(again))
+    moved, _ = lint_incremental(SourceFile.from_text(again, "k.py"), settings, previous=nxt)
+    assert moved.relinted == () and moved.statements == 0 and not moved.exact
+    assert _key(moved.result.findings) == _key(_full(again))
 
 
 def test_half_a_statement_keeps_the_base_and_other_settings_lint_in_full():
@@ -91,3 +92,99 @@ def test_renaming_a_kernel_lints_in_full():
     renamed = TEXT.replace("def gelu_2(", "def gelu_9(")
     res, _ = lint_incremental(SourceFile.from_text(renamed, "k.py"), settings, previous=previous)
     assert res.exact and _key(res.result.findings) == _key(_full(renamed))
+
+
+# ---- edits outside the kernels -------------------------------------------------------------------
+
+CONST_TEXT = """import triton
+import triton.language as tl
+
+BLOCK_A = 64
+BLOCK_B = BLOCK_A * 2
+
+
+@triton.jit
+def uses_a(x_ptr, n):
+    offs = tl.arange(0, BLOCK_A)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def uses_b(x_ptr, n):
+    offs = tl.arange(0, BLOCK_B)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def uses_none(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+def launch(x):
+    uses_none[(1,)](x, x.numel(), BLOCK=64)
+"""
+
+
+def _arange_lines(findings):
+    return sorted(f.line for f in findings if f.code == "TRI004")
+
+
+def test_a_module_constant_a_kernel_reads_relints_that_kernel_and_no_stale_finding_stays():
+    settings = Settings(select=("ALL",))
+    first, previous = lint_incremental(SourceFile.from_text(CONST_TEXT, "k.py"), settings)
+    assert _arange_lines(first.result.findings) == []            # 64 and 128 are powers of two
+    # BLOCK_A becomes 48: uses_a reads it, and uses_b through BLOCK_B = BLOCK_A * 2
+    edited = CONST_TEXT.replace("BLOCK_A = 64", "BLOCK_A = 48")
+    inc, nxt = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+    assert inc.relinted == ("uses_a", "uses_b") and not inc.exact
+    assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
+    assert len(_arange_lines(inc.result.findings)) == 2         # the new value shows at once
+    # and back: the findings go away again (nothing stale is carried over)
+    back, _ = lint_incremental(SourceFile.from_text(CONST_TEXT, "k.py"), settings, previous=nxt)
+    assert back.relinted == ("uses_a", "uses_b") and _arange_lines(back.result.findings) == []
+
+
+def test_typing_a_new_statement_outside_the_kernels_relints_no_kernel():
+    settings = Settings(select=("ALL",))
+    _, previous = lint_incremental(SourceFile.from_text(TEXT, "k.py"), settings)
+    typed = ""
+    for key in "tmp_edit = libdevice":   # a new last line, typed key by key
+        typed += key
+        edited = TEXT + typed + "\n"
+        inc, previous = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+        assert inc.relinted == ()
+        assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
+
+
+def test_an_edited_launch_relints_the_kernel_it_launches_and_an_edited_import_lints_in_full():
+    settings = Settings(select=("ALL",))
+    _, previous = lint_incremental(SourceFile.from_text(TEXT, "k.py"), settings)
+    edited = TEXT.replace("gelu_2[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)",
+                          "gelu_2[(triton.cdiv(x.numel(), 1000),)](x, y, x.numel(), BLOCK=1000)")
+    inc, previous = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+    assert inc.relinted == ("gelu_2",) and inc.statements == 1
+    assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
+    imported = edited.replace("from triton.language.extra import libdevice", "from triton.language.extra.cuda import libdevice")
+    full, _ = lint_incremental(SourceFile.from_text(imported, "k.py"), settings, previous=previous)
+    assert full.exact and full.relinted == ()
+
+
+def test_a_carried_finding_that_names_another_line_names_it_where_it_moved():
+    text = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_min_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + tl.program_id(0), tl.min(x, axis=0))
+"""
+    settings = Settings(select=("ALL",))
+    first, previous = lint_incremental(SourceFile.from_text(text, "k.py"), settings)
+    assert any("(line 9)" in f.message for f in first.result.findings if f.code == "TRI014")
+    edited = text.replace("import triton.language as tl\n", "import triton.language as tl\n\nSCALE = 2\n")
+    moved, _ = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+    assert moved.relinted == () and any("(line 11)" in f.message for f in moved.result.findings if f.code == "TRI014")
+    assert _key(moved.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)

@@ -61,3 +61,30 @@ def test_a_lint_longer_than_300_ms_says_busy_then_not(client, tmp_path):
     assert busy == {"uri": uri, "busy": True}
     client.wait_notification("tritonify/lintBusy", lambda p: p["uri"] == uri and not p["busy"], 60, start)
     assert len(_tanh_lines(client.diagnostics(uri, 1, timeout=60, start=start))) == 4 * 61
+
+
+def test_editing_a_module_constant_updates_the_findings_of_the_kernels_that_read_it(client, tmp_path):
+    from tests.test_incremental import CONST_TEXT
+
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonify]\nselect = ["ALL"]\n')
+    path = tmp_path / "blocks.py"
+    path.write_text(CONST_TEXT)
+    uri = path.as_uri()
+    client.initialize(tmp_path)
+    client.open(uri, CONST_TEXT)
+    assert [d for d in client.diagnostics(uri, 1, timeout=60) if d["code"] == "TRI004"] == []
+    version, edited = 1, CONST_TEXT
+    for value in ("4", "48", "64", "96"):   # typed over the old value, one version per key
+        version += 1
+        edited = CONST_TEXT.replace("BLOCK_A = 64", f"BLOCK_A = {value}")
+        start = client.mark()
+        client.change(uri, edited, version)
+    published = client.diagnostics(uri, version, timeout=60, start=start)
+    lines = edited.splitlines()
+    # 96 and 192 are not powers of two: uses_a (reads BLOCK_A) and uses_b (BLOCK_B = BLOCK_A * 2)
+    flagged = sorted(lines[d["range"]["start"]["line"]].strip() for d in published if d["code"] == "TRI004")
+    assert flagged == ["offs = tl.arange(0, BLOCK_A)", "offs = tl.arange(0, BLOCK_B)"]
+    version += 1
+    start = client.mark()
+    client.change(uri, CONST_TEXT, version)   # and back to 64: no stale finding stays
+    assert [d for d in client.diagnostics(uri, version, timeout=60, start=start) if d["code"] == "TRI004"] == []
