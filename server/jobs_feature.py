@@ -98,6 +98,7 @@ class Outcome:
     result: Any = None
     status: str = ""
     actions: list[str] = field(default_factory=list)   # next_actions
+    advice: str = ""      # the end of `message` that says how to fix it by hand (a command line, a setting)
 
     def to_dict(self) -> dict:
         return {"ok": self.ok, "status": self.status, "message": self.message, "summary": self.summary, "result": self.result,
@@ -126,10 +127,20 @@ def parse_result(stdout: str) -> dict | None:
     return None
 
 
-def interpret(kind: str, job: JobResult, interpreter: str) -> Outcome:
-    """`read_outcome`, with the actions it offers next (next_actions)."""
+_CLI_ADVICE = ": `tritonify "   # where an engine's message goes on with the command line that fixes it
+# The actions that do what an outcome's advice says (a client showing them as buttons drops the advice).
+_ACTIONS_THAT_ADVISE = {"writeContract", "setLaunchCommand", "chooseInterpreter"}
+
+
+def interpret(kind: str, job: JobResult, interpreter: str, buttons: bool = False) -> Outcome:
+    """`read_outcome`, with the actions it offers next (next_actions). `buttons`: the client shows
+    those actions as buttons; a message then ends at its reason when a button does what its advice
+    says (no "run tritonify profile ... -- python script.py" next to a "Set Launch Command" button)."""
     outcome = read_outcome(kind, job, interpreter)
     outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr)
+    if buttons and outcome.advice and _ACTIONS_THAT_ADVISE & set(outcome.actions):
+        outcome.message = outcome.message[: len(outcome.message) - len(outcome.advice)]
+        outcome.advice = ""
     return outcome
 
 
@@ -141,7 +152,8 @@ def read_outcome(kind: str, job: JobResult, interpreter: str) -> Outcome:
     engine, sub = ENGINE[kind], SUBCOMMAND[kind]
     stderr = job.stderr
     if job.status == NOT_STARTED:
-        return Outcome(False, f"{job.message} (set tritonify.interpreter to the Python that has torch and triton)", status=job.status)
+        advice = " (set tritonify.interpreter to the Python that has torch and triton)"
+        return Outcome(False, f"{job.message}{advice}", status=job.status, advice=advice)
     data = parse_result(job.stdout)
     if job.status != OK and data is None:
         # No JSON at all: the engine could not answer (not installed in that interpreter, or one
@@ -162,10 +174,13 @@ def read_outcome(kind: str, job: JobResult, interpreter: str) -> Outcome:
     if not reached and (job.status != OK or status != OK):
         why = data.get("message") if isinstance(data.get("message"), str) and data.get("message") else job.message
         hint = data.get("hint") if isinstance(data.get("hint"), str) else ""
-        message = f"{kind} failed: {why}" + (f" ({hint})" if hint else "")
+        cli = why.find(_CLI_ADVICE)   # "no benchmark contract for k.py: `tritonify bench ... --write-contract` writes one"
+        advice = why[cli:] if cli > 0 else ""
+        why = why[:cli] if cli > 0 else why
+        advice += f" ({hint})" if hint else ""
         if data.get("error") == "no-contract":   # a usage error, as data (contract/bench.schema.json)
-            message += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
-        return Outcome(False, message, result=data, status=status)
+            advice += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
+        return Outcome(False, f"{kind} failed: {why}{advice}", result=data, status=status, advice=advice)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else None
     ok = job.status == OK and status == OK
     if ok:
@@ -256,7 +271,7 @@ class JobsFeature:
                                 cancelled=self._cancel_probe(token), cwd=str(path.parent), env=env, on_started=on_started)
         finally:
             self.running.pop(key, None)
-        outcome = interpret(kind, job, interpreter)
+        outcome = interpret(kind, job, interpreter, buttons=self._client_shows_outcomes())
         if token is not None:
             progress.end(token, types.WorkDoneProgressEnd(message=outcome.message))
             progress.tokens.pop(token, None)

@@ -61,7 +61,10 @@ def test_a_usage_error_gives_the_commands_reason_and_the_editor_way_out(tmp_path
     assert not out.ok and out.status == "usage" and out.result["error"] == "no-contract"
     assert out.message.startswith("benchmark failed: no benchmark contract for k.py")
     assert "Write a benchmark contract" in out.message
-    assert out.actions == ["writeContract", "openLog"]      # a button, not advice
+    assert out.actions == ["writeContract", "openLog"]
+    shown = interpret(BENCHMARK, result, "python3", buttons=True)   # VS Code: the button, not advice
+    assert shown.message.startswith("benchmark failed: no benchmark contract for k.py")
+    assert "Ctrl+." not in shown.message and "tritonify bench" not in shown.message
 
 
 def test_a_profile_with_nothing_to_launch_the_kernel_offers_a_launch_command():
@@ -70,6 +73,17 @@ def test_a_profile_with_nothing_to_launch_the_kernel_offers_a_launch_command():
     out = interpret(PROFILE, job(FAILED, payload, 2), "python3")
     assert out.status == "no-launcher" and out.actions == ["setLaunchCommand", "openLog"]
     assert out.to_dict()["actions"] == ["setLaunchCommand", "openLog"]
+    assert "tritonify profile" in out.message     # a client without buttons gets the command line
+    # a client that shows the actions as buttons gets the reason only: the button does the rest
+    shown = interpret(PROFILE, job(FAILED, payload, 2), "python3", buttons=True)
+    assert shown.message == "profile failed: nothing launches k" and shown.actions == out.actions
+
+
+def test_with_buttons_no_advice_is_dropped_that_no_button_does():
+    payload = {"error": "ncu-missing", "message": "Nsight Compute (ncu) was not found",
+               "hint": "install Nsight Compute or set tritonify.ncuPath", "stderr_tail": ""}
+    out = interpret(PROFILE, job(FAILED, payload, 2), "python3", buttons=True)
+    assert out.message.endswith("(install Nsight Compute or set tritonify.ncuPath)")
 
 
 def test_the_action_ids_are_the_ones_the_client_knows():
