@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real-editor test: install the built .vsix into a real VS Code (code-server), open a copy of
-# examples/, and check in the browser that the Problems panel shows Tritonify's findings and that
-# the TRI001 quick fix changes the file on disk.
+# examples/ (and of fla's 815-line parallax kernels when the real-world corpus is built), and
+# follow a user through it in the browser (tests/e2e/vscode_e2e.js says what is checked).
 #
 # Everything it needs lives under .e2e/ (git-ignored) and is reused on the next run:
 #   .e2e/node24     node@24 from npm (code-server refuses Node 20)
@@ -59,6 +59,15 @@ if [ ! -x "$E2E/tools/node_modules/.bin/code-server" ] || [ ! -d "$E2E/tools/nod
     || { tail -20 "$E2E/tools.log"; skip "cannot npm install code-server (see .e2e/tools.log)"; }
 fi
 [ "${E2E_INSTALL_ONLY:-0}" = 1 ] && { say "installed"; exit 0; }
+
+# The assembly view needs an interpreter with triton (it compiles for sm_90 without a GPU):
+# E2E_TRITON_PYTHON, else this checkout's .venv when its Python imports triton.
+TRITON_PYTHON=${E2E_TRITON_PYTHON:-}
+if [ -z "$TRITON_PYTHON" ] && [ -x "$ROOT/.venv/bin/python" ] && "$ROOT/.venv/bin/python" -c "import triton" 2>/dev/null; then
+  TRITON_PYTHON=$ROOT/.venv/bin/python
+fi
+[ -n "$TRITON_PYTHON" ] || say "SKIP the assembly view: no interpreter with triton (set E2E_TRITON_PYTHON)"
+PARALLAX_SRC=${E2E_PARALLAX_SRC:-$HOME/.cache/tritonify-realworld/fla-core/fla/ops/parallax/parallel.py}
 
 # ---- build the .vsix -------------------------------------------------------------------------
 if [ "${E2E_SKIP_PACKAGE:-0}" != 1 ] || [ ! -f tritonify.vsix ]; then
@@ -122,6 +131,19 @@ JSON
   fi
   FILE=${FILE#./}
 
+  # The 815-line real-world file the issue was measured on, typed into (copied: never committed).
+  PARALLAX=""; PARALLAX_LINES=""
+  if [ "$mode" = trusted ]; then
+    if [ -f "$PARALLAX_SRC" ]; then
+      mkdir -p "$RUN/workspace/parallax"
+      cp "$PARALLAX_SRC" "$RUN/workspace/parallax/parallel.py"
+      PARALLAX=parallax/parallel.py
+      PARALLAX_LINES=$("$PYTHON" tests/e2e/typing_point.py "$RUN/workspace/$PARALLAX")
+    else
+      say "SKIP typing into fla's parallax file: $PARALLAX_SRC is missing (build the corpus: python benchmarks/realworld/corpus.py)"
+    fi
+  fi
+
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   say "[$mode] code-server on 127.0.0.1:$port, target $FILE"
@@ -136,6 +158,8 @@ JSON
   local rc=0
   PATH="$NODE24_BIN:$PATH" NODE_PATH="$E2E/tools/node_modules" E2E_URL="http://127.0.0.1:$port/?folder=$RUN/workspace" \
     E2E_MODE="$mode" E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" E2E_PYTHON="$PYTHON" \
+    E2E_PARALLAX="$PARALLAX" E2E_PARALLAX_LINES="$PARALLAX_LINES" E2E_TRITON_PYTHON="$TRITON_PYTHON" \
+    E2E_SETTINGS="$RUN/user-data/User/settings.json" \
     node "$ROOT/tests/e2e/vscode_e2e.js" || rc=$?
   kill $CS_PID 2>/dev/null || true
   wait $CS_PID 2>/dev/null || true
