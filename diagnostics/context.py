@@ -88,6 +88,14 @@ class PythonContext:
             value = cache[key] = build()
             return value
 
+    def release(self) -> None:
+        """Drop every cached fact once the rules are done. Several refer back to the context
+        (`ctx.target` holds it), so without this the file's tree and everything computed on it
+        would wait for the cyclic garbage collector (a tenth of the lint time), not be freed now."""
+        fields = {name: self.__dict__[name] for name in ("source", "rule", "settings", "workspace")}
+        self.__dict__.clear()
+        self.__dict__.update(fields)
+
     def walk(self, node: ast.AST) -> list[ast.AST]:
         """`list(ast.walk(node))`, cached per node for the life of this context."""
         cache = self.__dict__.setdefault("_walk_cache", {})

@@ -128,6 +128,7 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
         except Exception as exc:  # one broken rule must not hide the others
             log.exception("rule %s failed on %s", reg.code, source.path)
             result.error = f"internal error in {reg.code}: {type(exc).__name__}: {exc}"
+    ctx.release()
     findings.extend(_embedded_cuda(source, settings))
     result.findings = _finish(findings, source.is_suppressed, settings, source.path)
     return result

@@ -735,6 +735,7 @@ def specialisations(kernel: Kernel, limit: int = 4) -> list[tuple[str, list[obje
     for node in walk_nodes(kernel.node):
         if isinstance(node, (ast.If, ast.IfExp)):
             scan(node.test)
+    del scan   # the recursive closure refers to itself: free it now, not at a GC pass
     return [(name, values) for name, values in found.items()][:limit]
 
 

@@ -228,4 +228,5 @@ def pointer_root(
         return []
 
     roots = list(dict.fromkeys(visit(expr, 0)))
+    del visit   # the recursive closure refers to itself (and to `binds`): free it now, not at a GC pass
     return roots[0] if len(roots) == 1 else None

@@ -260,6 +260,7 @@ class KernelFlow:
                 for handler in getattr(stmt, "handlers", []) or []:
                     yield from visit(handler.body)
         yield from visit(self.kernel.node.body)
+        del visit   # the recursive closure refers to itself: free it now, not at a GC pass
 
 
 def kernel_flow(ctx: PythonContext, kernel: Kernel) -> KernelFlow:

@@ -82,6 +82,7 @@ def scope_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
             add(node.target, node.value, node)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             add(node.optional_vars, None, node)
+    del add   # the recursive closure refers to itself: left, it keeps `out` for the cyclic collector
     for value in out.values():
         value.sort(key=lambda b: (getattr(b.stmt, "lineno", 0), getattr(b.stmt, "col_offset", 0)))
     return out

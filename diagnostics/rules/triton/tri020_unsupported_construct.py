@@ -133,6 +133,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
                 visit(stmt.finalbody)
 
     visit(tree.body)
+    del visit   # a recursive closure refers to itself (and to `out`): free both now, not at a GC pass
     return out
 
 
