@@ -1,1 +1,1 @@
-"""Static rules for Triton and CUDA, ncu report parsing and the 14 bottleneck patterns."""
+"""Static rules for Triton and CUDA, ncu report parsing and the bottleneck patterns."""

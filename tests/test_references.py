@@ -22,3 +22,16 @@ def test_rule_has_tests(reg):
 
     tests = Path(__file__).parent / "rules" / f"test_{reg.code.lower()}.py"
     assert tests.is_file(), f"missing {tests}"
+
+
+def test_every_rule_module_is_registered():
+    """Each `rules/<language>/<code>_<name>.py` in the source folder is a registered rule (a strict
+    editable install finds a new module only after the install is re-run)."""
+    from pathlib import Path
+
+    from tritonify.diagnostics import rules
+
+    folder = Path(rules.__file__).resolve().parent
+    on_disk = {p.stem.split("_", 1)[0].upper() for p in folder.glob("*/[a-z][a-z][a-z][0-9][0-9][0-9]_*.py")}
+    registered = {r.code for r in all_rules()}
+    assert on_disk <= registered, f"not registered: {sorted(on_disk - registered)} (re-run the editable install)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 NAME = "diagnose"
-HELP = "name the bottleneck patterns (A-N) in an ncu report or its CSV export"
+HELP = "name the bottleneck patterns in an ncu report or its CSV export"
 ORDER = 40
 
 

@@ -6,12 +6,12 @@ import sys
 from tritonify.diagnostics.lookup import rule_page
 
 NAME = "rule"
-HELP = "print the page of a rule (TRI001) or bottleneck pattern (A-N)"
+HELP = "print the page of a rule (TRI001) or bottleneck pattern (C)"
 ORDER = 20
 
 
 def add_arguments(p):
-    p.add_argument("code", help="rule code such as TRI001, or a pattern letter A-N")
+    p.add_argument("code", help="rule code such as TRI001, or a pattern letter such as C")
 
 
 def run(args) -> int:

@@ -1,4 +1,4 @@
-"""Nsight Compute: parse its CSV pages, name the 14 bottleneck patterns, pin them on source lines.
+"""Nsight Compute: parse its CSV pages, name the bottleneck patterns, pin them on source lines.
 
 Entry points:
 * `diagnose.diagnose_pages(raw, details, sources)` -> list of `Diagnosis` (one per launch);
@@ -8,6 +8,6 @@ Entry points:
 * `render.to_json` / `render.to_text` print diagnoses as the CLI does.
 
 Modules: `values` (cells, units), `raw_page`, `details_page`, `source_page` (the CSV pages),
-`lines` (per-line attribution), `patterns/` (one detector per letter A-N), `ncu_rules` (ncu's own
+`lines` (per-line attribution), `patterns/` (one detector per letter), `ncu_rules` (ncu's own
 rules mapped to letters), `code_actions`, `errors`, `gpu_info`, `ncu_tool`, `inputs`, `paths`.
 """

@@ -2,7 +2,7 @@
 
 The page is long: one row per (launch, section, metric) plus rule rows whose `Rule Name` is
 set (`CPIStall`, `UncoalescedGlobalAccess`, ...). Only the rule rows are kept: they are what the
-14 patterns are compared with.
+patterns are compared with.
 """
 from __future__ import annotations
 

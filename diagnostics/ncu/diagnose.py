@@ -1,4 +1,4 @@
-"""Run the 14 pattern detectors on parsed ncu pages and order what they find by impact.
+"""Run the pattern detectors on parsed ncu pages and order what they find by impact.
 
     diagnoses = diagnose_pages(raw_csv_text, details_text, {"kernel": source_csv_text})
     json.dumps([d.to_dict() for d in diagnoses])

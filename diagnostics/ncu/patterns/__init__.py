@@ -6,12 +6,14 @@ A pattern module defines:
   report lacks them: the pattern is then "not assessed") and `ctx.opt()` (evidence only);
 * `METRICS`: the metrics it reads, first choice per quantity (what `tritonify profile` asks ncu
   for beyond the sections);
-* `FALLBACKS` (optional): metric -> other names to try in order (sm_80/sm_100, `--set full`
-  siblings);
-* `EXPLAINS` (optional): letters of the patterns this one causes (ranked after it);
-* `OPCODES` (optional): SASS opcodes of the instructions that carry its cost on a line;
-* `ACTION` (optional): a code action (see code_actions.py).
-Adding a pattern is one module here, its page in references/patterns/, and a fixture.
+* optional: `FALLBACKS` (metric -> other names to try in order: sm_80/sm_100, `--set full` /
+  `detailed` siblings), `EXPLAINS` (letters of the patterns this one causes, ranked after it),
+  `OPCODES` (SASS opcodes of the instructions that carry its cost on a line),
+  `matches_rule(rule)` (which ncu rule says the same; ncu_rules.py), `actions(...)` (code
+  actions, built from code_actions.py's edits), `more_fix_lines(...)` (extra fix lines of a
+  finding; findings.py), `FALLBACK_ONLY` (runs only when nothing else fired: z_limiter.py).
+Adding a pattern is this module, its page in references/patterns/ and its tests
+(CONTRIBUTING.md, "Adding a bottleneck pattern").
 """
 from __future__ import annotations
 
