@@ -119,16 +119,23 @@ def diagnose_pages(raw_text: str, details_text: str | None = None,
     file is looked up locally (under `roots` when the report came from another machine)."""
     launches = parse_raw(raw_text)
     rules = by_launch(parse_details(details_text)) if details_text else {}
-    pages: dict[str, SourcePage] = {}
-    for text in (sources.values() if isinstance(sources, dict) else sources or []):
-        page = parse_source(text)
-        pages.setdefault(page.function, page)
+    pages = [parse_source(text) for text in (sources.values() if isinstance(sources, dict) else sources or [])]
+    return diagnose_parsed(launches, rules, pages, source_texts, roots)
+
+
+def diagnose_parsed(launches: list[Launch], rules: dict[str, list[NcuRule]] | None = None,
+                    pages: list[SourcePage] | None = None, source_texts: dict[str, str] | None = None,
+                    roots: list[str] | None = None) -> list[Diagnosis]:
+    """Diagnose launches read either way (CSV pages, or the report through `report_reader`)."""
+    by_function: dict[str, SourcePage] = {}
+    for page in pages or []:
+        by_function.setdefault(page.function, page)
     out = []
     for launch in launches:
-        page = pages.get(launch.kernel)
+        page = by_function.get(launch.kernel)
         text = None
         path = page.kernel_file() if page is not None else None
         if path:
             text = (source_texts or {}).get(path) or read_local(path, roots)
-        out.append(diagnose_launch(launch, rules.get(launch.id, []), page, text))
+        out.append(diagnose_launch(launch, (rules or {}).get(launch.id, []), page, text))
     return out

@@ -17,6 +17,11 @@ MEMORY_UNITS = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapse
                 "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
                 "lts__throughput.avg.pct_of_peak_sustained_elapsed",
                 "l1tex__throughput.avg.pct_of_peak_sustained_active")
+# Read by the context and the report itself (not by one pattern): the memory and compute roofs,
+# the cycles per issued instruction that stall shares divide by, the duration, the SM count.
+CONTEXT_METRICS = (*MEMORY_UNITS, CPI, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__time_duration.sum",
+                   "launch__sm_count", "launch__grid_size", "launch__block_size",
+                   "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
 # Read by the context itself, not by one pattern.
 SHARED_FALLBACKS: dict[str, tuple[str, ...]] = {
     "launch__sm_count": ("device__attribute_multiprocessor_count",),

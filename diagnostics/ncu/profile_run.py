@@ -12,11 +12,14 @@ What ncu is asked for, and why:
 * `--clock-control none`: the GPU's clocks are left as they are;
 * the few sections the triage and the line attribution need (`TRIAGE_SECTIONS`) plus the
   metrics the pattern modules declare, not `--set full` unless asked (see `COLLECTIONS`);
-* the report's pages are then exported by parallel `ncu --import` processes (ncu_tool.py).
+* the report is then read once in this process through Nsight Compute's Python interface
+  (`report_reader.py`), or, where that does not import, exported by parallel `ncu --import`
+  processes (ncu_tool.py).
 The launcher runs in its own process group; on timeout the whole group is killed.
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -25,20 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from tritonify.diagnostics.ncu.diagnose import Diagnosis, diagnose_pages
+from tritonify.diagnostics.ncu.diagnose import Diagnosis, diagnose_pages, diagnose_parsed
 from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
 from tritonify.diagnostics.ncu.gpu_info import gpu_info
 from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
 from tritonify.infra.child_process import stop_group
 
 # What ncu collects (`collect`):
-# * "triage" (default): the six sections below plus the metrics the pattern modules declare
-#   (`patterns.all_metrics()`); not MemoryWorkloadAnalysis_Tables, which alone took 30 replay
-#   passes on the H200 (its few metrics the patterns need are asked for by name instead);
+# * "triage" (default): LaunchStats and Occupancy (launch facts, no replay of their own beyond the
+#   achieved occupancy), SourceCounters (the per-instruction counters and warp samples the line
+#   attribution needs), and by name every metric a pattern, the context or the roofline point reads
+#   (`collection_metrics()`): not whole sections such as MemoryWorkloadAnalysis_Tables (30 replay
+#   passes on the H200 alone), WarpStateStats or SpeedOfLight, whose other metrics nobody reads;
 # * "targeted": the sections of earlier versions (34 passes) plus the same metrics;
 # * "full": `--set full` (38 passes) plus the same metrics.
-TRIAGE_SECTIONS = ("LaunchStats", "Occupancy", "SpeedOfLight", "SpeedOfLight_RooflineChart", "WarpStateStats",
-                   "SourceCounters")
+TRIAGE_SECTIONS = ("LaunchStats", "Occupancy", "SourceCounters")
 SECTIONS = (
     "LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution", "ComputeWorkloadAnalysis",
     "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "SourceCounters", "WarpStateStats",
@@ -52,6 +56,14 @@ def pattern_metrics() -> tuple[str, ...]:
     from tritonify.diagnostics.ncu.patterns import all_metrics
 
     return all_metrics()
+
+
+def collection_metrics() -> tuple[str, ...]:
+    """What `--metrics` asks for: the patterns' metrics, then the context's and the roofline's."""
+    from tritonify.diagnostics.ncu.metrics import CONTEXT_METRICS
+    from tritonify.diagnostics.ncu.roofline import METRICS as ROOFLINE
+
+    return tuple(dict.fromkeys((*pattern_metrics(), *CONTEXT_METRICS, *ROOFLINE)))
 
 
 Progress = Callable[[str, int], None]
@@ -88,6 +100,7 @@ class ProfileResult:
     argv: list[str]
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)    # ncu_s, read_and_diagnose_s, reader ("ncu_report" or "csv")
 
 
 def kernel_filter(kernel: str) -> str:
@@ -112,7 +125,7 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
     else:
         for section in TRIAGE_SECTIONS if collect == "triage" else SECTIONS:
             argv += ["--section", section]
-    argv += ["--metrics", ",".join(pattern_metrics())]
+    argv += ["--metrics", ",".join(collection_metrics())]
     argv += ["-f", "-o", str(report.with_suffix(""))]
     return argv + list(req.command)
 
@@ -166,38 +179,69 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
         if not req.nvtx_range and req.launch_skip == 0:
             req.nvtx_range = nvtx_range     # the launcher's measured call, after its warm-up calls
     progress("looking for ncu", 2)
+    start = time.time()
+    timings: dict[str, float] = {}
     ncu = require_ncu()
-    gpu = gpu_info()
-    if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
-        raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
+    # NVML's start (0.1-0.5 s) overlaps the profiled run instead of preceding it
+    gpu_box: dict = {}
+    gpu_thread = threading.Thread(target=lambda: gpu_box.update(gpu_info()), daemon=True)
+    gpu_thread.start()
     report = req.report_path()
     report.parent.mkdir(parents=True, exist_ok=True)
     argv = build_ncu_argv(req, ncu, report)
     progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
-    start = time.time()
+    t0 = time.time()
     code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+    timings["ncu_s"] = time.time() - t0
+    gpu_thread.join()
+    gpu = gpu_box
+    if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
+        raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
     error = classify(code, output, kernel=req.kernel)
     if error is not None:
         raise error
     if not report.is_file():
         raise ProfileError("no-kernel", f"ncu wrote no report: no launch of {req.kernel!r} matched",
                            "check the kernel name, --nvtx-range and --launch-skip", tail(output) or None)
-    progress("exporting the report", 75)
-    raw, details, sources = export_pages(str(report), [req.kernel], ncu=ncu)
-    progress("diagnosing", 90)
+    progress("reading the report", 75)
+    t0 = time.time()
+    warnings = list(gpu.get("warnings", []))
     texts = {}
     try:
         texts[str(Path(req.file).resolve())] = Path(req.file).read_text(encoding="utf-8", errors="replace")
     except OSError:
         pass
-    diagnoses = diagnose_pages(raw, details, sources, texts)
-    warnings = list(gpu.get("warnings", []))
+    diagnoses, how = _read_and_diagnose(str(report), req.kernel, ncu, texts, progress, warnings)
+    timings["read_and_diagnose_s"] = time.time() - t0
+    timings["reader"] = how
     if "Running with unmodified GPU clocks" in output:
         warnings.append("ncu ran with the GPU's clocks unlocked (--clock-control none): numbers vary with boost")
-    result = ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings)
+    result = ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings, timings)
     _write_sidecar(result)
     progress("done", 100)
     return result
+
+
+def _read_and_diagnose(report: str, kernel: str, ncu: str, texts: dict, progress: Progress,
+                       warnings: list[str]) -> tuple[list[Diagnosis], str]:
+    """Through `ncu_report` in this process when it imports (one load of the report), else
+    through `ncu --import --csv` exports (`TRITONIFY_NCU_READER=csv` forces those)."""
+    if os.environ.get("TRITONIFY_NCU_READER", "") != "csv":
+        from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+
+        try:
+            launches, rules, pages = read_report(report, [kernel], ncu=ncu)
+        except ReaderUnavailable as exc:
+            warnings.append(f"{exc}; reading the report through CSV exports instead (slower)")
+        else:
+            if launches:
+                progress("diagnosing", 90)
+                return diagnose_parsed(launches, rules, pages, texts), "ncu_report"
+            warnings.append("ncu_report found no launch in the report; reading it through CSV exports instead")
+    progress("exporting the report", 80)
+    raw, details, sources = export_pages(report, [kernel], ncu=ncu)
+    progress("diagnosing", 90)
+    return diagnose_pages(raw, details, sources, texts), "csv"
 
 
 def _write_sidecar(result: ProfileResult) -> None:
@@ -209,6 +253,8 @@ def _write_sidecar(result: ProfileResult) -> None:
     try:
         side.write_text(json.dumps({"report": result.report, "gpu": result.gpu, "ncu_argv": result.argv,
                                     "seconds": round(result.seconds, 2), "warnings": result.warnings,
+                                    "timings": {k: round(v, 3) if isinstance(v, float) else v
+                                                for k, v in result.timings.items()},
                                     "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1))
     except OSError:
         pass

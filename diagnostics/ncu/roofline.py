@@ -49,6 +49,10 @@ TENSOR_PCT = ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
               "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
+# What a capture needs for the point (what `tritonify profile` asks ncu for by name).
+METRICS = (*(SMSP_RATE.format(p, op) for p in PRECISIONS.values() for op in OPS), SMSP_HZ, SM_HZ,
+           *(PEAK_FMA_SUM.format(p) for p in PRECISIONS.values()), DURATION_NS, DRAM_RATE, DRAM_PEAK_PER_CYCLE,
+           DRAM_HZ, DRAM_PCT, TENSOR_PCT[0])
 TENSOR_MIN_PCT = 1.0   # below this the tensor pipe is idle noise, never the kernel's work
 
 

@@ -2,9 +2,12 @@
 
     OUT=/tmp/out PYTHONPATH=<tritonify importable> python3 gpu/ncu/turnaround.py
 
-For each kernel: the launcher alone (twice), `ncu --set full` with the flags `tritonify profile`
-passes (kernel filter, one launch, NVTX range, --import-source, --clock-control none), then
-`tritonify profile` with its default collection (triage), with --collect targeted. The added time of a run is its wall time minus the mean bare run. Writes
+For each kernel, interleaved, SAMPLES times: the launcher alone, `tritonify profile` with its
+default collection (triage), and (one fewer time) `ncu --set full` with the flags `tritonify
+profile` passes (kernel filter, one launch, NVTX range, --import-source, --clock-control none).
+The added time of a run is its mean wall time minus the mean bare run. `tritonify profile`'s
+own split (ncu run, reading + diagnosing, which reader) comes from its sidecar JSON. Then ncu
+alone with the triage collection and with the previous triage's sections (passes). Writes
 $OUT/turnaround.json.
 """
 from __future__ import annotations
@@ -23,6 +26,10 @@ OUT = Path(os.environ.get("OUT", "/tmp/ncu_out"))
 NCU = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
 KERNELS = ("planted_c_uncoalesced", "control_matmul_fp16")
 WORK = Path("/tmp/ncu_turn")
+SAMPLES = int(os.environ.get("TURN_SAMPLES", "3"))   # bare and tritonify runs per kernel (full: one fewer)
+# the sections of the triage collection before it asked for metrics by name (measured for comparison)
+OLD_TRIAGE = ("LaunchStats", "Occupancy", "SpeedOfLight", "SpeedOfLight_RooflineChart", "WarpStateStats",
+              "SourceCounters")
 
 
 def timed(argv, env):
@@ -31,6 +38,11 @@ def timed(argv, env):
     dt = round(time.time() - t0, 2)
     passes = [int(x) for x in re.findall(r"(\d+) passes", p.stdout + p.stderr)]
     return {"s": dt, "rc": p.returncode, "passes": passes, "tail": (p.stderr or p.stdout)[-800:] if p.returncode else ""}
+
+
+def ncu_base(k):
+    return [NCU, "--target-processes", "all", "--import-source", "yes", "--clock-control", "none",
+            "-k", f"regex:^{k}$", "--launch-count", "1", "--nvtx", "--nvtx-include", "tritonify/"]
 
 
 def main() -> int:
@@ -43,39 +55,48 @@ def main() -> int:
     res = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "ncu": subprocess.run([NCU, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1],
            "gpu": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True).stdout.strip(), "kernels": {}}
+                                 capture_output=True, text=True).stdout.strip(), "samples": SAMPLES, "kernels": {}}
+    sys.path.insert(0, os.environ.get("PYTHONPATH", "").split(":")[0])
+    from tritonify.diagnostics.ncu.profile_run import TRIAGE_SECTIONS, collection_metrics
+
     for k in KERNELS:
-        row = {"bare": [timed(launcher(k), env)["s"] for _ in range(2)]}
-        full = [NCU, "--target-processes", "all", "--import-source", "yes", "--clock-control", "none",
-                "-k", f"regex:^{k}$", "--launch-count", "1", "--nvtx", "--nvtx-include", "tritonify/",
-                "--set", "full", "-f", "-o", str(WORK / f"full_{k}")] + launcher(k)
-        row["ncu_set_full"] = timed(full, env)
+        row = {"bare": [], "ncu_set_full": [], "tritonify_triage": [], "tritonify_timings": []}
+        full = ncu_base(k) + ["--set", "full", "-f", "-o", str(WORK / f"full_{k}")] + launcher(k)
         tri = [sys.executable, "-m", "tritonify", "profile", f"{HERE / 'planted_triton.py'}::{k}", "--nvtx-range",
                "tritonify", "--format", "json", "--timeout", "300"]
-        for label, extra in (("tritonify_triage", []), ("tritonify_targeted", ["--collect", "targeted"])):
-            row[label] = timed(tri + extra + ["-o", str(WORK / f"{label}_{k}"), "--"] + launcher(k), env)
-        row["bare"].append(timed(launcher(k), env)["s"])
-        bare = sum(row["bare"]) / len(row["bare"])
-        row["added_s"] = {name: round(row[name]["s"] - bare, 2)
-                          for name in ("ncu_set_full", "tritonify_triage", "tritonify_targeted")}
+        # interleaved, so that a drift of the machine touches every kind alike
+        for i in range(SAMPLES):
+            row["bare"].append(timed(launcher(k), env)["s"])
+            r = timed(tri + ["-o", str(WORK / f"tri_{k}_{i}"), "--"] + launcher(k), env)
+            row["tritonify_triage"].append(r)
+            try:
+                side = json.loads((WORK / f"tri_{k}_{i}.json").read_text())
+                row["tritonify_timings"].append({**side.get("timings", {}), "total_s": side.get("seconds"),
+                                                 "warnings": side.get("warnings")})
+            except (OSError, ValueError):
+                pass
+            if i < SAMPLES - 1:
+                row["ncu_set_full"].append(timed(full, env))
+        mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+        bare = mean(row["bare"])
+        row["mean_s"] = {"bare": round(bare, 2), "ncu_set_full": round(mean([r["s"] for r in row["ncu_set_full"]]), 2),
+                         "tritonify_triage": round(mean([r["s"] for r in row["tritonify_triage"]]), 2)}
+        row["added_s"] = {name: round(row["mean_s"][name] - bare, 2) for name in ("ncu_set_full", "tritonify_triage")}
         row["triage_over_full_added"] = round(row["added_s"]["tritonify_triage"] / row["added_s"]["ncu_set_full"], 3)
         res["kernels"][k] = row
-        print(k, json.dumps(row["added_s"]), row["triage_over_full_added"], flush=True)
-    # the triage capture's passes
-    for k in KERNELS[:1]:
-        argv = [NCU, "--target-processes", "all", "--import-source", "yes", "--clock-control", "none",
-                "-k", f"regex:^{k}$", "--launch-count", "1", "--nvtx", "--nvtx-include", "tritonify/", "-f",
-                "-o", str(WORK / "triage_probe")]
-        sys.path.insert(0, os.environ.get("PYTHONPATH", "").split(":")[0])
-        from tritonify.diagnostics.ncu.profile_run import TRIAGE_SECTIONS, pattern_metrics
-
-        for sec in TRIAGE_SECTIONS:
-            argv += ["--section", sec]
-        argv += ["--metrics", ",".join(pattern_metrics())]
-        res["triage_ncu_only"] = timed(argv + launcher(k), env)
+        print(k, json.dumps(row["mean_s"]), json.dumps(row["added_s"]), row["triage_over_full_added"], flush=True)
+    # ncu alone with the triage collection, and with the sections of the previous triage, for passes
+    k = KERNELS[0]
+    new = ncu_base(k) + [a for sec in TRIAGE_SECTIONS for a in ("--section", sec)]
+    new += ["--metrics", ",".join(collection_metrics()), "-f", "-o", str(WORK / "triage_probe")]
+    old = ncu_base(k) + [a for sec in OLD_TRIAGE for a in ("--section", sec)]
+    old += ["--metrics", ",".join(collection_metrics()), "-f", "-o", str(WORK / "old_probe")]
+    res["ncu_only_triage"] = timed(new + launcher(k), env)
+    res["ncu_only_previous_triage"] = timed(old + launcher(k), env)
     (OUT / "turnaround.json").write_text(json.dumps(res, indent=1))
     print(json.dumps({k: (v["added_s"], v["triage_over_full_added"]) for k, v in res["kernels"].items()}), flush=True)
-    print("triage passes", res["triage_ncu_only"]["passes"], res["triage_ncu_only"]["s"], flush=True)
+    print("ncu only: triage", res["ncu_only_triage"]["passes"], res["ncu_only_triage"]["s"],
+          "previous triage", res["ncu_only_previous_triage"]["passes"], res["ncu_only_previous_triage"]["s"], flush=True)
     return 0
 
 

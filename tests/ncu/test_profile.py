@@ -64,7 +64,14 @@ def test_argv_targets_one_kernel_and_the_pattern_sections(tmp_path):
     assert argv[argv.index("--import-source") + 1] == "yes"
     assert argv[argv.index("--clock-control") + 1] == "none"
     sections = [argv[i + 1] for i, a in enumerate(argv) if a == "--section"]
-    assert "SourceCounters" in sections and "WarpStateStats" in sections and "--set" not in argv
+    assert sections == ["LaunchStats", "Occupancy", "SourceCounters"] and "--set" not in argv
+    # what the dropped sections gave, asked for by name: every stall reason, the roofs, the roofline's counters
+    metrics = argv[argv.index("--metrics") + 1].split(",")
+    from tritonify.diagnostics.ncu.metrics import CPI, MEMORY_UNITS, STALL
+    from tritonify.diagnostics.ncu.patterns.z_limiter import REASONS
+
+    assert {CPI, *MEMORY_UNITS, *(STALL.format(r) for r in REASONS), "dram__bytes.sum.per_second"} <= set(metrics)
+    assert len(metrics) == len(set(metrics))
     assert argv[-3:] == [sys.executable, "-c", "pass"]
     full = build_ncu_argv(request(tmp_path, full=True), "ncu")
     assert full[full.index("--set") + 1] == "full" and "--section" not in full

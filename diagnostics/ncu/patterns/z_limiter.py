@@ -14,7 +14,7 @@ limiter from what the report holds, with the evidence:
 import re
 
 from tritonify.diagnostics.ncu.context import Context, Hit, Missing, Pattern
-from tritonify.diagnostics.ncu.metrics import CPI, MEMORY_UNITS
+from tritonify.diagnostics.ncu.metrics import CPI, MEMORY_UNITS, STALL
 
 PATTERN = Pattern("Z", "Limiter (no pattern matched)", ("SOLBottleneck", "CPIStall", "IssueSlotUtilization"),
                   "work on the named limiter: see its evidence; each reason's usual fix is in the pattern pages")
@@ -22,7 +22,6 @@ FALLBACK_ONLY = True
 ROOF = 60.0
 ISSUE = "smsp__issue_active.avg.per_cycle_active"
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
-METRICS = (ISSUE, ACHIEVED, "sm__throughput.avg.pct_of_peak_sustained_elapsed", *MEMORY_UNITS)
 _STALL = re.compile(r"^smsp__average_warps_issue_stalled_([a-z_]+)_per_issue_active\.ratio$")
 REASONS = {
     "long_scoreboard": ("memory latency: warps wait on global/local loads", "E"),
@@ -45,6 +44,10 @@ REASONS = {
     "sleeping": ("sleeping warps", None),
     "misc": ("miscellaneous stalls", None),
 }
+
+# every stall reason: the limiter ranks them all (read by name, not through WarpStateStats)
+METRICS = (ISSUE, ACHIEVED, "sm__throughput.avg.pct_of_peak_sustained_elapsed", *MEMORY_UNITS, CPI,
+           *(STALL.format(r) for r in REASONS))
 
 
 def stall_shares(ctx: Context) -> dict[str, float]:
