@@ -24,7 +24,6 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from tritonify.diagnostics.ncu.diagnose import diagnose_pages
     from tritonify.diagnostics.ncu.errors import ProfileError
     from tritonify.diagnostics.ncu.inputs import load
     from tritonify.diagnostics.ncu.raw_page import PageError
@@ -32,7 +31,7 @@ def run(args) -> int:
 
     try:
         pages = load(args.report, args.source, args.details)
-        diagnoses = diagnose_pages(pages.raw, pages.details, pages.sources, roots=args.root or None)
+        diagnoses = pages.diagnose(roots=args.root or None)
     except ProfileError as exc:
         print(f"tritonify: error: {exc}", file=sys.stderr)
         return 2

@@ -24,6 +24,16 @@ class Pages:
     raw: str
     details: str | None = None
     sources: list[str] = field(default_factory=list)
+    parsed: tuple | None = None     # (launches, rules by launch id, source pages) read through ncu_report
+
+    def diagnose(self, roots: list[str] | None = None):
+        from tritonify.diagnostics.ncu.diagnose import diagnose_pages, diagnose_parsed
+        from tritonify.diagnostics.ncu.source_page import parse_source
+
+        if self.parsed is None:
+            return diagnose_pages(self.raw, self.details, self.sources, roots=roots)
+        launches, rules, pages = self.parsed
+        return diagnose_parsed(launches, rules, [*pages, *(parse_source(s) for s in self.sources)], roots=roots)
 
 
 MAX_BYTES = 1 << 30   # 1 GiB of CSV text: far above any real export (a 2,240-column raw page of 1,000 launches is ~25 MB)
@@ -80,6 +90,14 @@ def load(report: str, sources: list[str] | None = None, details: str | None = No
     if not path.is_file():
         raise ProfileError("not-found", f"{report}: no such file")
     if path.suffix in (".ncu-rep", ".ncu-repz"):
+        from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+
+        try:   # one load of the report through ncu_report (in a child process), else CSV exports
+            launches, rules, source_pages, _ = read_report(str(path), ncu=find_ncu())
+        except ReaderUnavailable:
+            launches = []
+        if launches:
+            return Pages("", None, [_expect(s, "source") for s in sources or []], (launches, rules, source_pages))
         if find_ncu() is None:
             raise ProfileError("ncu-missing", f"{report} is an Nsight Compute report and reading it needs `ncu`",
                                "install Nsight Compute, or export the pages where ncu exists: "

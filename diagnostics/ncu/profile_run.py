@@ -189,31 +189,36 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
     report = req.report_path()
     report.parent.mkdir(parents=True, exist_ok=True)
     argv = build_ncu_argv(req, ncu, report)
-    progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
-    t0 = time.time()
-    code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
-    timings["ncu_s"] = time.time() - t0
-    gpu_thread.join()
-    gpu = gpu_box
-    if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
-        raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
-    error = classify(code, output, kernel=req.kernel)
-    if error is not None:
-        raise error
-    if not report.is_file():
-        raise ProfileError("no-kernel", f"ncu wrote no report: no launch of {req.kernel!r} matched",
-                           "check the kernel name, --nvtx-range and --launch-skip", tail(output) or None)
-    progress("reading the report", 75)
-    t0 = time.time()
-    warnings = list(gpu.get("warnings", []))
-    texts = {}
+    warnings: list[str] = []
+    reader = _start_reader(ncu, warnings)
     try:
-        texts[str(Path(req.file).resolve())] = Path(req.file).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        pass
-    diagnoses, how = _read_and_diagnose(str(report), req.kernel, ncu, texts, progress, warnings)
-    timings["read_and_diagnose_s"] = time.time() - t0
-    timings["reader"] = how
+        progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
+        t0 = time.time()
+        code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+        timings["ncu_s"] = time.time() - t0
+        gpu_thread.join()
+        gpu = gpu_box
+        if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
+            raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
+        error = classify(code, output, kernel=req.kernel)
+        if error is not None:
+            raise error
+        if not report.is_file():
+            raise ProfileError("no-kernel", f"ncu wrote no report: no launch of {req.kernel!r} matched",
+                               "check the kernel name, --nvtx-range and --launch-skip", tail(output) or None)
+        progress("reading the report", 75)
+        t0 = time.time()
+        warnings = list(gpu.get("warnings", [])) + warnings
+        texts = {}
+        try:
+            texts[str(Path(req.file).resolve())] = Path(req.file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pass
+        diagnoses = _read_and_diagnose(str(report), req.kernel, ncu, texts, progress, warnings, reader, timings)
+        timings["read_and_diagnose_s"] = time.time() - t0
+    finally:
+        if reader is not None:
+            reader.close()
     if "Running with unmodified GPU clocks" in output:
         warnings.append("ncu ran with the GPU's clocks unlocked (--clock-control none): numbers vary with boost")
     result = ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings, timings)
@@ -223,25 +228,40 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
 
 
 def _read_and_diagnose(report: str, kernel: str, ncu: str, texts: dict, progress: Progress,
-                       warnings: list[str]) -> tuple[list[Diagnosis], str]:
-    """Through `ncu_report` in this process when it imports (one load of the report), else
+                       warnings: list[str], reader, timings: dict) -> list[Diagnosis]:
+    """Through `ncu_report` (in the child `reader`, one load of the report) when it works, else
     through `ncu --import --csv` exports (`TRITONIFY_NCU_READER=csv` forces those)."""
-    if os.environ.get("TRITONIFY_NCU_READER", "") != "csv":
-        from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+    from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
 
+    if reader is not None:
         try:
-            launches, rules, pages = read_report(report, [kernel], ncu=ncu)
+            launches, rules, pages, read_timings = read_report(report, [kernel], reader=reader)
         except ReaderUnavailable as exc:
             warnings.append(f"{exc}; reading the report through CSV exports instead (slower)")
         else:
             if launches:
                 progress("diagnosing", 90)
-                return diagnose_parsed(launches, rules, pages, texts), "ncu_report"
+                timings.update(reader="ncu_report", **{f"ncu_report_{k}": v for k, v in read_timings.items()})
+                return diagnose_parsed(launches, rules, pages, texts)
             warnings.append("ncu_report found no launch in the report; reading it through CSV exports instead")
     progress("exporting the report", 80)
     raw, details, sources = export_pages(report, [kernel], ncu=ncu)
     progress("diagnosing", 90)
-    return diagnose_pages(raw, details, sources, texts), "csv"
+    timings["reader"] = "csv"
+    return diagnose_pages(raw, details, sources, texts)
+
+
+def _start_reader(ncu: str, warnings: list[str]):
+    """The ncu_report child, started before the profiled run so its imports overlap it."""
+    if os.environ.get("TRITONIFY_NCU_READER", "") == "csv":
+        return None
+    from tritonify.diagnostics.ncu.report_reader import ReaderProcess
+
+    try:
+        return ReaderProcess(ncu)
+    except OSError as exc:
+        warnings.append(f"could not start the ncu_report reader ({exc}); reading the report through CSV exports")
+        return None
 
 
 def _write_sidecar(result: ProfileResult) -> None:

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import glob
 import importlib
+import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tritonify.diagnostics.ncu.details_page import NcuRule
@@ -150,11 +153,16 @@ def _name(action) -> str:
 def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None = None,
                 per_pc=wanted_per_pc, module=None) -> dict:
     """Plain data out of the report (see the module docstring); `kernels` limits the launches read."""
+    t0 = time.time()
     mod = module or load_module(ncu)
+    timings = {"import_s": time.time() - t0}
+    t0 = time.time()
     try:
         ctx = mod.load_report(str(path))
     except Exception as exc:
         raise ReaderUnavailable(f"ncu_report could not load {path}: {exc}") from None
+    timings["load_s"] = time.time() - t0
+    t0 = time.time()
     actions = []
     number = 0
     for r in range(ctx.num_ranges()):
@@ -168,11 +176,9 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
             metrics, instanced = {}, {}
             for metric_name in action.metric_names():
                 m = action.metric_by_name(metric_name)
-                try:
-                    unit = m.unit()
-                except Exception:
-                    unit = ""
-                metrics[metric_name] = [unit, _value(m)]
+                # values are in the metric's base unit (the H200 check: every metric of 31 launches
+                # equal to the `--print-units base` raw page), so no unit() call per metric
+                metrics[metric_name] = ["", _value(m)]
                 if per_pc(metric_name):
                     inst = _instances(m)
                     if inst:
@@ -199,12 +205,13 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
                 pass
             actions.append({"id": launch_id, "kernel": name, "metrics": metrics, "instanced": instanced,
                             "rules": _rules(action), "pcs": where, "files": files})
-    return {"report": str(path), "actions": actions}
+    timings["read_s"] = time.time() - t0
+    return {"report": str(path), "actions": actions, "timings": {k: round(v, 4) for k, v in timings.items()}}
 
 
 # --- plain data -> the model the detectors read -----------------------------------------------------
 
-RULE_TYPES = {0: "INF", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}   # NvRules message types
+RULE_TYPES = {1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}   # NvRules message types (0: no message, skipped)
 SPEEDUP_TYPES = {1: "local", 2: "global"}
 _STORES = ("ST", "STG", "STL", "STS", "STSM")
 _LOCAL = ("LDL", "STL")
@@ -227,6 +234,8 @@ def launch_of(action: dict) -> Launch:
                     grid=_dims(metrics, "launch__grid_dim", "launch__grid_size"),
                     cc=f"{int(major)}.{int(minor)}" if isinstance(major, (int, float)) and isinstance(minor, (int, float)) else "")
     for name, (unit, value) in metrics.items():
+        if name.startswith("group:"):
+            continue  # metric-group listings (names of other metrics), not on the raw page either
         if isinstance(value, str):
             if value.strip():
                 launch.text[name] = value.strip()
@@ -239,6 +248,8 @@ def rules_of(action: dict) -> list[NcuRule]:
     out = []
     for r in action.get("rules", []):
         kind = r.get("type")
+        if kind == 0:
+            continue  # a rule that ran and said nothing: the details page leaves it out too
         kind = RULE_TYPES.get(kind, str(kind)) if not isinstance(kind, str) else kind
         speedup = r.get("speedup")
         out.append(NcuRule(launch_id=action["id"], kernel=action["kernel"], section=r.get("section", ""),
@@ -327,6 +338,78 @@ def parse_dump(dump: dict) -> tuple[list[Launch], dict[str, list[NcuRule]], list
     return launches, rules, pages
 
 
-def read_report(path: str, kernels: list[str] | None = None, *, ncu: str | None = None):
-    """(launches, rules by launch id, source pages) of an `.ncu-rep`, or ReaderUnavailable."""
-    return parse_dump(dump_report(path, kernels, ncu=ncu))
+class ReaderProcess:
+    """`dump_report` in a child process: a crash inside Nsight Compute's library (seen on the H200:
+    a segfault in `IMetric.unit()` in a process that had imported torch) costs the reading, never
+    the caller (the language server must not die). Started early, the child imports `ncu_report`
+    while the profiled run is still going; `read()` then only loads and reads the report."""
+
+    def __init__(self, ncu: str | None = None):
+        import tritonify
+
+        env = dict(os.environ)
+        home = str(Path(tritonify.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH", "")) if p)
+        self.proc = subprocess.Popen([sys.executable, "-m", "tritonify.diagnostics.ncu.report_reader", "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+
+    def read(self, report: str, kernels: list[str] | None = None, timeout: float = 120) -> dict:
+        try:
+            out, err = self.proc.communicate(json.dumps({"report": str(report), "kernels": kernels}) + "\n",
+                                             timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise ReaderUnavailable(f"ncu_report took more than {timeout:.0f}s to read {report}") from None
+        if self.proc.returncode != 0:
+            raise ReaderUnavailable(f"the ncu_report reader stopped with code {self.proc.returncode}"
+                                    f"{': ' + err.strip().splitlines()[-1] if err.strip() else ''}")
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            raise ReaderUnavailable("the ncu_report reader wrote no readable answer") from None
+        if "error" in doc:
+            raise ReaderUnavailable(doc["error"])
+        return doc
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def read_report(path: str, kernels: list[str] | None = None, *, ncu: str | None = None,
+                reader: ReaderProcess | None = None) -> tuple[list[Launch], dict[str, list[NcuRule]], list[SourcePage], dict]:
+    """(launches, rules by launch id, source pages, the reader's timings) of an `.ncu-rep`, or
+    ReaderUnavailable (the caller then exports CSV pages)."""
+    reader = reader or ReaderProcess(ncu)
+    try:
+        dump = reader.read(path, kernels)
+    finally:
+        reader.close()
+    return (*parse_dump(dump), dump.get("timings", {}))
+
+
+def _serve(argv: list[str]) -> int:
+    """The child's side: import ncu_report at once, then answer one request read from stdin."""
+    ncu = argv[0] if argv else None
+    try:
+        mod, error = load_module(ncu or None), None
+    except ReaderUnavailable as exc:
+        mod, error = None, str(exc)
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    request = json.loads(line)
+    if error is None:
+        try:
+            sys.stdout.write(json.dumps(dump_report(request["report"], request.get("kernels"), module=mod)))
+            return 0
+        except ReaderUnavailable as exc:
+            error = str(exc)
+    sys.stdout.write(json.dumps({"error": error}))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        sys.exit(_serve(sys.argv[2:]))

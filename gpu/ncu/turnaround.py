@@ -27,9 +27,6 @@ NCU = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
 KERNELS = ("planted_c_uncoalesced", "control_matmul_fp16")
 WORK = Path("/tmp/ncu_turn")
 SAMPLES = int(os.environ.get("TURN_SAMPLES", "3"))   # bare and tritonify runs per kernel (full: one fewer)
-# the sections of the triage collection before it asked for metrics by name (measured for comparison)
-OLD_TRIAGE = ("LaunchStats", "Occupancy", "SpeedOfLight", "SpeedOfLight_RooflineChart", "WarpStateStats",
-              "SourceCounters")
 
 
 def timed(argv, env):
@@ -85,18 +82,33 @@ def main() -> int:
         row["triage_over_full_added"] = round(row["added_s"]["tritonify_triage"] / row["added_s"]["ncu_set_full"], 3)
         res["kernels"][k] = row
         print(k, json.dumps(row["mean_s"]), json.dumps(row["added_s"]), row["triage_over_full_added"], flush=True)
-    # ncu alone with the triage collection, and with the sections of the previous triage, for passes
+    # ncu alone on the first kernel: the triage collection, then variants that show what the
+    # remaining cost is made of (passes, ncu's rules, the injection into child processes)
     k = KERNELS[0]
-    new = ncu_base(k) + [a for sec in TRIAGE_SECTIONS for a in ("--section", sec)]
-    new += ["--metrics", ",".join(collection_metrics()), "-f", "-o", str(WORK / "triage_probe")]
-    old = ncu_base(k) + [a for sec in OLD_TRIAGE for a in ("--section", sec)]
-    old += ["--metrics", ",".join(collection_metrics()), "-f", "-o", str(WORK / "old_probe")]
-    res["ncu_only_triage"] = timed(new + launcher(k), env)
-    res["ncu_only_previous_triage"] = timed(old + launcher(k), env)
+    tri_args = [a for sec in TRIAGE_SECTIONS for a in ("--section", sec)] + ["--metrics", ",".join(collection_metrics())]
+    variants = {
+        "triage": tri_args,
+        "triage, --apply-rules no": tri_args + ["--apply-rules", "no"],
+        "SourceCounters only": ["--section", "SourceCounters"],
+        "LaunchStats only (no replay)": ["--section", "LaunchStats"],
+    }
+    res["ncu_only"] = {}
+    for i, (name, extra) in enumerate(variants.items()):
+        res["ncu_only"][name] = timed(ncu_base(k) + extra + ["-f", "-o", str(WORK / f"probe_{i}")] + launcher(k), env)
+    try:  # every metric the triage asks for by name is in its report
+        from tritonify.diagnostics.ncu.report_reader import dump_report
+
+        dump = dump_report(str(WORK / "probe_0.ncu-rep"), ncu=NCU)
+        have = set(dump["actions"][0]["metrics"]) if dump["actions"] else set()
+        res["triage_missing_metrics"] = [m for m in collection_metrics() if m not in have]
+        res["ncu_report_timings"] = dump.get("timings")
+    except Exception as exc:
+        res["triage_missing_metrics"] = f"could not check: {exc}"
     (OUT / "turnaround.json").write_text(json.dumps(res, indent=1))
     print(json.dumps({k: (v["added_s"], v["triage_over_full_added"]) for k, v in res["kernels"].items()}), flush=True)
-    print("ncu only: triage", res["ncu_only_triage"]["passes"], res["ncu_only_triage"]["s"],
-          "previous triage", res["ncu_only_previous_triage"]["passes"], res["ncu_only_previous_triage"]["s"], flush=True)
+    for name, r in res["ncu_only"].items():
+        print("ncu only:", name, r["s"], "s", r["passes"], "passes", r["tail"][-200:], flush=True)
+    print("missing", res.get("triage_missing_metrics"), res.get("ncu_report_timings"), flush=True)
     return 0
 
 

@@ -1,6 +1,8 @@
-"""Every pattern on three kinds of report of the same planted kernels (H200, ncu 2025.3.1):
-Tritonify's own sections, `--set full` and `--set detailed`, each as raw + details + source CSV
-(captured by gpu/ncu/capture_sets.py into tests/ncu/fixtures/h200/sets/). A planted pattern is
+"""Every pattern on several kinds of report of the same planted kernels (H200, ncu 2025.3.1):
+Tritonify's earlier sections ("own"), `--set full` and `--set detailed`, each as raw + details +
+source CSV (captured by gpu/ncu/capture_sets.py into tests/ncu/fixtures/h200/sets/), and
+`tritonify profile`'s triage collection (gpu/ncu/check_reader.py) read both ways: as CSV pages
+("triage") and as the data ncu_report gave for the same report ("triage_report", dump.json.gz). A planted pattern is
 named on its kernel, or, where that capture lacks its metrics, reported "not assessed" naming
 what is missing: never silently absent. Controls get no pattern."""
 import gzip
@@ -13,7 +15,7 @@ import pytest
 from tritonify.diagnostics.ncu.diagnose import diagnose_pages
 
 SETS = Path(__file__).parent / "fixtures" / "h200" / "sets"
-KINDS = ("own", "full", "detailed")
+KINDS = ("own", "full", "detailed", "triage", "triage_report")
 MANIFEST = json.loads((SETS / "manifest.json").read_text())
 PLANTED = [m for m in MANIFEST if m["role"] == "planted"]
 CONTROLS = [m for m in MANIFEST if m["role"] == "control"]
@@ -30,6 +32,13 @@ def _gz(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def diagnoses(kind: str) -> dict:
+    if kind == "triage_report":
+        from tritonify.diagnostics.ncu.diagnose import diagnose_parsed
+        from tritonify.diagnostics.ncu.report_reader import parse_dump
+
+        dump = json.loads(_gz(SETS / "triage" / "dump.json.gz"))
+        out = diagnose_parsed(*parse_dump(dump), roots=[str(SETS)])
+        return {x.launch.kernel: x for x in out}
     d = SETS / kind
     sources = [_gz(p) for p in sorted((d / "source").glob("*.csv.gz"))]
     out = diagnose_pages(_gz(d / "raw.csv.gz"), _gz(d / "details.csv.gz"), sources, roots=[str(SETS)])
@@ -65,7 +74,7 @@ def test_control_gets_no_pattern(kind, case):
     assert d.hits == [], (kind, [(h.pattern.letter, h.message) for h in d.hits])
 
 
-@pytest.mark.parametrize("kind", ("own", "full"))
+@pytest.mark.parametrize("kind", ("own", "full", "triage", "triage_report"))
 def test_own_sections_and_full_assess_every_pattern(kind):
     for name, d in diagnoses(kind).items():
         assert d.not_assessed == [], (kind, name, [(n.pattern.letter, n.lacks) for n in d.not_assessed])
