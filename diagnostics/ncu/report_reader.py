@@ -348,8 +348,8 @@ class ReaderProcess:
         import tritonify
 
         env = dict(os.environ)
-        home = str(Path(tritonify.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH", "")) if p)
+        home = str(Path(tritonify.__file__).parent.parent)   # where this tritonify is importable from
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), home) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "tritonify.diagnostics.ncu.report_reader", "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
 
