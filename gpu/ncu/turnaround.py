@@ -90,7 +90,6 @@ def main() -> int:
         "triage": tri_args,
         "triage, --apply-rules no": tri_args + ["--apply-rules", "no"],
         "SourceCounters only": ["--section", "SourceCounters"],
-        "LaunchStats only (no replay)": ["--section", "LaunchStats"],
     }
     res["ncu_only"] = {}
     for i, (name, extra) in enumerate(variants.items()):
