@@ -345,10 +345,8 @@ class ReaderProcess:
     while the profiled run is still going; `read()` then only loads and reads the report."""
 
     def __init__(self, ncu: str | None = None):
-        import tritonify
-
         env = dict(os.environ)
-        home = str(Path(tritonify.__file__).parent.parent)   # where this tritonify is importable from
+        home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/diagnostics/ncu/)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), home) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "tritonify.diagnostics.ncu.report_reader", "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
