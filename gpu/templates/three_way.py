@@ -172,6 +172,13 @@ def host_us(call):
     return host_us_per_call(call, torch.cuda.synchronize)
 
 
+def issue_us(call):
+    import torch
+    from tritonify.kernels.bench.timing import host_issue_us_per_call
+
+    return host_issue_us_per_call(call, torch.cuda.synchronize)
+
+
 # --------------------------------------------------------------------------- sections
 def section_ce(log, budget):
     """Cross-entropy forward + backward: template (three gradient destinations), Liger, compile, eager."""
@@ -266,8 +273,15 @@ def section_host(log, budget, names):
             try:
                 args = inputs(name, shape, False)
                 rec["fwd_host_us"] = host_us(lambda: fn(*args))
+                rec["fwd_issue_us"] = issue_us(lambda: fn(*args))
                 gargs = inputs(name, shape, True)
+                if name != "cross_entropy" or label == "template":  # the in-place gradient: any values will do
+                    rec["fwd_grad_issue_us"] = issue_us(lambda: fn(*gargs))
                 rec["fwd_bwd_host_us"] = host_us(fwd_bwd(fn, gargs))
+                if label == "template":  # the GPU time of the same call: a host time at or under it is GPU-bound
+                    from triton.testing import do_bench_cudagraph
+
+                    rec["fwd_graph_us"] = 1e3 * do_bench_cudagraph(lambda: fn(*args), rep=20)
             except Exception as exc:  # noqa: BLE001
                 rec["error"] = f"{type(exc).__name__}: {exc}"[:300]
             log(**rec)
@@ -285,7 +299,8 @@ def section_host(log, budget, names):
     for label, fn in parts.items():
         log(kind="host_breakdown", what=label, host_us=host_us(fn))
     for impl, fn in implementations("rms_norm").items():
-        log(kind="host_breakdown", what=f"{impl}, forward with x.requires_grad", host_us=host_us(lambda: fn(xg, w)))
+        log(kind="host_breakdown", what=f"{impl}, forward with x.requires_grad", host_us=host_us(lambda: fn(xg, w, 1e-6)))
+    launch.plans.clear()
     launch.direct = False   # every call through the autotuner and the JIT dispatch, as before
     log(kind="host_breakdown", what="rms_norm() no grad, every launch through @triton.autotune and the JIT dispatch (the short path off)",
         host_us=host_us(lambda: m.rms_norm(x, w)))
@@ -364,11 +379,17 @@ def markdown(jsonl: Path, dest: Path) -> None:
         out.append("")
     host = [r for r in recs if r.get("kind") == "host"]
     if host:
-        out += ["## Host time per call (8 rows, us)", "", "| template | impl | forward | forward + backward |",
-                "| --- | --- | --- | --- |"]
+        out += ["## Host time per call (8 rows, us)", "",
+                "`forward` = wall time per call, synchronised at both ends (bounded below by the GPU time of the "
+                "call); `issued` = the host time to issue the calls (the clock stops before the final "
+                "synchronisation): the launcher's own cost; `with requires_grad` = issued, inputs requiring grad "
+                "(the autograd node); `GPU` = the same call's graph-replay time (template only).", "",
+                "| template | impl | forward | issued | with requires_grad (issued) | GPU | forward + backward |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in host:
-            f = lambda k: f"{r[k]:.1f}" if isinstance(r.get(k), float) else r.get("error", "-")[:60]
-            out.append(f"| {r['template']} | {r['impl']} | {f('fwd_host_us')} | {f('fwd_bwd_host_us')} |")
+            f = lambda k: f"{r[k]:.1f}" if isinstance(r.get(k), float) else ("-" if "error" not in r else r["error"][:60])
+            out.append(f"| {r['template']} | {r['impl']} | {f('fwd_host_us')} | {f('fwd_issue_us')} | "
+                       f"{f('fwd_grad_issue_us')} | {f('fwd_graph_us')} | {f('fwd_bwd_host_us')} |")
         out.append("")
     brk = [r for r in recs if r.get("kind") == "host_breakdown"]
     if brk:

@@ -227,6 +227,22 @@ def host_us_per_call(call: Callable[[], Any], synchronize: Callable[[], Any], ca
     return (clock() - start) / calls * 1e6
 
 
+def host_issue_us_per_call(call: Callable[[], Any], synchronize: Callable[[], Any], calls: int = HOST_CALLS,
+                           clock: Callable[[], float] = time.perf_counter) -> float:
+    """Host time per call to *issue* ``calls`` back-to-back calls (synchronised before, the clock stopped
+    before the final synchronisation): the launcher's cost even where the GPU work of a call is longer
+    (a call that synchronises inside itself still waits for the GPU here)."""
+    for _ in range(5):
+        call()
+    synchronize()
+    start = clock()
+    for _ in range(calls):
+        call()
+    elapsed = clock() - start
+    synchronize()
+    return elapsed / calls * 1e6
+
+
 def calls_per_graph(probe_ms: float, sets: int, target_ms: float = 1.0, limit: int = 256) -> int:
     """Calls captured in one graph: about ``target_ms`` of work, a whole number of input-set rotations."""
     calls = max(sets, math.ceil(target_ms / max(probe_ms, 1e-4)))

@@ -40,6 +40,7 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 2}, num_warps=8),
         triton.Config({"ROWS": 4}, num_warps=8),
         triton.Config({"ROWS": 4}, num_warps=16),
+        triton.Config({"ROWS": 1}, num_warps=32),
     ]),
     key=["n_cols", "BLOCK_N", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_rows},
@@ -47,7 +48,7 @@ def _prune_rows(configs, named_args, **kwargs):
 @triton.jit(do_not_specialize=["row_bucket"])
 def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                              x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps, row_bucket,
-                             BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+                             BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     row_mask = rows < n_rows
@@ -64,12 +65,18 @@ def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows
     rstd = tl.rsqrt(tl.sum(sf * sf, axis=1) / n_cols + tl.cast(eps, tl.float32))
     y = sf * rstd[:, None] * w[None, :]
     tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+    if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
+        tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
-@triton.jit
+@triton.autotune(
+    # wide rows spill registers at 8 warps (s, dy, w and the dweight share per element in fp32)
+    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
+    key=["n_cols", "BLOCK_N", "HAS_DS", "row_bucket"],
+)
+@triton.jit(do_not_specialize=["row_bucket"])
 def _add_rms_norm_bwd_kernel(dy_ptr, ds_ptr, s_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
-                             dy_row_stride, ds_row_stride, s_row_stride, dx_row_stride,
+                             dy_row_stride, ds_row_stride, s_row_stride, dx_row_stride, row_bucket,
                              HAS_DS: tl.constexpr, BLOCK_N: tl.constexpr):
     pid = tl.program_id(0)
     n_programs = tl.num_programs(0)
@@ -93,18 +100,18 @@ def _add_rms_norm_bwd_kernel(dy_ptr, ds_ptr, s_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
 
 
 class _Launcher:
-    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
 
-    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
-    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
-    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
-    of every scalar), so a call that would compile or tune differently never takes the short path.
-    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
-    every call goes through Triton."""
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
 
     def __init__(self, kernel):
-        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
         self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
             c.pre_hook for c in getattr(kernel, "configs", []))
         jit = kernel
@@ -114,40 +121,39 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
 
-    def __call__(self, grid, *args, **constexprs):
-        if not self.direct:
-            return self.kernel[grid](*args, **constexprs)
-        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
-                                      else a for a in args])
-        hit = self.cache.get(key)
-        if hit is None:
-            compiled = self.kernel[grid](*args, **constexprs)
-            config = getattr(self.kernel, "best_config", None)
-            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
-            named = {p.name: a for p, a in zip(self.params, args)}
-            for values in reversed(self.heuristics):
-                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
-            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            self.cache[key] = (compiled, tail, meta)
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
             return compiled
-        compiled, tail, meta = hit
-        values = (*args, *tail)
-        if callable(grid):
-            grid = grid(meta)
-        if self.stream is not None:
-            stream = self.stream(torch._C._cuda_getDevice())
-        else:
-            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
-                     enter, hooks.launch_exit_hook, *values)
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
         return compiled
 
 
@@ -159,7 +165,7 @@ def _add_rms_norm_block_n(n_cols: int) -> int:
     limit = ADD_RMS_NORM_MAX_HIDDEN
     if n_cols > limit:
         raise ValueError(f"add_rms_norm: hidden size {n_cols} exceeds {limit} (one row per program)")
-    return triton.next_power_of_2(n_cols)
+    return 1 << (n_cols - 1).bit_length()
 
 
 def _add_rms_norm_row_bucket(n_rows: int) -> int:
@@ -168,24 +174,41 @@ def _add_rms_norm_row_bucket(n_rows: int) -> int:
     return 0 if n_rows <= 64 else 1 if n_rows <= 2048 else 2
 
 
+_sms = {}
+
+
+def _add_rms_norm_programs(t: torch.Tensor, n_rows: int) -> int:
+    """Programs of the backward: two per SM, each walking a strided set of rows."""
+    if not t.is_cuda:
+        return max(1, min(n_rows, 4))
+    index = t.get_device()
+    if index not in _sms:
+        _sms[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return max(1, min(n_rows, 2 * _sms[index]))
+
+
 def _rows(t: torch.Tensor) -> torch.Tensor:
-    t2d = t.reshape(-1, t.shape[-1])
+    t2d = t if t.dim() == 2 else t.reshape(-1, t.shape[-1])
     return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
 
 
-def add_rms_norm_forward(x, residual, weight, eps):
-    """(y, s, rstd) as 2-D rows: y = rms_norm(s) * weight with s = x + residual; rstd kept for the backward."""
+def add_rms_norm_forward(x, residual, weight, eps, keep_rstd=True):
+    """(y, s, rstd) as 2-D rows: y = rms_norm(s) * weight with s = x + residual; rstd (None unless
+    ``keep_rstd``) kept for the backward."""
     if x.shape != residual.shape:
         raise ValueError(f"add_rms_norm: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
     x2d, r2d = _rows(x), _rows(residual)
     n_rows, n_cols = x2d.shape
     y, s = torch.empty_like(x2d), torch.empty_like(x2d)
-    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device) if keep_rstd else None
     if n_rows:
-        grid = lambda meta: (triton.cdiv(n_rows, meta["ROWS"]),)
-        _add_rms_norm_fwd_launch(grid, x2d, r2d, weight, y, s, rstd, n_rows, n_cols, x2d.stride(0), r2d.stride(0),
-                                 y.stride(0), s.stride(0), float(eps),
-                                 _add_rms_norm_row_bucket(n_rows), BLOCK_N=_add_rms_norm_block_n(n_cols))
+        key = (n_rows, n_cols, x2d.stride(0), r2d.stride(0), x.dtype, residual.dtype, weight.dtype, x.get_device(),
+               x2d.data_ptr() & 15, r2d.data_ptr() & 15, weight.data_ptr() & 15, eps, keep_rstd)
+        grid = lambda meta: (-(-n_rows // meta["ROWS"]),)
+        _add_rms_norm_fwd_launch(key, grid, x2d, r2d, weight, y, s, rstd if keep_rstd else y, n_rows, n_cols,
+                                 x2d.stride(0), r2d.stride(0), n_cols, n_cols, float(eps),
+                                 _add_rms_norm_row_bucket(n_rows), BLOCK_N=_add_rms_norm_block_n(n_cols),
+                                 STORE_RSTD=keep_rstd)
     return y, s, rstd
 
 
@@ -195,13 +218,17 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd):
     dy2d = _rows(dy)
     ds2d = _rows(ds) if ds is not None else dy2d
     dx = torch.empty_like(s)
-    programs = max(1, min(n_rows, 2 * torch.cuda.get_device_properties(s.device).multi_processor_count
-                          if s.is_cuda else 4))
-    dw_partial = torch.zeros(programs, n_cols, dtype=torch.float32, device=s.device)
+    programs = _add_rms_norm_programs(s, n_rows)
+    dw_partial = torch.empty(programs, n_cols, dtype=torch.float32, device=s.device)  # every program writes its row
     if n_rows:
-        _add_rms_norm_bwd_launch((programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
-                                 dy2d.stride(0), ds2d.stride(0), s.stride(0), dx.stride(0),
-                                 HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols), num_warps=8)
+        key = (n_rows, n_cols, dy2d.stride(0), ds2d.stride(0), s.stride(0), dy.dtype, ds2d.dtype, s.dtype,
+               weight.dtype, s.get_device(), dy2d.data_ptr() & 15, ds2d.data_ptr() & 15, s.data_ptr() & 15,
+               weight.data_ptr() & 15, ds is not None)
+        _add_rms_norm_bwd_launch(key, (programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                                 dy2d.stride(0), ds2d.stride(0), s.stride(0), n_cols, _add_rms_norm_row_bucket(n_rows),
+                                 HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols))
+    else:
+        dw_partial.zero_()
     return dx, dw_partial.sum(0).to(weight.dtype)
 
 
@@ -224,8 +251,10 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, 
     """(rms_norm(x + residual) * weight, x + residual), differentiable in x, residual and weight."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _add_rms_norm_fwd_op(x, residual, weight, eps)[:2]
-    if not (torch.is_grad_enabled() and (x.requires_grad or residual.requires_grad or weight.requires_grad)):  # no autograd node: the Function's own ~13 us of host time are skipped
-        return tuple(t.reshape(x.shape) for t in add_rms_norm_forward(x, residual, weight, eps)[:2])
+    if not (torch.is_grad_enabled() and (x.requires_grad or residual.requires_grad or weight.requires_grad)):
+        # no gradient wanted: no autograd node (its ~13 us of host time) and no 1/rms kept for a backward
+        y, s, _ = add_rms_norm_forward(x, residual, weight, eps, keep_rstd=False)
+        return (y, s) if x.dim() == 2 else (y.reshape(x.shape), s.reshape(x.shape))
     return AddRMSNormFunction.apply(x, residual, weight, eps)
 
 

@@ -40,6 +40,21 @@ def _prune_blocks(configs, named_args, **kwargs):
     return kept or configs[:1]
 
 
+@triton.jit
+def _cross_entropy_count_kernel(target_ptr, work_ptr, n_rows, ignore_index, MEAN: tl.constexpr, BLOCK: tl.constexpr):
+    """One program, before the row kernel: work[0] = the number of non-ignored rows (for the mean),
+    work[1] (the loss) and work[2] (the rows done) = 0."""
+    count = 0.0
+    if MEAN:
+        for start in range(0, n_rows, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            t = tl.load(target_ptr + offs, mask=offs < n_rows, other=ignore_index)
+            count += tl.sum(tl.where(t != ignore_index, 1.0, 0.0), axis=0)
+    tl.store(work_ptr, count)
+    tl.store(work_ptr + 1, 0.0)
+    tl.store(work_ptr + 2, 0.0)
+
+
 @triton.autotune(
     configs=_autotune_configs([
         triton.Config({"BLOCK": 4096}, num_warps=8),
@@ -55,12 +70,14 @@ def _prune_blocks(configs, named_args, **kwargs):
     ]),
     key=["n_cols", "HAS_GRAD", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_blocks},
-    restore_value=["logits_ptr", "grad_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits
+    restore_value=["logits_ptr", "grad_ptr", "work_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits, the rows-done count grows
 )
 @triton.jit(do_not_specialize=["row_bucket"])
-def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stride, target_ptr, loss_ptr,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                          n_non_ignore_ptr, n_cols, ignore_index, label_smoothing, row_bucket, MEAN: tl.constexpr,
+def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stride, target_ptr, work_ptr,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
+                          n_rows, n_cols, ignore_index, label_smoothing, row_bucket, MEAN: tl.constexpr,
                           HAS_GRAD: tl.constexpr, HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
+    """One program per row: the row's loss into work[4 + row] (and its gradient); the last program to
+    finish sums the row losses, in row order, into work[1] (the loss: no reduction op after)."""
     row = tl.program_id(0).to(tl.int64)
     row_ptr = logits_ptr + row * logits_row_stride
     grad_row_ptr = grad_ptr + row * grad_row_stride
@@ -68,64 +85,74 @@ def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stri
     cols = tl.arange(0, BLOCK)
     scale = 1.0
     if MEAN:
-        scale = 1.0 / tl.load(n_non_ignore_ptr).to(tl.float32)
+        scale = 1.0 / tl.load(work_ptr)
     if target == ignore_index:
-        tl.store(loss_ptr + row, 0.0 * scale)  # 0, or NaN when every row is ignored (as PyTorch's mean)
+        tl.store(work_ptr + 4 + row, 0.0 * scale)  # 0, or NaN when every row is ignored (as PyTorch's mean)
         if HAS_GRAD:
             for start in range(0, n_cols, BLOCK):
                 offs = start + cols
                 tl.store(grad_row_ptr + offs, tl.zeros([BLOCK], dtype=grad_ptr.dtype.element_ty), mask=offs < n_cols)
-        return
-    smoothing = tl.cast(label_smoothing, tl.float32)
-    target_logit = tl.load(row_ptr + target).to(tl.float32)
-    if BLOCK >= n_cols:
-        # the whole row in registers: one read, one write
-        mask = cols < n_cols
-        x = tl.load(row_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        row_max = tl.max(x, axis=0)
-        e = tl.exp2((x - row_max) * 1.4426950408889634)
-        total = tl.sum(e, axis=0)
-        lse = row_max + tl.log(total)
-        sum_logits = 0.0
-        if HAS_SMOOTHING:
-            sum_logits = tl.sum(tl.where(mask, x, 0.0), axis=0)
-        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
-        tl.store(loss_ptr + row, loss * scale)
-        if HAS_GRAD:
-            grad = e / total - smoothing / n_cols
-            grad = tl.where(cols == target, grad - (1.0 - smoothing), grad)
-            tl.store(grad_row_ptr + cols, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
     else:
-        # pass 1: online max / sum(exp) / sum(x)
-        running_max = float("-inf")
-        running_sum = 0.0
-        sum_logits = 0.0
-        for start in range(0, n_cols, BLOCK):
-            offs = start + cols
-            mask = offs < n_cols
-            x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-            new_max = tl.maximum(running_max, tl.max(x, axis=0))
-            # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
-            max_log2 = new_max * 1.4426950408889634
-            running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
-                           + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
-            running_max = new_max
-            if HAS_SMOOTHING:  # the sum of logits only matters with label smoothing: skip its select and add
-                sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
-        lse = running_max + tl.log(running_sum)
-        # (1-s) * (lse - x_t) + s * mean_j(lse - x_j)
-        loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
-        tl.store(loss_ptr + row, loss * scale)
-        # pass 2 (the row again, now from L2): d loss / d x_j = softmax_j - s/V - (1-s)*[j == target]
-        if HAS_GRAD:
-            lse_log2 = lse * 1.4426950408889634
+        smoothing = tl.cast(label_smoothing, tl.float32)
+        target_logit = tl.load(row_ptr + target).to(tl.float32)
+        if BLOCK >= n_cols:
+            # the whole row in registers: one read, one write
+            mask = cols < n_cols
+            x = tl.load(row_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
+            row_max = tl.max(x, axis=0)
+            e = tl.exp2((x - row_max) * 1.4426950408889634)
+            total = tl.sum(e, axis=0)
+            lse = row_max + tl.log(total)
+            sum_logits = 0.0
+            if HAS_SMOOTHING:
+                sum_logits = tl.sum(tl.where(mask, x, 0.0), axis=0)
+            loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+            tl.store(work_ptr + 4 + row, loss * scale)
+            if HAS_GRAD:
+                grad = e / total - smoothing / n_cols
+                grad = tl.where(cols == target, grad - (1.0 - smoothing), grad)
+                tl.store(grad_row_ptr + cols, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
+        else:
+            # pass 1: online max / sum(exp) / sum(x)
+            running_max = float("-inf")
+            running_sum = 0.0
+            sum_logits = 0.0
             for start in range(0, n_cols, BLOCK):
                 offs = start + cols
                 mask = offs < n_cols
                 x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
-                grad = tl.exp2(x * 1.4426950408889634 - lse_log2) - smoothing / n_cols
-                grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
-                tl.store(grad_row_ptr + offs, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
+                new_max = tl.maximum(running_max, tl.max(x, axis=0))
+                # base 2: exp(x - m) = exp2(x*log2(e) - m*log2(e)), one fused multiply-add per element
+                max_log2 = new_max * 1.4426950408889634
+                running_sum = (running_sum * tl.exp2(running_max * 1.4426950408889634 - max_log2)
+                               + tl.sum(tl.exp2(x * 1.4426950408889634 - max_log2), axis=0))
+                running_max = new_max
+                if HAS_SMOOTHING:  # the sum of logits only matters with label smoothing: skip its select and add
+                    sum_logits += tl.sum(tl.where(mask, x, 0.0), axis=0)
+            lse = running_max + tl.log(running_sum)
+            # (1-s) * (lse - x_t) + s * mean_j(lse - x_j)
+            loss = lse - (1.0 - smoothing) * target_logit - smoothing * sum_logits / n_cols
+            tl.store(work_ptr + 4 + row, loss * scale)
+            # pass 2 (the row again, now from L2): d loss / d x_j = softmax_j - s/V - (1-s)*[j == target]
+            if HAS_GRAD:
+                lse_log2 = lse * 1.4426950408889634
+                for start in range(0, n_cols, BLOCK):
+                    offs = start + cols
+                    mask = offs < n_cols
+                    x = tl.load(row_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+                    grad = tl.exp2(x * 1.4426950408889634 - lse_log2) - smoothing / n_cols
+                    grad = tl.where(offs == target, grad - (1.0 - smoothing), grad)
+                    tl.store(grad_row_ptr + offs, (grad * scale).to(grad_ptr.dtype.element_ty), mask=mask)
+    # the row losses are in memory before this program counts itself done (release); the last one to
+    # arrive reads them all (acquire, past L1) and writes their sum
+    tl.debug_barrier()
+    done = tl.atomic_add(work_ptr + 2, 1.0, sem="acq_rel")
+    if done == tl.cast(n_rows - 1, tl.float32):
+        total = tl.zeros([1024], dtype=tl.float32)
+        for start in range(0, n_rows, 1024):
+            offs = start + tl.arange(0, 1024)
+            total += tl.load(work_ptr + 4 + offs, mask=offs < n_rows, other=0.0, cache_modifier=".cg")
+        tl.store(work_ptr + 1, tl.sum(total, axis=0))
 
 
 @triton.jit
@@ -141,18 +168,18 @@ def _cross_entropy_scale_kernel(grad_ptr, n_elements, factor_ptr, BLOCK: tl.cons
 
 
 class _Launcher:
-    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
 
-    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
-    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
-    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
-    of every scalar), so a call that would compile or tune differently never takes the short path.
-    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
-    every call goes through Triton."""
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
 
     def __init__(self, kernel):
-        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
         self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
             c.pre_hook for c in getattr(kernel, "configs", []))
         jit = kernel
@@ -162,51 +189,51 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
 
-    def __call__(self, grid, *args, **constexprs):
-        if not self.direct:
-            return self.kernel[grid](*args, **constexprs)
-        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
-                                      else a for a in args])
-        hit = self.cache.get(key)
-        if hit is None:
-            compiled = self.kernel[grid](*args, **constexprs)
-            config = getattr(self.kernel, "best_config", None)
-            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
-            named = {p.name: a for p, a in zip(self.params, args)}
-            for values in reversed(self.heuristics):
-                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
-            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            self.cache[key] = (compiled, tail, meta)
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
             return compiled
-        compiled, tail, meta = hit
-        values = (*args, *tail)
-        if callable(grid):
-            grid = grid(meta)
-        if self.stream is not None:
-            stream = self.stream(torch._C._cuda_getDevice())
-        else:
-            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
-                     enter, hooks.launch_exit_hook, *values)
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
         return compiled
 
 
 _cross_entropy_launch = _Launcher(_cross_entropy_kernel)
+_cross_entropy_count_launch = _Launcher(_cross_entropy_count_kernel)
 _cross_entropy_scale_launch = _Launcher(_cross_entropy_scale_kernel)
 _CROSS_ENTROPY_SCALE_BLOCK = 4096
 
 
 def _cross_entropy_programs(n_elements: int, device: torch.device) -> int:
     """A persistent grid for the scale: a few programs per SM (they exit at once for a factor of 1)."""
-    programs = triton.cdiv(n_elements, _CROSS_ENTROPY_SCALE_BLOCK)
+    programs = -(-n_elements // _CROSS_ENTROPY_SCALE_BLOCK)
     return max(1, min(programs, 4 * _cross_entropy_sm_count(device) if device.type == "cuda" else 4))
 
 
@@ -231,42 +258,42 @@ def cross_entropy_scale_(grad: torch.Tensor, factor: torch.Tensor) -> torch.Tens
     host synchronisation and no memory traffic when the factor is 1."""
     n = grad.numel()
     if n:
-        _cross_entropy_scale_launch((_cross_entropy_programs(n, grad.device),), grad, n, factor,
+        key = (n, grad.dtype, factor.dtype, grad.get_device(), grad.data_ptr() & 15, factor.data_ptr() & 15)
+        _cross_entropy_scale_launch(key, (_cross_entropy_programs(n, grad.device),), grad, n, factor,
                                     BLOCK=_CROSS_ENTROPY_SCALE_BLOCK)
     return grad
 
 
-def cross_entropy_rows(logits: torch.Tensor, target: torch.Tensor, n_non_ignore: torch.Tensor, *,
-                       ignore_index: int = -100, label_smoothing: float = 0.0, reduction: str = "mean",
-                       grad: torch.Tensor | None = None) -> torch.Tensor:
-    """Per-row losses (already divided by the token count for "mean"); with ``grad`` (which may be
-    ``logits`` itself) the gradient of their sum is written there. Unit column strides."""
-    if logits.stride(-1) != 1 or (grad is not None and grad.stride(-1) != 1):
-        raise ValueError("cross_entropy: logits and gradient need a contiguous last dimension")
-    n_rows, n_cols = logits.shape
-    loss = torch.empty(n_rows, dtype=torch.float32, device=logits.device)
-    if n_rows:
-        out = grad if grad is not None else logits
-        _cross_entropy_launch((n_rows,), logits, logits.stride(0), out, out.stride(0), target, loss, n_non_ignore,
-                              n_cols, ignore_index, float(label_smoothing),
-                              _cross_entropy_row_bucket(n_rows), MEAN=reduction == "mean",
-                              HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
-    return loss
-
-
 def cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad):
-    """The loss (a scalar); with ``grad`` (``logits`` itself, or a buffer of its shape) d loss / d logits
-    is written there in the same pass."""
-    if reduction not in ("mean", "sum"):
+    """The loss (a 0-d fp32 tensor); with ``grad`` (``logits`` itself, or a buffer of its shape)
+    d loss / d logits is written there in the same pass. Two launches and one allocation: the count of
+    non-ignored rows and the sum of the row losses are done by the kernels (no host synchronisation)."""
+    if reduction != "mean" and reduction != "sum":
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
     if logits.dim() != 2 or target.shape != logits.shape[:1]:
         raise ValueError(f"cross_entropy: want logits (N, V) and target (N,), got {tuple(logits.shape)} "
                          f"and {tuple(target.shape)}")
-    target = target.contiguous()
-    # the token count stays on the device; "sum" never reads it (any tensor will do as the pointer)
-    n_non_ignore = (target != ignore_index).sum() if reduction == "mean" else target
-    return cross_entropy_rows(logits, target, n_non_ignore, ignore_index=ignore_index,
-                              label_smoothing=label_smoothing, reduction=reduction, grad=grad).sum()
+    if logits.stride(-1) != 1 or (grad is not None and grad.stride(-1) != 1):
+        raise ValueError("cross_entropy: logits and gradient need a contiguous last dimension")
+    n_rows, n_cols = logits.shape
+    if n_rows >= 1 << 24:
+        raise ValueError(f"cross_entropy: {n_rows} rows; at most 2**24 - 1 (the counts are exact fp32)")
+    target = target if target.is_contiguous() else target.contiguous()
+    # work: [count of non-ignored rows, the loss, rows done, -, the row losses ...]
+    work = torch.empty(n_rows + 4, dtype=torch.float32, device=logits.device)
+    mean = reduction == "mean"
+    out = grad if grad is not None else logits
+    key = (n_rows, n_cols, logits.stride(0), out.stride(0), logits.dtype, out.dtype, target.dtype,
+           logits.get_device(), logits.data_ptr() & 15, out.data_ptr() & 15, target.data_ptr() & 15,
+           ignore_index, label_smoothing, mean, grad is not None)
+    _cross_entropy_count_launch(key, (1,), target, work, n_rows, ignore_index, MEAN=mean, BLOCK=1024, num_warps=4)
+    if n_rows:
+        _cross_entropy_launch(key, (n_rows,), logits, logits.stride(0), out, out.stride(0), target, work, n_rows,
+                              n_cols, ignore_index, float(label_smoothing), _cross_entropy_row_bucket(n_rows),
+                              MEAN=mean, HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
+    else:  # nothing to sum: PyTorch's mean of no rows is NaN, the sum 0
+        work[1] = float("nan") if mean else 0.0
+    return work[1]
 
 
 class CrossEntropyFunction(torch.autograd.Function):

@@ -58,18 +58,18 @@ def _relu2_glu_bwd_kernel(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n_elements, BLOC
 
 
 class _Launcher:
-    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
 
-    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
-    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
-    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
-    of every scalar), so a call that would compile or tune differently never takes the short path.
-    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
-    every call goes through Triton."""
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
 
     def __init__(self, kernel):
-        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
         self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
             c.pre_hook for c in getattr(kernel, "configs", []))
         jit = kernel
@@ -79,40 +79,39 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
 
-    def __call__(self, grid, *args, **constexprs):
-        if not self.direct:
-            return self.kernel[grid](*args, **constexprs)
-        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
-                                      else a for a in args])
-        hit = self.cache.get(key)
-        if hit is None:
-            compiled = self.kernel[grid](*args, **constexprs)
-            config = getattr(self.kernel, "best_config", None)
-            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
-            named = {p.name: a for p, a in zip(self.params, args)}
-            for values in reversed(self.heuristics):
-                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
-            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            self.cache[key] = (compiled, tail, meta)
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
             return compiled
-        compiled, tail, meta = hit
-        values = (*args, *tail)
-        if callable(grid):
-            grid = grid(meta)
-        if self.stream is not None:
-            stream = self.stream(torch._C._cuda_getDevice())
-        else:
-            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
-                     enter, hooks.launch_exit_hook, *values)
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
         return compiled
 
 
@@ -121,7 +120,7 @@ _relu2_glu_bwd_launch = _Launcher(_relu2_glu_bwd_kernel)
 
 
 def _grid(n_elements: int):
-    return lambda meta: (triton.cdiv(n_elements, meta["BLOCK"]),)
+    return lambda meta: (-(-n_elements // meta["BLOCK"]),)
 
 
 def relu2_glu_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -129,8 +128,10 @@ def relu2_glu_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"relu2_glu: gate {tuple(a.shape)} and up {tuple(b.shape)} differ")
     a, b = a.contiguous(), b.contiguous()
     c = torch.empty_like(a)
-    if a.numel():
-        _relu2_glu_fwd_launch(_grid(a.numel()), a, b, c, a.numel())
+    n = a.numel()
+    if n:
+        key = (n, a.dtype, b.dtype, a.get_device(), a.data_ptr() & 15, b.data_ptr() & 15)
+        _relu2_glu_fwd_launch(key, _grid(n), a, b, c, n)
     return c
 
 
@@ -138,8 +139,10 @@ def relu2_glu_backward(dc: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
     """(da, db) as new tensors: a and b are left intact (they may be needed elsewhere)."""
     dc = dc.contiguous()
     da, db = torch.empty_like(a), torch.empty_like(b)
-    if a.numel():
-        _relu2_glu_bwd_launch(_grid(a.numel()), dc, a, b, da, db, a.numel())
+    n = a.numel()
+    if n:
+        key = (n, dc.dtype, a.dtype, b.dtype, a.get_device(), dc.data_ptr() & 15, a.data_ptr() & 15, b.data_ptr() & 15)
+        _relu2_glu_bwd_launch(key, _grid(n), dc, a, b, da, db, n)
     return da, db
 
 

@@ -7,7 +7,6 @@ the kernel is at the DRAM roof (Tritonify's H200 template measurements). Backwar
 dx and accumulates its share of dweight in fp32; the shares are summed by one small reduction.
 Statistics are computed in fp32 whatever the input dtype (Llama casting).
 """
-import functools
 import os
 
 import torch
@@ -42,6 +41,7 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=8),
         triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=4),
         triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=16),
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
         triton.Config({"ROWS": 2, "PPS": 0, "STAGES": 1}, num_warps=8),
         triton.Config({"ROWS": 4, "PPS": 0, "STAGES": 1}, num_warps=8),
         triton.Config({"ROWS": 1, "PPS": 4, "STAGES": 2}, num_warps=8),
@@ -54,7 +54,8 @@ def _prune_rows(configs, named_args, **kwargs):
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
+                         BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr,
+                         STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
@@ -65,7 +66,8 @@ def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_st
             x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
             rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + tl.cast(eps, tl.float32))
             tl.store(y_ptr + row64 * y_row_stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=col_mask)
-            tl.store(rstd_ptr + first, rstd)
+            if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
+                tl.store(rstd_ptr + first, rstd)
         else:
             rows = first + tl.arange(0, ROWS)
             row_mask = rows < n_rows
@@ -75,12 +77,19 @@ def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_st
             rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + tl.cast(eps, tl.float32))
             y = x * rstd[:, None] * w[None, :]
             tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-            tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+            if STORE_RSTD:
+                tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
-@triton.jit
+@triton.autotune(
+    # a wide row (14336 -> a 16384 block) spills registers at 8 warps: x, dy, w and the dweight share
+    # stay in fp32 per element, so wider rows want more warps
+    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
+    key=["n_cols", "BLOCK_N", "row_bucket"],
+)
+@triton.jit(do_not_specialize=["row_bucket"])
 def _rms_norm_bwd_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
-                         dy_row_stride, x_row_stride, dx_row_stride, BLOCK_N: tl.constexpr):
+                         dy_row_stride, x_row_stride, dx_row_stride, row_bucket, BLOCK_N: tl.constexpr):
     pid = tl.program_id(0)
     n_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
@@ -102,18 +111,18 @@ def _rms_norm_bwd_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr,
 
 
 class _Launcher:
-    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
 
-    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
-    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
-    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
-    of every scalar), so a call that would compile or tune differently never takes the short path.
-    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
-    every call goes through Triton."""
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
 
     def __init__(self, kernel):
-        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
         self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
             c.pre_hook for c in getattr(kernel, "configs", []))
         jit = kernel
@@ -123,40 +132,39 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
 
-    def __call__(self, grid, *args, **constexprs):
-        if not self.direct:
-            return self.kernel[grid](*args, **constexprs)
-        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
-                                      else a for a in args])
-        hit = self.cache.get(key)
-        if hit is None:
-            compiled = self.kernel[grid](*args, **constexprs)
-            config = getattr(self.kernel, "best_config", None)
-            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
-            named = {p.name: a for p, a in zip(self.params, args)}
-            for values in reversed(self.heuristics):
-                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
-            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            self.cache[key] = (compiled, tail, meta)
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
             return compiled
-        compiled, tail, meta = hit
-        values = (*args, *tail)
-        if callable(grid):
-            grid = grid(meta)
-        if self.stream is not None:
-            stream = self.stream(torch._C._cuda_getDevice())
-        else:
-            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
-                     enter, hooks.launch_exit_hook, *values)
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
         return compiled
 
 
@@ -164,14 +172,18 @@ _rms_norm_fwd_launch = _Launcher(_rms_norm_fwd_kernel)
 _rms_norm_bwd_launch = _Launcher(_rms_norm_bwd_kernel)
 
 
-@functools.lru_cache(maxsize=None)
+_sms = {}
+
+
 def _sm_count(device_index: int) -> int:
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
+    if device_index not in _sms:
+        _sms[device_index] = torch.cuda.get_device_properties(device_index).multi_processor_count
+    return _sms[device_index]
 
 
 def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: int) -> int:
     """Programs for a row kernel: one per block of rows, or at most programs_per_sm per SM (persistent)."""
-    blocks = triton.cdiv(n_rows, rows_per_step)
+    blocks = -(-n_rows // rows_per_step)
     if programs_per_sm and x.is_cuda:
         return max(1, min(blocks, programs_per_sm * _sm_count(x.device.index or 0)))
     return blocks
@@ -187,44 +199,51 @@ def _rms_norm_block_n(n_cols: int) -> int:
     limit = RMS_NORM_MAX_HIDDEN
     if n_cols > limit:
         raise ValueError(f"rms_norm: hidden size {n_cols} exceeds {limit} (one row per program)")
-    return triton.next_power_of_2(n_cols)
+    return 1 << (n_cols - 1).bit_length()
 
 
 def _bwd_programs(x: torch.Tensor, n_rows: int) -> int:
     if x.is_cuda:
-        return min(n_rows, 2 * torch.cuda.get_device_properties(x.device).multi_processor_count)
+        return min(n_rows, 2 * _sm_count(x.device.index or 0))
     return min(n_rows, 4)
 
 
-def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
-    """(y, x2d, rstd): y has x's shape and dtype; x2d and rstd are kept for the backward."""
-    shape = x.shape
-    x2d = x if x.dim() == 2 else x.reshape(-1, shape[-1])
-    if x2d.stride(-1) != 1:
-        x2d = x2d.contiguous()
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    t2d = t if t.dim() == 2 else t.reshape(-1, t.shape[-1])
+    return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
+
+
+def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float, keep_rstd: bool = True):
+    """(y, x2d, rstd): y has x's shape and dtype; x2d and rstd (None unless ``keep_rstd``) are kept for
+    the backward."""
+    x2d = _rows(x)
     n_rows, n_cols = x2d.shape
     y = torch.empty_like(x2d)
-    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device) if keep_rstd else None
     if n_rows:
+        stride = x2d.stride(0)
+        key = (n_rows, n_cols, stride, x.dtype, weight.dtype, x.get_device(), x2d.data_ptr() & 15,
+               weight.data_ptr() & 15, eps, keep_rstd)
         grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
-        _rms_norm_fwd_launch(grid, x2d, weight, y, rstd, n_rows, n_cols, x2d.stride(0), y.stride(0), float(eps),
-                             _rms_norm_row_bucket(n_rows), BLOCK_N=_rms_norm_block_n(n_cols))
-    return (y if x.dim() == 2 else y.reshape(shape)), x2d, rstd
+        _rms_norm_fwd_launch(key, grid, x2d, weight, y, rstd if keep_rstd else y, n_rows, n_cols, stride, n_cols,
+                             float(eps), _rms_norm_row_bucket(n_rows), BLOCK_N=_rms_norm_block_n(n_cols),
+                             STORE_RSTD=keep_rstd)
+    return (y if x.dim() == 2 else y.reshape(x.shape)), x2d, rstd
 
 
 def rms_norm_backward(dy: torch.Tensor, x2d: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor):
     """(dx in x2d's shape, dweight)."""
-    dy2d = dy.reshape(-1, dy.shape[-1])
-    if dy2d.stride(-1) != 1:
-        dy2d = dy2d.contiguous()
+    dy2d = _rows(dy)
     n_rows, n_cols = x2d.shape
     dx = torch.empty_like(x2d)
     programs = max(1, _bwd_programs(x2d, n_rows))
     dw_partial = torch.empty(programs, n_cols, dtype=torch.float32, device=x2d.device)
     if n_rows:
-        _rms_norm_bwd_launch((programs,), dy2d, x2d, weight, rstd, dx, dw_partial, n_rows, n_cols,
-                                          dy2d.stride(0), x2d.stride(0), dx.stride(0),
-                                          BLOCK_N=_rms_norm_block_n(n_cols), num_warps=8)
+        key = (n_rows, n_cols, dy2d.stride(0), x2d.stride(0), dy.dtype, x2d.dtype, weight.dtype, x2d.get_device(),
+               dy2d.data_ptr() & 15, x2d.data_ptr() & 15, weight.data_ptr() & 15)
+        _rms_norm_bwd_launch(key, (programs,), dy2d, x2d, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                             dy2d.stride(0), x2d.stride(0), n_cols, _rms_norm_row_bucket(n_rows),
+                             BLOCK_N=_rms_norm_block_n(n_cols))
     else:
         dw_partial.zero_()
     return dx, dw_partial.sum(0).to(weight.dtype)
@@ -248,8 +267,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     """RMSNorm over the last dimension of ``x`` (any leading shape), differentiable in x and weight."""
     if torch.compiler.is_compiling():  # one custom op: no graph break
         return _rms_norm_fwd_op(x, weight, eps)[0]
-    if not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):  # no autograd node: the Function's own ~13 us of host time are skipped
-        return rms_norm_forward(x, weight, eps)[0]
+    if not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
+        # no gradient wanted: no autograd node (its ~13 us of host time) and no 1/rms kept for a backward
+        return rms_norm_forward(x, weight, eps, keep_rstd=False)[0]
     return RMSNormFunction.apply(x, weight, eps)
 
 

@@ -5,7 +5,6 @@ kernel: several rows per step when rows are narrow, and a persistent grid among 
 pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
 ``dx = y * (dy - sum(dy * y))``, one row per program.
 """
-import functools
 import os
 
 import torch
@@ -46,6 +45,9 @@ def _prune_rows(configs, named_args, **kwargs):
         triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2}, num_warps=4),
         triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
         triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
+        # wide rows (11008 -> a 16384 block): more warps, fewer registers per thread
+        triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
+        triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2}, num_warps=16),
     ]),
     key=["n_cols", "BLOCK_N", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_rows},
@@ -95,39 +97,50 @@ def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride,
         tl.store(y_ptr + row * y_row_stride + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, dy_row_stride, y_row_stride, dx_row_stride,
+@triton.autotune(
+    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
+    key=["n_cols", "BLOCK_N", "row_bucket"],
+)
+@triton.jit(do_not_specialize=["row_bucket"])
+def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
                         BLOCK_N: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
-    dot = 0.0
-    for start in range(0, n_cols, BLOCK_N):
-        offs = start + cols
-        mask = offs < n_cols
-        dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-        y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-        dot += tl.sum(dy * y, axis=0)
-    for start in range(0, n_cols, BLOCK_N):
-        offs = start + cols
-        mask = offs < n_cols
-        dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-        y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-        tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+    if BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
+        mask = cols < n_cols
+        dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+        dot = tl.sum(dy * y, axis=0)
+        tl.store(dx_ptr + row * dx_row_stride + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+    else:  # wider rows: the dot product, then the rows again (from L2)
+        dot = 0.0
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            mask = offs < n_cols
+            dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+            dot += tl.sum(dy * y, axis=0)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            mask = offs < n_cols
+            dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+            tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 class _Launcher:
-    """``kernel[grid](*args, **constexprs)`` without the per-call dispatch after the first call.
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
 
-    The first call for a key goes through Triton (autotuning, compilation, heuristics); it records the
-    compiled kernel and the values of every constexpr parameter it was launched with. Later calls with
-    the same key launch that compiled kernel directly: no autotuner lookup, no argument binding. The
-    key holds everything Triton specialises on (dtype, alignment and device of each tensor, the value
-    of every scalar), so a call that would compile or tune differently never takes the short path.
-    ``grid`` is a tuple, or a function of the constexprs and the chosen config. Under the interpreter
-    every call goes through Triton."""
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
 
     def __init__(self, kernel):
-        self.kernel, self.heuristics, self.cache = kernel, [], {}
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
         self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
             c.pre_hook for c in getattr(kernel, "configs", []))
         jit = kernel
@@ -137,40 +150,39 @@ class _Launcher:
             jit = getattr(jit, "fn", None)
             self.direct = jit is not None
         self.params = jit.params if self.direct else []
-        self.stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
 
-    def __call__(self, grid, *args, **constexprs):
-        if not self.direct:
-            return self.kernel[grid](*args, **constexprs)
-        key = (*constexprs.items(), *[(a.dtype, a.data_ptr() & 15, a.get_device()) if isinstance(a, torch.Tensor)
-                                      else a for a in args])
-        hit = self.cache.get(key)
-        if hit is None:
-            compiled = self.kernel[grid](*args, **constexprs)
-            config = getattr(self.kernel, "best_config", None)
-            meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
-            named = {p.name: a for p, a in zip(self.params, args)}
-            for values in reversed(self.heuristics):
-                meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
-            tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            self.cache[key] = (compiled, tail, meta)
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
             return compiled
-        compiled, tail, meta = hit
-        values = (*args, *tail)
-        if callable(grid):
-            grid = grid(meta)
-        if self.stream is not None:
-            stream = self.stream(torch._C._cuda_getDevice())
-        else:
-            stream = triton.runtime.driver.active.get_current_stream(triton.runtime.driver.active.get_current_device())
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        compiled.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1, stream,
-                     compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if enter is not None else None,
-                     enter, hooks.launch_exit_hook, *values)
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
         return compiled
 
 
@@ -179,14 +191,18 @@ _softmax_fwd_online_launch = _Launcher(_softmax_fwd_online_kernel)
 _softmax_bwd_launch = _Launcher(_softmax_bwd_kernel)
 
 
-@functools.lru_cache(maxsize=None)
+_sms = {}
+
+
 def _sm_count(device_index: int) -> int:
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
+    if device_index not in _sms:
+        _sms[device_index] = torch.cuda.get_device_properties(device_index).multi_processor_count
+    return _sms[device_index]
 
 
 def row_grid(x: torch.Tensor, n_rows: int, rows_per_step: int, programs_per_sm: int) -> int:
     """Programs for a row kernel: one per block of rows, or at most programs_per_sm per SM (persistent)."""
-    blocks = triton.cdiv(n_rows, rows_per_step)
+    blocks = -(-n_rows // rows_per_step)
     if programs_per_sm and x.is_cuda:
         return max(1, min(blocks, programs_per_sm * _sm_count(x.device.index or 0)))
     return blocks
@@ -199,7 +215,7 @@ def _softmax_row_bucket(n_rows: int) -> int:
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
-    t2d = t.reshape(-1, t.shape[-1])
+    t2d = t if t.dim() == 2 else t.reshape(-1, t.shape[-1])
     return t2d if t2d.stride(-1) == 1 else t2d.contiguous()
 
 
@@ -207,20 +223,26 @@ def _warps(block_n: int) -> int:
     return 4 if block_n <= 1024 else 8 if block_n <= 8192 else 16
 
 
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
 def softmax_forward(x: torch.Tensor) -> torch.Tensor:
     x2d = _rows(x)
     n_rows, n_cols = x2d.shape
     y = torch.empty_like(x2d)
     if n_rows and n_cols:
+        stride = x2d.stride(0)
+        key = (n_rows, n_cols, stride, x.dtype, x.get_device(), x2d.data_ptr() & 15)
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
             grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
-            _softmax_fwd_launch(grid, x2d, y, n_rows, n_cols, x2d.stride(0), y.stride(0), _softmax_row_bucket(n_rows),
-                                      BLOCK_N=triton.next_power_of_2(n_cols))
+            _softmax_fwd_launch(key, grid, x2d, y, n_rows, n_cols, stride, n_cols, _softmax_row_bucket(n_rows),
+                                BLOCK_N=_pow2(n_cols))
         else:
             block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
-            _softmax_fwd_online_launch((n_rows,), x2d, y, n_cols, x2d.stride(0), y.stride(0), BLOCK_N=block_n,
-                                                  num_warps=_warps(block_n))
-    return y.reshape(x.shape)
+            _softmax_fwd_online_launch(key, (n_rows,), x2d, y, n_cols, stride, n_cols, BLOCK_N=block_n,
+                                       num_warps=_warps(block_n))
+    return y if x.dim() == 2 else y.reshape(x.shape)
 
 
 def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -228,10 +250,12 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = y2d.shape
     dx = torch.empty_like(y2d)
     if n_rows and n_cols:
-        block_n = min(triton.next_power_of_2(n_cols), SOFTMAX_MAX_FUSED_COLS, 8192)
-        _softmax_bwd_launch((n_rows,), dy2d, y2d, dx, n_cols, dy2d.stride(0), y2d.stride(0), dx.stride(0),
-                                       BLOCK_N=block_n, num_warps=_warps(block_n))
-    return dx.reshape(y.shape)
+        key = (n_rows, n_cols, dy2d.stride(0), y2d.stride(0), dy.dtype, y.dtype, y.get_device(),
+               dy2d.data_ptr() & 15, y2d.data_ptr() & 15)
+        block_n = _pow2(n_cols) if n_cols <= SOFTMAX_MAX_FUSED_COLS else 8192  # wider: two passes over blocks
+        _softmax_bwd_launch(key, (n_rows,), dy2d, y2d, dx, n_cols, dy2d.stride(0), y2d.stride(0), n_cols,
+                            _softmax_row_bucket(n_rows), BLOCK_N=block_n)
+    return dx if y.dim() == 2 else dx.reshape(y.shape)
 
 
 class SoftmaxFunction(torch.autograd.Function):

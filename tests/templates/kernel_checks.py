@@ -300,12 +300,55 @@ def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages)
     if name == "rms_norm":
         w = randn(n_cols, dtype=torch.float32, gen=g, scale=0.1, shift=1.0)
         rstd = torch.full((n_rows,), float("nan"), device=DEVICE)
-        fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, 0, **meta)
+        fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, 0, STORE_RSTD=True, **meta)
         ref = m.rms_norm_reference(x.double(), w.double(), 1e-6)
     else:
         fn[(3,)](x, y, n_rows, n_cols, x.stride(0), y.stride(0), 0, **meta)
         ref = m.softmax_reference(x.double())
     assert_close(y, ref, torch.float32, "y")
+
+
+_NO_GRAD_CASES = {
+    "rms_norm": lambda m, g: (m.rms_norm, (randn(7, 130, dtype=torch.float32, gen=g), randn(130, dtype=torch.float32, gen=g, scale=0.1, shift=1.0), 1e-6)),
+    "add_rms_norm": lambda m, g: (m.add_rms_norm, (randn(2, 5, 67, dtype=torch.float32, gen=g), randn(2, 5, 67, dtype=torch.float32, gen=g),
+                                                   randn(67, dtype=torch.float32, gen=g, scale=0.1, shift=1.0), 1e-6)),
+    "softmax": lambda m, g: (m.softmax, (randn(6, 90, dtype=torch.float32, gen=g, scale=2.0),)),
+    "swiglu": lambda m, g: (m.swiglu, (randn(5, 77, dtype=torch.float32, gen=g), randn(5, 77, dtype=torch.float32, gen=g))),
+    "linear_gelu": lambda m, g: (m.linear_gelu, (randn(9, 40, dtype=torch.float32, gen=g), randn(33, 40, dtype=torch.float32, gen=g, scale=0.2),
+                                                 randn(33, dtype=torch.float32, gen=g, scale=0.1))),
+    "cross_entropy": lambda m, g: (m.cross_entropy, (randn(6, 70, dtype=torch.float32, gen=g, scale=3.0),
+                                                     torch.tensor([3, -100, 0, 69, 5, 12], device=DEVICE))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NO_GRAD_CASES))
+def test_the_forward_without_gradient_matches_the_autograd_path(name):
+    """The lean path (no autograd node, no 1/rms kept, the GELU in place) gives what the autograd path
+    gives, on two fresh draws in a row (the second call launches the launcher's recorded plan on a GPU)."""
+    m = MODULES[name]
+    for _ in range(2):
+        fn, args = _NO_GRAD_CASES[name](m, fresh_generator())
+        with torch.no_grad():
+            lean = fn(*args)
+        leaves = [leaf(a) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        graded = fn(*leaves, inplace=False) if name == "cross_entropy" else fn(*leaves)
+        for got, want in zip(lean if isinstance(lean, tuple) else (lean,), graded if isinstance(graded, tuple) else (graded,)):
+            assert not got.requires_grad and want.requires_grad
+            assert_close(got, want.detach().double(), torch.float32, f"{name}: the forward without gradient", scale=0.25)
+
+
+def test_cross_entropy_sums_many_rows_in_the_kernel():
+    """More rows than one block of the last program's sum (1024), some ignored: the loss the kernel
+    writes is the float64 mean (and sum) of the rows."""
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    logits = randn(2500, 9, dtype=torch.float32, gen=g, scale=3.0)
+    target = torch.randint(0, 9, (2500,), generator=g).to(DEVICE)
+    target[::13] = -100
+    for reduction in ("mean", "sum"):
+        got = m.cross_entropy(logits, target, reduction=reduction)
+        ref = m.cross_entropy_reference(as_reference(logits), target, reduction=reduction)
+        assert got.dim() == 0 and got.dtype == torch.float32
+        assert_close(got, ref, torch.float32, f"loss ({reduction})")
 
 
 def test_linear_gelu_refuses_mismatched_features():
