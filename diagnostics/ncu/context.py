@@ -135,6 +135,18 @@ class Context:
             return None
         return sum(s.stalls.get(column, 0.0) for s in self.profile.lines.values()) / total
 
+    def sector_bytes(self, access: str) -> float | None:
+        """Useful bytes per 32-byte L2 sector of global `access` ("load" or "store"), from the source
+        page: 32 x (1 - excessive / theoretical sectors), ncu's UncoalescedGlobalAccess measure (the
+        sectors a perfectly coalesced access would need, over those it needed). Raises Missing without
+        a source page; None when the kernel has no such access."""
+        if self.profile is None:
+            raise Missing(("a source page (SourceCounters: L2 Theoretical Sectors Global)",))
+        lines = self.profile.lines.values()
+        total = sum(s.load_sectors if access == "load" else s.store_sectors for s in lines)
+        excessive = sum(s.excessive_load_sectors if access == "load" else s.excessive_store_sectors for s in lines)
+        return 32.0 * (1 - excessive / total) if total > 0 else None
+
     def stall_cycles(self, reason: str) -> float:
         return self.m(STALL.format(reason))
 

@@ -38,6 +38,8 @@ class LineStats:
     excessive_load_sectors: float = 0.0
     excessive_store_sectors: float = 0.0
     global_sectors: float = 0.0
+    load_sectors: float = 0.0       # L2 theoretical sectors of global loads (stores below)
+    store_sectors: float = 0.0
     shared_excessive_wavefronts: float = 0.0
     shared_wavefronts: float = 0.0
     local_inst: float = 0.0
@@ -169,8 +171,10 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
         s.thread_inst += v(THREAD_INST)
         if ins.access.startswith("Store"):
             s.excessive_store_sectors += v(EXCESSIVE)
+            s.store_sectors += v(SECTORS)
         else:
             s.excessive_load_sectors += v(EXCESSIVE)
+            s.load_sectors += v(SECTORS)
         s.global_sectors += v(SECTORS)
         s.shared_excessive_wavefronts += v(SHARED_EXCESSIVE)
         s.shared_wavefronts += v(SHARED_WAVEFRONTS)

@@ -19,11 +19,11 @@ KINDS = ("own", "full", "detailed", "triage", "triage_report")
 MANIFEST = json.loads((SETS / "manifest.json").read_text())
 PLANTED = [m for m in MANIFEST if m["role"] == "planted"]
 CONTROLS = [m for m in MANIFEST if m["role"] == "control"]
-# What --set detailed cannot decide: it has no MemoryWorkloadAnalysis_Tables (no bytes per
-# sector, no bank conflicts) and no WarpStateStats (no stall cycles per instruction, which E
-# needs; stall *shares* come from the source page's samples, so G, I and M are decided).
-NOT_IN_DETAILED = {"planted_c_uncoalesced": "C", "cuda_planted_c_strided": "C", "planted_d_sparse_store": "D",
-                   "planted_e_latency": "E", "cuda_planted_h_bank_conflicts": "H"}
+# What --set detailed cannot decide: it has no WarpStateStats, so no stall cycles per
+# instruction, which E needs (stall *shares* come from the source page's samples, so G, I and M
+# are decided). C, D and H are decided there from SourceCounters' theoretical and ideal sectors
+# and wavefronts, in place of MemoryWorkloadAnalysis_Tables' bytes per sector and bank conflicts.
+NOT_IN_DETAILED = {"planted_e_latency": "E"}
 
 
 def _gz(path: Path) -> str:

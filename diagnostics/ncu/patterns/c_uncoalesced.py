@@ -22,14 +22,22 @@ METRICS = (BYTES, "smsp__sass_inst_executed_op_global_ld.sum", "l1tex__t_sectors
 EXPLAINS = ("E",)
 
 
+def _bytes_per_sector(ctx: Context) -> tuple[float | None, str]:
+    """ncu's ratio where the report has it; else (`--set detailed`, no MemoryWorkloadAnalysis_Tables)
+    the same quantity from the source page's theoretical and excessive sectors of loads."""
+    if ctx.has(BYTES):
+        return ctx.m(BYTES), BYTES
+    return ctx.sector_bytes("load"), "load_bytes_per_sector_from_source_counters"
+
+
 def detect(ctx: Context) -> Hit | None:
-    used = ctx.m(BYTES)
-    if ctx.opt("smsp__sass_inst_executed_op_global_ld.sum") == 0 or used <= 0 or used > 16:
+    used, measure = _bytes_per_sector(ctx)
+    if used is None or ctx.opt("smsp__sass_inst_executed_op_global_ld.sum") == 0 or used <= 0 or used > 16:
         return None
     waste = 1 - used / 32
     total = ctx.opt("memory_l2_theoretical_sectors_global")
     ideal = ctx.opt("memory_l2_theoretical_sectors_global_ideal")
-    evidence = {BYTES: used,
+    evidence = {measure: used,
                 "excessive_sector_share": (total - ideal) / total if total and ideal is not None else "not collected",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")}

@@ -18,12 +18,20 @@ METRICS = (BYTES, "smsp__sass_inst_executed_op_global_st.sum", "l1tex__t_sectors
 EXPLAINS = ("E",)
 
 
+def _bytes_per_sector(ctx: Context) -> tuple[float | None, str]:
+    """ncu's ratio where the report has it; else (`--set detailed`, no MemoryWorkloadAnalysis_Tables)
+    the same quantity from the source page's theoretical and excessive sectors of stores."""
+    if ctx.has(BYTES):
+        return ctx.m(BYTES), BYTES
+    return ctx.sector_bytes("store"), "store_bytes_per_sector_from_source_counters"
+
+
 def detect(ctx: Context) -> Hit | None:
-    used = ctx.m(BYTES)
-    if ctx.opt("smsp__sass_inst_executed_op_global_st.sum") == 0 or used <= 0 or used > 16:
+    used, measure = _bytes_per_sector(ctx)
+    if used is None or ctx.opt("smsp__sass_inst_executed_op_global_st.sum") == 0 or used <= 0 or used > 16:
         return None
     waste = 1 - used / 32
-    evidence = {BYTES: used, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+    evidence = {measure: used, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": ctx.opt("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")}
     return Hit(PATTERN, waste * min(1.0, ctx.memory_pct / 60), {k: v for k, v in evidence.items() if v is not None},
                f"global stores use {used:.1f} of the 32 bytes of each sector written: {waste:.0%} of store traffic is wasted",
