@@ -174,6 +174,7 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
             if kernels and name not in kernels and action.name() not in kernels:
                 continue
             metrics, instanced = {}, {}
+            t1 = time.time()
             for metric_name in action.metric_names():
                 m = action.metric_by_name(metric_name)
                 # values are in the metric's base unit (the H200 check: every metric of 31 launches
@@ -183,6 +184,7 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
                     inst = _instances(m)
                     if inst:
                         instanced[metric_name] = inst
+            t2 = time.time()
             pcs = sorted({pc for v in instanced.values() for pc in v["pcs"]})
             where = {}
             for pc in pcs:
@@ -196,6 +198,7 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
                 except Exception:
                     sass = ""
                 where[str(pc)] = [file, line, sass]
+            t3 = time.time()
             files = {}
             try:
                 for f, text in dict(action.source_files()).items():
@@ -203,8 +206,15 @@ def dump_report(path: str, kernels: list[str] | None = None, *, ncu: str | None 
                         files[f] = text
             except Exception:
                 pass
+            t4 = time.time()
+            rules = _rules(action)
+            t5 = time.time()
+            # where the read's time goes, call kind by call kind (summed over launches)
+            for key, dt in (("metrics_s", t2 - t1), ("sass_and_lines_s", t3 - t2), ("files_s", t4 - t3),
+                            ("rules_s", t5 - t4)):
+                timings[key] = timings.get(key, 0.0) + dt
             actions.append({"id": launch_id, "kernel": name, "metrics": metrics, "instanced": instanced,
-                            "rules": _rules(action), "pcs": where, "files": files})
+                            "rules": rules, "pcs": where, "files": files})
     timings["read_s"] = time.time() - t0
     return {"report": str(path), "actions": actions, "timings": {k: round(v, 4) for k, v in timings.items()}}
 

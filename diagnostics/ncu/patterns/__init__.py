@@ -4,8 +4,9 @@ A pattern module defines:
 * `PATTERN`: letter, title, the ncu rules that speak to the same thing, the one-line fix;
 * `detect(ctx) -> Hit | None`: reads metrics through `ctx.m()` (raises `Missing` when the
   report lacks them: the pattern is then "not assessed") and `ctx.opt()` (evidence only);
-* `METRICS`: the metrics it reads, first choice per quantity (what `tritonify profile` asks ncu
-  for beyond the sections);
+* `METRICS`: the metrics it reads, first choice per quantity: what `tritonify profile`'s triage
+  collection asks ncu for by name, so each must be collectable by name (ncu skips an unknown or
+  section-only name silently; tests/ncu/test_profile.py checks them against the H200 reports);
 * optional: `FALLBACKS` (metric -> other names to try in order: sm_80/sm_100, `--set full` /
   `detailed` siblings), `EXPLAINS` (letters of the patterns this one causes, ranked after it),
   `OPCODES` (SASS opcodes of the instructions that carry its cost on a line),
