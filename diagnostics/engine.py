@@ -34,6 +34,7 @@ class FileResult:
     error: str | None = None          # a problem that stopped part of the analysis
     notes: list[str] = field(default_factory=list)  # warnings about the file ("line 3: ...")
     exports_changed: bool = False     # the editor's text changed what other files import from it
+    parsed: bool = True               # False: no selected rule could apply, so the file was not parsed
 
 
 def _file_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
@@ -206,11 +207,61 @@ def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | N
 
             text, problem = decode_source(text)
         return lint_cuda_text(text, path, settings)
-    source = SourceFile.from_bytes(text, path) if isinstance(text, bytes) else SourceFile.from_text(text, path)
+    problem = None
+    if isinstance(text, bytes):
+        from tritonify.diagnostics.source import decode_source
+
+        text, problem = decode_source(text)
     workspace = workspace if workspace is not None else default_index()
+    if not _needs_tree(text, path, settings, workspace):
+        return _unparsed(text, path, problem, settings)
+    source = SourceFile.from_text(text, path)
+    source.decode_problem = problem
     if on_disk:
         workspace.observe(path, source.text, source.tree)
     return lint_source(source, settings, workspace)
+
+
+def _needs_tree(text: str, path: str, settings: Settings, workspace) -> bool:
+    """Whether any selected rule could report on this file. Kernel rules (`language ==
+    "triton"`) look only inside kernels: a file that cannot define one (`kernel_screen`) gives
+    them nothing. Another Python rule counts unless its module's `may_fire(text)` says no; the
+    CUDA rules unless no run-time compiler is named."""
+    from tritonify.diagnostics.kernel_screen import may_define_kernel
+
+    if "\0" in text:
+        return True   # cannot be parsed: said once as TRI000, cheaply known without a parse
+    kernel_rules = False
+    for reg in _enabled_rules(settings, path, "python"):
+        if reg.rule.language == "triton":
+            kernel_rules = True
+            continue
+        may_fire = getattr(reg.module, "may_fire", None)
+        if may_fire is None or may_fire(text):
+            return True
+    if _enabled_rules(settings, path, "cuda"):
+        try:
+            from tritonify.diagnostics.cuda.embedded import mentions_cuda_compiler
+        except ImportError:
+            pass
+        else:
+            if mentions_cuda_compiler(text):
+                return True
+    return kernel_rules and may_define_kernel(text, path, workspace)
+
+
+def _unparsed(text: str, path: str, problem: str | None, settings: Settings) -> FileResult:
+    """The result for a file no selected rule could report on: not parsed (so a syntax error in
+    it is not reported either), only what its bytes and `# noqa` comments say."""
+    result = FileResult(path, parsed=False)
+    source = SourceFile(text=text, path=path, decode_problem=problem)
+    findings = [_file_finding(path, problem)] if problem else []
+    result.findings = _finish(findings, source.is_suppressed, settings, path)
+    if "noqa" in text:
+        from tritonify.diagnostics.noqa import unknown_code_note, unknown_codes
+
+        result.notes.extend(unknown_code_note(line, code) for line, code in unknown_codes(source))
+    return result
 
 
 def lint_file(path: Path, settings: Settings | None = None, workspace=None) -> FileResult:

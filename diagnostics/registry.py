@@ -31,7 +31,10 @@ class Rule:
     name: str                    # kebab-case name, e.g. libdevice-tanh
     summary: str                 # one line: what it detects
     severity: Severity = Severity.WARNING
-    language: str = "triton"     # "triton" (Python files), "python-host" (host code), "cuda"
+    # "triton": looks only inside kernels (a file that cannot define one is not parsed for it,
+    # see kernel_screen); "python-host": host code (its module may define `may_fire(text)`);
+    # "cuda"
+    language: str = "triton"
     fixable: bool = False        # has a machine-applicable fix
     # With `fixable`: False when every fix changes behaviour (Applicability.UNSAFE), so it is only
     # offered in the editor for review and `check --fix` never applies it ("editor" in the README).

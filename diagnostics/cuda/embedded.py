@@ -37,7 +37,11 @@ _MARKERS = ("load_inline", "RawKernel", "RawModule")
 
 def might_embed_cuda(source: SourceFile) -> bool:
     """Cheap pre-check: could this Python file pass CUDA source to a run-time compiler?"""
-    text = source.text
+    return mentions_cuda_compiler(source.text)
+
+
+def mentions_cuda_compiler(text: str) -> bool:
+    """The same test on the text alone (the engine asks it before parsing)."""
     return any(marker in text for marker in _MARKERS)
 
 

@@ -312,6 +312,11 @@ def _host_calls(ctx: PythonContext) -> Iterator[ast.Call]:
         yield call
 
 
+def may_fire(text: str) -> bool:
+    """The engine's pre-check (before parsing): False when this rule cannot report on the text."""
+    return _mentions_host_api(text)
+
+
 def _mentions_host_api(text: str) -> bool:
     """Cheap text test before any tree walk: a file of kernels only never needs one."""
     return any(word in text for word in ("RMSNorm", "LayerNorm", "GroupNorm", "cross_entropy", "CrossEntropyLoss",

@@ -1,0 +1,129 @@
+"""The pre-parse screen (diagnostics/kernel_screen.py): a file is left unparsed only when it
+cannot define a kernel. Every way a kernel reaches `triton.jit` without the text spelling `jit`
+(a re-export under another name, a module attribute, an alias, the call form, a star import)
+must keep the file parsed and its kernels found; a file with none of them is not parsed."""
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.engine import lint_file, lint_text
+from tritonify.diagnostics.kernel_screen import may_define_kernel
+from tritonify.diagnostics.settings import Settings
+from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("TRITONIFY_CORPUS", Path.home() / ".cache" / "tritonify-realworld"))
+ALL = Settings(select=("ALL",))
+
+COMPAT = "import triton\nimport triton.language as tl\nkernel = triton.jit\n"
+BODY = "(x_ptr, n, BLOCK: tl.constexpr):\n    tl.device_print('x', tl.load(x_ptr))\n"
+
+
+def _package(tmp_path: Path, user: str, compat: str = COMPAT) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "compat.py").write_text(compat)
+    (pkg / "user.py").write_text(user)
+    return pkg / "user.py"
+
+
+def _kernels(path: Path, index: WorkspaceIndex) -> list[str]:
+    source = SourceFile.from_text(path.read_text(), str(path))
+    return [k.name for k in PythonContext(source, workspace=index).kernels]
+
+
+CASES = {
+    "re-exported decorator": "from .compat import kernel, tl\n\n@kernel\ndef k" + BODY,
+    "renamed on import": "from pkg.compat import kernel as deco, tl\n\n@deco\ndef k" + BODY,
+    "module attribute": "from . import compat\ntl = compat.tl\n\n@compat.kernel\ndef k" + BODY,
+    "import as": "import pkg.compat as c\ntl = c.tl\n\n@c.kernel\ndef k" + BODY,
+    "whole import path": "import pkg.compat.kernel as k2\nfrom .compat import tl\n\n@k2\ndef k" + BODY,
+    "alias of an attribute": "from . import compat\ntl = compat.tl\nk2 = compat.kernel\n\n@k2\ndef k" + BODY,
+    "call form": "from . import compat\ntl = compat.tl\n\ndef f" + BODY + "\nk = compat.kernel(f)\n",
+    "call form, comment before the argument": ("from . import compat\ntl = compat.tl\n\ndef f" + BODY
+                                               + "\nk = compat.kernel(  # made a kernel here\n    f)\n"),
+    "star import": "from .compat import *\n\n@kernel\ndef k" + BODY,
+    "decorator over lines": "from . import compat\ntl = compat.tl\n\n@(\n    compat.kernel\n)\ndef k" + BODY,
+    "import after try:": "try: from .compat import kernel, tl\nexcept ImportError: pass\n\n@kernel\ndef k" + BODY,
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_kernels_reached_without_spelling_jit_are_screened_in(tmp_path: Path, name: str) -> None:
+    user = _package(tmp_path, CASES[name])
+    text = user.read_text()
+    assert "jit" not in text
+    index = WorkspaceIndex()
+    assert _kernels(user, index), "the engine finds a kernel here (the premise of the case)"
+    assert may_define_kernel(text, str(user), index)
+    result = lint_file(user, ALL, index)
+    assert result.parsed and any(f.code == "TRI022" for f in result.findings), name
+
+
+def test_an_edited_reexport_is_seen(tmp_path: Path) -> None:
+    """The screen asks the index, so the editor's text of the re-exporting module counts."""
+    user = _package(tmp_path, CASES["re-exported decorator"], compat="import triton.language as tl\nkernel = print\n")
+    index = WorkspaceIndex()
+    assert not may_define_kernel(user.read_text(), str(user), index)
+    index.update(tmp_path / "pkg" / "compat.py", COMPAT)
+    assert may_define_kernel(user.read_text(), str(user), index)
+    assert _kernels(user, index) == ["k"]
+
+
+def test_a_file_that_cannot_define_a_kernel_is_not_parsed(tmp_path: Path) -> None:
+    text = ("import torch\nimport triton\nfrom . import compat\n\nTABLE = {(1, 2): (3, 4)}\n\n"
+            "@functools.lru_cache\ndef lookup(key):\n    return compat.table(TABLE[key])\n\n"
+            "print(inspect.getsource(lookup))\n")
+    user = _package(tmp_path, text)
+    index = WorkspaceIndex()
+    assert not may_define_kernel(text, str(user), index)
+    result = lint_file(user, ALL, index)
+    assert not result.parsed and result.findings == []
+
+
+def test_host_rules_and_cuda_still_get_the_tree() -> None:
+    """TRI023 (host code) and the embedded CUDA rules see files without kernels."""
+    host = "import torch\n\ndef f(x, t):\n    return torch.nn.functional.cross_entropy(x, t)\n"
+    assert lint_text(host, "model.py", ALL).parsed
+    cuda = "from torch.utils.cpp_extension import load_inline\nSRC = 'double x;'\n"
+    assert lint_text(cuda, "ext.py", ALL).parsed
+    assert not lint_text(host, "model.py", Settings(select=("TRI001",))).parsed
+
+
+def test_bytes_that_cannot_parse_are_still_reported() -> None:
+    result = lint_text(b"import torch\nx = 1\x00\n", "x.py", ALL)
+    assert [f.code for f in result.findings] == ["TRI000"]
+
+
+def _screened_out_kernels(files: list[Path], index: WorkspaceIndex) -> list[str]:
+    missed = []
+    for f in files:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source = SourceFile.from_bytes(f.read_bytes(), str(f))
+        if source.tree is None:
+            continue
+        if PythonContext(source, workspace=index).kernels and not may_define_kernel(source.text, str(f), index):
+            missed.append(str(f))
+    return missed
+
+
+def test_every_file_with_a_kernel_is_screened_in_examples_and_fixtures() -> None:
+    files = sorted((ROOT / "examples").rglob("*.py")) + sorted((ROOT / "tests" / "fixtures").rglob("*.py")) \
+        + sorted((ROOT / "tests" / "rules" / "fixtures").rglob("*.py"))
+    assert _screened_out_kernels(files, WorkspaceIndex()) == []
+
+
+@pytest.mark.skipif(not (CORPUS / "MANIFEST.json").is_file(), reason="real-world corpus not built")
+def test_every_file_with_a_kernel_is_screened_in_the_corpus() -> None:
+    index = WorkspaceIndex()
+    files = [f for p in sorted(CORPUS.iterdir()) if p.is_dir() for f in sorted(p.rglob("*.py"))]
+    assert len(files) > 2000
+    assert _screened_out_kernels(files, index) == []
