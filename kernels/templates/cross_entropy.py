@@ -41,18 +41,20 @@ def _prune_blocks(configs, named_args, **kwargs):
 
 
 @triton.jit
-def _cross_entropy_count_kernel(target_ptr, work_ptr, n_rows, ignore_index, MEAN: tl.constexpr, BLOCK: tl.constexpr):
-    """One program, before the row kernel: work[0] = the number of non-ignored rows (for the mean),
-    work[1] (the loss) and work[2] (the rows done) = 0."""
+def _cross_entropy_count(target_ptr, n_rows, ignore_index, BLOCK: tl.constexpr):
+    """The number of rows whose target is not ignore_index (exact in fp32 below 2**24 rows)."""
     count = 0.0
-    if MEAN:
-        for start in range(0, n_rows, BLOCK):
-            offs = start + tl.arange(0, BLOCK)
-            t = tl.load(target_ptr + offs, mask=offs < n_rows, other=ignore_index)
-            count += tl.sum(tl.where(t != ignore_index, 1.0, 0.0), axis=0)
-    tl.store(work_ptr, count)
-    tl.store(work_ptr + 1, 0.0)
-    tl.store(work_ptr + 2, 0.0)
+    for start in range(0, n_rows, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        t = tl.load(target_ptr + offs, mask=offs < n_rows, other=ignore_index)
+        count += tl.sum(tl.where(t != ignore_index, 1.0, 0.0), axis=0)
+    return count
+
+
+@triton.jit
+def _cross_entropy_count_kernel(target_ptr, work_ptr, n_rows, ignore_index, BLOCK: tl.constexpr):
+    """One program, before the row kernel of a mean over many rows: work[1] = the non-ignored rows."""
+    tl.store(work_ptr + 1, _cross_entropy_count(target_ptr, n_rows, ignore_index, BLOCK))
 
 
 @triton.autotune(
@@ -70,14 +72,17 @@ def _cross_entropy_count_kernel(target_ptr, work_ptr, n_rows, ignore_index, MEAN
     ]),
     key=["n_cols", "HAS_GRAD", "row_bucket"],
     prune_configs_by={"early_config_prune": _prune_blocks},
-    restore_value=["logits_ptr", "grad_ptr", "work_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits, the rows-done count grows
+    restore_value=["logits_ptr", "grad_ptr"],  # tuning runs the kernel several times; the gradient may overwrite the logits
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stride, target_ptr, work_ptr,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                          n_rows, n_cols, ignore_index, label_smoothing, row_bucket, MEAN: tl.constexpr,
-                          HAS_GRAD: tl.constexpr, HAS_SMOOTHING: tl.constexpr, BLOCK: tl.constexpr):
+                          done_ptr, n_rows, n_cols, ignore_index, label_smoothing, row_bucket, MEAN: tl.constexpr,
+                          COUNT_INLINE: tl.constexpr, HAS_GRAD: tl.constexpr, HAS_SMOOTHING: tl.constexpr,
+                          BLOCK: tl.constexpr):
     """One program per row: the row's loss into work[4 + row] (and its gradient); the last program to
-    finish sums the row losses, in row order, into work[1] (the loss: no reduction op after)."""
+    finish (``done_ptr``: a zero counter, reset by that program) sums the row losses, in row order,
+    into work[0]: the loss, with no reduction op after. The mean's token count is work[1] (written by
+    the count kernel), or, for a few rows (COUNT_INLINE), counted by each program from the targets."""
     row = tl.program_id(0).to(tl.int64)
     row_ptr = logits_ptr + row * logits_row_stride
     grad_row_ptr = grad_ptr + row * grad_row_stride
@@ -85,7 +90,10 @@ def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stri
     cols = tl.arange(0, BLOCK)
     scale = 1.0
     if MEAN:
-        scale = 1.0 / tl.load(work_ptr)
+        if COUNT_INLINE:
+            scale = 1.0 / _cross_entropy_count(target_ptr, n_rows, ignore_index, 1024)
+        else:
+            scale = 1.0 / tl.load(work_ptr + 1)
     if target == ignore_index:
         tl.store(work_ptr + 4 + row, 0.0 * scale)  # 0, or NaN when every row is ignored (as PyTorch's mean)
         if HAS_GRAD:
@@ -146,13 +154,14 @@ def _cross_entropy_kernel(logits_ptr, logits_row_stride, grad_ptr, grad_row_stri
     # the row losses are in memory before this program counts itself done (release); the last one to
     # arrive reads them all (acquire, past L1) and writes their sum
     tl.debug_barrier()
-    done = tl.atomic_add(work_ptr + 2, 1.0, sem="acq_rel")
+    done = tl.atomic_add(done_ptr, 1.0, sem="acq_rel")
     if done == tl.cast(n_rows - 1, tl.float32):
         total = tl.zeros([1024], dtype=tl.float32)
         for start in range(0, n_rows, 1024):
             offs = start + tl.arange(0, 1024)
             total += tl.load(work_ptr + 4 + offs, mask=offs < n_rows, other=0.0, cache_modifier=".cg")
-        tl.store(work_ptr + 1, tl.sum(total, axis=0))
+        tl.store(work_ptr, tl.sum(total, axis=0))
+        tl.atomic_add(done_ptr, -tl.cast(n_rows, tl.float32))  # zero again (exact) for the next call on this stream
 
 
 @triton.jit
@@ -264,36 +273,57 @@ def cross_entropy_scale_(grad: torch.Tensor, factor: torch.Tensor) -> torch.Tens
     return grad
 
 
+_CROSS_ENTROPY_INLINE_COUNT_ROWS = 2048  # up to here each program counts the targets itself (no count launch)
+_cross_entropy_done = {}
+
+
+def _cross_entropy_done_counter(logits: torch.Tensor, device: int) -> torch.Tensor:
+    """A zero fp32 counter per device and stream: the row kernel's last program resets it, so it is
+    zero between calls; calls on one stream run one after the other, other streams get their own."""
+    stream = torch._C._cuda_getCurrentRawStream(device) if device >= 0 else 0
+    counter = _cross_entropy_done.get((device, stream))
+    if counter is None:
+        counter = _cross_entropy_done[(device, stream)] = torch.zeros(1, dtype=torch.float32, device=logits.device)
+    return counter
+
+
 def cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad):
     """The loss (a 0-d fp32 tensor); with ``grad`` (``logits`` itself, or a buffer of its shape)
-    d loss / d logits is written there in the same pass. Two launches and one allocation: the count of
-    non-ignored rows and the sum of the row losses are done by the kernels (no host synchronisation)."""
-    if reduction != "mean" and reduction != "sum":
+    d loss / d logits is written there in the same pass. One launch and one allocation for up to
+    2048 rows (a second launch counts the tokens of a mean over more): the token count and the sum of
+    the row losses are done by the kernels, with no ATen op and no host synchronisation."""
+    mean = reduction == "mean"
+    if not mean and reduction != "sum":
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
-    if logits.dim() != 2 or target.shape != logits.shape[:1]:
+    if logits.dim() != 2 or target.dim() != 1 or target.shape[0] != logits.shape[0]:
         raise ValueError(f"cross_entropy: want logits (N, V) and target (N,), got {tuple(logits.shape)} "
                          f"and {tuple(target.shape)}")
-    if logits.stride(-1) != 1 or (grad is not None and grad.stride(-1) != 1):
-        raise ValueError("cross_entropy: logits and gradient need a contiguous last dimension")
     n_rows, n_cols = logits.shape
+    out = grad if grad is not None else logits
+    row_stride, col_stride = logits.stride()
+    out_stride = out.stride()
+    if col_stride != 1 or out_stride[1] != 1:
+        raise ValueError("cross_entropy: logits and gradient need a contiguous last dimension")
     if n_rows >= 1 << 24:
         raise ValueError(f"cross_entropy: {n_rows} rows; at most 2**24 - 1 (the counts are exact fp32)")
     target = target if target.is_contiguous() else target.contiguous()
-    # work: [count of non-ignored rows, the loss, rows done, -, the row losses ...]
+    # work: [the loss, the token count, -, -, the row losses ...]
     work = torch.empty(n_rows + 4, dtype=torch.float32, device=logits.device)
-    mean = reduction == "mean"
-    out = grad if grad is not None else logits
-    key = (n_rows, n_cols, logits.stride(0), out.stride(0), logits.dtype, out.dtype, target.dtype,
-           logits.get_device(), logits.data_ptr() & 15, out.data_ptr() & 15, target.data_ptr() & 15,
-           ignore_index, label_smoothing, mean, grad is not None)
-    _cross_entropy_count_launch(key, (1,), target, work, n_rows, ignore_index, MEAN=mean, BLOCK=1024, num_warps=4)
-    if n_rows:
-        _cross_entropy_launch(key, (n_rows,), logits, logits.stride(0), out, out.stride(0), target, work, n_rows,
-                              n_cols, ignore_index, float(label_smoothing), _cross_entropy_row_bucket(n_rows),
-                              MEAN=mean, HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
-    else:  # nothing to sum: PyTorch's mean of no rows is NaN, the sum 0
-        work[1] = float("nan") if mean else 0.0
-    return work[1]
+    if not n_rows:  # nothing to sum: PyTorch's mean of no rows is NaN, the sum 0
+        work[0] = float("nan") if mean else 0.0
+        return work[0]
+    device = logits.get_device()
+    inline = n_rows <= _CROSS_ENTROPY_INLINE_COUNT_ROWS
+    key = (n_rows, n_cols, row_stride, out_stride[0], logits.dtype, out.dtype, target.dtype, device,
+           logits.data_ptr() & 15, out.data_ptr() & 15, target.data_ptr() & 15, ignore_index, label_smoothing, mean,
+           grad is not None)
+    if mean and not inline:
+        _cross_entropy_count_launch(key, (1,), target, work, n_rows, ignore_index, BLOCK=1024, num_warps=4)
+    _cross_entropy_launch(key, (n_rows,), logits, row_stride, out, out_stride[0], target, work,
+                          _cross_entropy_done_counter(logits, device), n_rows, n_cols, ignore_index,
+                          float(label_smoothing), _cross_entropy_row_bucket(n_rows),
+                          MEAN=mean, COUNT_INLINE=inline, HAS_GRAD=grad is not None, HAS_SMOOTHING=label_smoothing > 0)
+    return work[0]
 
 
 class CrossEntropyFunction(torch.autograd.Function):

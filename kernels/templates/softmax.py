@@ -98,34 +98,45 @@ def _softmax_fwd_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride,
 
 
 @triton.autotune(
-    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
+    configs=_autotune_configs([
+        # PPS > 0: a persistent grid (PPS programs per SM), the next row's loads issued during this one's
+        # arithmetic (STAGES deep); PPS = 0: one program per row
+        triton.Config({"PPS": 0, "STAGES": 1}, num_warps=16),
+        triton.Config({"PPS": 0, "STAGES": 1}, num_warps=8),
+        triton.Config({"PPS": 0, "STAGES": 1}, num_warps=32),
+        triton.Config({"PPS": 0, "STAGES": 1}, num_warps=4),
+        triton.Config({"PPS": 2, "STAGES": 2}, num_warps=16),
+        triton.Config({"PPS": 4, "STAGES": 2}, num_warps=8),
+        triton.Config({"PPS": 1, "STAGES": 2}, num_warps=32),
+    ]),
     key=["n_cols", "BLOCK_N", "row_bucket"],
 )
 @triton.jit(do_not_specialize=["row_bucket"])
-def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
-                        BLOCK_N: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
+def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
+                        BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
-    if BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
-        mask = cols < n_cols
-        dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-        y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-        dot = tl.sum(dy * y, axis=0)
-        tl.store(dx_ptr + row * dx_row_stride + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
-    else:  # wider rows: the dot product, then the rows again (from L2)
-        dot = 0.0
-        for start in range(0, n_cols, BLOCK_N):
-            offs = start + cols
-            mask = offs < n_cols
-            dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-            y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-            dot += tl.sum(dy * y, axis=0)
-        for start in range(0, n_cols, BLOCK_N):
-            offs = start + cols
-            mask = offs < n_cols
-            dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-            y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
-            tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+    for row32 in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=STAGES):
+        row = tl.cast(row32, tl.int64)
+        if BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
+            mask = cols < n_cols
+            dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+            dot = tl.sum(dy * y, axis=0)
+            tl.store(dx_ptr + row * dx_row_stride + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+        else:  # wider rows: the dot product, then the rows again (from L2)
+            dot = 0.0
+            for start in range(0, n_cols, BLOCK_N):
+                offs = start + cols
+                mask = offs < n_cols
+                dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+                y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+                dot += tl.sum(dy * y, axis=0)
+            for start in range(0, n_cols, BLOCK_N):
+                offs = start + cols
+                mask = offs < n_cols
+                dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+                y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
+                tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 class _Launcher:
@@ -253,7 +264,8 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, dy2d.stride(0), y2d.stride(0), dy.dtype, y.dtype, y.get_device(),
                dy2d.data_ptr() & 15, y2d.data_ptr() & 15)
         block_n = _pow2(n_cols) if n_cols <= SOFTMAX_MAX_FUSED_COLS else 8192  # wider: two passes over blocks
-        _softmax_bwd_launch(key, (n_rows,), dy2d, y2d, dx, n_cols, dy2d.stride(0), y2d.stride(0), n_cols,
+        grid = lambda meta: (row_grid(y2d, n_rows, 1, meta["PPS"]),)
+        _softmax_bwd_launch(key, grid, dy2d, y2d, dx, n_rows, n_cols, dy2d.stride(0), y2d.stride(0), n_cols,
                             _softmax_row_bucket(n_rows), BLOCK_N=block_n)
     return dx if y.dim() == 2 else dx.reshape(y.shape)
 

@@ -308,6 +308,21 @@ def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages)
     assert_close(y, ref, torch.float32, "y")
 
 
+@pytest.mark.parametrize("n_cols,block_n", [(67, 128), (300, 128)], ids=["one-block", "two-pass"])
+def test_softmax_backward_persistent_grid_covers_every_row(n_cols, block_n):
+    """The backward's persistent configs (PPS > 0): 3 programs loop over 11 rows, whole rows in
+    registers and rows wider than the block; dx = y * (dy - sum(dy * y)) against float64."""
+    m, g = MODULES["softmax"], fresh_generator()
+    n_rows = 11
+    y = torch.softmax(randn(n_rows, n_cols, dtype=torch.float64, gen=g, scale=2.0), -1).float()
+    dy = randn(n_rows, n_cols, dtype=torch.float32, gen=g)
+    dx = torch.full_like(y, float("nan"))
+    m._softmax_bwd_kernel.fn[(3,)](dy, y, dx, n_rows, n_cols, dy.stride(0), y.stride(0), dx.stride(0), 0,
+                                   BLOCK_N=block_n, PPS=1, STAGES=2)
+    y64, dy64 = y.double(), dy.double()
+    assert_close(dx, y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True)), torch.float32, "dx")
+
+
 _NO_GRAD_CASES = {
     "rms_norm": lambda m, g: (m.rms_norm, (randn(7, 130, dtype=torch.float32, gen=g), randn(130, dtype=torch.float32, gen=g, scale=0.1, shift=1.0), 1e-6)),
     "add_rms_norm": lambda m, g: (m.add_rms_norm, (randn(2, 5, 67, dtype=torch.float32, gen=g), randn(2, 5, 67, dtype=torch.float32, gen=g),
@@ -338,8 +353,8 @@ def test_the_forward_without_gradient_matches_the_autograd_path(name):
 
 
 def test_cross_entropy_sums_many_rows_in_the_kernel():
-    """More rows than one block of the last program's sum (1024), some ignored: the loss the kernel
-    writes is the float64 mean (and sum) of the rows."""
+    """More rows than one block of the last program's sum (1024) and than the in-kernel count (2048:
+    the count kernel runs first), some ignored: the loss is the float64 mean (and sum) of the rows."""
     m, g = MODULES["cross_entropy"], fresh_generator()
     logits = randn(2500, 9, dtype=torch.float32, gen=g, scale=3.0)
     target = torch.randint(0, 9, (2500,), generator=g).to(DEVICE)
@@ -349,6 +364,8 @@ def test_cross_entropy_sums_many_rows_in_the_kernel():
         ref = m.cross_entropy_reference(as_reference(logits), target, reduction=reduction)
         assert got.dim() == 0 and got.dtype == torch.float32
         assert_close(got, ref, torch.float32, f"loss ({reduction})")
+    # the rows-done counters (one per device and stream) are back at zero for the next call
+    assert all(c.item() == 0 for c in m._cross_entropy_done.values())
 
 
 def test_linear_gelu_refuses_mismatched_features():
