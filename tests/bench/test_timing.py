@@ -89,3 +89,18 @@ def test_host_overhead_is_wall_time_per_call_between_synchronisations():
                           clock=lambda: next(ticks))
     assert abs(us - 20.0) < 1e-6                  # 2 ms over 100 calls
     assert events == ["call"] * 5 + ["sync"] + ["call"] * 100 + ["sync"]
+
+
+def test_host_issue_time_stops_the_clock_before_the_final_synchronisation():
+    from tritonify.kernels.bench.timing import host_issue_us_per_call
+
+    events = []
+    ticks = iter([5.0, 5.0015])
+
+    def clock():
+        events.append("clock")
+        return next(ticks)
+
+    us = host_issue_us_per_call(lambda: events.append("call"), lambda: events.append("sync"), calls=50, clock=clock)
+    assert abs(us - 30.0) < 1e-6                  # 1.5 ms over 50 calls
+    assert events == ["call"] * 5 + ["sync", "clock"] + ["call"] * 50 + ["clock", "sync"]
