@@ -10,7 +10,9 @@ The three ways answer two questions:
 * ``events``: ``triton.testing.do_bench`` (CUDA events, L2 flushed before each repetition): what an
   eager loop sees, where a launcher slower on the host than the GPU work leaves the GPU idle.
 * ``host``: wall time per call of 200 back-to-back calls on 8 rows of the same width, synchronised at
-  both ends (``tritonify.kernels.bench.timing.host_us_per_call``): the launcher's cost.
+  both ends (``tritonify.kernels.bench.timing.host_us_per_call``), and the time to issue them (the
+  clock stopped before the final synchronisation, ``host_issue_us_per_call``): the launcher's cost,
+  beside the call's GPU time (a host time at or under it is GPU-bound).
 
 Sections, in priority order, each stopping at the time budget: ``ce`` (cross-entropy forward +
 backward at 8192x128256 and 4096x32000 bf16 against Liger and torch.compile, the gradient checked
