@@ -100,7 +100,8 @@ def lint_source(source: SourceFile, settings: Settings | None = None, workspace=
         return _lint_source(source, settings, workspace)
 
 
-def _lint_source(source: SourceFile, settings: Settings | None = None, workspace=None) -> FileResult:
+def _lint_source(source: SourceFile, settings: Settings | None = None, workspace=None,
+                 rules: tuple[list[RegisteredRule], list[RegisteredRule]] | None = None) -> FileResult:
     settings = settings or Settings()
     result = FileResult(source.path)
     findings: list[Finding] = []
@@ -120,7 +121,9 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
 
         result.notes.extend(unknown_code_note(line, code) for line, code in unknown_codes(source))
     ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
-    for reg in _enabled_rules(settings, source.path, "python"):
+    python_rules, cuda_rules = rules or (_enabled_rules(settings, source.path, "python"),
+                                         _enabled_rules(settings, source.path, "cuda"))
+    for reg in python_rules:
         ctx.rule = reg.rule
         try:
             findings.extend(reg.check(ctx))
@@ -130,13 +133,14 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
             log.exception("rule %s failed on %s", reg.code, source.path)
             result.error = f"internal error in {reg.code}: {type(exc).__name__}: {exc}"
     ctx.release()
-    findings.extend(_embedded_cuda(source, settings))
+    findings.extend(_embedded_cuda(source, settings, cuda_rules))
     result.findings = _finish(findings, source.is_suppressed, settings, source.path)
     return result
 
 
-def _embedded_cuda(source: SourceFile, settings: Settings) -> list[Finding]:
-    rules = _enabled_rules(settings, source.path, "cuda")
+def _embedded_cuda(source: SourceFile, settings: Settings,
+                   rules: list[RegisteredRule] | None = None) -> list[Finding]:
+    rules = _enabled_rules(settings, source.path, "cuda") if rules is None else rules
     if not rules or source.tree is None:
         return []
     try:
@@ -213,16 +217,18 @@ def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | N
 
         text, problem = decode_source(text)
     workspace = workspace if workspace is not None else default_index()
-    if not _needs_tree(text, path, settings, workspace):
+    rules = _enabled_rules(settings, path, "python"), _enabled_rules(settings, path, "cuda")
+    if not _needs_tree(text, path, workspace, *rules):
         return _unparsed(text, path, problem, settings)
     source = SourceFile.from_text(text, path)
     source.decode_problem = problem
     if on_disk:
         workspace.observe(path, source.text, source.tree)
-    return lint_source(source, settings, workspace)
+    return _lint_source(source, settings, workspace, rules)   # lint_text has paused the collector
 
 
-def _needs_tree(text: str, path: str, settings: Settings, workspace) -> bool:
+def _needs_tree(text: str, path: str, workspace, python_rules: list[RegisteredRule],
+                cuda_rules: list[RegisteredRule]) -> bool:
     """Whether any selected rule could report on this file. Kernel rules (`language ==
     "triton"`) look only inside kernels: a file that cannot define one (`kernel_screen`) gives
     them nothing. Another Python rule counts unless its module's `may_fire(text)` says no; the
@@ -232,14 +238,14 @@ def _needs_tree(text: str, path: str, settings: Settings, workspace) -> bool:
     if "\0" in text:
         return True   # cannot be parsed: said once as TRI000, cheaply known without a parse
     kernel_rules = False
-    for reg in _enabled_rules(settings, path, "python"):
+    for reg in python_rules:
         if reg.rule.language == "triton":
             kernel_rules = True
             continue
         may_fire = getattr(reg.module, "may_fire", None)
         if may_fire is None or may_fire(text):
             return True
-    if _enabled_rules(settings, path, "cuda"):
+    if cuda_rules:
         try:
             from tritonify.diagnostics.cuda.embedded import mentions_cuda_compiler
         except ImportError:

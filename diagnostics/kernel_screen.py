@@ -4,24 +4,26 @@ Every kernel rule (`Rule.language == "triton"`) looks only inside kernels, so a 
 define one gets nothing from them, and the engine need not parse it at all when no other
 selected rule wants it either (torch's `sparse/_triton_ops_meta.py`, 7,783 lines of tuning
 tables, takes 165 ms to parse and holds no kernel). The test must never say "no kernel" where
-`find_kernels` would find one, so it follows how a kernel is recognised: a function whose
-decorator (or a call on it) resolves to `triton.jit` through `ImportMap`. That needs one of:
+`find_kernels` would find one, so it follows how a kernel is recognised: a function under a
+decorator, or passed as the first argument of a call (`k = jit(f)`), whose callee resolves to
+`triton.jit` through `ImportMap`.
 
-1. the text spells `jit` (`@triton.jit`, `from triton import jit`, `jit = ...`, the guesses
-   for a module that cannot be read); or
-2. a name imported from a module of the workspace that is bound there to `triton.jit` (a
-   re-export under another name: `kernel = triton.jit` in `compat.py`, `from .compat import
-   kernel`); or
-3. a workspace module imported whole (`import pkg`, `from pkg import compat`, a star import)
-   whose attribute is used as a decorator (`@compat.kernel`), or aliased (`k = compat.kernel`),
-   or called on a function the file defines (`compat.kernel(fn)`).
+1. A text that spells `jit` anywhere, or has no `def`, is decided at once (parsed / not).
+2. Otherwise every candidate callee is listed from the text: the dotted name after each `@` at
+   the start of a line, and the dotted name before each `(` that a function defined in the file
+   follows. None: no kernel.
+3. The callee's first name decides. Not bound by any import of the file (a builtin, a local
+   function): no kernel through it. Assigned a dotted name (`k = compat.kernel`, an alias
+   `ImportMap` follows): that name is a candidate too. A star import: parsed. Bound by an
+   import: that import statement alone is parsed and resolved with the workspace index exactly
+   as `ImportMap` does (`from .compat import kernel`, where `kernel = triton.jit`, is
+   `triton.jit`; `compat.kernel` after `from . import compat` too). `triton.jit` under any
+   name: parsed.
 
-So a file that does not spell `jit` can define a kernel only if an import statement of it names
-the workspace: each `import` statement is read (the statement alone is parsed) and resolved with
-the workspace index; a name bound to `triton.jit` says yes; a module says yes when a decorator
-line, an assignment or a call in the text could use it as above. Anything the text test cannot
-read for certain (the word `import` outside an import statement's usual place, a statement
-that does not parse alone) also says yes: the file is parsed as before.
+Anything the text test cannot read for certain (`@(`, `a(...)(...)(fn)`, the word `import`
+outside an import statement's usual place, a statement that does not parse alone) says "parse".
+Only the imports of candidate callees are resolved, so the modules a file imports for other
+reasons are not read for the screen.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import ast
 import re
 import warnings
 
-from tritonify.diagnostics.triton_ast import canonical
+from tritonify.diagnostics.triton_ast import ImportMap, canonical
 
 # What `find_kernels` takes for jit (after `canonical`): see triton_ast._jit_like.
 _JIT_PATHS = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
@@ -37,11 +39,13 @@ _IMPORT_WORD = re.compile(r"\bimport\b")
 _STATEMENT_HEAD = re.compile(r"[ \t]*(?:from[ \t]+[.\w]+[ \t]+)?import\b")
 _DECORATOR_LINE = re.compile(r"^[ \t]*@(.*)$", re.MULTILINE)
 _DEF_NAME = re.compile(r"\bdef[ \t]+(\w+)")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_DOTTED_PREFIX = re.compile(r"[\w. \t]*")
-_CALLEE_BEFORE = re.compile(r"[\w.\s\\]*$")
-_ASSIGNED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*=(?!=)")
+_DOTTED_PREFIX = re.compile(r"[A-Za-z_][\w \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)*")
+_DOTTED_BEFORE = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*$")
 _GAP = r"(?:\s|\\\n|#[^\n]*\n)*"   # what may stand between tokens: blanks, continuations, comments
+
+
+class _Parse(Exception):
+    """The text cannot be read for certain: parse the file."""
 
 
 def may_define_kernel(text: str, path: str | None = None, workspace=None) -> bool:
@@ -52,36 +56,125 @@ def may_define_kernel(text: str, path: str | None = None, workspace=None) -> boo
         return True
     if "def" not in text:
         return False
-    if workspace is not None and not (path and workspace.can_resolve_from(path)):
-        workspace = None   # as ImportMap: text with no file behind it resolves by guesses only
-    modules: set[str] = set()   # local names bound to a workspace module
-    for m in _IMPORT_WORD.finditer(text):
-        statement = _import_statement(text, m.start())
-        if statement is None:
+    try:
+        callees = _candidate_callees(text)
+        if not callees:
+            return False
+        for _ in range(8):   # aliases of aliases: `a = compat.tools`, `k = a.kernel`
+            heads = {c.split(".")[0] for c in callees}
+            more = _aliases(text, heads) - callees
+            if not more:
+                break
+            callees |= more
+        else:
             return True
-        for node in statement:
-            verdict = _brings_jit(node, path, workspace, modules)
-            if verdict:
-                return True
-    if not modules:
-        return False
-    return _module_may_decorate(text, modules)
+        statements = _imports_binding(text, {c.split(".")[0] for c in callees})
+    except _Parse:
+        return True
+    for stmt in statements:
+        imports = ImportMap(ast.Module(body=[stmt], type_ignores=[]), workspace=workspace, path=path)
+        for callee in callees:
+            if callee.split(".")[0] in imports.names:
+                resolved = imports.resolve(ast.parse(callee, mode="eval").body)
+                if resolved is not None and canonical(resolved) in _JIT_PATHS:
+                    return True
+    return False
 
 
-def _import_statement(text: str, at: int) -> list[ast.stmt] | None:
-    """The statement(s) of the logical line whose `import` word starts at `at`, parsed alone;
-    None when that line is not plainly an import statement (the word in a comment, a string,
-    after `try:` or `;`) or does not parse alone."""
+def _candidate_callees(text: str) -> set[str]:
+    """Dotted names that could make a kernel: decorators, and callees given a function of the file."""
+    found: set[str] = set()
+    for m in _DECORATOR_LINE.finditer(text):
+        expr = m.group(1).strip()
+        prefix = _DOTTED_PREFIX.match(expr)
+        if prefix is None:
+            raise _Parse   # `@(` ... or `@\`: the decorator goes on over the next lines
+        found.add(_squeeze(prefix.group()))
+    functions = set(_DEF_NAME.findall(text))
+    if functions:
+        defs = "|".join(sorted(map(re.escape, functions)))
+        for m in re.finditer(rf"\({_GAP}(?:{defs})\b", text):   # `callee(fn` with `def fn` in the file
+            before = text[max(0, m.start() - 2000):m.start()].replace("\\\n", " ").rstrip()
+            if before.endswith(")"):
+                before = _before_call(before)   # `factory(...)(fn)`: `_jit_like` resolves `factory`
+            callee = _DOTTED_BEFORE.search(before)   # none after `]`: a subscript is never resolved
+            if callee is not None:
+                found.add(_squeeze(callee.group()))
+    return {c for c in found if c}
+
+
+def _before_call(before: str) -> str:
+    """The text before the call whose closing bracket ends `before` (`factory` of `factory(...)`)."""
+    depth = 0
+    for i in range(len(before) - 1, -1, -1):
+        ch = before[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                if any(q in before[i:] for q in "\"'#"):
+                    raise _Parse   # a bracket inside a string or comment could mislead the count
+                head = before[:i].rstrip()
+                if head.endswith(")"):
+                    raise _Parse   # `a(...)(...)(fn)`
+                return head
+    raise _Parse
+
+
+def _aliases(text: str, heads: set[str]) -> set[str]:
+    """Dotted names assigned to `heads` (`k = compat.kernel`: ImportMap resolves such a
+    module-level alias like an import). A value that is not plainly a dotted name cannot be
+    such an alias, except `functools.partial(...)` and values over several lines: parse."""
+    out: set[str] = set()
+    for head in heads:
+        for m in re.finditer(rf"^[ \t]*{re.escape(head)}[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
+            value = m.group(1).split("#")[0].strip()
+            if not value or value[0] in "(\\":
+                raise _Parse
+            prefix = _DOTTED_PREFIX.match(value)
+            if prefix is None:
+                continue   # a literal, a list, a string: never an alias
+            if prefix.end() == len(value.rstrip()):
+                out.add(_squeeze(value))
+            elif _squeeze(prefix.group()).rsplit(".", 1)[-1] == "partial":
+                raise _Parse
+    return out
+
+
+def _squeeze(dotted: str) -> str:
+    return "".join(dotted.split())
+
+
+def _imports_binding(text: str, heads: set[str]) -> list[ast.stmt]:
+    """The import statements of the file that bind one of `heads` (each parsed alone)."""
+    out: list[ast.stmt] = []
+    for m in _IMPORT_WORD.finditer(text):
+        for node in _import_statement(text, m.start()):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    raise _Parse   # binds names that only the exporting module lists
+                local = alias.asname or (alias.name.split(".")[0] if isinstance(node, ast.Import) else alias.name)
+                if local in heads:
+                    out.append(node)
+                    break
+    return out
+
+
+def _import_statement(text: str, at: int) -> list[ast.stmt]:
+    """The statement(s) of the logical line whose `import` word starts at `at`, parsed alone."""
     start = text.rfind("\n", 0, at) + 1
     head = _STATEMENT_HEAD.match(text, start)
     if head is None or head.end() != at + len("import"):
-        return None
+        raise _Parse   # the word in a comment, a string, after `try:` or `;`
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
     if "(" in text[at:end]:
         close = text.find(")", at)
         if close < 0:
-            return None
+            raise _Parse
         end = text.find("\n", close)
         end = len(text) if end < 0 else end
     else:
@@ -91,79 +184,6 @@ def _import_statement(text: str, at: int) -> list[ast.stmt] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text[start:end].strip())
+            return ast.parse(text[start:end].strip()).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tree.body[:1]):
-        return None
-    return tree.body
-
-
-def _brings_jit(node: ast.stmt, path: str | None, workspace, modules: set[str]) -> bool:
-    """True when the import `node` binds a name to `triton.jit` (or may: a star import from the
-    workspace); adds the local names it binds to workspace modules to `modules`."""
-    if workspace is None or not isinstance(node, (ast.Import, ast.ImportFrom)):
-        return False
-    try:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                head = alias.name.split(".")[0]
-                if head == "triton":
-                    continue
-                t = workspace.resolve(head, path)
-                if t is not None and t.kind == "module":
-                    modules.add(alias.asname or head)
-                if alias.asname:   # `import pkg.compat.kernel as k` resolves the whole path
-                    t = workspace.resolve(alias.name, path)
-                    if t is not None and t.kind == "triton" and canonical(t.path) in _JIT_PATHS:
-                        return True
-            return False
-        if not node.level and (not node.module or node.module.split(".")[0] == "triton"):
-            return False   # Triton's own names: `jit` among them would be spelled in the text
-        for alias in node.names:
-            if alias.name == "*":
-                return True   # the names a workspace module exports: not listed here
-            if node.level:
-                t = workspace.resolve_relative(path, node.level, node.module, alias.name)
-            else:
-                t = workspace.resolve(f"{node.module}.{alias.name}", path)
-            if t is None:
-                continue
-            if t.kind == "triton" and canonical(t.path) in _JIT_PATHS:
-                return True
-            if t.kind == "module":
-                modules.add(alias.asname or alias.name)
-    except (OSError, ValueError, RecursionError):
-        return True
-    return False
-
-
-def _module_may_decorate(text: str, modules: set[str]) -> bool:
-    """Whether an attribute of the workspace modules bound to `modules` could make a kernel:
-    used on a decorator line, aliased by an assignment, or a call given a function of the file
-    as its first argument (`compat.kernel(fn)`, `compat.kernel(...)(fn)`)."""
-    names = "|".join(sorted(map(re.escape, modules)))
-    if re.search(rf"\b(?:{names}){_GAP}\.", text) is None:
-        return False   # no attribute of those modules is read anywhere
-    assigned = set(_ASSIGNED.findall(text))   # `k = compat.kernel` anywhere (a keyword argument too)
-    for m in _DECORATOR_LINE.finditer(text):
-        expr = m.group(1).strip()
-        if not expr or not (expr[0].isalpha() or expr[0] == "_"):
-            return True   # `@(` ... or `@\\`: the decorator goes on over the next lines
-        callee = _DOTTED_PREFIX.match(expr).group()   # what `_jit_like` resolves: the name before any `(`
-        words = set(_IDENT.findall(callee))
-        if words & modules or words & assigned:
-            return True
-    functions = set(_DEF_NAME.findall(text))
-    if not functions:
-        return False
-    defs = "|".join(sorted(map(re.escape, functions)))
-    suspects = modules | assigned
-    for m in re.finditer(rf"\({_GAP}(?:{defs})\b", text):   # `callee(fn` with `def fn` in the file
-        before = text[max(0, m.start() - 300):m.start()].rstrip()
-        if before.endswith((")", "]")):
-            return True   # `factory(...)(fn)`: the callee is itself a call
-        callee = _CALLEE_BEFORE.search(before).group()
-        if set(_IDENT.findall(callee)) & suspects:
-            return True
-    return False
+        raise _Parse from None

@@ -49,6 +49,9 @@ CASES = {
     "call form": "from . import compat\ntl = compat.tl\n\ndef f" + BODY + "\nk = compat.kernel(f)\n",
     "call form, comment before the argument": ("from . import compat\ntl = compat.tl\n\ndef f" + BODY
                                                + "\nk = compat.kernel(  # made a kernel here\n    f)\n"),
+    "curried call form": ("from . import compat\ntl = compat.tl\n\ndef f" + BODY
+                          + "\nk = compat.kernel(do_not_specialize=['n'])(f)\n"),
+    "alias of an alias": "from . import compat\ntl = compat.tl\nk1 = compat.kernel\nk2 = k1\n\n@k2\ndef k" + BODY,
     "star import": "from .compat import *\n\n@kernel\ndef k" + BODY,
     "decorator over lines": "from . import compat\ntl = compat.tl\n\n@(\n    compat.kernel\n)\ndef k" + BODY,
     "import after try:": "try: from .compat import kernel, tl\nexcept ImportError: pass\n\n@kernel\ndef k" + BODY,
