@@ -422,8 +422,11 @@ class _Builder:
 
     def merge(self, env: dict[str, int], left: dict[str, int], right: dict[str, int]) -> None:
         for name in set(left) | set(right):
-            values = [v for v in (left.get(name), right.get(name)) if v is not None]
-            env[name] = self.g.phi(*values)
+            a, b = left.get(name), right.get(name)
+            if a is None or b is None or a == b:   # phi of one value is that value (no node made)
+                env[name] = b if a is None else a
+            else:
+                env[name] = self.g.phi(a, b)
 
     def bind(self, target: ast.expr, value: int, value_node: ast.expr, env: dict[str, int]) -> None:
         if isinstance(target, ast.Name):

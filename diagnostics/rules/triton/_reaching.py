@@ -99,9 +99,17 @@ def _merge(states: list[_State | None]) -> _State | None:
         return None
     if len(live) == 1:
         return live[0]
-    names = set().union(*live)
     entry = frozenset((_ENTRY,))
-    return {n: frozenset().union(*(s.get(n, entry) for s in live)) for n in names}
+    first, rest = live[0], live[1:]
+    out = {}
+    for n in set().union(*live):
+        merged = first.get(n, entry)
+        for s in rest:
+            b = s.get(n, entry)
+            if b is not merged:   # most names reach a join unchanged: the same set object on every side
+                merged = merged | b
+        out[n] = merged
+    return out
 
 
 class ReachingDefinitions:

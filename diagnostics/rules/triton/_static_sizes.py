@@ -524,6 +524,15 @@ class KernelSizes:
         return tuple(out) + inner[pos:]
 
 
+def kernel_sizes(ctx: PythonContext, kernel: Kernel) -> KernelSizes:
+    """The one `KernelSizes` of `kernel` in this file, shared by the rules that read plain sizes
+    (TRI004, TRI005): its values and shapes are pure functions of (expression, scenario), so one
+    rule's answers are the other's. A rule with scenarios of its own (TRI014's every-name-is-2
+    values, which `_env_id` would not tell from the defaults) or with other shape semantics
+    (`KernelShapes`) keeps its own instance."""
+    return ctx.per_file(("kernel-sizes", kernel.node), lambda: KernelSizes(ctx, kernel, kernel_flow(ctx, kernel)))
+
+
 def _reads(expr: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(expr))
 

@@ -22,6 +22,7 @@ from tritonify.diagnostics.rules.triton._static_sizes import (
     MAX_NUMEL,
     KernelSizes,
     is_power_of_two,
+    kernel_sizes,
     next_power_of_two,
 )
 from tritonify.diagnostics.triton_ast import Kernel, tl_name
@@ -187,6 +188,6 @@ def _at_launch(ctx: PythonContext, kernel: Kernel, flow: KernelFlow) -> Iterator
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         flow = kernel_flow(ctx, kernel)
-        sizes = KernelSizes(ctx, kernel, flow)
+        sizes = kernel_sizes(ctx, kernel)   # shared with TRI005
         yield from _in_kernel(ctx, kernel, sizes)
         yield from _at_launch(ctx, kernel, flow)

@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow
-from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
+from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario, kernel_sizes
 from tritonify.diagnostics.triton_ast import keyword, tl_name
 
 RULE = Rule(
@@ -75,8 +74,7 @@ def _small_mn_message(m: int | None, n: int | None, shape: str, where: str) -> s
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        flow = kernel_flow(ctx, kernel)
-        sizes = KernelSizes(ctx, kernel, flow)
+        sizes = kernel_sizes(ctx, kernel)   # shared with TRI004
         for call in kernel.calls():
             if tl_name(ctx.imports, call.func) != "dot":
                 continue
