@@ -440,7 +440,11 @@ class Param:
     node: ast.arg
     constexpr: bool
     default: ast.expr | None
-    annotation: str | None
+
+    @cached_property
+    def annotation(self) -> str | None:
+        """The annotation's source text (`tl.constexpr`), made when first read: few rules ask."""
+        return _unparse(self.node.annotation)
 
 
 @dataclass
@@ -533,11 +537,11 @@ def _params(imports: ImportMap, fn: ast.FunctionDef) -> list[Param]:
     positional = [*args.posonlyargs, *args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     out = [
-        Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d, _unparse(a.annotation))
+        Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d)
         for a, d in zip(positional, defaults)
     ]
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d, _unparse(a.annotation)))
+        out.append(Param(a.arg, a, _is_constexpr_annotation(imports, a.annotation), d))
     return out
 
 
