@@ -4,7 +4,9 @@ Several rules rest on NVIDIA facts (libdevice's `__nv_tanhf`, PTX `tanh.approx`,
 cores, `ex2.approx` folding, CUDA FP64 rates). Libraries ship the same kernels for other
 backends side by side (`runtime/backend/_ascend/`, `backends/triton_ascend/`, `*_hip.py`,
 `if _is_hip:` branches), and those premises do not hold there. This module is the one place
-that decides; rules ask `ctx.target.nvidia(node)` ("may NVIDIA premises be applied here?").
+that decides; rules ask `ctx.target.nvidia(node)` ("may NVIDIA premises be applied here?") or
+`ctx.target.upstream(node)` ("is this compiled by upstream Triton?": NVIDIA, AMD or unknown; the
+vendor forks for NPUs, MLUs, XPUs and the like accept constructs upstream rejects).
 
 What is read, innermost first (the first answer wins):
 1. the branch a node sits in: `if _is_hip:`, `if torch.version.hip:`, `if current_platform.is_rocm():`,
@@ -39,6 +41,8 @@ AMD = "amd"
 NPU = "npu"
 CPU = "cpu"
 SETTING_VALUES = ("auto", NVIDIA, AMD, NPU, CPU)
+# The targets upstream Triton (triton-lang/triton) compiles for; None is unknown code.
+UPSTREAM = (None, NVIDIA, AMD)
 
 # A word (of a path part, a function name or a flag) -> the target it names.
 _WORDS = {
@@ -223,3 +227,8 @@ class Targets:
     def nvidia(self, node: ast.AST) -> bool:
         """Whether NVIDIA premises may be applied at `node`: its target is NVIDIA or unknown."""
         return self.of(node) in (None, NVIDIA)
+
+    def upstream(self, node: ast.AST) -> bool:
+        """Whether upstream Triton's language limits apply at `node`: its target is NVIDIA, AMD or
+        unknown (not a vendor fork such as Cambricon's, Ascend's or Kunlunxin's)."""
+        return self.of(node) in UPSTREAM

@@ -144,3 +144,17 @@ def test_target_setting_is_validated():
     assert from_table({}).target == "auto"
     with pytest.raises(SettingsError, match="unknown target 'tpu'"):
         from_table({"target": "tpu"})
+
+
+@pytest.mark.parametrize("path, upstream", [
+    ("kernel.py", True),
+    ("vllm/models/kimi_k3/amd/ops/kda_prefill.py", True),
+    ("flag_gems/runtime/backend/_nvidia/hopper/topk.py", True),
+    ("flag_gems/runtime/backend/_cambricon/ops/celu.py", False),
+    ("flag_gems/runtime/backend/_metax/ops/exponential_.py", False),
+    ("flag_gems/runtime/backend/_ascend/ops/softmax.py", False),
+    ("flag_gems/runtime/backend/_arm/ops/add.py", False),
+])
+def test_upstream_is_nvidia_amd_or_unknown(path, upstream):
+    ctx = _ctx("x  # here\n", path)
+    assert ctx.target.upstream(_node(ctx, "here")) is upstream

@@ -273,3 +273,54 @@ def test_a_host_variable_named_like_a_block_is_the_librarys_own_tile():
     """
     assert lint(code, "TRI004") == []
     assert len(lint(code.replace("BT = A.shape[-1]", "width = A.shape[-1]").replace("BT=BT)", "BT=width)"), "TRI004")) == 1
+
+
+# Round 3 of the real-world study (benchmarks/realworld/labels/round3_*.csv).
+from tests.lintutil import FIXTURES  # noqa: E402
+
+
+def test_contract_fixture_flags_only_padded_tiles():
+    # an axis only picked by `==`, a head tile next to a dtype comparison, a ring buffer wrapped with
+    # `& (SLOTS - 1)`, loaded values compared with each other and a guard one function up are
+    # powers of two by contract; a padded tile (bounded by a parameter or a loaded length) is not
+    findings = lint_fixture("TRI004_contract.py", "TRI004")
+    assert [f.line for f in findings] == marked_lines("TRI004_contract.py", "TRI004")
+
+
+FORK_PATHS = (
+    "flag_gems/runtime/backend/_cambricon/fused/cross_entropy_loss.py",
+    "flag_gems/runtime/backend/_kunlunxin/ops/dropout.py",
+    "flag_gems/runtime/backend/_tsingmicro/fused/cross_entropy_loss.py",
+    "flag_gems/runtime/backend/_ascend/ops/softmax.py",
+    "flag_gems/runtime/backend/_metax/ops/softmax.py",
+)
+
+
+def test_vendor_forks_are_not_held_to_upstream_limits():
+    # the forks behind flag-gems' vendor backends accept ranges that are not powers of two; AMD's
+    # and NVIDIA's (upstream) Triton do not
+    text = (FIXTURES / "TRI004.py").read_text()
+    lines = marked_lines("TRI004.py", "TRI004")
+    assert [f.line for f in lint(text, "TRI004", path="vllm/attention/ops/amd/decode.py")] == lines
+    for path in FORK_PATHS:
+        assert lint(text, "TRI004", path=path) == [], path
+
+
+def test_a_fork_branch_inside_an_upstream_file_is_left_alone():
+    code = """
+    import triton
+    import triton.language as tl
+    from flag_gems.runtime import device
+
+    if device.vendor_name == "cambricon":
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, 48)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+    else:
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, 48)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+    """
+    assert [f.line for f in lint(code, "TRI004")] == [14]   # the else branch only

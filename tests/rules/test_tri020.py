@@ -181,3 +181,32 @@ def test_item_assignment_in_a_vendor_backend_file_is_that_forks_business():
     """
     assert lint(code, "TRI020", path="flag_gems/runtime/backend/_cambricon/ops/prod.py") == []
     assert len(lint(code, "TRI020", path="flag_gems/ops/prod.py")) == 1
+
+
+# Round 3 of the real-world study: flag-gems' Ascend and Metax backends read annotated
+# `X: tl.constexpr = v` globals, which their Triton forks accept. TRI020 states upstream
+# Triton's limits, so it speaks only where upstream compiles the code (NVIDIA, AMD or unknown).
+FORK_PATHS = (
+    "flag_gems/runtime/backend/_ascend/ops/randperm.py",
+    "flag_gems/runtime/backend/_metax/ops/exponential_.py",
+    "flag_gems/runtime/backend/_cambricon/ops/prod.py",
+    "flag_gems/runtime/backend/_kunlunxin/ops/sort.py",
+    "flag_gems/runtime/backend/_tsingmicro/fused/x.py",
+)
+
+
+def test_fork_fixture_fires_where_upstream_compiles_it():
+    lines = marked_lines("TRI020_fork.py", "TRI020")
+    text = (FIXTURES / "TRI020_fork.py").read_text()
+    assert [f.line for f in lint_fixture("TRI020_fork.py", "TRI020")] == lines
+    assert [f.line for f in lint(text, "TRI020", path="vllm/attention/ops/amd/prefill.py")] == lines
+    for path in FORK_PATHS:
+        assert lint(text, "TRI020", path=path) == [], path
+
+
+@needs_triton
+def test_fork_fixture_marks_exactly_what_upstream_rejects():
+    path = FIXTURES / "TRI020_fork.py"
+    errors = frontend_errors(path)
+    expected = marked_kernels(path, "TRI020")
+    assert {name for name, marked in expected.items() if marked} == {n for n, e in errors.items() if e}

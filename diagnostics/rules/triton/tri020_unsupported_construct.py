@@ -199,11 +199,17 @@ class _KernelChecker:
     def findings(self) -> Iterator[Finding]:
         kwarg = self.kernel.node.args.kwarg
         if kwarg is not None:
-            yield self.ctx.finding(
+            yield from self._report(
                 kwarg, f"@triton.jit functions do not accept `**{kwarg.arg}` (TypeError when the module is imported); "
                        "list the parameters explicitly")
         yield from self._statements(self.kernel.node.body, runtime_loop=False, guarded=False)
         yield from self._expressions()
+
+    def _report(self, node: ast.AST, message: str) -> Iterator[Finding]:
+        """The finding, where upstream Triton compiles `node`: vendor forks (Cambricon's, Ascend's,
+        Metax's Triton) accept slice assignment, annotated constexpr globals and more."""
+        if self.ctx.target.upstream(node):
+            yield self.ctx.finding(node, message)
 
     # ---- statements ----------------------------------------------------------------------------
     def _is_static_range(self, loop: ast.For) -> bool:
@@ -213,15 +219,15 @@ class _KernelChecker:
         for stmt in body:
             message = _STATEMENTS.get(type(stmt))
             if message is not None:
-                yield self.ctx.finding(stmt, message)
+                yield from self._report(stmt, message)
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     continue  # its body is not the kernel's
             if isinstance(stmt, ast.Raise) and not guarded:
-                yield self.ctx.finding(
+                yield from self._report(
                     stmt, "`raise` is not supported in a @triton.jit function (\"unsupported AST node type: Raise\"); "
                           "use `tl.static_assert(cond, msg)` for compile-time checks or `tl.device_assert` at run time")
             elif isinstance(stmt, ast.Return) and runtime_loop:
-                yield self.ctx.finding(
+                yield from self._report(
                     stmt, "`return` inside a `for`/`while` loop is not supported in Triton; end the loop through its "
                           "condition (or mask the remaining work) and return after it")
             elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -229,19 +235,19 @@ class _KernelChecker:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 static = isinstance(stmt, ast.For) and self._is_static_range(stmt)
                 if stmt.orelse and static:
-                    yield self.ctx.finding(
+                    yield from self._report(
                         stmt, "Triton does not run the `else` of a `tl.static_range` loop as code (its assignments "
                               "are dropped, `x -= 1` fails with \"unsupported AST node type: Sub\"); loops cannot "
                               "`break`, so move the `else` body after the loop")
                 elif stmt.orelse:
-                    yield self.ctx.finding(
+                    yield from self._report(
                         stmt, "`for ... else` is not supported in Triton (\"Don't know what to do with else after "
                               "for\"); loops cannot `break`, so move the `else` body after the loop")
                 yield from self._statements(stmt.body, runtime_loop or not static, guarded)
                 yield from self._statements(stmt.orelse, runtime_loop, guarded)
             elif isinstance(stmt, ast.While):
                 if stmt.orelse:
-                    yield self.ctx.finding(
+                    yield from self._report(
                         stmt, "`while ... else` is not supported in Triton (the frontend asserts \"Not "
                               "implemented\"); loops cannot `break`, so move the `else` body after the loop")
                 yield from self._statements(stmt.body, True, guarded)
@@ -260,19 +266,17 @@ class _KernelChecker:
         for target in targets:
             for node in walk_nodes(target):
                 if isinstance(node, ast.Subscript):
-                    if self.ctx.target.of(node) not in (None, "nvidia", "amd"):
-                        break  # a vendor fork (Cambricon's MLU Triton) supports slice assignment
-                    yield self.ctx.finding(
+                    yield from self._report(
                         node, "item assignment is not supported in Triton (\"__setitem__ is not supported in "
                               "triton\"): tensors and tuples are immutable; build a new value, e.g. "
                               "`x = tl.where(offs == i, v, x)`")
                     break
                 if isinstance(node, ast.Attribute):
-                    yield self.ctx.finding(
+                    yield from self._report(
                         node, "attribute assignment is not supported in Triton; bind a new local name instead")
                     break
                 if isinstance(node, ast.Starred):
-                    yield self.ctx.finding(
+                    yield from self._report(
                         node, "starred assignment targets are not supported in Triton; index the tuple instead")
                     break
 
@@ -287,7 +291,7 @@ class _KernelChecker:
                 if node.id in plain_globals and node.id not in reported_names and id(node) not in nested \
                         and isinstance(node.ctx, ast.Load) and node.id not in self.locals:
                     reported_names.add(node.id)
-                    yield self.ctx.finding(
+                    yield from self._report(
                         node, f"`{node.id}` is a plain module-level value: a kernel can read only `tl.constexpr` "
                               f"globals (NameError \"Cannot access global variable {node.id}\"); define it as "
                               f"`{node.id} = tl.constexpr(...)` or pass it as a `tl.constexpr` parameter")
@@ -298,7 +302,7 @@ class _KernelChecker:
                 nested.update(id(n) for n in walk_nodes(node) if n is not node)
             message = _EXPRESSIONS.get(kind)
             if message is not None:
-                yield self.ctx.finding(node, message)
+                yield from self._report(node, message)
             elif kind is ast.ListComp:
                 yield from self._comprehension(node)
             elif kind is ast.Call:
@@ -310,14 +314,14 @@ class _KernelChecker:
 
     def _comprehension(self, node: ast.ListComp) -> Iterator[Finding]:
         if len(node.generators) > 1:
-            yield self.ctx.finding(
+            yield from self._report(
                 node, "nested comprehensions are not supported in Triton; use one comprehension per tuple, or "
                       "`tl.static_range` loops")
             return
         it = node.generators[0].iter
         path = self.ctx.imports.resolve(it.func) if isinstance(it, ast.Call) else None
         if path in _RANGE_CALLS and not (path == "range" and "range" in self.locals):
-            yield self.ctx.finding(
+            yield from self._report(
                 node, "Triton supports comprehensions only over tuples (\"only tuple comprehensions are "
                       "supported\"); iterate a tuple literal such as `(0, 1, 2, 3)`, or use a "
                       "`tl.static_range` loop")
@@ -331,12 +335,12 @@ class _KernelChecker:
             reported.add(name)
             hint = _BUILTIN_HINTS.get(name, "kernels can call only range, len, min, max, int, float, isinstance, "
                                             "getattr, hasattr, print and list among Python's builtins")
-            yield self.ctx.finding(
+            yield from self._report(
                 call.func, f"`{name}` is not available in a @triton.jit function (NameError \"{name} is not "
                            f"defined\"); {hint}")
         elif name in self.plain_functions:
             reported.add(name)
-            yield self.ctx.finding(
+            yield from self._report(
                 call.func, f"`{name}` is a plain Python function: a kernel can call only @triton.jit functions "
                            "(NameError \"Cannot access global variable\"); decorate it with @triton.jit, or with "
                            "@triton.constexpr_function if it computes a compile-time value")
@@ -351,4 +355,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     plain_functions = _plain_functions(bindings, kernel_names)
     module_names = set(bindings)
     for kernel in ctx.kernels:
+        if not ctx.target.upstream(kernel.node):
+            continue  # a vendor fork's file or branch: its frontend is not upstream's
         yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names).findings()
