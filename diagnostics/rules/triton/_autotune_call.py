@@ -92,6 +92,7 @@ def read_configs(ctx: PythonContext, autotune: ast.Call) -> Configs:
     calls = _config_calls(expr)
     has_pre_hook = any(keyword(c, "pre_hook") is not None for c in calls)
     values: dict[str, set[str]] = {}
+    computed: dict[str, set[str]] = {}    # meta-parameter -> names its computed values read
     present: dict[str, int] = {}
     for c in calls:
         d = _config_dict(c)
@@ -102,10 +103,17 @@ def read_configs(ctx: PythonContext, autotune: ast.Call) -> Configs:
                 # a value computed by a comprehension varies; a constant is itself
                 text = ast.unparse(v) if isinstance(v, ast.Constant) else f"<{ast.unparse(v)}>"
                 values.setdefault(k.value, set()).add(text)
+                if not isinstance(v, ast.Constant):
+                    computed.setdefault(k.value, set()).update(
+                        n.id for n in walk_nodes(v) if isinstance(n, ast.Name))
                 present[k.value] = present.get(k.value, 0) + 1
     generated = isinstance(expr, ast.ListComp) or any(isinstance(n, ast.comprehension) for n in walk_nodes(expr))
     if generated:
-        varied = {k for k, vs in values.items() if len(vs) > 1 or any(s.startswith("<") for s in vs)}
+        # a computed value varies only when it reads a comprehension's loop variable
+        # (`{"BK": BLOCK_K} for num_stages in (2, 3)` keeps BK at the module constant)
+        loop_vars = {n.id for c in walk_nodes(expr) if isinstance(c, ast.comprehension)
+                     for n in walk_nodes(c.target) if isinstance(n, ast.Name)}
+        varied = {k for k, vs in values.items() if len(vs) > 1 or k in computed and computed[k] & loop_vars}
         return Configs(count=None, many=True, varied=varied, has_pre_hook=has_pre_hook, meta_names=set(values))
     if isinstance(expr, (ast.List, ast.Tuple)):
         count = len(expr.elts)

@@ -17,7 +17,9 @@ from tritonify.diagnostics.rules.triton._autotune_call import (
 )
 from tritonify.diagnostics.rules.triton._kernel_flow import bindings, names_in, taint
 from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow
-from tritonify.diagnostics.triton_ast import Kernel, tl_name
+from tritonify.diagnostics.compile.signature import kernel_do_not_specialize
+from tritonify.diagnostics.rules.triton._launch_sites import launches
+from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 
 RULE = Rule(
     code="TRI011",
@@ -57,6 +59,39 @@ def _is_range(ctx: PythonContext, call: ast.Call) -> bool:
     return tl_name(ctx.imports, call.func) in ("range", "static_range")
 
 
+_READS = {"load", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min", "atomic_and",
+          "atomic_or", "atomic_xor"}
+
+
+def _size_names(ctx: PythonContext, expr: ast.AST) -> set[str]:
+    """Names a size expression is computed from, not looking into a `tl.load`: a length read from
+    memory (`tl.load(seq_lens + pid // s_q)`) is data, and the parameters that only locate it
+    (`s_q` turning a program id into a batch index) are no size the blocks tile. A program id
+    divided by, or taken modulo, a parameter only makes an index: that divisor is left out too."""
+    out: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and tl_name(ctx.imports, node.func) in _READS:
+            continue
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod))
+                and _is_program_id(ctx, node.left)):
+            stack.append(node.left)
+            continue
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _is_program_id(ctx: PythonContext, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and tl_name(ctx.imports, node.func) == "program_id" or (
+        isinstance(node, ast.Name) and node.id in _PID_NAMES)
+
+
+_PID_NAMES = {"pid", "pid_m", "pid_n", "pid_t", "pid_b", "pid_h", "pid_bh", "program_id", "bid", "i_bh", "i_b"}
+
+
 def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: set[str],
                   companions: dict[str, set[str]] | None = None) -> dict[str, ast.AST]:
     """Parameters that a tuned block size tiles, with the first place that shows it:
@@ -72,7 +107,7 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
     candidates = {p.name for p in kernel.params if not p.constexpr} - meta - blocks
 
     def params_behind(expr: ast.AST) -> set[str]:
-        out, todo, seen = set(), list(names_in(expr)), set()
+        out, todo, seen = set(), list(_size_names(ctx, expr)), set()
         while todo:
             name = todo.pop()
             if name in seen:
@@ -82,8 +117,8 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
                 out.add(name)
             elif name not in by_block:
                 for b in binds.get(name, []):
-                    if not isinstance(b.stmt, ast.For):
-                        todo.extend(names_in(b.value))
+                    if not isinstance(b.stmt, ast.For) and b.value is not None:
+                        todo.extend(_size_names(ctx, b.value))
         return out
 
     def tiled(expr: ast.AST) -> bool:
@@ -119,15 +154,62 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
 
 # A sequence length changes with every call (`T`, `seq_len`, `num_tokens`): keying on it would
 # re-tune on every new length, so libraries leave it out on purpose and key on the model sizes.
-_SEQUENCE = re.compile(r"^(T|L|S|N_CTX|n_ctx)$|seq_?len|token|^max_seq", re.IGNORECASE)
+_SEQUENCE = re.compile(r"^(T|L|S|N_CTX|n_ctx)$|^T_(q|k|kv|v|in|out)$|seq_?len|token|^max_seq", re.IGNORECASE)
 # A value compared with data (`b_g > threshold`) is not a size at all.
 _VALUE = re.compile(r"thresh|eps|scale|alpha|beta|temperature|softcap|value|limit", re.IGNORECASE)
+# An offset into a dimension (`T_OFFSET`, `start`) moves the tile; it is not a size to tune for.
+_OFFSET = re.compile(r"offset|^start$|_start$|^begin", re.IGNORECASE)
+# A key on the total element count (`num_elements`, `n_elements`, `numel`) already changes with every
+# factor of it: the rows and columns it is the product of need no entry of their own.
+_TOTAL = re.compile(r"^(n|num|total)_?(el|elem|elems|elements)$|numel", re.IGNORECASE)
+# Words that mark a key entry as a bucketed stand-in for a size (`_M_NPO2`, `M_CLOSEST`, `BUCKET_M`).
+_BUCKET_WORDS = {"npo2", "np2", "pow2", "p2", "closest", "bucket", "bucketed", "rounded", "log2", "padded", "next"}
 
 
 def _bucketed(size: str, keyed: set[str | None]) -> bool:
-    """The key holds a bucketed stand-in for the size (`M_CLOSEST`, `M_bucket`, `bucket_M` for `M`):
-    the launcher rounds it so that the config is chosen per bucket, not per exact size."""
-    return any(k and k != size and (k.startswith(size + "_") or k.endswith("_" + size)) for k in keyed)
+    """The key holds a bucketed stand-in for the size (`M_CLOSEST`, `_M_NPO2`, `M_bucket`, `bucket_M`
+    for `M`): the launcher rounds it so that the config is chosen per bucket, not per exact size."""
+    for k in keyed:
+        if not k:
+            continue
+        bare = k.lstrip("_")
+        if bare != size and (bare.startswith(size + "_") or bare.endswith("_" + size)):
+            return True
+    return False
+
+
+def _derived_from_keyed(ctx: PythonContext, kernel: Kernel, size: str, keyed: set[str | None]) -> bool:
+    """At every launch of the kernel in this file, the argument for `size` and the argument for a
+    keyed parameter come from the same host scalar (`M_padded=M + pad` next to
+    `M_CLOSEST=get_closest_m(M)`, `in_h` computed from the keyed `out_h`): the key already follows it."""
+    found = launches(ctx, kernel)
+    if not found:
+        return False
+    for launch in found:
+        arg = launch.args.get(size)
+        if arg is None:
+            return False
+        mine = _host_scalars(ctx, arg, launch.host)
+        if not mine or not any(k in launch.args and mine & _host_scalars(ctx, launch.args[k], launch.host)
+                               for k in keyed if k and k != size):
+            return False
+    return True
+
+
+def _host_scalars(ctx: PythonContext, expr: ast.expr, host: ast.FunctionDef | None, depth: int = 0) -> set[str]:
+    """The host names an argument is computed from, through the launcher's assignments (three
+    levels); tensors (the base of `.shape`, `.size()`, an index or a call) are not scalars."""
+    tensors = {n.value.id for n in walk_nodes(expr)
+               if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name)}
+    names = {n.id for n in walk_nodes(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - tensors
+    names -= {n.func.id for n in walk_nodes(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    out = set(names)
+    if depth < 3 and host is not None:
+        for node in ctx.walk(host):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id in names:
+                out |= _host_scalars(ctx, node.value, host, depth + 1)
+    return out
 
 
 def _meta_names(ctx: PythonContext, kernel: Kernel, config_names: set[str]) -> set[str]:
@@ -199,8 +281,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta, companions)
         flow = kernel_flow(ctx, kernel)  # bases of memory accesses (`cu_seqlens_ptr`): pointers, not sizes
         pointers = {r for a in flow.accesses if a.pointer is not None for r in flow.pointer_roots(a.pointer)}
+        unspecialized = kernel_do_not_specialize(ctx.imports, kernel)  # values that change every call, by design
+        totals = any(k and _TOTAL.search(k) for k in keyed)
         missing = [n for n in sizes if n not in keyed and n not in pointers and not _SEQUENCE.match(n)
-                   and not _VALUE.search(n) and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed]
+                   and not _VALUE.search(n) and not _OFFSET.search(n) and n not in unspecialized
+                   and not totals and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed
+                   and not _derived_from_keyed(ctx, kernel, n, keyed)]
         written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
         fix_list = (
             [Fix(
