@@ -2,6 +2,7 @@
 torch.compile and Liger-Kernel (one device call; results as JSON lines, then Markdown).
 
     python gpu/templates/three_way.py OUT_DIR [--budget S] [--sections ce,host,table] [--only NAME,...]
+        [--shapes NAME=RxC+RxC,...]
     python gpu/templates/three_way.py --markdown OUT_DIR/three_way.jsonl results/templates_three_way_h200.md
 
 The three ways answer two questions:
@@ -432,6 +433,7 @@ def main(argv):
     p.add_argument("--budget", type=float, default=400)
     p.add_argument("--sections", default="ce,host,table")
     p.add_argument("--only", default="")
+    p.add_argument("--shapes", default="", help="NAME=RxC+RxC,...: only these shapes of NAME (the table)")
     p.add_argument("--markdown", nargs=2, metavar=("JSONL", "DEST"))
     a = p.parse_args(argv)
     if a.markdown:
@@ -446,6 +448,9 @@ def main(argv):
     log(**env_record())
     log(kind="copy", copy_gbps=copy_gbps())
     names = [n for n in ORDER if not a.only or n in a.only.split(",")]
+    for item in filter(None, a.shapes.split(",")):
+        name, _, dims = item.partition("=")
+        SHAPES[name] = [tuple(int(d) for d in shape.split("x")) for shape in dims.split("+")]
     for section in a.sections.split(","):
         try:
             if section == "ce":

@@ -69,34 +69,70 @@ def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows
         tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
-@triton.autotune(
-    # wide rows spill registers at 8 warps (s, dy, w and the dweight share per element in fp32)
-    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
-    key=["n_cols", "BLOCK_N", "HAS_DS", "row_bucket"],
-)
+# the backward's configs: PPS programs per SM walk a strided set of rows (PPS = 2: the configs timed before
+# 2026-12-01 14:00Z, first); STAGES > 1 issues the next row's loads during this one's arithmetic; RELOAD = 1
+# reads the row's s and dy again after its sum (from L1/L2) instead of holding them in fp32 registers
+# across it (wide rows spill: s, dy, w and the dweight share per element in fp32)
+_BWD_CONFIGS = [
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=8),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=16),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=32),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=4),
+    triton.Config({"PPS": 1, "STAGES": 1, "RELOAD": 0}, num_warps=8),
+    triton.Config({"PPS": 1, "STAGES": 2, "RELOAD": 0}, num_warps=8),
+    triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 0}, num_warps=4),
+    triton.Config({"PPS": 2, "STAGES": 2, "RELOAD": 0}, num_warps=8),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 1}, num_warps=8),
+    triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
+]
+ADD_RMS_NORM_BWD_MAX_PPS = max(c.kwargs["PPS"] for c in _BWD_CONFIGS)
+
+
+@triton.autotune(configs=_autotune_configs(_BWD_CONFIGS), key=["n_cols", "BLOCK_N", "HAS_DS", "row_bucket"])
 @triton.jit(do_not_specialize=["row_bucket"])
 def _add_rms_norm_bwd_kernel(dy_ptr, ds_ptr, s_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
                              dy_row_stride, ds_row_stride, s_row_stride, dx_row_stride, row_bucket,
-                             HAS_DS: tl.constexpr, BLOCK_N: tl.constexpr):
+                             HAS_DS: tl.constexpr, BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
+                             RELOAD: tl.constexpr):
     pid = tl.program_id(0)
-    n_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for row in range(pid, n_rows, n_programs):
+    for row in tl.range(pid, n_rows, tl.num_programs(0), num_stages=STAGES):
         row64 = tl.cast(row, tl.int64)
-        s = tl.load(s_ptr + row64 * s_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
-        dy = tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        s_ptrs = s_ptr + row64 * s_row_stride + cols
+        dy_ptrs = dy_ptr + row64 * dy_row_stride + cols
+        s = tl.load(s_ptrs, mask=col_mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptrs, mask=col_mask, other=0.0).to(tl.float32)
         rstd = tl.load(rstd_ptr + row)
         s_hat = s * rstd
         wdy = w * dy
-        ds = rstd * (wdy - s_hat * (tl.sum(wdy * s_hat, axis=0) / n_cols))
+        dw += dy * s_hat
+        mean_gs = tl.sum(wdy * s_hat, axis=0) / n_cols
+        if RELOAD:  # a second read of the row (another cache modifier: not merged with the first)
+            s_hat = tl.load(s_ptrs, mask=col_mask, other=0.0, cache_modifier=".ca").to(tl.float32) * rstd
+            wdy = w * tl.load(dy_ptrs, mask=col_mask, other=0.0, cache_modifier=".ca").to(tl.float32)
+        ds = rstd * (wdy - s_hat * mean_gs)
         if HAS_DS:  # the gradient that reached the residual stream directly
             ds += tl.load(ds_ptr + row64 * ds_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
         tl.store(dx_ptr + row64 * dx_row_stride + cols, ds.to(dx_ptr.dtype.element_ty), mask=col_mask)
-        dw += dy * s_hat
     tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
+
+
+@triton.jit
+def _add_rms_norm_dw_sum_kernel(partial_ptr, dw_ptr, n_partial, n_cols, BLOCK_P: tl.constexpr,
+                                BLOCK_C: tl.constexpr):
+    """dweight = the column sums of the programs' shares, in a fixed order, cast to the weight's dtype:
+    one launch where ``partial.sum(0).to(dtype)`` takes two."""
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_mask = cols < n_cols
+    acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float32)
+    for first in range(0, n_partial, BLOCK_P):
+        rows = first + tl.arange(0, BLOCK_P)
+        mask = (rows < n_partial)[:, None] & col_mask[None, :]
+        acc += tl.load(partial_ptr + rows.to(tl.int64)[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    tl.store(dw_ptr + cols, tl.sum(acc, axis=0).to(dw_ptr.dtype.element_ty), mask=col_mask)
 
 
 class _Launcher:
@@ -159,6 +195,8 @@ class _Launcher:
 
 _add_rms_norm_fwd_launch = _Launcher(_add_rms_norm_fwd_kernel)
 _add_rms_norm_bwd_launch = _Launcher(_add_rms_norm_bwd_kernel)
+_add_rms_norm_dw_sum_launch = _Launcher(_add_rms_norm_dw_sum_kernel)
+_bwd_grids = {}  # backward launch key -> programs of the config chosen for it (rows of dweight's shares)
 
 
 def _add_rms_norm_block_n(n_cols: int) -> int:
@@ -177,14 +215,14 @@ def _add_rms_norm_row_bucket(n_rows: int) -> int:
 _sms = {}
 
 
-def _add_rms_norm_programs(t: torch.Tensor, n_rows: int) -> int:
-    """Programs of the backward: two per SM, each walking a strided set of rows."""
+def _add_rms_norm_programs(t: torch.Tensor, n_rows: int, programs_per_sm: int) -> int:
+    """Programs of the backward: programs_per_sm per SM, each walking a strided set of rows."""
     if not t.is_cuda:
-        return max(1, min(n_rows, 4))
+        return max(1, min(n_rows, 2 * programs_per_sm))
     index = t.get_device()
     if index not in _sms:
         _sms[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return max(1, min(n_rows, 2 * _sms[index]))
+    return max(1, min(n_rows, programs_per_sm * _sms[index]))
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -218,18 +256,32 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd):
     dy2d = _rows(dy)
     ds2d = _rows(ds) if ds is not None else dy2d
     dx = torch.empty_like(s)
-    programs = _add_rms_norm_programs(s, n_rows)
-    dw_partial = torch.empty(programs, n_cols, dtype=torch.float32, device=s.device)  # every program writes its row
-    if n_rows:
-        key = (n_rows, n_cols, dy2d.stride(0), ds2d.stride(0), s.stride(0), dy.dtype, ds2d.dtype, s.dtype,
-               weight.dtype, s.get_device(), dy2d.data_ptr() & 15, ds2d.data_ptr() & 15, s.data_ptr() & 15,
-               weight.data_ptr() & 15, ds is not None)
-        _add_rms_norm_bwd_launch(key, (programs,), dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
-                                 dy2d.stride(0), ds2d.stride(0), s.stride(0), n_cols, _add_rms_norm_row_bucket(n_rows),
-                                 HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols))
-    else:
-        dw_partial.zero_()
-    return dx, dw_partial.sum(0).to(weight.dtype)
+    if not n_rows:
+        return dx, torch.zeros_like(weight)
+    key = (n_rows, n_cols, dy2d.stride(0), ds2d.stride(0), s.stride(0), dy.dtype, ds2d.dtype, s.dtype,
+           weight.dtype, s.get_device(), dy2d.data_ptr() & 15, ds2d.data_ptr() & 15, s.data_ptr() & 15,
+           weight.data_ptr() & 15, ds is not None)
+    # one row of dweight's shares per program: as many as the chosen config launches once it is known,
+    # the most any config could launch before the first call
+    shares = _bwd_grids.get(key) or _add_rms_norm_programs(s, n_rows, ADD_RMS_NORM_BWD_MAX_PPS)
+    dw_partial = torch.empty(shares, n_cols, dtype=torch.float32, device=s.device)
+
+    def grid(meta):
+        if len(_bwd_grids) > 1024:
+            _bwd_grids.clear()
+        _bwd_grids[key] = _add_rms_norm_programs(s, n_rows, meta["PPS"])
+        return (_bwd_grids[key],)
+
+    _add_rms_norm_bwd_launch(key, grid, dy2d, ds2d, s, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                             dy2d.stride(0), ds2d.stride(0), s.stride(0), n_cols, _add_rms_norm_row_bucket(n_rows),
+                             HAS_DS=ds is not None, BLOCK_N=_add_rms_norm_block_n(n_cols))
+    used = _bwd_grids[key]
+    dw = torch.empty_like(weight)
+    block_c = 64
+    _add_rms_norm_dw_sum_launch((used, n_cols, weight.dtype, s.get_device(), weight.data_ptr() & 15),
+                                (-(-n_cols // block_c),), dw_partial, dw, used, n_cols, BLOCK_P=32,
+                                BLOCK_C=block_c, num_warps=4)
+    return dx, dw
 
 
 class AddRMSNormFunction(torch.autograd.Function):

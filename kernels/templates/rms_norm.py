@@ -81,33 +81,67 @@ def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_st
                 tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
-@triton.autotune(
-    # a wide row (14336 -> a 16384 block) spills registers at 8 warps: x, dy, w and the dweight share
-    # stay in fp32 per element, so wider rows want more warps
-    configs=_autotune_configs([triton.Config({}, num_warps=w) for w in (8, 16, 32, 4)]),
-    key=["n_cols", "BLOCK_N", "row_bucket"],
-)
+# the backward's configs: PPS programs per SM walk a strided set of rows (PPS = 2: the configs timed before
+# 2026-12-01 14:00Z, first); STAGES > 1 issues the next row's loads during this one's arithmetic; RELOAD = 1
+# reads the row's x and dy again after its sum (from L1/L2) instead of holding them in fp32 registers
+# across it, so a wide row (14336 -> a 16384 block) spills less at the same number of warps
+_BWD_CONFIGS = [
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=8),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=16),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=32),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0}, num_warps=4),
+    triton.Config({"PPS": 1, "STAGES": 1, "RELOAD": 0}, num_warps=16),
+    triton.Config({"PPS": 1, "STAGES": 2, "RELOAD": 0}, num_warps=16),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 1}, num_warps=16),
+    triton.Config({"PPS": 2, "STAGES": 2, "RELOAD": 1}, num_warps=16),
+    triton.Config({"PPS": 1, "STAGES": 2, "RELOAD": 1}, num_warps=32),
+    triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
+]
+RMS_NORM_BWD_MAX_PPS = max(c.kwargs["PPS"] for c in _BWD_CONFIGS)
+
+
+@triton.autotune(configs=_autotune_configs(_BWD_CONFIGS), key=["n_cols", "BLOCK_N", "row_bucket"])
 @triton.jit(do_not_specialize=["row_bucket"])
 def _rms_norm_bwd_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, n_rows, n_cols,
-                         dy_row_stride, x_row_stride, dx_row_stride, row_bucket, BLOCK_N: tl.constexpr):
+                         dy_row_stride, x_row_stride, dx_row_stride, row_bucket, BLOCK_N: tl.constexpr,
+                         PPS: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr):
     pid = tl.program_id(0)
-    n_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for row in range(pid, n_rows, n_programs):
+    for row in tl.range(pid, n_rows, tl.num_programs(0), num_stages=STAGES):
         row64 = tl.cast(row, tl.int64)
-        x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
-        dy = tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+        x_ptrs = x_ptr + row64 * x_row_stride + cols
+        dy_ptrs = dy_ptr + row64 * dy_row_stride + cols
+        x = tl.load(x_ptrs, mask=col_mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptrs, mask=col_mask, other=0.0).to(tl.float32)
         rstd = tl.load(rstd_ptr + row)
         x_hat = x * rstd
         wdy = w * dy
-        # d/dx of x*rstd: rstd * (g - x_hat * mean(g * x_hat)) with g = w*dy
-        dx = rstd * (wdy - x_hat * (tl.sum(wdy * x_hat, axis=0) / n_cols))
-        tl.store(dx_ptr + row64 * dx_row_stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=col_mask)
         dw += dy * x_hat
+        # d/dx of x*rstd: rstd * (g - x_hat * mean(g * x_hat)) with g = w*dy
+        mean_gx = tl.sum(wdy * x_hat, axis=0) / n_cols
+        if RELOAD:  # a second read of the row (another cache modifier: not merged with the first)
+            x_hat = tl.load(x_ptrs, mask=col_mask, other=0.0, cache_modifier=".ca").to(tl.float32) * rstd
+            wdy = w * tl.load(dy_ptrs, mask=col_mask, other=0.0, cache_modifier=".ca").to(tl.float32)
+        dx = rstd * (wdy - x_hat * mean_gx)
+        tl.store(dx_ptr + row64 * dx_row_stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=col_mask)
     tl.store(dw_partial_ptr + pid * n_cols + cols, dw, mask=col_mask)
+
+
+@triton.jit
+def _rms_norm_dw_sum_kernel(partial_ptr, dw_ptr, n_partial, n_cols, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    """dweight = the column sums of the programs' shares, in a fixed order, cast to the weight's dtype:
+    one launch where ``partial.sum(0).to(dtype)`` takes two."""
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_mask = cols < n_cols
+    acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float32)
+    for first in range(0, n_partial, BLOCK_P):
+        rows = first + tl.arange(0, BLOCK_P)
+        mask = (rows < n_partial)[:, None] & col_mask[None, :]
+        acc += tl.load(partial_ptr + rows.to(tl.int64)[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    tl.store(dw_ptr + cols, tl.sum(acc, axis=0).to(dw_ptr.dtype.element_ty), mask=col_mask)
 
 
 class _Launcher:
@@ -170,6 +204,8 @@ class _Launcher:
 
 _rms_norm_fwd_launch = _Launcher(_rms_norm_fwd_kernel)
 _rms_norm_bwd_launch = _Launcher(_rms_norm_bwd_kernel)
+_rms_norm_dw_sum_launch = _Launcher(_rms_norm_dw_sum_kernel)
+_bwd_grids = {}  # backward launch key -> programs of the config chosen for it (rows of dweight's shares)
 
 
 _sms = {}
@@ -202,10 +238,10 @@ def _rms_norm_block_n(n_cols: int) -> int:
     return 1 << (n_cols - 1).bit_length()
 
 
-def _bwd_programs(x: torch.Tensor, n_rows: int) -> int:
+def _bwd_programs(x: torch.Tensor, n_rows: int, programs_per_sm: int) -> int:
     if x.is_cuda:
-        return min(n_rows, 2 * _sm_count(x.device.index or 0))
-    return min(n_rows, 4)
+        return max(1, min(n_rows, programs_per_sm * _sm_count(x.device.index or 0)))
+    return max(1, min(n_rows, 2 * programs_per_sm))
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
@@ -236,17 +272,31 @@ def rms_norm_backward(dy: torch.Tensor, x2d: torch.Tensor, weight: torch.Tensor,
     dy2d = _rows(dy)
     n_rows, n_cols = x2d.shape
     dx = torch.empty_like(x2d)
-    programs = max(1, _bwd_programs(x2d, n_rows))
-    dw_partial = torch.empty(programs, n_cols, dtype=torch.float32, device=x2d.device)
-    if n_rows:
-        key = (n_rows, n_cols, dy2d.stride(0), x2d.stride(0), dy.dtype, x2d.dtype, weight.dtype, x2d.get_device(),
-               dy2d.data_ptr() & 15, x2d.data_ptr() & 15, weight.data_ptr() & 15)
-        _rms_norm_bwd_launch(key, (programs,), dy2d, x2d, weight, rstd, dx, dw_partial, n_rows, n_cols,
-                             dy2d.stride(0), x2d.stride(0), n_cols, _rms_norm_row_bucket(n_rows),
-                             BLOCK_N=_rms_norm_block_n(n_cols))
-    else:
-        dw_partial.zero_()
-    return dx, dw_partial.sum(0).to(weight.dtype)
+    if not n_rows:
+        return dx, torch.zeros_like(weight)
+    key = (n_rows, n_cols, dy2d.stride(0), x2d.stride(0), dy.dtype, x2d.dtype, weight.dtype, x2d.get_device(),
+           dy2d.data_ptr() & 15, x2d.data_ptr() & 15, weight.data_ptr() & 15)
+    # one row of dweight's shares per program: as many as the chosen config launches once it is known,
+    # the most any config could launch before the first call
+    shares = _bwd_grids.get(key) or _bwd_programs(x2d, n_rows, RMS_NORM_BWD_MAX_PPS)
+    dw_partial = torch.empty(shares, n_cols, dtype=torch.float32, device=x2d.device)
+
+    def grid(meta):
+        if len(_bwd_grids) > 1024:
+            _bwd_grids.clear()
+        _bwd_grids[key] = _bwd_programs(x2d, n_rows, meta["PPS"])
+        return (_bwd_grids[key],)
+
+    block_n = _rms_norm_block_n(n_cols)
+    _rms_norm_bwd_launch(key, grid, dy2d, x2d, weight, rstd, dx, dw_partial, n_rows, n_cols,
+                         dy2d.stride(0), x2d.stride(0), n_cols, _rms_norm_row_bucket(n_rows), BLOCK_N=block_n)
+    used = _bwd_grids[key]
+    dw = torch.empty_like(weight)
+    block_c = 64
+    _rms_norm_dw_sum_launch((used, n_cols, weight.dtype, x2d.get_device(), weight.data_ptr() & 15),
+                            (-(-n_cols // block_c),), dw_partial, dw, used, n_cols, BLOCK_P=32, BLOCK_C=block_c,
+                            num_warps=4)
+    return dx, dw
 
 
 class RMSNormFunction(torch.autograd.Function):

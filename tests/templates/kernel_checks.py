@@ -323,6 +323,73 @@ def test_softmax_backward_persistent_grid_covers_every_row(n_cols, block_n):
     assert_close(dx, y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True)), torch.float32, "dx")
 
 
+def _every_config(kernel, configs):
+    """Each of ``configs`` alone in turn: the autotuner, the launchers' recorded plans and the backward's
+    recorded grids forgotten before each, so the next call compiles and launches that config."""
+    every = list(kernel.configs)
+    try:
+        for cfg in configs:
+            kernel.configs = [cfg]
+            kernel.cache.clear()
+            for module in MODULES.values():
+                for value in vars(module).values():
+                    if hasattr(value, "plans") and hasattr(value, "kernel"):
+                        value.plans.clear()
+                module.__dict__.get("_bwd_grids", {}).clear()
+            yield cfg
+    finally:
+        kernel.configs = every
+        kernel.cache.clear()
+
+
+# the configs the GPU's autotuner chooses from are not the interpreter's (it keeps the first alone):
+# every one of them, forced, forward and backward against float64 at odd sizes (fewer rows than
+# programs, more rows than programs, a row wider than one block's power of two)
+_CONFIG_CASES = [("rms_norm", "_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
+                 ("add_rms_norm", "_add_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
+                 ("softmax", "_softmax_fwd_kernel", "_FWD_CONFIGS"),
+                 ("softmax", "_softmax_bwd_kernel", "_BWD_CONFIGS")]
+_CONFIG_DTYPES = [torch.float32, torch.bfloat16] if DEVICE == "cpu" else [torch.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", _CONFIG_DTYPES, ids=str)
+@pytest.mark.parametrize("name,kernel,configs", _CONFIG_CASES, ids=lambda v: v if isinstance(v, str) else None)
+def test_every_autotune_config_of_the_row_kernels_is_correct(name, kernel, configs, dtype):
+    m, g = MODULES[name], fresh_generator()
+    configs = getattr(m, configs)
+    assert len(configs) > 1
+    for cfg in _every_config(getattr(m, kernel), configs):
+        for n_rows, n_cols in ((3, 67), (13, 300)):
+            x, dy = randn(n_rows, n_cols, dtype=dtype, gen=g, scale=2.0), randn(n_rows, n_cols, dtype=dtype, gen=g)
+            xk, xr = leaf(x), as_reference(x)
+            what = f"{name} {cfg} {n_rows}x{n_cols}"
+            if name == "softmax":
+                y, yr = m.softmax(xk), m.softmax_reference(xr)
+                y.backward(dy)
+                yr.backward(dy.double())
+                assert_close(y, yr, dtype, f"y, {what}")
+                assert_close(xk.grad, xr.grad, dtype, f"dx, {what}")
+                continue
+            w = randn(n_cols, dtype=dtype, gen=g, scale=0.1, shift=1.0)
+            wk, wr = leaf(w), as_reference(w)
+            if name == "rms_norm":
+                y, yr = m.rms_norm(xk, wk, 1e-6), m.rms_norm_reference(xr, wr, 1e-6)
+                y.backward(dy)
+                yr.backward(dy.double())
+            else:
+                r = randn(n_rows, n_cols, dtype=dtype, gen=g)
+                rk, rr = leaf(r), as_reference(r)
+                (y, s), (yr, sr) = m.add_rms_norm(xk, rk, wk, 1e-6), m.add_rms_norm_reference(xr, rr, wr, 1e-6)
+                ds = randn(n_rows, n_cols, dtype=dtype, gen=g)
+                torch.autograd.backward([y, s], [dy, ds])
+                torch.autograd.backward([yr, sr], [dy.double(), ds.double()])
+                assert_close(rk.grad, rr.grad, dtype, f"dresidual, {what}")
+            assert_close(y, yr, dtype, f"y, {what}")
+            assert_close(xk.grad, xr.grad, dtype, f"dx, {what}")
+            assert_close(wk.grad, wr.grad, dtype, f"dweight, {what}", scale=4)
+            assert wk.grad.dtype == dtype
+
+
 _NO_GRAD_CASES = {
     "rms_norm": lambda m, g: (m.rms_norm, (randn(7, 130, dtype=torch.float32, gen=g), randn(130, dtype=torch.float32, gen=g, scale=0.1, shift=1.0), 1e-6)),
     "add_rms_norm": lambda m, g: (m.add_rms_norm, (randn(2, 5, 67, dtype=torch.float32, gen=g), randn(2, 5, 67, dtype=torch.float32, gen=g),
