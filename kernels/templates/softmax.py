@@ -35,25 +35,18 @@ def _prune_rows(configs, named_args, **kwargs):
 _FWD_CONFIGS = [
     # ROWS rows per step; PPS > 0 makes the grid persistent (PPS programs per SM, each looping over
     # row blocks with the next block's loads issued during this one's arithmetic, STAGES deep)
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=4),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=16),
-    triton.Config({"ROWS": 2, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=8),
-    triton.Config({"ROWS": 4, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 4, "STAGES": 2, "RELOAD": 0}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2, "RELOAD": 0}, num_warps=4),
-    triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3, "RELOAD": 0}, num_warps=8),
-    triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2, "RELOAD": 0}, num_warps=8),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=8),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=4),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=16),
+    triton.Config({"ROWS": 2, "PPS": 0, "STAGES": 1}, num_warps=8),
+    triton.Config({"ROWS": 4, "PPS": 0, "STAGES": 1}, num_warps=8),
+    triton.Config({"ROWS": 1, "PPS": 4, "STAGES": 2}, num_warps=8),
+    triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2}, num_warps=4),
+    triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
+    triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
     # wide rows (11008 -> a 16384 block): more warps, fewer registers per thread
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 0}, num_warps=32),
-    triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2, "RELOAD": 0}, num_warps=16),
-    # RELOAD = 1: the row's max taken on the loaded dtype (exact), no fp32 copy held across it;
-    # RELOAD = 2: no fp32 row held across either sum, the row read again from L1/L2 for each pass
-    # (fewer registers per thread: more programs resident per SM on wide rows)
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=16),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 2}, num_warps=16),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 2}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=32),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
+    triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2}, num_warps=16),
 ]
 
 
@@ -64,29 +57,16 @@ _FWD_CONFIGS = [
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
-                        RELOAD: tl.constexpr = 0):
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        if ROWS == 1 and RELOAD == 0:  # one row: 1-D tensors, the simplest layout for the compiler
+        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
             row64 = tl.cast(first, tl.int64)
             x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
             e = tl.exp(x - tl.max(x, axis=0))
             tl.store(y_ptr + row64 * y_row_stride + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty),
                      mask=cols < n_cols)
-        elif ROWS == 1:
-            row64 = tl.cast(first, tl.int64)
-            x_ptrs = x_ptr + row64 * x_row_stride + cols
-            raw = tl.load(x_ptrs, mask=cols < n_cols, other=float("-inf"))
-            row_max = tl.max(raw, axis=0).to(tl.float32)  # exact in any float dtype
-            if RELOAD == 2:  # each read under another cache modifier, so the compiler keeps them apart
-                raw = tl.load(x_ptrs, mask=cols < n_cols, other=float("-inf"), cache_modifier=".ca")
-            total = tl.sum(tl.exp(raw.to(tl.float32) - row_max), axis=0)
-            if RELOAD == 2:
-                raw = tl.load(x_ptrs, mask=cols < n_cols, other=float("-inf"), cache_modifier=".cg")
-            y = tl.exp(raw.to(tl.float32) - row_max) / total
-            tl.store(y_ptr + row64 * y_row_stride + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
         else:
             rows = first + tl.arange(0, ROWS)
             mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
