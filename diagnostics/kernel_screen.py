@@ -40,7 +40,6 @@ _STATEMENT_HEAD = re.compile(r"[ \t]*(?:from[ \t]+[.\w]+[ \t]+)?import\b")
 _DECORATOR_LINE = re.compile(r"^[ \t]*@(.*)$", re.MULTILINE)
 _DEF_NAME = re.compile(r"\bdef[ \t]+(\w+)")
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][\w \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)*")
-_DOTTED_BEFORE = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*$")
 _GAP = r"(?:\s|\\\n|#[^\n]*\n)*"   # what may stand between tokens: blanks, continuations, comments
 
 
@@ -97,10 +96,33 @@ def _candidate_callees(text: str) -> set[str]:
             before = text[max(0, m.start() - 2000):m.start()].replace("\\\n", " ").rstrip()
             if before.endswith(")"):
                 before = _before_call(before)   # `factory(...)(fn)`: `_jit_like` resolves `factory`
-            callee = _DOTTED_BEFORE.search(before)   # none after `]`: a subscript is never resolved
-            if callee is not None:
-                found.add(_squeeze(callee.group()))
+            found.add(_dotted_before(before))   # none after `]`: a subscript is never resolved
     return {c for c in found if c}
+
+
+def _dotted_before(text: str) -> str:
+    """The dotted name that ends `text` (`compat.kernel` of `k = compat . kernel`), read
+    backwards from its end (a regex anchored at the end would try every start: quadratic)."""
+    i = len(text)
+    parts: list[str] = []
+    while True:
+        j = i
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+            j -= 1
+        word = text[j:i]
+        if not word or not (word[0].isalpha() or word[0] == "_"):
+            break
+        parts.append(word)
+        k = j
+        while k > 0 and text[k - 1] in " \t\r\n\\":
+            k -= 1
+        if k == 0 or text[k - 1] != ".":
+            break
+        k -= 1
+        while k > 0 and text[k - 1] in " \t\r\n\\":
+            k -= 1
+        i = k
+    return ".".join(reversed(parts))
 
 
 def _before_call(before: str) -> str:
@@ -127,18 +149,20 @@ def _aliases(text: str, heads: set[str]) -> set[str]:
     module-level alias like an import). A value that is not plainly a dotted name cannot be
     such an alias, except `functools.partial(...)` and values over several lines: parse."""
     out: set[str] = set()
-    for head in heads:
-        for m in re.finditer(rf"^[ \t]*{re.escape(head)}[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
-            value = m.group(1).split("#")[0].strip()
-            if not value or value[0] in "(\\":
-                raise _Parse
-            prefix = _DOTTED_PREFIX.match(value)
-            if prefix is None:
-                continue   # a literal, a list, a string: never an alias
-            if prefix.end() == len(value.rstrip()):
-                out.add(_squeeze(value))
-            elif _squeeze(prefix.group()).rsplit(".", 1)[-1] == "partial":
-                raise _Parse
+    if not heads:
+        return out
+    names = "|".join(sorted(map(re.escape, heads)))
+    for m in re.finditer(rf"^[ \t]*(?:{names})[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
+        value = m.group(1).split("#")[0].strip()
+        if not value or value[0] in "(\\":
+            raise _Parse
+        prefix = _DOTTED_PREFIX.match(value)
+        if prefix is None:
+            continue   # a literal, a list, a string: never an alias
+        if prefix.end() == len(value.rstrip()):
+            out.add(_squeeze(value))
+        elif _squeeze(prefix.group()).rsplit(".", 1)[-1] == "partial":
+            raise _Parse
     return out
 
 
