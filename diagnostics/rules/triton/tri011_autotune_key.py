@@ -92,6 +92,21 @@ def _is_program_id(ctx: PythonContext, node: ast.AST) -> bool:
 _PID_NAMES = {"pid", "pid_m", "pid_n", "pid_t", "pid_b", "pid_h", "pid_bh", "program_id", "bid", "i_bh", "i_b"}
 
 
+def _bit_test(node: ast.AST) -> bool:
+    """`(i_t & (1 << ell)) > 0`: a bit test, not a bound on a tile."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.LShift, ast.RShift))
+
+
+def _whole_unit_index(ctx: PythonContext, binds: dict, node: ast.AST) -> bool:
+    """`batch_id` with `batch_id = pid // blocks_per_batch`: the program id divided by a count of
+    blocks indexes a whole batch (`batch_id < batch_size` is a grid-tail guard, not a tile bound)."""
+    values = [node]
+    if isinstance(node, ast.Name):
+        values = [b.value for b in binds.get(node.id, [])]
+    return bool(values) and all(
+        isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv) and _is_program_id(ctx, v.left) for v in values)
+
+
 def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: set[str],
                   companions: dict[str, set[str]] | None = None) -> dict[str, ast.AST]:
     """Parameters that a tuned block size tiles, with the first place that shows it:
@@ -146,6 +161,8 @@ def driving_sizes(ctx: PythonContext, kernel: Kernel, blocks: set[str], meta: se
         elif (
             isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _ORDER)
             and (tiled(node.left) or tiled(node.comparators[0]))
+            and not any(_bit_test(side) or _whole_unit_index(ctx, binds, side)
+                        for side in (node.left, node.comparators[0]))
         ):
             # offs < n, offs_k < K - k * BLOCK_K: a side built from the block bounds a size
             note(node, node)
