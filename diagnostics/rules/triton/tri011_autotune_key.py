@@ -195,6 +195,25 @@ def _bucketed(size: str, keyed: set[str | None]) -> bool:
     return False
 
 
+# `in_h`/`out_h`, `IH`/`OH`, `input_w`/`output_w`: the input and output extents of a pool, resize or
+# convolution, one a function of the other and of the op's kernel, stride or scale.
+_EXTENT = re.compile(r"^(in|out|input|output|i|o)_?(h|w|d|t|l|height|width|depth|len)$", re.IGNORECASE)
+_SWAP = {"in": "out", "out": "in", "input": "output", "output": "input", "i": "o", "o": "i"}
+
+
+def _other_extent_keyed(size: str, keyed: set[str | None]) -> bool:
+    """The size is one side of an input/output extent pair whose other side is keyed (`out_h` with
+    `in_h` in the key): the output of a pool or resize follows from its input."""
+    m = _EXTENT.match(size)
+    if not m:
+        return False
+    side, axis = m.group(1), m.group(2)
+    other = _SWAP[side.lower()]
+    other = other.upper() if side.isupper() else other
+    sep = size[len(side):len(size) - len(axis)]
+    return f"{other}{sep}{axis}" in keyed
+
+
 def _derived_from_keyed(ctx: PythonContext, kernel: Kernel, size: str, keyed: set[str | None]) -> bool:
     """At every launch of the kernel in this file, the argument for `size` and the argument for a
     keyed parameter come from the same host scalar (`M_padded=M + pad` next to
@@ -303,6 +322,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         missing = [n for n in sizes if n not in keyed and n not in pointers and not _SEQUENCE.match(n)
                    and not _VALUE.search(n) and not _OFFSET.search(n) and n not in unspecialized
                    and not totals and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed
+                   and not _other_extent_keyed(n, keyed)
                    and not _derived_from_keyed(ctx, kernel, n, keyed)]
         written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
         fix_list = (
