@@ -36,8 +36,8 @@ from tritonify.diagnostics.triton_ast import ImportMap, canonical
 # What `find_kernels` takes for jit (after `canonical`): see triton_ast._jit_like.
 _JIT_PATHS = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
 _IMPORT_WORD = re.compile(r"\bimport\b")
-_STATEMENT_HEAD = re.compile(r"[ \t]*(?:from[ \t]+[.\w]+[ \t]+)?import\b")
-_DECORATOR_LINE = re.compile(r"^[ \t]*@(.*)$", re.MULTILINE)
+_STATEMENT_HEAD = re.compile(r"[ \t\f]*(?:from[ \t]+[.\w]+[ \t]+)?import\b")
+_DECORATOR_LINE = re.compile(r"^[ \t\f]*@(.*)$", re.MULTILINE)
 _DEF_NAME = re.compile(r"\bdef[ \t]+(\w+)")
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][\w \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)*")
 _GAP = r"(?:\s|\\\n|#[^\n]*\n)*"   # what may stand between tokens: blanks, continuations, comments
@@ -55,6 +55,8 @@ def may_define_kernel(text: str, path: str | None = None, workspace=None) -> boo
         return True
     if "def" not in text:
         return False
+    if "\r" in text:   # Python's other line breaks: the patterns below read lines at "\n"
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     try:
         callees = _candidate_callees(text)
         if not callees:
@@ -152,7 +154,7 @@ def _aliases(text: str, heads: set[str]) -> set[str]:
     if not heads:
         return out
     names = "|".join(sorted(map(re.escape, heads)))
-    for m in re.finditer(rf"^[ \t]*(?:{names})[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
+    for m in re.finditer(rf"^[ \t\f]*(?:{names})[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
         value = m.group(1).split("#")[0].strip()
         if not value or value[0] in "(\\":
             raise _Parse

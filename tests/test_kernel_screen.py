@@ -70,6 +70,15 @@ def test_kernels_reached_without_spelling_jit_are_screened_in(tmp_path: Path, na
     assert result.parsed and any(f.code == "TRI022" for f in result.findings), name
 
 
+def test_old_mac_line_breaks_and_form_feeds(tmp_path: Path) -> None:
+    """Python reads "\\r" as a line break and a form feed as indentation: so does the screen."""
+    text = CASES["re-exported decorator"].replace("\n", "\r").replace("@kernel", "\f@kernel")
+    user = _package(tmp_path, text)
+    index = WorkspaceIndex()
+    assert _kernels(user, index) == ["k"]
+    assert may_define_kernel(text, str(user), index)
+
+
 def test_an_edited_reexport_is_seen(tmp_path: Path) -> None:
     """The screen asks the index, so the editor's text of the re-exporting module counts."""
     user = _package(tmp_path, CASES["re-exported decorator"], compat="import triton.language as tl\nkernel = print\n")
