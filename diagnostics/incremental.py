@@ -10,16 +10,16 @@ names it binds. When a new text keeps the segments' names and order, the edit is
   of `A`);
 * the kernels to lint again are the edited ones, those that read an affected name, and those an
   affected statement names (a changed launch); their findings are replaced;
-* the affected statements, and the statements that name a kernel linted again (its launches),
-  get their findings from the same lint, all others keep theirs, moved with their lines.
+* the affected statements get their findings from the same lint; all others keep theirs, moved
+  with their lines (a launch checked against a kernel whose body changed among them).
 
 That lint is one, of a reduced text: the outside as it is, the kernels to lint again, the
 kernels they call (helpers) and that call them (so a helper stays a helper), and the kernels an
 affected statement names; every other kernel's lines are left blank so that line numbers stay
 those of the file. It reuses the parsed tree (no second parse).
 
-Such a result is `exact=False`: a finding that depends on code the reduced text leaves out is
-the one of the last full lint until the next full lint (the language server runs one once
+Such a result is `exact=False`: a finding that depends on code the reduced text leaves out (or
+on a kernel's body, at an unchanged launch) is the one of the last full lint until the next full lint (the language server runs one once
 typing pauses). An edit of an import (at module level, also inside `try`/`if`) changes what
 every name means: the file is linted in full, as is any change the segments cannot follow (a
 kernel added, removed or renamed, a syntax error, other settings).
@@ -366,8 +366,10 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
         relint |= layout.statements[i].reads & kernel_names
     for s in changed_old:   # a launch removed
         relint |= s.reads & kernel_names
-    # the launches of the kernels linted again get their findings from the same lint
-    fresh = affected | {i for i, s in enumerate(layout.statements) if s.reads & relint}
+    # the statements whose findings are linted again: those the edit affected (the launches of a
+    # kernel whose body changed keep theirs until the full lint: keeping every kernel such a
+    # launcher names in the reduced text would cost what a full lint costs)
+    fresh = affected
     relinted_nothing = not relint and not fresh
 
     kept_segments = [(o, n) for o, n in segments if n.name not in relint]

@@ -101,6 +101,11 @@ class AnalysisCache:
             return hit
         return None
 
+    def has(self, uri: str) -> bool:
+        """Whether some version of `uri` was analysed (and not dropped since)."""
+        with self._lock:
+            return uri in self._by_uri
+
     def put(self, analysis: Analysis) -> None:
         with self._lock:
             self._by_uri[analysis.uri] = analysis

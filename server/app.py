@@ -22,6 +22,7 @@ import inspect
 import logging
 import os
 import sys
+import time
 import traceback
 from typing import Any, Callable, TypeVar
 
@@ -44,6 +45,7 @@ log = logging.getLogger("tritonify.server")
 
 CONFIG_TIMEOUT_S = 2.0
 REQUEST_WAIT_S = 3.0      # longest a request waits for its document's analysis
+TYPING_PAUSE_S = 0.1      # a request this soon after an edit waits that long first (current_analysis)
 LARGE_CHARS = 500_000     # documents this large are linted by a worker of their own
 SENT_TO_CLIENT = "tritonify_sent_to_client"   # a log record the client got as window/logMessage
 INVALID_PARAMS = -32602
@@ -159,6 +161,7 @@ class TritonifyServer(LanguageServer):
         self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
         self.on_shutdown: list[Callable[[], Any]] = []
         self._features_by_type: dict[type, Any] = {}
+        self.last_change: dict[str, float] = {}   # uri -> monotonic time of its last didChange
 
     # ---- features ---------------------------------------------------------------------------
     def add_feature(self, feature: Any) -> None:
@@ -316,12 +319,37 @@ class TritonifyServer(LanguageServer):
         hit = self.analyses.get(doc.uri, version, text)
         if hit is not None:
             return hit
+        typing = TYPING_PAUSE_S - (time.monotonic() - self.last_change.get(doc.uri, -1e9))
+        if typing > 0:
+            # a version being typed: its lint starts once typing pauses (the diagnostics'
+            # debounce); linting it now for this request would queue a lint per key in the
+            # worker ahead of the last one. A newer key makes the request stale: no answer.
+            await asyncio.sleep(typing)
+            now = open_document(self, uri)
+            if now is None or now.version != version:
+                return None
+            hit = self.analyses.get(doc.uri, version, text)
+            if hit is not None:
+                return hit
         task = self.analysis_task(doc.uri, version, text, path)
         try:
             return await asyncio.wait_for(asyncio.shield(task), REQUEST_WAIT_S if wait_s is None else wait_s)
+        except asyncio.CancelledError:
+            if task.cancelled():   # its version was superseded (cancel_stale): the request is stale too
+                return None
+            raise
         except asyncio.TimeoutError:
             self.log(types.MessageType.Info, f"{path}: analysis still running; answered without it")
             return None
+
+    def cancel_stale(self, uri: str, version: int | None) -> None:
+        """Stop the lints of `uri`'s other versions (the worker interrupts them and goes on):
+        the next key made them stale, and the lint of the newest version would wait for them."""
+        if not self.analyses.has(uri):
+            return   # no lint of it has ended yet: the one under way is what later ones build on
+        for (u, v), task in list(self._inflight.items()):
+            if u == uri and v != version and not task.done() and not task.cancelling():
+                task.cancel()
 
     def analysis_task(self, uri: str, version: int | None, text: str, path: str) -> asyncio.Task:
         """The one lint of (uri, version), shared by the diagnostics and by requests."""

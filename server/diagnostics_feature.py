@@ -4,16 +4,19 @@ While typing, each change restarts a per-document timer; when it fires, the vers
 moment is linted (or its lint, already under way, awaited) and published, only if the document
 still has that version (a result for a stale version is dropped, never shown). The timer,
 DEBOUNCE_S, is a pause a little longer than the gap between keys of someone typing. A document
-whose last lint took at most LINT_AHEAD_S is also linted at once on each change (a lint that
-ends goes on with the newest text); a slower one is linted only once the timer fires, so that
-no lint of a version the next key supersedes holds up the lint of the last one (a lint under
-way in the worker cannot be stopped without restarting it).
+is also linted at once on each change (a lint that ends goes on with the newest text), and its
+result, when its version is still the newest and it parses, is published at once rather than
+when the timer fires (a half-typed line's syntax error waits for the timer, so it does not
+flicker). Each change stops the lints of older versions under way (`cancel_stale`: the worker
+interrupts them and goes on, no restart), so none holds up the lint of the last key; until a
+first lint of the document has ended (nothing to build on yet), only documents whose last lint
+took at most LINT_AHEAD_S are linted ahead like this.
 
 A lint while typing is incremental (diagnostics.incremental: only the kernels and statements
 the edit touched, and what reads the names it changed, are linted again; the others' findings
 carried over; an edited import lints the file in full). Once typing pauses for
 CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
-replace the incremental ones; the next edit cancels it (its worker is stopped). A lint that
+replace the incremental ones; the next edit cancels it (its worker interrupts it). A lint that
 runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false
 when its diagnostics are out), for the client's status item.
 Each diagnostic carries `source` "tritonify", its `code`, a `codeDescription` link to the
@@ -131,7 +134,8 @@ class DiagnosticsFeature:
 
     def lints_ahead(self, uri: str) -> bool:
         last = self.lint_seconds.get(uri)
-        return last is None or last <= LINT_AHEAD_S
+        # a lint of a superseded version is interrupted (cancel_stale) once one lint has ended
+        return last is None or last <= LINT_AHEAD_S or self.server.analyses.has(uri)
 
     # ---- the busy state (tritonify/lintBusy) ----------------------------------------------
     def _set_busy(self, uri: str, busy: bool) -> None:
@@ -205,9 +209,25 @@ class DiagnosticsFeature:
                     return
                 version, text = doc.version, doc.source
                 if self.server.analyses.get(doc.uri, version, text) is None:
-                    await self._timed(uri, asyncio.shield(self.server.analysis_task(doc.uri, version, text, path)))
+                    task = self.server.analysis_task(doc.uri, version, text, path)
+                    try:
+                        await self._timed(uri, asyncio.shield(task))
+                    except asyncio.CancelledError:
+                        if not task.cancelled():
+                            raise
+                        # that version was superseded (cancel_stale): go on with the newest text
                 now = open_document(self.server, uri)
-                if now is None or now.version == version:
+                if now is None:
+                    return
+                if now.version == version:
+                    hit = self.server.analyses.get(now.uri, version, text)
+                    if hit is not None and not hit.result.error:
+                        # the newest text, linted: shown now, not after the debounce (a syntax
+                        # error of a half-typed line waits for the debounce, so it does not flicker)
+                        pending = self._pending.pop(uri, None)
+                        if pending is not None:
+                            pending.cancel()
+                        await self.lint_and_publish(uri)
                     return
         except asyncio.CancelledError:
             pass
@@ -291,10 +311,13 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     @guarded(server, "didChange")
     def did_change(params: types.DidChangeTextDocumentParams):
         uri = params.text_document.uri
+        server.last_change[uri] = time.monotonic()
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
             return
         feature.cancel_confirm(uri)   # a full lint of an older version is no longer wanted
+        doc = open_document(server, uri)
+        server.cancel_stale(uri, doc.version if doc is not None else None)   # nor a lint of one
         if feature.lints_ahead(uri):
             feature.prelint(uri)
         feature.schedule(uri, DEBOUNCE_S)
@@ -317,6 +340,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         feature.cancel(uri)
         feature._prelints.pop(uri, None)
         feature.lint_seconds.pop(uri, None)
+        server.last_change.pop(uri, None)
         server.analyses.drop(uri)
         server.clear_diagnostics(uri)
         server.document_event("closed", uri)

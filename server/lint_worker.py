@@ -12,12 +12,14 @@ big-endian length and a pickle. Request: `(text, path, settings, mode, base)`, m
 of that path: diagnostics.incremental), "base" (a full lint that also answers its
 `incremental.Previous`) or "adopt" (keep `base`, another worker's Previous, as what the next
 incremental lint of that path carries over; nothing is linted or parsed); answer:
-`("ok", (FileResult, [KernelSpan], exact, Previous or None))` or `("error", message)`.
+`("ok", (FileResult, [KernelSpan], exact, Previous or None))`, `("error", message)` or, for a lint
+the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`.
 """
 from __future__ import annotations
 
 import asyncio
 import pickle
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Sequence
@@ -31,6 +33,7 @@ from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
 from tritonify.diagnostics.workspace_index import default_index
 
 HEADER = 8
+INTERRUPT_WAIT_S = 2.0   # how long an interrupted lint may take to answer before its worker is killed
 WORKER_COMMAND = [sys.executable, "-m", "tritonify.server.lint_worker"]
 
 
@@ -39,11 +42,32 @@ def _frame(obj) -> bytes:
     return len(data).to_bytes(HEADER, "big") + data
 
 
+# The server interrupts a lint it no longer wants (its version superseded by the next key) with
+# this signal: the lint stops, the worker answers ("cancelled", None) and goes on with the next
+# request, with no restart. A signal between lints is ignored (the answer already sent stands).
+INTERRUPT = getattr(signal, "SIGUSR1", None)
+
+
+class Interrupted(BaseException):
+    """Raised in the lint by INTERRUPT (a BaseException: no rule's `except Exception` swallows it)."""
+
+
+_linting = False
+
+
+def _on_interrupt(signum, frame) -> None:
+    if _linting:
+        raise Interrupted()
+
+
 def serve_worker(stdin=None, stdout=None) -> int:
     """The worker's loop: read a request, lint, answer; until stdin closes."""
+    global _linting
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     sys.stdout = sys.stderr   # a stray print() must not corrupt the frames
+    if INTERRUPT is not None:
+        signal.signal(INTERRUPT, _on_interrupt)
     while True:
         header = stdin.read(HEADER)
         if len(header) < HEADER:
@@ -52,8 +76,12 @@ def serve_worker(stdin=None, stdout=None) -> int:
         try:
             text, path, settings, mode, base = pickle.loads(payload)
             answer = ("ok", lint_with_kernels(text, path, settings, mode, base))
+        except Interrupted:
+            answer = ("cancelled", None)
         except Exception as exc:   # the server turns this into a message; the worker goes on
             answer = ("error", f"{type(exc).__name__}: {exc}")
+        finally:
+            _linting = False
         try:
             stdout.write(_frame(answer))
         except Exception as exc:   # e.g. a finding that does not pickle
@@ -94,8 +122,11 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     index = default_index()
     changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
+    global _linting
+    _linting = True   # from here an interrupt stops the lint (what is kept for the next one is set after it)
     kernels = _kernels(source)
     linted, nxt = lint_incremental(source, settings, index, previous, kernels)
+    _linting = False
     if nxt is None:
         _PREVIOUS.pop(path, None)
     else:
@@ -135,6 +166,7 @@ class LintWorker:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock: asyncio.Lock | None = None
         self.restarts = 0
+        self.interrupts = 0   # lints stopped without a restart
         self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
 
     async def _ensure(self) -> asyncio.subprocess.Process:
@@ -172,12 +204,37 @@ class LintWorker:
         result, kernels, _, _ = await self.request(text, path, settings, timeout_s)
         return result, kernels
 
+    async def _interrupted(self, proc: asyncio.subprocess.Process) -> bool:
+        """Interrupt the lint under way in `proc` and drop its answer; False when that failed."""
+        if INTERRUPT is None or proc.returncode is not None:
+            return False
+
+        async def drop_answer() -> bool:
+            try:
+                proc.send_signal(INTERRUPT)
+                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), INTERRUPT_WAIT_S)
+                await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), INTERRUPT_WAIT_S)
+            except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError):
+                return False
+            return True
+
+        drain = asyncio.ensure_future(drop_answer())
+        while not drain.done():   # a second cancel of the caller must not leave the answer unread
+            try:
+                await asyncio.shield(drain)
+            except asyncio.CancelledError:
+                continue
+        ok = not drain.cancelled() and drain.result()
+        self.interrupts += ok
+        return ok
+
     async def request(self, text: str, path: str, settings: Settings, timeout_s: float, mode: str = "full",
                       base: Previous | None = None) -> Answer:
         """One request of the wire format above: (result, kernels, exact, base)."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            proc = None
             try:
                 proc = await self._ensure()
                 proc.stdin.write(_frame((text, path, settings, mode, base)))
@@ -189,7 +246,10 @@ class LintWorker:
                 return stopped_result(path, f"Tritonify stopped analysing this file after {timeout_s:g} s "
                                             "(lint.timeoutSeconds); no findings are shown for it")
             except asyncio.CancelledError:
-                self.kill()   # the answer in flight would be read by the next lint: start afresh
+                # the lint is no longer wanted: interrupt it and read its answer, so the next
+                # request reads its own; a worker that does not answer soon is started afresh
+                if proc is not None and not await self._interrupted(proc):
+                    self.kill()
                 raise
             except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError, OSError) as exc:
                 self.kill()

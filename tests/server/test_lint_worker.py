@@ -79,3 +79,34 @@ def test_cancelling_a_lint_kills_the_worker_so_the_next_answer_is_not_mixed_up()
         return result
 
     assert [f.code for f in _run(main()).findings] == ["TRI001"]
+
+
+def test_a_lint_no_longer_wanted_is_interrupted_and_the_worker_goes_on():
+    """Cancelling a lint (its version superseded) interrupts it in the worker, which answers the
+    next request at once with that request's own result: no restart, no answer read twice."""
+    from tests.test_incremental import TEXT
+
+    big = TEXT + "".join(TEXT[TEXT.index("@triton.jit"):].replace("gelu_", f"gelu{i}_").replace("launch_", f"launch{i}_")
+                         for i in range(150))
+
+    async def main():
+        worker = LintWorker()
+        try:
+            await worker.lint("x = 1\n", "warm.py", Settings(), 60)   # started and imported
+            slow = asyncio.ensure_future(worker.lint(big, "big.py", Settings(), 60))
+            await asyncio.sleep(0.3)
+            assert not slow.done()
+            slow.cancel()
+            slow.cancel()            # cancelled twice, as two quick keys do
+            try:
+                await slow
+            except asyncio.CancelledError:
+                pass
+            result, kernels = await worker.lint(KERNEL_TEXT, "k.py", Settings(), 60)
+        finally:
+            await worker.aclose()
+        return result, kernels, worker.restarts, worker.interrupts
+
+    result, kernels, restarts, interrupts = _run(main())
+    assert [f.code for f in result.findings] == ["TRI001"] and [k.name for k in kernels] == ["k"]
+    assert restarts == 0 and interrupts == 1
