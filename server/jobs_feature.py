@@ -129,13 +129,14 @@ def parse_result(stdout: str) -> dict | None:
 
 _CLI_ADVICE = ": `tritonify "   # where an engine's message goes on with the command line that fixes it
 # The actions that do what an outcome's advice says (a client showing them as buttons drops the advice).
-_ACTIONS_THAT_ADVISE = {"writeContract", "setLaunchCommand", "chooseInterpreter"}
+_ACTIONS_THAT_ADVISE = {"writeContract", "setLaunchCommand", "chooseInterpreter", "setNcuPath"}
 
 
 def interpret(kind: str, job: JobResult, interpreter: str, buttons: bool = False) -> Outcome:
     """`read_outcome`, with the actions it offers next (next_actions). `buttons`: the client shows
     those actions as buttons; a message then ends at its reason when a button does what its advice
-    says (no "run tritonify profile ... -- python script.py" next to a "Set Launch Command" button)."""
+    says (no "run tritonify profile ... -- python script.py" next to a "Set Launch Command" button, no
+    "set TRITONIFY_NCU" next to "Set ncu Path")."""
     outcome = read_outcome(kind, job, interpreter)
     outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr)
     if buttons and outcome.advice and _ACTIONS_THAT_ADVISE & set(outcome.actions):

@@ -79,11 +79,19 @@ def test_a_profile_with_nothing_to_launch_the_kernel_offers_a_launch_command():
     assert shown.message == "profile failed: nothing launches k" and shown.actions == out.actions
 
 
-def test_with_buttons_no_advice_is_dropped_that_no_button_does():
+def test_with_buttons_a_missing_ncu_says_so_and_the_button_sets_its_path():
     payload = {"error": "ncu-missing", "message": "Nsight Compute (ncu) was not found",
-               "hint": "install Nsight Compute or set tritonify.ncuPath", "stderr_tail": ""}
+               "hint": "install Nsight Compute, add it to PATH or set TRITONIFY_NCU; `tritonify diagnose` reads CSV exports",
+               "stderr_tail": ""}
     out = interpret(PROFILE, job(FAILED, payload, 2), "python3", buttons=True)
-    assert out.message.endswith("(install Nsight Compute or set tritonify.ncuPath)")
+    assert out.message == "profile failed: Nsight Compute (ncu) was not found" and out.actions == ["setNcuPath", "openLog"]
+
+
+def test_with_buttons_advice_no_button_does_stays():
+    payload = {"status": "error", "error": "bad-input", "message": "unknown collection 'x'",
+               "hint": "use one of triage, default, full"}
+    out = interpret(PROFILE, job(FAILED, payload, 2), "python3", buttons=True)
+    assert out.actions == ["openLog"] and out.message.endswith("(use one of triage, default, full)")
 
 
 def test_the_action_ids_are_the_ones_the_client_knows():
