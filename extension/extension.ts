@@ -194,7 +194,10 @@ async function writeContract(uri: string, kernel: string): Promise<void> {
     await vscode.workspace.applyEdit(action.edit);
     const created = action.edit.entries().map(([u]) => u).find((u) => u.toString() !== doc.toString());
     if (created) {
-        await vscode.window.showTextDocument(created);
+        // saved at once, as `tritonify bench --write-contract` writes it: the next Benchmark finds it
+        const contract = await vscode.workspace.openTextDocument(created);
+        await contract.save();
+        await vscode.window.showTextDocument(contract);
     }
 }
 
