@@ -104,8 +104,10 @@ def versions_line() -> str:
     return f"tritonify {__version__}, Python {sys.version.split()[0]}, pygls {pygls_version}"
 
 
-def measure(c: Client, paths: list[Path], rounds: int, where: str) -> tuple[list[str], list[float]]:
-    """Type into each file `rounds` times at the point `where` names; (table rows, every latency)."""
+def measure(c: Client, paths: list[Path], rounds: int, where: str, requests: bool = True) -> tuple[list[str], list[float]]:
+    """Type into each file `rounds` times at the point `where` names; (table rows, every latency).
+    `requests`: with each key, ask for the code actions at the cursor and cancel the last such
+    request, as VS Code does (each asks about a version the next key makes stale)."""
     rows, every = [], []
     for path in paths:
         text = path.read_text(encoding="utf-8")
@@ -119,7 +121,7 @@ def measure(c: Client, paths: list[Path], rounds: int, where: str) -> tuple[list
         c.wait_published(uri, 1, timeout=300)
         open_ms = (time.perf_counter() - opened) * 1000
         lines = text.splitlines(keepends=True)
-        version, samples = 1, []
+        version, samples, asked = 1, [], None
         for r in range(rounds):
             typed = ""
             for key in f"{TYPED}{r}":
@@ -129,6 +131,13 @@ def measure(c: Client, paths: list[Path], rounds: int, where: str) -> tuple[list
                 sent = time.perf_counter()
                 c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                     "contentChanges": [{"text": edited}]})
+                if requests:   # as VS Code does: code actions at the cursor, the last one cancelled
+                    if asked is not None:
+                        c.notify("$/cancelRequest", {"id": asked})
+                    at = {"line": line, "character": len(indent) + len(typed)}
+                    asked = c.request_async("textDocument/codeAction", {
+                        "textDocument": {"uri": uri}, "range": {"start": at, "end": at},
+                        "context": {"diagnostics": [], "triggerKind": 2}})
                 time.sleep(KEY_GAP_S)
             samples.append((c.wait_published(uri, version, timeout=300) - sent) * 1000)
             time.sleep(2.0)   # typing pauses: the full lint confirming it runs now
@@ -154,6 +163,8 @@ def main(argv=None) -> int:
     ap.add_argument("--file", action="append", help="measure this file (repeatable) instead of the corpus sample")
     ap.add_argument("--where", default="kernel,launcher,end",
                     help="where to type, a comma-separated list of: " + ", ".join(f"{k} ({v})" for k, v in WHERE.items()))
+    ap.add_argument("--no-requests", action="store_true",
+                    help="send only didChange (by default each key also asks for code actions at the cursor, as VS Code does)")
     ap.add_argument("--server-command", help="the server to measure (default: this Python's tritonify.server), "
                                             "e.g. an older checkout's, for a before/after comparison")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "server_latency_realworld.md"))
@@ -170,7 +181,7 @@ def main(argv=None) -> int:
     paths = [Path(f).resolve() for f in args.file] if args.file else kernel_files(args.files, args.seed)
     sections, everything = [], []
     for where in wheres:
-        rows, every = measure(c, paths, args.rounds, where)
+        rows, every = measure(c, paths, args.rounds, where, not args.no_requests)
         everything += every
         p50, p95, worst = stats(every)
         sections.append(f"## Typing {WHERE[where]} (`{where}`)\n\n"
@@ -186,7 +197,8 @@ def main(argv=None) -> int:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.machine()}, {os.cpu_count()} CPUs, "
             f"load average {os.getloadavg()[0]:.1f} at the end; {versions_line()}.\n"
             f"`python benchmarks/server_latency_realworld.py --files {args.files} --rounds {args.rounds} --where {','.join(wheres)}`: "
-            f"one statement typed key by key ({KEY_GAP_S * 1000:.0f} ms apart), {args.rounds} times per file and place; "
+            f"one statement typed key by key ({KEY_GAP_S * 1000:.0f} ms apart), {args.rounds} times per file and place"
+            f"{'' if args.no_requests else ', each key also asking for the code actions at the cursor (the previous request cancelled), as VS Code does'}; "
             f"latency = last key's didChange -> publishDiagnostics of that version.\n\n"
             f"**All {len(everything)} measurements: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms.**\n\n")
     report = head + "\n".join(sections)
