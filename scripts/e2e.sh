@@ -94,6 +94,8 @@ run_editor() {
   RUN=$RUN_ROOT/$mode
   mkdir -p "$RUN/user-data/User" "$RUN/extensions"
   cp -r examples "$RUN/workspace"   # a copy: the repository's examples are never modified
+  # No auto-closed brackets or quotes: a statement typed key by key then parses (and its finding
+  # can show) only once its last key is typed, which is the key the latency is measured from.
   cat >"$RUN/user-data/User/settings.json" <<JSON
 {
   "security.workspace.trust.enabled": $trust_enabled,
@@ -106,8 +108,11 @@ run_editor() {
   "extensions.autoUpdate": false,
   "update.mode": "none",
   "files.autoSave": "off",
+  "editor.autoClosingBrackets": "never",
+  "editor.autoClosingQuotes": "never",
   "git.openRepositoryInParentFolders": "never",
   "chat.disableAIFeatures": true,
+  "tritonify.trace.server": "${E2E_TRACE:-off}",
   "tritonify.interpreter": ["$PYTHON"]
 }
 JSON
