@@ -227,6 +227,13 @@ def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | N
     return _lint_source(source, settings, workspace, rules)   # lint_text has paused the collector
 
 
+def needs_parse(text: str, path: str, settings: Settings, workspace=None) -> bool:
+    """Whether `lint_text` parses this Python text (False: no selected rule could report on it,
+    and it answers without a parse, a syntax error included). The language server asks first."""
+    workspace = workspace if workspace is not None else default_index()
+    return _needs_tree(text, path, workspace, _enabled_rules(settings, path, "python"), _enabled_rules(settings, path, "cuda"))
+
+
 def _needs_tree(text: str, path: str, workspace, python_rules: list[RegisteredRule],
                 cuda_rules: list[RegisteredRule]) -> bool:
     """Whether any selected rule could report on this file. Kernel rules (`language ==

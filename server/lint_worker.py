@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text
+from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
 from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.settings import Settings
@@ -118,8 +118,14 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     if language_of(path) != "python" or len(text) > settings.max_file_bytes:
         _PREVIOUS.pop(path, None)
         return lint_text(text, path, settings), [], True, None
-    source = SourceFile.from_text(text, path)
     index = default_index()
+    if not needs_parse(text, path, settings, index):   # no kernel can be defined here: as `tritonify check` does
+        _PREVIOUS.pop(path, None)
+        changed = index.update(path, text)
+        result = lint_text(text, path, settings, index)
+        result.exports_changed = changed
+        return result, [], True, None
+    source = SourceFile.from_text(text, path)
     changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
     global _linting
