@@ -68,8 +68,9 @@ def main(argv: list[str]) -> int:
             result["environment"] = True
             if exc.name in ENGINE_PACKAGES:
                 result["message"] = (f"{exc.name} is not installed in {sys.executable}: benchmarks run the kernel with "
-                                     "torch and triton, so run them with the Python that has both (bench --python, or "
-                                     "the editor's tritonify.interpreter setting)")
+                                     "torch and triton")
+                # how to fix it by hand; an editor that offers "Choose Interpreter" shows the button instead
+                result["hint"] = "run it with the Python that has both: bench --python PY, or the editor's tritonify.interpreter setting"
                 result["summary"] = f"error: {exc.name} is not installed in {sys.executable}"
     write_result(result_path, result)
     return 0

@@ -84,6 +84,8 @@ def text(result: dict) -> str:
         return f"tritonify: {result.get('message')}"
     lines = header_lines(result)
     lines.append(f"status: {result.get('status')}" + (f" - {result['message']}" if result.get("message") else ""))
+    if result.get("hint"):
+        lines.append(f"hint: {result['hint']}")
     body = rows(result)
     if body:
         shown = ["shape", "impl", "status", "median_ms", "p20_ms", "p80_ms", "GB/s", "%copy_bw", "kernel_speedup",

@@ -26,7 +26,8 @@ def test_a_python_without_torch_is_named_and_the_run_is_not_recorded(tmp_path):
                           capture_output=True, text=True, timeout=120, check=False)
     result = json.loads(proc.stdout)
     assert proc.returncode == 1 and result["status"] == "error" and result["environment"] is True
-    assert result["message"].startswith("torch is not installed in ") and "tritonify.interpreter" in result["message"]
+    assert result["message"].startswith("torch is not installed in ") and "--python" not in result["message"]
+    assert "bench --python" in result["hint"] and "tritonify.interpreter" in result["hint"]   # the fix by hand, apart
     assert "Traceback" not in proc.stderr
     assert result["lineage"]["skipped"].startswith("not recorded")
     assert not (tmp_path / "candidates.jsonl").exists()

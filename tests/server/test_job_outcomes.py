@@ -22,6 +22,18 @@ def test_a_benchmark_that_could_not_import_torch_says_so_and_is_not_a_result():
     assert out.actions == ["chooseInterpreter", "openLog"]
 
 
+def test_beside_a_choose_interpreter_button_the_by_hand_fix_is_left_out():
+    payload = {"schema": "tritonify.bench/1", "status": "error", "shapes": [], "environment": True,
+               "message": "torch is not installed in /usr/bin/python3: benchmarks run the kernel with torch and triton",
+               "hint": "run it with the Python that has both: bench --python PY, or the editor's tritonify.interpreter setting",
+               "summary": "error: torch is not installed in /usr/bin/python3"}
+    plain = interpret(BENCHMARK, job(FAILED, payload, 1), "/usr/bin/python3")
+    assert plain.message.endswith("(" + payload["hint"] + ")")   # an editor without buttons still hears how
+    shown = interpret(BENCHMARK, job(FAILED, payload, 1), "/usr/bin/python3", buttons=True)
+    assert shown.actions[0] == "chooseInterpreter"
+    assert shown.message == "benchmark failed: " + payload["message"]
+
+
 def test_a_profile_error_object_gives_its_message_and_hint():
     payload = {"error": "ncu-missing", "message": "Nsight Compute (ncu) was not found",
                "hint": "install Nsight Compute or set tritonify.ncuPath", "stderr_tail": ""}
