@@ -8,15 +8,19 @@ names it binds. When a new text keeps the segments' names and order, the edit is
 * the changed statements (added, removed or edited) bind names; every unchanged statement that
   reads one of those is affected too, and binds its own names in turn (`B = A * 2` after an edit
   of `A`);
-* the kernels to lint again are the edited ones, those that read an affected name, and those an
-  affected statement names (a changed launch); their findings are replaced;
-* the affected statements get their findings from the same lint; all others keep theirs, moved
+* the kernels to lint again are the edited ones, those that read an affected name, and those
+  whose launch in an affected statement could have changed (`_launches_changed`, on the simple
+  statements of the launcher: the launch was edited, added or removed, or a statement the edit
+  touched binds a name the launch reads, directly or through the assignments it is computed
+  from, or guards on one: `assert`, `if`, a call); their findings are replaced;
+* the affected statements get their findings from the same lint, except on the lines of the
+  launches of the kernels not linted again, which keep theirs; all others keep theirs, moved
   with their lines (a launch checked against a kernel whose body changed among them).
 
 That lint is one, of a reduced text: the outside as it is, the kernels to lint again, the
-kernels they call (helpers) and that call them (so a helper stays a helper), and the kernels an
-affected statement names; every other kernel's lines are left blank so that line numbers stay
-those of the file. It reuses the parsed tree (no second parse).
+kernels they call (helpers) and that call them (so a helper stays a helper); every other
+kernel's lines are left blank so that line numbers stay those of the file. It reuses the parsed
+tree (no second parse).
 
 Such a result is `exact=False`: a finding that depends on code the reduced text leaves out (or
 on a kernel's body, at an unchanged launch) is the one of the last full lint until the next full lint (the language server runs one once
@@ -288,17 +292,35 @@ def lint_incremental(source: SourceFile, settings: Settings, workspace=None, pre
     itself when `source` does not parse, so that typing through half a statement keeps the base)."""
     known = dict(previous.known or {}) if previous is not None else {}
     layout = layout_of(source, workspace, kernels, known)
-    if layout is not None:   # forget what no piece of this text is any more
-        keys = {("k", s.text) for s in layout.segments} | {("s", s.text) for s in layout.statements}
-        known = {k: v for k, v in known.items() if k in keys}
+    reused = None
     if layout is not None and previous is not None:
-        reused = _relint_changed(source, layout, settings, workspace, previous)
+        reused = _relint_changed(source, layout, settings, workspace, previous, known)
+    if layout is not None:   # forget what no piece of this text is any more
+        keys = {("k", s.text) for s in layout.segments} | {(kind, s.text) for s in layout.statements for kind in "si"}
+        known = {k: v for k, v in known.items() if k in keys}
         if reused is not None:
             return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
     result = lint_source(source, settings, workspace)
     if layout is None:   # a syntax error (half a statement typed): the last base stays the one to reuse
         return IncrementalResult(result, exact=True), previous
     return IncrementalResult(result, exact=True), Previous(layout, settings, result.findings, known)
+
+
+def _absolute(statements: list[Statement], known: dict, layout: Layout | None = None,
+              nodes: dict[int, ast.stmt] | None = None) -> list[tuple[int, "_Item"]] | None:
+    """The items of `statements`, each with its statement's first line (`known` keeps them by
+    text; `layout` and `nodes`, first line -> top-level node: the parsed text they are in)."""
+    out = []
+    for s in statements:
+        items = known.get(("i", s.text), False)
+        if items is False:
+            node = nodes.get(s.first) if nodes is not None else None
+            items = known[("i", s.text)] = (statement_items(s.text) if node is None
+                                            else _items_of(node, layout.lines, s.first))
+        if items is None:
+            return None
+        out.extend((s.first, it) for it in items)
+    return out
 
 
 def _matched_statements(old: list[Statement], new: list[Statement]) -> dict[int, int]:
@@ -333,7 +355,7 @@ def _line_map(old: Layout, new: Layout, kept_segments: list[tuple[Segment, Segme
 
 
 def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, workspace,
-                    previous: Previous) -> IncrementalResult | None:
+                    previous: Previous, known: dict) -> IncrementalResult | None:
     old = previous.layout
     names_in_order = [s.name for s in layout.segments]
     if (previous.settings != settings or names_in_order != [s.name for s in old.segments]
@@ -362,10 +384,21 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
                     names |= s.binds
                     grew = True
     relint = {n.name for o, n in segments if o.text != n.text or n.reads & names}
-    for i in affected:
-        relint |= layout.statements[i].reads & kernel_names
-    for s in changed_old:   # a launch removed
-        relint |= s.reads & kernel_names
+    # the kernels whose launches the edit could have changed, among those the affected
+    # statements name (and the lines of the other launches there, whose findings are kept)
+    old_index = {v: k for k, v in pairs.items()}
+    nodes = {_first_line(node): node for node in source.tree.body}
+    groups = [(_absolute(changed_old, known), _absolute(changed_new, known, layout, nodes),
+               set().union(*(s.reads for s in (*changed_old, *changed_new))) & kernel_names)]
+    for i in sorted(affected & set(old_index)):
+        s = layout.statements[i]
+        if s.reads & kernel_names:
+            groups.append((_absolute([old.statements[old_index[i]]], known), _absolute([s], known, layout, nodes),
+                           s.reads & kernel_names))
+    launched = _launches_changed(groups, names, relint)
+    if launched is None:   # a statement's items could not be built: every kernel they name
+        launched = _Launches(set().union(*(g[2] for g in groups)), set(), set(), {})
+    relint |= launched.relint
     # the statements whose findings are linted again: those the edit affected (the launches of a
     # kernel whose body changed keep theirs until the full lint: keeping every kernel such a
     # launcher names in the reduced text would cost what a full lint costs)
@@ -373,10 +406,11 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
     relinted_nothing = not relint and not fresh
 
     kept_segments = [(o, n) for o, n in segments if n.name not in relint]
-    old_index = {v: k for k, v in pairs.items()}
     kept_statements = [(old.statements[old_index[i]], s) for i, s in enumerate(layout.statements)
                        if i not in fresh and i in old_index]
     mapping = _line_map(old, layout, kept_segments, kept_statements)
+    for line, to in launched.mapping.items():
+        mapping.setdefault(line, to)
     stale_lines: set[int] = set()   # old lines whose findings are replaced
     for o, n in segments:
         if n.name in relint:
@@ -388,6 +422,7 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
             s = old.statements[old_index[i]]
             stale_lines.update(range(s.first, s.last + 1))
     findings: list[Finding] = []
+    stale_lines -= launched.kept_old
     for f in previous.findings:
         if f.line in stale_lines:
             continue
@@ -402,8 +437,6 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
         for name in relint:
             keep |= _helpers(by_name[name], by_name)
             keep |= {other for other, said in words.items() if name in said}   # its callers: a helper stays one
-        for i in fresh:
-            keep |= layout.statements[i].reads & kernel_names
         linted = lint_source(_reduced_source(source, layout, keep), settings, workspace)
         error = linted.error
         wanted: set[int] = set()
@@ -413,7 +446,178 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
         for i in fresh:
             s = layout.statements[i]
             wanted.update(range(s.first, s.last + 1))
+        wanted -= launched.kept_new
         findings.extend(f for f in linted.findings if f.line in wanted)
     findings.sort(key=Finding.sort_key)
     return IncrementalResult(FileResult(source.path, findings, error=error), exact=relinted_nothing and previous.exact,
                              relinted=tuple(sorted(relint)), statements=len(fresh))
+
+
+# ---- which launches an edit of the code outside the kernels changed ------------------------------
+
+@dataclass(frozen=True)
+class _Item:
+    """One simple statement of a top-level statement (or the header of a compound one: `if t:`,
+    `for x in xs:`, `def f(a=1):`), its lines relative to the statement's first line (0-based),
+    its text, the names it reads and binds, and whether it is a guard (anything but an
+    assignment or a launch: an `assert`, an `if` test, a call statement, whose reads can decide
+    a finding)."""
+
+    first: int
+    last: int
+    text: str
+    loads: frozenset[str]
+    binds: frozenset[str]
+    guard: bool
+
+
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_BODIES = (ast.stmt, ast.ExceptHandler, ast.match_case)
+
+
+def _is_launch(node: ast.AST) -> bool:
+    """`f[grid](...)` as a statement: a launch, which guards no name it reads."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Subscript))
+
+
+def statement_items(text: str) -> tuple[_Item, ...] | None:
+    """The simple statements of one top-level statement's text, in order; None when the text
+    does not parse on its own (a statement sharing a line with another through `;`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    lines = text.split("\n")
+    out: list[_Item] = []
+    try:
+        for node in tree.body:
+            _flatten(node, lines, 1, out)
+    except RecursionError:
+        return None
+    return tuple(out)
+
+
+def _items_of(node: ast.stmt, lines: list[str], first: int) -> tuple[_Item, ...] | None:
+    """`statement_items` of a node already parsed: `lines` the text it is in, `first` its first line."""
+    out: list[_Item] = []
+    try:
+        _flatten(node, lines, first, out)
+    except RecursionError:
+        return None
+    return tuple(out)
+
+
+def _flatten(node: ast.AST, lines: list[str], base: int, out: list[_Item]) -> None:
+    """Append the items of `node` to `out` (`base`: the line that is the statement's first)."""
+    header: list[ast.AST] = []
+    bodies: list[list[ast.AST]] = []
+    for _, value in ast.iter_fields(node):
+        if isinstance(value, list) and value and isinstance(value[0], _BODIES):
+            bodies.append(value)
+        elif isinstance(value, list):
+            header.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            header.append(value)
+    first = node.pattern.lineno if isinstance(node, ast.match_case) else _first_line(node)
+    if not bodies:
+        loads, stores = _names(node)
+        binds = stores | (_binds(node) if isinstance(node, ast.stmt) else set())
+        last = node.end_lineno or node.lineno
+        out.append(_Item(first - base, last - base, "\n".join(lines[first - 1:last]), frozenset(loads),
+                         frozenset(binds), not isinstance(node, _ASSIGNS) and not _is_launch(node)))
+        return
+    loads, binds = set(), set()
+    for part in header:
+        part_loads, part_stores = _names(part)
+        loads |= part_loads
+        binds |= part_stores
+    name = getattr(node, "name", None)
+    if isinstance(name, str):
+        binds.add(name)
+    last = max(first, min(body[0].lineno if not isinstance(body[0], ast.match_case) else body[0].pattern.lineno
+                          for body in bodies) - 1)
+    out.append(_Item(first - base, last - base, "\n".join(lines[first - 1:last]), frozenset(loads), frozenset(binds),
+                     True))
+    for body in bodies:
+        for child in body:
+            _flatten(child, lines, base, out)
+
+
+@dataclass
+class _Launches:
+    """What an edit did to the launches in the statements it affected: the kernels whose launch
+    could have changed, the old and new lines of the others' launches (whose findings are kept),
+    and old line -> new line for every line of a statement kept as it was."""
+
+    relint: set[str]
+    kept_old: set[int]
+    kept_new: set[int]
+    mapping: dict[int, int]
+
+
+def _slice(items: list[tuple[int, _Item]], kernel: str) -> tuple[set[str], set[str], list[int]]:
+    """(aliases, names, launch items) of `kernel` among `items`: the names bound from it
+    (`k = kernel`), the names its launches read and, through the assignments before them, what
+    those are computed from (over-approximate: names, not scopes), and the indexes of the items
+    that read it or an alias."""
+    aliases = {kernel}
+    grew = True
+    while grew:
+        grew = False
+        for _, it in items:
+            if it.loads & aliases and not it.binds <= aliases:
+                aliases |= it.binds
+                grew = True
+    launch = [i for i, (_, it) in enumerate(items) if it.loads & aliases]
+    names = set(aliases).union(*(items[i][1].loads for i in launch))
+    grew = True
+    while grew:
+        grew = False
+        for _, it in items:
+            if it.binds & names and not it.loads <= names:
+                names |= it.loads
+                grew = True
+    return aliases, names, launch
+
+
+def _launches_changed(groups, changed_names: set[str], relint: set[str]) -> _Launches | None:
+    """For each group (old items, new items, each a list of (absolute first line, item), or None
+    when they could not be built; the kernels the group's statements name): which of those
+    kernels' launches the edit could have changed. An item is touched when it is new, gone or
+    edited, or reads a name the edit changed; a launch changed when a touched item binds a name
+    it reads (directly or through the assignments it is computed from), reads the kernel, or
+    guards (asserts, tests, calls) on such a name. `relint`: the kernels linted again anyway
+    (their launches' findings are not kept). None when a group's items could not be built."""
+    out = _Launches(set(), set(), set(), {})
+    found = []
+    for old, new, named in groups:
+        if old is None or new is None:
+            return None
+        matcher = SequenceMatcher(None, [it.text for _, it in old], [it.text for _, it in new], autojunk=False)
+        pairs = [(b.a + i, b.b + i) for b in matcher.get_matching_blocks() for i in range(b.size)]
+        old_matched, new_matched = {a for a, _ in pairs}, {b for _, b in pairs}
+        touched = [it for i, (_, it) in enumerate(old) if i not in old_matched]
+        touched += [it for i, (_, it) in enumerate(new) if i not in new_matched or it.loads & changed_names]
+        for kernel in named:
+            old_aliases, old_names, old_launch = _slice(old, kernel)
+            new_aliases, new_names, new_launch = _slice(new, kernel)
+            aliases, names = old_aliases | new_aliases, old_names | new_names
+            if any(t.binds & names or t.loads & aliases or (t.guard and t.loads & names) for t in touched):
+                out.relint.add(kernel)
+            found.append((old, new, kernel, aliases, old_launch, new_launch))
+        for a, b in pairs:
+            (old_first, it), (new_first, _) = old[a], new[b]
+            for n in range(it.first, it.last + 1):
+                out.mapping.setdefault(old_first + n, new_first + n)
+    linted = out.relint | relint
+    linted_aliases = set(linted).union(*(f[3] for f in found if f[2] in linted))
+    for old, new, kernel, _, old_launch, new_launch in found:
+        if kernel in linted:
+            continue
+        for items, launch, lines in ((old, old_launch, out.kept_old), (new, new_launch, out.kept_new)):
+            for i in launch:
+                first, it = items[i]
+                if not it.loads & linted_aliases:
+                    lines.update(range(first + it.first, first + it.last + 1))
+    return out

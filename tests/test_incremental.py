@@ -188,3 +188,90 @@ def row_min_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     moved, _ = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
     assert moved.relinted == () and any("(line 11)" in f.message for f in moved.result.findings if f.code == "TRI014")
     assert _key(moved.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
+
+
+# ---- an edit in a launcher of several kernels ----------------------------------------------------
+
+LAUNCHER_TEXT = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_a(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@triton.jit
+def scale_b(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+
+@triton.jit
+def scale_c(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 4.0, mask=offs < n)
+
+
+def launch_all(x):
+    n = x.numel()
+    block_a = 128
+    scale_a[(triton.cdiv(n, block_a),)](x, n, BLOCK=block_a)
+    scale_b[(triton.cdiv(n, 256),)](x, n, BLOCK=256)
+    scale_c[(triton.cdiv(n, 512),)](x, n, BLOCK=512)
+    return x
+"""
+
+
+def _not_power_of_two(findings):
+    """(line, message) of each TRI004 finding: a block size passed from the launcher that is not a power of two."""
+    return sorted((f.line, f.message) for f in findings if f.code == "TRI004")
+
+
+def test_an_edited_launch_in_a_launcher_of_three_kernels_relints_that_kernel_only():
+    settings = Settings(select=("ALL",))
+    _, previous = lint_incremental(SourceFile.from_text(LAUNCHER_TEXT, "k.py"), settings)
+    assert _not_power_of_two(previous.findings) == []
+    b_line = LAUNCHER_TEXT.splitlines().index("    scale_b[(triton.cdiv(n, 256),)](x, n, BLOCK=256)") + 1
+    # scale_b's launch now passes 200: only scale_b is linted again, and its launch's finding shows
+    edited = LAUNCHER_TEXT.replace("(x, n, BLOCK=256)", "(x, n, BLOCK=200)")
+    inc, previous = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+    assert inc.relinted == ("scale_b",) and inc.statements == 1
+    assert [line for line, _ in _not_power_of_two(inc.result.findings)] == [b_line]
+    assert "`scale_b`" in _not_power_of_two(inc.result.findings)[0][1]
+    assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
+    # a line typed above the launches rebinds no name they read: no kernel is linted again, and
+    # scale_b's launch keeps its finding, moved down with its line
+    typed = _insert(edited, b_line - 3, "    tmp_edit = 1")
+    moved, previous = lint_incremental(SourceFile.from_text(typed, "k.py"), settings, previous=previous)
+    assert moved.relinted == () and moved.statements == 1
+    assert [line for line, _ in _not_power_of_two(moved.result.findings)] == [b_line + 1]
+    assert _key(moved.result.findings) == _key(lint_source(SourceFile.from_text(typed, "k.py"), settings).findings)
+    # a local that only scale_a's launch reads (now a tensor dimension): scale_a alone; back to 256
+    # for scale_b: its finding goes (nothing stale is carried over for it), the others are kept
+    rebound = typed.replace("block_a = 128", "block_a = x.shape[-1]")
+    inc_a, previous = lint_incremental(SourceFile.from_text(rebound, "k.py"), settings, previous=previous)
+    assert inc_a.relinted == ("scale_a",)
+    assert [line for line, _ in _not_power_of_two(inc_a.result.findings)] == [b_line, b_line + 1]
+    assert _key(inc_a.result.findings) == _key(lint_source(SourceFile.from_text(rebound, "k.py"), settings).findings)
+    back = rebound.replace("(x, n, BLOCK=200)", "(x, n, BLOCK=256)")
+    inc_b, _ = lint_incremental(SourceFile.from_text(back, "k.py"), settings, previous=previous)
+    assert inc_b.relinted == ("scale_b",)
+    assert [line for line, _ in _not_power_of_two(inc_b.result.findings)] == [b_line]
+    assert _key(inc_b.result.findings) == _key(lint_source(SourceFile.from_text(back, "k.py"), settings).findings)
+
+
+def test_a_guard_or_a_name_every_launch_reads_relints_every_kernel_it_could_change():
+    settings = Settings(select=("ALL",))
+    _, previous = lint_incremental(SourceFile.from_text(LAUNCHER_TEXT, "k.py"), settings)
+    # `n` is read by every launch: rebinding it may change each of them
+    edited = LAUNCHER_TEXT.replace("    n = x.numel()\n", "    n = x.shape[0]\n")
+    inc, _ = lint_incremental(SourceFile.from_text(edited, "k.py"), settings, previous=previous)
+    assert inc.relinted == ("scale_a", "scale_b", "scale_c")
+    # an assert on a name only scale_a's launch reads (a guard that can decide its findings)
+    guarded = LAUNCHER_TEXT.replace("    block_a = 128\n", "    block_a = 128\n    assert block_a > 0\n")
+    inc, _ = lint_incremental(SourceFile.from_text(guarded, "k.py"), settings, previous=previous)
+    assert inc.relinted == ("scale_a",)
+    assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(guarded, "k.py"), settings).findings)
