@@ -163,8 +163,9 @@ def read_outcome(kind: str, job: JobResult, interpreter: str) -> Outcome:
             return Outcome(False, f"{engine} not installed in {interpreter}: `tritonify {sub}` is not a sub-command there "
                                   "(install a Tritonify that has it into that interpreter)", status="missing-engine")
         if "No module named tritonify" in stderr or "No module named 'tritonify'" in stderr:
-            return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there "
-                                  f"(pip install tritonify into it, or set tritonify.interpreter)", status="missing-engine")
+            advice = ", or set tritonify.interpreter to a Python that has it"
+            return Outcome(False, f"{engine} not installed in {interpreter}: tritonify is not installed there; "
+                                  f"pip install tritonify into it{advice}", status="missing-engine", advice=advice)
         return Outcome(False, job.message, status=job.status)
     if data is None:
         first = job.stdout.strip().splitlines()[0][:200] if job.stdout.strip() else "nothing"

@@ -122,3 +122,13 @@ def test_a_launch_command_goes_after_the_separator():
     argv = job_argv(PROFILE, settings, Path("/w/k.py"), "k", ["python", "bench.py", "--n", "4096"])
     assert argv[-5:] == ["--", "python", "bench.py", "--n", "4096"] and argv[:4] == ["/usr/bin/python3", "-m", "tritonify", "profile"]
     assert "--" not in job_argv(BENCHMARK, settings, Path("/w/k.py"), "k", ["python", "x.py"])
+
+
+def test_without_tritonify_in_the_interpreter_the_button_replaces_the_setting_advice():
+    result = JobResult(FAILED, "benchmark failed with exit status 1", 1, "",
+                       ["/usr/bin/python3: No module named tritonify"])
+    out = interpret(BENCHMARK, result, "/usr/bin/python3")
+    assert out.status == "missing-engine" and out.actions == ["chooseInterpreter", "openLog"]
+    assert "pip install tritonify" in out.message and "tritonify.interpreter" in out.message
+    shown = interpret(BENCHMARK, result, "/usr/bin/python3", buttons=True)   # the Choose Interpreter button
+    assert shown.message.endswith("pip install tritonify into it") and "tritonify.interpreter" not in shown.message
