@@ -97,3 +97,23 @@ def test_the_interpreter_or_a_cpu_only_torch_always_takes_triton_s_path():
     launch = m._Launcher(m._swiglu_fwd_kernel)
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
         assert launch.direct is False   # nothing to launch on: no plan is ever recorded
+
+
+def test_every_template_carries_the_same_launcher():
+    """A template is inserted into the user's file whole, so each carries its own copy of the lean
+    launcher (it must run without Tritonify installed). The copies are one concept: a fix to one is
+    a fix to all, so they stay identical."""
+    import ast
+    from pathlib import Path
+
+    import tritonify.kernels.templates as pkg
+
+    copies = {}
+    for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.ClassDef) and node.name == "_Launcher":
+                copies[path.name] = ast.get_source_segment(text, node)
+    assert len(copies) >= 10, sorted(copies)
+    first = next(iter(copies.values()))
+    assert [name for name, src in copies.items() if src != first] == []
