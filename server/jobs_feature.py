@@ -70,7 +70,7 @@ MISSING_MODULE = ("No module named 'torch'", "No module named 'triton'", "No mod
                   "torch is not installed", "triton is not installed")
 
 
-def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "") -> list[str]:
+def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "", error: str = "") -> list[str]:
     """What a failed job offers next, as ids of JOB_ACTIONS (the client shows them as buttons):
     the interpreter when torch, triton or tritonify is missing from it, the ncu path when ncu is,
     a contract when the benchmark has none, a launch command when nothing launches the kernel;
@@ -82,7 +82,7 @@ def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "
         actions.append("chooseInterpreter")
     if status == "ncu-missing":
         actions.append("setNcuPath")
-    if kind == BENCHMARK and "no benchmark contract" in message:
+    if kind == BENCHMARK and error == "no-contract":
         actions.append("writeContract")
     if kind == PROFILE and status == "no-launcher":
         actions.append("setLaunchCommand")
@@ -127,7 +127,6 @@ def parse_result(stdout: str) -> dict | None:
     return None
 
 
-_CLI_ADVICE = ": `tritonify "   # where an engine's message goes on with the command line that fixes it
 # The actions that do what an outcome's advice says (a client showing them as buttons drops the advice).
 _ACTIONS_THAT_ADVISE = {"writeContract", "setLaunchCommand", "chooseInterpreter", "setNcuPath"}
 
@@ -138,7 +137,9 @@ def interpret(kind: str, job: JobResult, interpreter: str, buttons: bool = False
     says (no "run tritonify profile ... -- python script.py" next to a "Set Launch Command" button, no
     "set TRITONIFY_NCU" next to "Set ncu Path")."""
     outcome = read_outcome(kind, job, interpreter)
-    outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr)
+    error = outcome.result.get("error") if isinstance(outcome.result, dict) else None
+    outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr,
+                                   error if isinstance(error, str) else "")
     if buttons and outcome.advice and _ACTIONS_THAT_ADVISE & set(outcome.actions):
         outcome.message = outcome.message[: len(outcome.message) - len(outcome.advice)]
         outcome.advice = ""
@@ -176,10 +177,7 @@ def read_outcome(kind: str, job: JobResult, interpreter: str) -> Outcome:
     if not reached and (job.status != OK or status != OK):
         why = data.get("message") if isinstance(data.get("message"), str) and data.get("message") else job.message
         hint = data.get("hint") if isinstance(data.get("hint"), str) else ""
-        cli = why.find(_CLI_ADVICE)   # "no benchmark contract for k.py: `tritonify bench ... --write-contract` writes one"
-        advice = why[cli:] if cli > 0 else ""
-        why = why[:cli] if cli > 0 else why
-        advice += f" ({hint})" if hint else ""
+        advice = f" ({hint})" if hint else ""   # the fix by hand, e.g. "`tritonify bench ... --write-contract` writes one"
         if data.get("error") == "no-contract":   # a usage error, as data (contract/bench.schema.json)
             advice += "; in the editor, Ctrl+. inside the kernel offers \"Write a benchmark contract\""
         return Outcome(False, f"{kind} failed: {why}{advice}", result=data, status=status, advice=advice)

@@ -67,14 +67,16 @@ def _job_kind(file: Path, kernel: str | None) -> str | None:
     return "bench" if contracts else None
 
 
-def _usage_error(args, error: str, message: str) -> int:
+def _usage_error(args, error: str, message: str, hint: str = "") -> int:
     """A usage error: one line on stderr and, with `--format json`, a result object on stdout
-    (`status: "usage"`, `error` naming it; contract/bench.schema.json), so the editor reads the
-    reason as data instead of parsing stderr."""
-    print(f"tritonify: error: {message}", file=sys.stderr)
+    (`status: "usage"`, `error` naming it, the reason in `message` and the fix by hand in `hint`;
+    contract/bench.schema.json), so the editor reads both as data instead of parsing text."""
+    print(f"tritonify: error: {message}" + (f": {hint}" if hint else ""), file=sys.stderr)
     if getattr(args, "format", None) == "json":
-        print(json.dumps({"schema": "tritonify.bench/1", "status": "usage", "error": error, "message": message,
-                          "shapes": []}))
+        result = {"schema": "tritonify.bench/1", "status": "usage", "error": error, "message": message, "shapes": []}
+        if hint:
+            result["hint"] = hint
+        print(json.dumps(result))
     return exit_codes.ERROR
 
 
@@ -136,8 +138,8 @@ def run(args) -> int:
     kind = _job_kind(file, kernel)
     if kind is None:
         start = f"tritonify bench {file}::{kernel} --write-contract" if kernel else f"tritonify bench {file}::KERNEL --write-contract"
-        return _usage_error(args, "no-contract", f"no benchmark contract for {file.name}: `{start}` writes one to fill in "
-                            f"({file.stem}_contract.py; see references/guides/benchmarking.md)")
+        return _usage_error(args, "no-contract", f"no benchmark contract for {file.name}",
+                            f"`{start}` writes one to fill in ({file.stem}_contract.py; see references/guides/benchmarking.md)")
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()] if args.baselines else None
     target = f"{file.resolve()}::{kernel}" if kernel else str(file.resolve())
     spec = bench_jobs.job_spec(target, shapes=shapes, baselines=baselines, timer=args.timer, seed=args.seed,
