@@ -233,6 +233,7 @@ class IncrementalResult:
     exact: bool                        # False: some findings were carried over (see the module doc)
     relinted: tuple[str, ...] = ()     # the kernels linted again (empty for a full lint)
     statements: int = 0                # outside statements whose findings were linted again
+    full_because: str = ""             # a full lint: why the edit could not be followed
 
 
 def _helpers(segment: Segment, by_name: dict[str, Segment]) -> set[str]:
@@ -292,18 +293,18 @@ def lint_incremental(source: SourceFile, settings: Settings, workspace=None, pre
     itself when `source` does not parse, so that typing through half a statement keeps the base)."""
     known = dict(previous.known or {}) if previous is not None else {}
     layout = layout_of(source, workspace, kernels, known)
-    reused = None
+    reused: IncrementalResult | str = "no earlier lint to build on" if previous is None else "it does not parse"
     if layout is not None and previous is not None:
         reused = _relint_changed(source, layout, settings, workspace, previous, known)
     if layout is not None:   # forget what no piece of this text is any more
         keys = {("k", s.text) for s in layout.segments} | {(kind, s.text) for s in layout.statements for kind in "si"}
         known = {k: v for k, v in known.items() if k in keys}
-        if reused is not None:
+        if isinstance(reused, IncrementalResult):
             return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
     result = lint_source(source, settings, workspace)
     if layout is None:   # a syntax error (half a statement typed): the last base stays the one to reuse
-        return IncrementalResult(result, exact=True), previous
-    return IncrementalResult(result, exact=True), Previous(layout, settings, result.findings, known)
+        return IncrementalResult(result, exact=True, full_because=reused), previous
+    return IncrementalResult(result, exact=True, full_because=reused), Previous(layout, settings, result.findings, known)
 
 
 def _absolute(statements: list[Statement], known: dict, layout: Layout | None = None,
@@ -355,18 +356,20 @@ def _line_map(old: Layout, new: Layout, kept_segments: list[tuple[Segment, Segme
 
 
 def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, workspace,
-                    previous: Previous, known: dict) -> IncrementalResult | None:
+                    previous: Previous, known: dict) -> IncrementalResult | str:
+    """The result of re-linting what the edit touched, or why the file must be linted in full."""
     old = previous.layout
     names_in_order = [s.name for s in layout.segments]
-    if (previous.settings != settings or names_in_order != [s.name for s in old.segments]
-            or len(set(names_in_order)) != len(names_in_order)):
-        return None
+    if previous.settings != settings:
+        return "other settings"
+    if names_in_order != [s.name for s in old.segments] or len(set(names_in_order)) != len(names_in_order):
+        return "a kernel added, removed or renamed"
     pairs = _matched_statements(old.statements, layout.statements)
     changed_old = [s for i, s in enumerate(old.statements) if i not in pairs]
     matched_new = set(pairs.values())
     changed_new = [s for i, s in enumerate(layout.statements) if i not in matched_new]
     if any(s.imports for s in (*changed_old, *changed_new)):
-        return None   # an import edited: every name may mean something else now
+        return "an import edited"   # every name may mean something else now
     segments = list(zip(old.segments, layout.segments))
     by_name = {s.name: s for s in layout.segments}
     kernel_names = set(by_name)
@@ -428,7 +431,7 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
             continue
         moved = _moved(f, mapping)
         if moved is None:
-            return None
+            return "a finding's line not kept"
         findings.append(moved)
     error = None
     if not relinted_nothing:

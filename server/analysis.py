@@ -13,6 +13,7 @@ from functools import cached_property
 from tritonify.diagnostics.engine import FileResult
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
+from tritonify.server import latency_trace as trace
 from tritonify.server.lint_worker import KernelSpan, LintWorker
 from tritonify.server.positions import LineIndex
 
@@ -76,7 +77,13 @@ async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, 
     """Lint `text` in the worker process (never imports or runs it) and wrap the result.
     `mode` "incremental" re-lints only the kernels changed since that worker's last lint."""
     linted = without_bom(text)
-    result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode)
+    trace.event("s.lint", version=version, mode=mode, worker=id(worker))
+    try:
+        result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode)
+    except BaseException as exc:
+        trace.event("s.lint.stopped", version=version, why=type(exc).__name__)
+        raise
+    trace.event("s.lint.done", version=version, exact=exact)
     if linted is not text:
         result = _shift_line_one(result)
     return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels, exact, base)

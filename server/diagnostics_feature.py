@@ -33,6 +33,7 @@ from lsprotocol import types
 from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.references import page_url
+from tritonify.server import latency_trace as trace
 from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.documents import lint_path, open_document
@@ -179,6 +180,7 @@ class DiagnosticsFeature:
             if now is None or now.version != version:
                 return
             self.server.analyses.put(exact)
+            trace.event("s.publish.exact", version=version, findings=len(exact.findings))
             self.server.set_diagnostics("lint", doc.uri, diagnostics_of(exact), version)
             self.last_publish[doc.uri] = time.monotonic()
         except asyncio.CancelledError:
@@ -245,6 +247,7 @@ class DiagnosticsFeature:
         try:
             if delay:
                 await asyncio.sleep(delay)
+                trace.event("s.debounced", delay_ms=round(delay * 1000))
             await self.lint_and_publish(uri)
         except asyncio.CancelledError:
             pass
@@ -274,8 +277,10 @@ class DiagnosticsFeature:
         server.analyses.put(hit)
         if hit.result.error:
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")
+        trace.event("s.publish", version=version, findings=len(hit.findings), exact=hit.exact)
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
         self.last_publish[doc.uri] = time.monotonic()
+        trace.event("s.published", version=version)
         self._set_busy(doc.uri, False)
         if not hit.exact:
             self.confirm_later(doc.uri, version)
@@ -312,6 +317,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     def did_change(params: types.DidChangeTextDocumentParams):
         uri = params.text_document.uri
         server.last_change[uri] = time.monotonic()
+        trace.event("s.change", version=params.text_document.version)
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
             return

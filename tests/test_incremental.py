@@ -81,9 +81,10 @@ def test_half_a_statement_keeps_the_base_and_other_settings_lint_in_full():
     broken = _insert(TEXT, 10, "    z = (")
     bad, kept = lint_incremental(SourceFile.from_text(broken, "k.py"), settings, previous=previous)
     assert [f.code for f in bad.result.findings] == ["TRI000"] and kept is previous
+    assert bad.full_because == "it does not parse"
     other = Settings(select=("TRI001",))
     res, _ = lint_incremental(SourceFile.from_text(_insert(TEXT, 10, "    z = 1"), "k.py"), other, previous=previous)
-    assert res.exact and {f.code for f in res.result.findings} == {"TRI001"}
+    assert res.exact and {f.code for f in res.result.findings} == {"TRI001"} and res.full_because == "other settings"
 
 
 def test_renaming_a_kernel_lints_in_full():
@@ -92,6 +93,7 @@ def test_renaming_a_kernel_lints_in_full():
     renamed = TEXT.replace("def gelu_2(", "def gelu_9(")
     res, _ = lint_incremental(SourceFile.from_text(renamed, "k.py"), settings, previous=previous)
     assert res.exact and _key(res.result.findings) == _key(_full(renamed))
+    assert res.full_because == "a kernel added, removed or renamed"
 
 
 # ---- edits outside the kernels -------------------------------------------------------------------
@@ -167,7 +169,8 @@ def test_an_edited_launch_relints_the_kernel_it_launches_and_an_edited_import_li
     assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(edited, "k.py"), settings).findings)
     imported = edited.replace("from triton.language.extra import libdevice", "from triton.language.extra.cuda import libdevice")
     full, _ = lint_incremental(SourceFile.from_text(imported, "k.py"), settings, previous=previous)
-    assert full.exact and full.relinted == ()
+    assert full.exact and full.relinted == () and full.full_because == "an import edited"
+    assert inc.full_because == ""
 
 
 def test_a_carried_finding_that_names_another_line_names_it_where_it_moved():

@@ -110,3 +110,66 @@ def test_a_lint_no_longer_wanted_is_interrupted_and_the_worker_goes_on():
     result, kernels, restarts, interrupts = _run(main())
     assert [f.code for f in result.findings] == ["TRI001"] and [k.name for k in kernels] == ["k"]
     assert restarts == 0 and interrupts == 1
+
+
+def test_an_interrupt_where_the_lint_may_not_stop_stops_it_where_it_next_may():
+    """A signal while the workspace index takes the new text is kept, not lost: the lint stops at
+    its next interruptible part (it never runs to its end for a superseded version); between
+    requests a signal is ignored, and the next request starts afresh."""
+    import signal
+
+    import pytest
+
+    from tritonify.server import lint_worker as lw
+
+    try:
+        lw._state, lw._interrupt_pending = lw.BUSY, False
+        lw._on_interrupt(signal.SIGUSR1, None)     # must not raise here
+        assert lw._interrupt_pending
+        ran = []
+        with pytest.raises(lw.Interrupted):
+            with lw._interruptible():
+                ran.append(True)
+        assert ran == []
+        lw._state, lw._interrupt_pending = lw.INTERRUPTIBLE, False
+        with pytest.raises(lw.Interrupted):
+            lw._on_interrupt(signal.SIGUSR1, None)
+        lw._state = lw.IDLE
+        lw._on_interrupt(signal.SIGUSR1, None)
+        assert not lw._interrupt_pending
+    finally:
+        lw._state, lw._interrupt_pending = lw.IDLE, False
+
+
+def test_the_worker_reparses_only_the_statement_typed_into_and_finds_the_same():
+    """Typing within a line: the worker's tree comes from the last one (diagnostics.reparse) and
+    the findings are those of a fresh worker linting that text from scratch."""
+    from tests.test_incremental import TEXT
+    from tritonify.server import lint_worker as lw
+
+    lines = TEXT.split("\n")
+    at = next(i for i, line in enumerate(lines) if "tl.load(" in line)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at + 1, indent + "w = 0")
+    first = "\n".join(lines)
+    lines[at + 1] = indent + "w = libdevice.tanh(x)"
+    second = "\n".join(lines)
+    lw._TREES.pop("/tmp/reparse_k.py", None)
+    lw.lint_with_kernels(first, "/tmp/reparse_k.py", Settings(), "incremental")
+    old_tree = lw._TREES["/tmp/reparse_k.py"][1]
+    result, kernels, _, _ = lw.lint_with_kernels(second, "/tmp/reparse_k.py", Settings(), "incremental")
+    new_tree = lw._TREES["/tmp/reparse_k.py"][1]
+    assert new_tree is not old_tree and new_tree.body[0] is old_tree.body[0]   # the import kept, not parsed again
+    lw._state = lw.IDLE
+
+    async def fresh():
+        worker = LintWorker()
+        try:
+            return await worker.request(second, "/tmp/reparse_k.py", Settings(), 60, "full")
+        finally:
+            await worker.aclose()
+
+    expected, expected_kernels, _, _ = _run(fresh())
+    key = lambda fs: sorted((f.code, f.line, f.column, f.message) for f in fs)   # noqa: E731
+    assert key(result.findings) == key(expected.findings) and "TRI001" in {f.code for f in result.findings}
+    assert kernels == expected_kernels
