@@ -17,7 +17,7 @@ import { openLocation, ResultsView } from './results/view';
 import { ResultKind } from './results/render';
 import { currentSettings, notifySettingsChanged, ServerHandle, startServer, stopServer } from './server';
 import { RESTART_KEYS } from './settings';
-import { RunningJob, ServerStatus } from './status';
+import { MANAGE_TRUST, MANAGE_TRUST_COMMAND, RunningJob, ServerStatus } from './status';
 
 const RESTART_DEBOUNCE_MS = 750;
 const RUN_KERNEL_KIND = 'source.tritonify.runKernel';
@@ -275,7 +275,8 @@ async function runKernel(command: 'tritonify.benchmark' | 'tritonify.profile'): 
         return;
     }
     if (!vscode.workspace.isTrusted) {
-        void vscode.window.showWarningMessage('Tritonify: Benchmark and Profile run this workspace\'s code; trust the workspace first.');
+        void vscode.window.showWarningMessage('Tritonify: Benchmark and Profile run this workspace\'s code; trust the workspace first.', MANAGE_TRUST)
+            .then((c) => c && vscode.commands.executeCommand(MANAGE_TRUST_COMMAND));
         return;
     }
     if (editor.document.isDirty) {
@@ -318,7 +319,8 @@ async function insertTemplate(): Promise<void> {
     if (pick?.action.edit) {
         await vscode.workspace.applyEdit(pick.action.edit);
     } else if (pick) {
-        void vscode.window.showWarningMessage('Tritonify: the server gave no text for this template; see Show Logs.');
+        void vscode.window.showWarningMessage('Tritonify: the server gave no text for this template.', 'Open Log')
+            .then((c) => c && log().show());
     }
 }
 

@@ -17,3 +17,5 @@ export interface LintBusyParams {
 export const JOB_ACTIONS: Record<string, string> = protocol.jobActions;
 /** initializationOptions.client[CLIENT_SHOWS_JOB_OUTCOMES] = true: this client shows outcomes, with their buttons. */
 export const CLIENT_SHOWS_JOB_OUTCOMES: string = protocol.clientShowsJobOutcomes;
+/** initializationOptions.client[CLIENT_STATES_TRUST] = true: the `trusted` this client sends is VS Code's workspace trust. */
+export const CLIENT_STATES_TRUST: string = protocol.clientStatesTrust;

@@ -25,12 +25,13 @@ import {
 } from 'vscode-languageclient/node';
 import { serverCommand, ServerCommand } from './commandLine';
 import { log, traceError, traceInfo } from './log';
-import { CLIENT_SHOWS_JOB_OUTCOMES, LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
+import { CLIENT_SHOWS_JOB_OUTCOMES, CLIENT_STATES_TRUST, LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
 import { LevelledChannel } from './logRouting';
 import { OPEN_PAGE_COMMAND, renderedLink, renderedLinks } from './docLinks';
 import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python';
 import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
+import { MANAGE_TRUST, MANAGE_TRUST_COMMAND } from './status';
 
 export const SERVER_ID = 'tritonify';
 export const SERVER_NAME = 'Tritonify';
@@ -159,7 +160,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         outputChannel: new LevelledChannel(log()),
         traceOutputChannel: new LevelledChannel(log(), 'trace', 'trace', true),
         revealOutputChannelOn: RevealOutputChannelOn.Never,
-        initializationOptions: { ...toServerSettings(settings, interpreter.command, trusted()), client: { [CLIENT_SHOWS_JOB_OUTCOMES]: true } },
+        initializationOptions: { ...toServerSettings(settings, interpreter.command, trusted()), client: { [CLIENT_SHOWS_JOB_OUTCOMES]: true, [CLIENT_STATES_TRUST]: true } },
         errorHandler: {
             error: () => ({ action: ErrorAction.Continue }),
             closed: () => {
@@ -217,8 +218,8 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                     return next(name, args);
                 }
                 if (!VIEW_COMMANDS.has(name) && !trusted()) {
-                    void vscode.window.showWarningMessage(`Tritonify: ${RUNS_CODE[name] ?? 'this runs the workspace\'s code'}; trust the workspace first.`, 'Manage Workspace Trust')
-                        .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
+                    void vscode.window.showWarningMessage(`Tritonify: ${RUNS_CODE[name] ?? 'this runs the workspace\'s code'}; trust the workspace first.`, MANAGE_TRUST)
+                        .then((c) => c && vscode.commands.executeCommand(MANAGE_TRUST_COMMAND));
                     return undefined;
                 }
                 if (name === 'tritonify.profile' && args.length === 2 && typeof args[0] === 'string' && typeof args[1] === 'string') {

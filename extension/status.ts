@@ -6,6 +6,15 @@ import type { StatusBarItem } from 'vscode';
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'untrusted';
 
+/** VS Code's own command (and its button label) that makes the workspace trusted. */
+export const MANAGE_TRUST = 'Manage Workspace Trust';
+export const MANAGE_TRUST_COMMAND = 'workbench.trust.manage';
+
+/** What clicking the status item does: what the state needs next. */
+export function statusCommand(state: ServerState): string {
+    return state === 'stopped' ? 'tritonify.restart' : state === 'untrusted' ? MANAGE_TRUST_COMMAND : 'tritonify.showLogs';
+}
+
 export interface RunningJob {
     kind: 'benchmark' | 'profile';
     kernel: string;
@@ -44,7 +53,7 @@ export function statusText(state: ServerState, jobs: RunningJob[], now: number, 
         running: 'Tritonify: the language server is running',
         stopped: 'Tritonify: the language server is stopped (click to restart)',
         failed: 'Tritonify: the language server could not start (click for the logs)',
-        untrusted: 'Tritonify: linting only; Benchmark and Profile need a trusted workspace',
+        untrusted: 'Tritonify: linting only; Benchmark and Profile need a trusted workspace (click to manage workspace trust)',
     }[state];
     return { text: `${ICON[state]} Tritonify`, tooltip };
 }
@@ -62,7 +71,7 @@ export class ServerStatus {
 
     setState(state: ServerState): void {
         this.state = state;
-        this.item.command = state === 'failed' ? 'tritonify.showLogs' : state === 'stopped' ? 'tritonify.restart' : 'tritonify.showLogs';
+        this.item.command = statusCommand(state);
         this.render();
     }
 

@@ -32,6 +32,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.settings import Settings
 from tritonify.infra.version import __version__
 from tritonify.server.analysis import Analysis, AnalysisCache, adopt, analyse
@@ -39,7 +40,7 @@ from tritonify.server.lint_worker import LintWorker
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
-from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings
+from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings, trust_hint
 
 log = logging.getLogger("tritonify.server")
 
@@ -197,6 +198,17 @@ class TritonifyServer(LanguageServer):
         self.log(types.MessageType.Warning, f"protocol: {message}")
 
     # ---- settings --------------------------------------------------------------------------
+    def client_says(self, key: str) -> bool:
+        """Whether the client set `key` to true in initializationOptions.client (the keys are
+        contract/protocol.json's client* entries)."""
+        raw = self._initial_raw
+        client = raw.get("client") if isinstance(raw, dict) else None
+        return isinstance(client, dict) and client.get(key) is True
+
+    def trust_hint(self) -> str:
+        """What makes the workspace trusted, in this client's words (settings.trust_hint)."""
+        return trust_hint(self.client_says(PROTOCOL["clientStatesTrust"]))
+
     def settings_for(self, uri: str) -> EditorSettings:
         """The editor settings of the workspace folder holding `uri` (longest match)."""
         best, best_len = self.editor_settings, -1

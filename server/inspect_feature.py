@@ -34,7 +34,6 @@ from tritonify.server.app import TritonifyServer
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex, split_lines
-from tritonify.server.settings import TRUST_HINT
 
 SOURCE_KEY = "inspect"
 SHOW_ASSEMBLY = "tritonify.showAssembly"
@@ -51,7 +50,7 @@ LISTINGS = ("sass", "ptx")
 # VS Code language ids: "ptx" is the PTX extensions' id; "sass" would be the CSS preprocessor's
 LANGUAGE = {"sass": "plaintext", "ptx": "ptx"}
 UNTRUSTED = ("compile-time insight is off: this workspace is not trusted, and Triton's compiler evaluates "
-             f"the kernel's code ({TRUST_HINT})")
+             "the kernel's code ({hint})")
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ class InspectFeature:
         if not settings.inspect_enabled:
             return None
         if not settings.trusted:
-            self.server.log_once(types.MessageType.Info, UNTRUSTED)
+            self.server.log_once(types.MessageType.Info, UNTRUSTED.format(hint=self.server.trust_hint()))
             return None
         return CompileConfig(settings.inspect_target, settings.interpreter[0])
 
@@ -364,7 +363,7 @@ class InspectFeature:
             return {"ok": False, "error": f"{uri} is not open"}
         if not self.server.settings_for(uri).trusted:
             return {"ok": False, "error": f"not compiled: this workspace is not trusted, and this compile runs the "
-                                          f"file's imports and definitions ({TRUST_HINT})"}
+                                          f"file's imports and definitions ({self.server.trust_hint()})"}
         config = self.config_for(uri)
         insight = self.insights.get(doc.uri)
         if config is None or insight is None or insight.text != doc.source or insight.result(kernel) is None:

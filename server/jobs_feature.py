@@ -30,7 +30,7 @@ from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, kill_job, 
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
 from tritonify.server.pygls_adapter import current_request_future
-from tritonify.server.settings import TRUST_HINT, EditorSettings
+from tritonify.server.settings import EditorSettings
 
 BENCHMARK, PROFILE = "benchmark", "profile"
 SUBCOMMAND = {BENCHMARK: "bench", PROFILE: "profile"}
@@ -242,7 +242,7 @@ class JobsFeature:
         settings = server.settings_for(uri)
         if not settings.trusted:
             return self._tell(Outcome(False, f"{kind} refused: this workspace is not trusted, and a {kind} runs its code "
-                                             f"({TRUST_HINT})", status="untrusted"))
+                                             f"({server.trust_hint()})", status="untrusted"))
         path = file_path(uri)
         if path is None or not path.is_file():
             return self._tell(Outcome(False, f"{kind} needs a saved file on disk; {uri} is not one", status="no-file"))
@@ -285,9 +285,7 @@ class JobsFeature:
     def _client_shows_outcomes(self) -> bool:
         """Whether the client said (initializationOptions.client) that it shows each outcome
         itself, with its next actions as buttons: then a message from here would be a second one."""
-        raw = self.server._initial_raw
-        client = raw.get("client") if isinstance(raw, dict) else None
-        return isinstance(client, dict) and client.get(_PROTOCOL["clientShowsJobOutcomes"]) is True
+        return self.server.client_says(_PROTOCOL["clientShowsJobOutcomes"])
 
     def _tell(self, outcome: Outcome) -> dict:
         level = types.MessageType.Info if outcome.ok else types.MessageType.Warning

@@ -22,10 +22,11 @@ Editor shape (camelCase as VS Code settings are written):
 names (empty: eager, compile, liger and the contract's own), shapes are checked with the parser
 `bench --shapes` uses (empty: the contract's), timeout 0 is bench's own default.
 
-`trusted` (written `tritonify.trusted` in messages: the key `trusted` of the `tritonify` settings)
-is false unless the client says true: Benchmark, Profile and compile-time insight run only then.
-The VS Code extension sends its workspace trust; any other client sets it in the user's own
-configuration (docs/editors.md). A client that does not state it gets false.
+`trusted` is false unless the client says true: Benchmark, Profile and compile-time insight run
+only then. The VS Code extension sends its workspace trust (it has no `tritonify.trusted`
+setting); any other client sets `trusted` in the settings it starts the server with, in the
+user's own configuration (docs/editors.md, "Trust"). A client that does not state it gets false.
+`trust_hint` says what to do in those words, for the client at hand.
 
 `inspect.enabled` defaults to true unless the environment variable TRITONIFY_INSPECT is "0"
 (a headless client or a test suite that wants no compiles without saying so in every session).
@@ -53,8 +54,13 @@ DEFAULT_BASELINES: tuple[str, ...] = ()   # bench's own default: every baseline,
 _BASELINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-TRUST_HINT = ("in VS Code, trust the workspace; in another editor, set \"trusted\": true in the tritonify "
-              "settings (tritonify.trusted, see docs/editors.md)")
+def trust_hint(client_states_trust: bool) -> str:
+    """What makes a workspace trusted, for a client that sends its own workspace trust (the VS
+    Code extension: initializationOptions.client.statesWorkspaceTrust) or for any other client."""
+    if client_states_trust:
+        return "trust the workspace: Manage Workspace Trust"
+    return ("set \"trusted\": true in the settings your editor starts this server with, in your user configuration "
+            "(Neovim: init_options; Helix: [language-server.tritonify.config]; docs/editors.md, \"Trust\")")
 
 
 def inspect_enabled_default() -> bool:

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatElapsed, statusText } from '../status';
+import { formatElapsed, MANAGE_TRUST_COMMAND, statusCommand, statusText } from '../status';
 
 test('elapsed time reads as seconds, then minutes and seconds', () => {
     assert.equal(formatElapsed(0), '0s');
@@ -29,4 +29,13 @@ test('a long lint shows a busy item naming the file, and the item goes back when
     assert.match(busy.text, /loading~spin/);
     assert.match(busy.tooltip, /linting parallel\.py/);
     assert.doesNotMatch(statusText('running', [], 0, []).text, /loading/);
+});
+
+test('clicking the item does what its state needs: restart, manage workspace trust, else the log', () => {
+    assert.equal(statusCommand('stopped'), 'tritonify.restart');
+    assert.equal(statusCommand('untrusted'), MANAGE_TRUST_COMMAND);
+    assert.equal(MANAGE_TRUST_COMMAND, 'workbench.trust.manage');
+    assert.equal(statusCommand('failed'), 'tritonify.showLogs');
+    assert.equal(statusCommand('running'), 'tritonify.showLogs');
+    assert.match(statusText('untrusted', [], 0).tooltip, /click to manage workspace trust/);
 });

@@ -153,7 +153,18 @@ async def test_a_client_that_does_not_state_trust_is_untrusted(client, workspace
         initialization_options={"interpreter": FAKE["interpreter"]}))
     path = workspace / "kernel.py"
     result = await run_command(client, "tritonify.benchmark", path.as_uri(), "gelu_kernel")
-    assert result["status"] == "untrusted" and "tritonify.trusted" in result["message"]
+    assert result["status"] == "untrusted" and '"trusted": true' in result["message"]
+    assert "init_options" in result["message"] and "tritonify.trusted" not in result["message"]
+    assert not Path(str(path) + ".ran").exists()
+
+
+async def test_a_client_that_sends_its_workspace_trust_is_told_to_trust_the_workspace(client, workspace):
+    """The VS Code extension's `trusted` is its workspace trust (client.statesWorkspaceTrust):
+    the refusal names the editor's command, not a setting."""
+    await start(client, workspace, options={**FAKE, "trusted": False, "client": {"statesWorkspaceTrust": True}})
+    path = workspace / "kernel.py"
+    result = await run_command(client, "tritonify.benchmark", path.as_uri(), "gelu_kernel")
+    assert result["status"] == "untrusted" and result["message"].endswith("(trust the workspace: Manage Workspace Trust)")
     assert not Path(str(path) + ".ran").exists()
 
 
