@@ -1,0 +1,271 @@
+"""One device call for the wide-row misses: candidate kernels checked against float64, then timed
+beside the template, Liger-Kernel and torch.compile with CUDA-graph replay, interleaved, several times.
+
+    python gpu/templates/sweep_wide.py OUT_DIR [--reps 7] [--budget S] [--groups NAME,...]
+
+Groups (bf16): softmax forward and backward at 4096x11008 and 16384x4096, RMSNorm forward at
+4096x14336 (and 16384x4096), add+RMSNorm forward at 4096x5120 (and 16384x4096). The candidates are in
+``gpu/templates/wide_row_candidates.py``; the template's own function (autotuned, as a user calls it)
+and the baselines (the same callables as ``three_way.py``: Liger's functional op, ``torch.compile`` of
+the template's fp32-statistics reference) are timed beside them.
+
+Check: each implementation's output on fresh random inputs (outputs poisoned with NaN first where the
+candidate takes its output buffer) against float64, elementwise ``|got - ref| <= 1e-2 * |ref| + ATOL``
+with ATOL = 1e-3 * max|ref| (bf16 rounding is 2**-9 relative); a NaN or unwritten element fails.
+Timing: each call captured 20 times in one CUDA graph, the graph replayed 5 times (CUDA events), the
+median per call; every implementation of every group once per repetition, in turn, ``--reps`` times;
+the table gives the median over repetitions and the spread (min-max).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import triton
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import three_way  # noqa: E402  (the same baselines as the three-way table)
+import wide_row_candidates as cand  # noqa: E402
+
+T0 = time.time()
+BF16 = torch.bfloat16
+
+
+def graph_us(fn, calls=20, replays=5):
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / calls)
+    del g
+    return statistics.median(times)
+
+
+def check(got, ref):
+    got, ref = got.double(), ref.double()
+    atol = 1e-3 * ref.abs().max().item()
+    err = (got - ref).abs()
+    bad = ~(err <= 1e-2 * ref.abs() + atol)  # NaN fails
+    rel = (err.norm() / ref.norm()).item()
+    return {"ok": not bool(bad.any()), "bad": int(bad.sum()), "max_abs_err": err.nan_to_num(float("inf")).max().item(),
+            "rel_l2": rel}
+
+
+def grid1(n_rows):
+    return (n_rows,)
+
+
+# --------------------------------------------------------------------------- groups
+def softmax_fwd_group(rows, cols, tile_cfgs, chunk_cfgs):
+    m = three_way.module("softmax")
+    from liger_kernel.ops.softmax import _softmax_forward as liger_fwd
+    compiled = three_way.implementations("softmax")["compile"]
+
+    def make_inputs():
+        return (3.0 * torch.randn(rows, cols, device="cuda")).to(BF16)
+
+    def reference(x):
+        return torch.softmax(x.double(), -1)
+
+    impls = {"template": lambda x, out: m.softmax_forward(x),
+             "liger": lambda x, out: liger_fwd(x)[0],
+             "compile": lambda x, out: compiled(x)}
+    a, b, c = cand.tiles(cols)
+    for w, h in tile_cfgs:
+        impls[f"tiles {a}+{b}+{c} w{w} hints{h}"] = (
+            lambda x, out, w=w, h=h: cand.softmax_fwd_tiles[grid1(rows)](
+                x, out, cols, x.stride(0), out.stride(0), A=a, B=b, C=c, HINTS=h, num_warps=w) and out)
+    for chunk, w in chunk_cfgs:
+        if chunk < cols:
+            impls[f"chunked {chunk} w{w}"] = (
+                lambda x, out, chunk=chunk, w=w: cand.softmax_fwd_chunked[grid1(rows)](
+                    x, out, cols, x.stride(0), out.stride(0), CHUNK=chunk, HINTS=1, num_warps=w) and out)
+    return make_inputs, reference, impls
+
+
+def softmax_bwd_group(rows, cols, tile_cfgs, chunk_cfgs):
+    m = three_way.module("softmax")
+    from liger_kernel.ops.softmax import _softmax_backward as liger_bwd
+    from liger_kernel.ops.utils import calculate_settings
+
+    block, warps = calculate_settings(cols)
+    compiled = torch.compile(lambda dy, y: (y.float() * (dy.float() - (dy.float() * y.float()).sum(-1, keepdim=True))).to(dy.dtype))
+
+    def make_inputs():
+        x = (3.0 * torch.randn(rows, cols, device="cuda")).to(BF16)
+        return torch.randn(rows, cols, device="cuda").to(BF16), torch.softmax(x.float(), -1).to(BF16)
+
+    def reference(dy, y):
+        dyd, yd = dy.double(), y.double()
+        return yd * (dyd - (dyd * yd).sum(-1, keepdim=True))
+
+    impls = {"template": lambda dy, y, out: m.softmax_backward(dy, y),
+             "liger": lambda dy, y, out: liger_bwd(dy, y, block, warps, False),
+             "compile": lambda dy, y, out: compiled(dy, y)}
+    a, b, c = cand.tiles(cols)
+    for w, h in tile_cfgs:
+        impls[f"tiles {a}+{b}+{c} w{w} hints{h}"] = (
+            lambda dy, y, out, w=w, h=h: cand.softmax_bwd_tiles[grid1(rows)](
+                dy, y, out, cols, dy.stride(0), y.stride(0), out.stride(0), A=a, B=b, C=c, HINTS=h,
+                num_warps=w) and out)
+    for chunk, w in chunk_cfgs:
+        if chunk < cols:
+            impls[f"chunked {chunk} w{w}"] = (
+                lambda dy, y, out, chunk=chunk, w=w: cand.softmax_bwd_chunked[grid1(rows)](
+                    dy, y, out, cols, dy.stride(0), y.stride(0), out.stride(0), CHUNK=chunk, HINTS=1,
+                    num_warps=w) and out)
+    return make_inputs, reference, impls
+
+
+def rms_fwd_group(rows, cols, tile_cfgs):
+    m = three_way.module("rms_norm")
+    base = three_way.implementations("rms_norm")
+
+    def make_inputs():
+        return (torch.randn(rows, cols, device="cuda").to(BF16),
+                (1.0 + 0.1 * torch.randn(cols, device="cuda")).to(BF16))
+
+    def reference(x, w):
+        xd = x.double()
+        return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+
+    impls = {"template": lambda x, w, out: m.rms_norm(x, w, 1e-6),
+             "liger": lambda x, w, out: base["liger"](x, w, 1e-6),
+             "compile": lambda x, w, out: base["compile"](x, w, 1e-6)}
+    a, b, c = cand.tiles(cols)
+    for wp, h in tile_cfgs:
+        impls[f"tiles {a}+{b}+{c} w{wp} hints{h}"] = (
+            lambda x, w, out, wp=wp, h=h: cand.rms_fwd_tiles[grid1(rows)](
+                x, w, out, cols, x.stride(0), out.stride(0), 1e-6, A=a, B=b, C=c, HINTS=h, num_warps=wp) and out)
+    return make_inputs, reference, impls
+
+
+def add_rms_fwd_group(rows, cols, tile_cfgs):
+    m = three_way.module("add_rms_norm")
+    base = three_way.implementations("add_rms_norm")
+
+    def make_inputs():
+        return (torch.randn(rows, cols, device="cuda").to(BF16), torch.randn(rows, cols, device="cuda").to(BF16),
+                (1.0 + 0.1 * torch.randn(cols, device="cuda")).to(BF16))
+
+    def reference(x, r, w):
+        sd = (x + r).double()  # the sum rounded to bf16, as every implementation stores it
+        return sd * torch.rsqrt(sd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+
+    s_buf = torch.empty(rows, cols, device="cuda", dtype=BF16)
+    impls = {"template": lambda x, r, w, out: m.add_rms_norm(x, r, w, 1e-6)[0],
+             "liger": lambda x, r, w, out: base["liger"](x, r, w, 1e-6)[0],
+             "compile": lambda x, r, w, out: base["compile"](x, r, w, 1e-6)[0]}
+    a, b, c = cand.tiles(cols)
+    for wp, h in tile_cfgs:
+        impls[f"tiles {a}+{b}+{c} w{wp} hints{h}"] = (
+            lambda x, r, w, out, wp=wp, h=h: cand.add_rms_fwd_tiles[grid1(rows)](
+                x, r, w, out, s_buf, cols, x.stride(0), 1e-6, A=a, B=b, C=c, HINTS=h, num_warps=wp) and out)
+    return make_inputs, reference, impls
+
+
+# group -> its candidates: tiles (num_warps, HINTS), chunked (CHUNK, num_warps)
+GROUPS = {
+    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(
+        4096, 11008, [(8, 0), (8, 1), (16, 0), (16, 1), (32, 1)], [(2048, 4), (2048, 8), (4096, 8)]),
+    "softmax_bwd 4096x11008": lambda: softmax_bwd_group(
+        4096, 11008, [(8, 1), (16, 0), (16, 1), (32, 1)], [(1024, 4), (2048, 4), (2048, 8), (4096, 8)]),
+    "softmax_fwd 16384x4096": lambda: softmax_fwd_group(16384, 4096, [(4, 1), (8, 1), (16, 1)], []),
+    "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, [(8, 1), (16, 1)], [(2048, 8)]),
+    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [(16, 0), (16, 1), (32, 0), (32, 1)]),
+    "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120, [(4, 1), (8, 1), (16, 0), (16, 1)]),
+}
+
+
+def main(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--budget", type=float, default=240)
+    p.add_argument("--groups", default="")
+    a = p.parse_args(argv)
+    import logging
+
+    logging.getLogger("liger_kernel.backends.registry").setLevel(logging.ERROR)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = open(out / "sweep.jsonl", "w")
+
+    def emit(**rec):
+        rec["t"] = round(time.time() - T0, 1)
+        log.write(json.dumps(rec) + "\n")
+        log.flush()
+
+    emit(kind="env", **three_way.env_record())
+    names = [n for n in GROUPS if not a.groups or any(n.startswith(g) for g in a.groups.split(","))]
+    groups = {}
+    for name in names:  # build, check on fresh inputs, keep the correct ones with their timing inputs
+        make_inputs, reference, impls = GROUPS[name]()
+        kept = {}
+        for label, fn in impls.items():
+            args = make_inputs()
+            buf = torch.full_like(args[0], float("nan"))
+            try:
+                got = fn(*args, buf)
+                res = check(got, reference(*args))
+            except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the rest go on
+                res = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            emit(kind="check", group=name, impl=label, **res)
+            print(f"check {name:28s} {label:34s} {res}", flush=True)
+            if res["ok"]:
+                kept[label] = fn
+        timing_args = make_inputs()
+        groups[name] = (kept, timing_args, torch.empty_like(timing_args[0]))
+        torch.cuda.empty_cache()
+    times = {(g, label): [] for g, (kept, _, _) in groups.items() for label in kept}
+    for rep in range(a.reps):
+        if rep >= 2 and time.time() - T0 > a.budget:
+            break
+        for g, (kept, args, buf) in groups.items():
+            for label, fn in kept.items():
+                try:
+                    t = graph_us(lambda fn=fn: fn(*args, buf))
+                except Exception as exc:  # noqa: BLE001
+                    emit(kind="time_error", group=g, impl=label, error=str(exc)[:200])
+                    continue
+                times[(g, label)].append(t)
+                emit(kind="time", group=g, impl=label, rep=rep, graph_us=t)
+        print(f"rep {rep} done at {time.time() - T0:.0f} s", flush=True)
+    lines = ["| group | impl | graph us (median) | min-max | vs template | vs liger | vs compile | reps |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for g in groups:
+        med = {label: statistics.median(v) for (gg, label), v in times.items() if gg == g and v}
+        for label, t in sorted(med.items(), key=lambda kv: kv[1]):
+            v = times[(g, label)]
+            ratio = lambda base: f"{med[base] / t:.3f}x" if base in med else "-"
+            lines.append(f"| {g} | {label} | {t:.1f} | {min(v):.1f}-{max(v):.1f} | {ratio('template')} | "
+                         f"{ratio('liger')} | {ratio('compile')} | {len(v)} |")
+    (out / "sweep.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    emit(kind="done", elapsed_s=round(time.time() - T0, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
