@@ -26,9 +26,12 @@ def _autotune_configs(configs):
 
 
 def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+    """Drop multi-row configs whose tile would not fit in registers for this row width, and the
+    three-tile configs (SPLIT) where the row is one power of two wide (one tile already fits it)."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
+    kept = [c for c in configs if (c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384)
+            and (split or not c.kwargs.get("SPLIT", 0))]
     return kept or configs[:1]
 
 
@@ -47,7 +50,24 @@ _FWD_CONFIGS = [
     # wide rows (11008 -> a 16384 block): more warps, fewer registers per thread
     triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
     triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2}, num_warps=16),
+    # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (11008 -> 8192 +
+    # 2048 + 1024 lanes instead of 16384): fewer registers, so two programs (two rows) share an SM
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=8),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=16),
 ]
+
+
+@triton.jit
+def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr):
+    """Elements [start, start + BLOCK) of one row in fp32, ``other`` past the row's end."""
+    offs = start + tl.arange(0, BLOCK)
+    return tl.load(row_ptr + offs, mask=offs < n_cols, other=other).to(tl.float32)
+
+
+@triton.jit
+def _softmax_store_tile(row_ptr, start, n_cols, value, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    tl.store(row_ptr + offs, value.to(row_ptr.dtype.element_ty), mask=offs < n_cols)
 
 
 @triton.autotune(
@@ -57,11 +77,27 @@ _FWD_CONFIGS = [
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
+                        SPLIT: tl.constexpr = 0, TILE_A: tl.constexpr = 0, TILE_B: tl.constexpr = 0,
+                        TILE_C: tl.constexpr = 0):
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+        if SPLIT and TILE_B > 0:  # one row in three tiles (TILE_A + TILE_B + TILE_C >= n_cols), every
+            # load issued before the first reduction (a reduction's barrier would hold later loads back)
+            tl.static_assert(ROWS == 1)
+            x_row = x_ptr + tl.cast(first, tl.int64) * x_row_stride
+            xa = _softmax_load_tile(x_row, 0, n_cols, float("-inf"), TILE_A)
+            xb = _softmax_load_tile(x_row, TILE_A, n_cols, float("-inf"), TILE_B)
+            xc = _softmax_load_tile(x_row, TILE_A + TILE_B, n_cols, float("-inf"), TILE_C)
+            row_max = tl.maximum(tl.maximum(tl.max(xa, axis=0), tl.max(xb, axis=0)), tl.max(xc, axis=0))
+            ea, eb, ec = tl.exp(xa - row_max), tl.exp(xb - row_max), tl.exp(xc - row_max)
+            inv_sum = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0) + tl.sum(ec, axis=0))
+            y_row = y_ptr + tl.cast(first, tl.int64) * y_row_stride
+            _softmax_store_tile(y_row, 0, n_cols, ea * inv_sum, TILE_A)
+            _softmax_store_tile(y_row, TILE_A, n_cols, eb * inv_sum, TILE_B)
+            _softmax_store_tile(y_row, TILE_A + TILE_B, n_cols, ec * inv_sum, TILE_C)
+        elif ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
             row64 = tl.cast(first, tl.int64)
             x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
             e = tl.exp(x - tl.max(x, axis=0))
@@ -115,20 +151,45 @@ _BWD_CONFIGS = [
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=16),
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=8),
     triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
+    # SPLIT: the row in three power-of-two tiles, as in the forward
+    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=8),
+    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=16),
 ]
+
+
+def _prune_split(configs, named_args, **kwargs):
+    """Drop the three-tile configs (SPLIT) where the row is one power of two wide, or too wide to be held."""
+    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
+    return [c for c in configs if split or not c.kwargs.get("SPLIT", 0)] or configs[:1]
 
 
 @triton.autotune(
     configs=_autotune_configs(_BWD_CONFIGS),
     key=["n_cols", "BLOCK_N", "row_bucket"],
+    prune_configs_by={"early_config_prune": _prune_split},
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
-                        BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr = 0):
+                        BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr = 0,
+                        SPLIT: tl.constexpr = 0, TILE_A: tl.constexpr = 0, TILE_B: tl.constexpr = 0,
+                        TILE_C: tl.constexpr = 0):
     cols = tl.arange(0, BLOCK_N)
     for row32 in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=STAGES):
         row = tl.cast(row32, tl.int64)
-        if BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
+        if SPLIT and TILE_B > 0:  # the row in three tiles, every load issued before the reduction
+            dy_row, y_row = dy_ptr + row * dy_row_stride, y_ptr + row * y_row_stride
+            dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A)
+            dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B)
+            dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C)
+            ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A)
+            yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B)
+            yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C)
+            dot = tl.sum(dya * ya, axis=0) + tl.sum(dyb * yb, axis=0) + tl.sum(dyc * yc, axis=0)
+            dx_row = dx_ptr + row * dx_row_stride
+            _softmax_store_tile(dx_row, 0, n_cols, ya * (dya - dot), TILE_A)
+            _softmax_store_tile(dx_row, TILE_A, n_cols, yb * (dyb - dot), TILE_B)
+            _softmax_store_tile(dx_row, TILE_A + TILE_B, n_cols, yc * (dyc - dot), TILE_C)
+        elif BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
             mask = cols < n_cols
             dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
             y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
@@ -253,6 +314,20 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def _softmax_tiles(n_cols: int) -> tuple[int, int, int]:
+    """Three powers of two covering a row that is not one (11008 -> 8192 + 2048 + 1024, 5120 -> 4096 +
+    512 + 512); (n_cols, 0, 0) for a power of two or a row too wide to hold (the SPLIT configs are
+    pruned then)."""
+    a = 1 << (n_cols.bit_length() - 1)
+    if a == n_cols or n_cols > SOFTMAX_MAX_FUSED_COLS:
+        return _pow2(n_cols), 0, 0
+    rest = n_cols - a
+    b = 1 << (rest.bit_length() - 1)
+    if b == rest:  # exactly two: the second halved, so there are three
+        return a, max(b // 2, 1), max(b // 2, 1)
+    return a, b, 1 << (rest - b - 1).bit_length()
+
+
 def softmax_forward(x: torch.Tensor) -> torch.Tensor:
     x2d = _rows(x)
     n_rows, n_cols = x2d.shape
@@ -262,8 +337,9 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, stride, x.dtype, x.get_device(), x2d.data_ptr() & 15)
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
             grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
+            a, b, c = _softmax_tiles(n_cols)
             _softmax_fwd_launch(key, grid, x2d, y, n_rows, n_cols, stride, n_cols, _softmax_row_bucket(n_rows),
-                                BLOCK_N=_pow2(n_cols))
+                                BLOCK_N=_pow2(n_cols), TILE_A=a, TILE_B=b, TILE_C=c)
         else:
             block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
             _softmax_fwd_online_launch(key, (n_rows,), x2d, y, n_cols, stride, n_cols, BLOCK_N=block_n,
@@ -279,9 +355,10 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, dy2d.stride(0), y2d.stride(0), dy.dtype, y.dtype, y.get_device(),
                dy2d.data_ptr() & 15, y2d.data_ptr() & 15)
         block_n = _pow2(n_cols) if n_cols <= SOFTMAX_MAX_FUSED_COLS else 8192  # wider: two passes over blocks
+        a, b, c = _softmax_tiles(n_cols)
         grid = lambda meta: (row_grid(y2d, n_rows, 1, meta["PPS"]),)
         _softmax_bwd_launch(key, grid, dy2d, y2d, dx, n_rows, n_cols, dy2d.stride(0), y2d.stride(0), n_cols,
-                            _softmax_row_bucket(n_rows), BLOCK_N=block_n)
+                            _softmax_row_bucket(n_rows), BLOCK_N=block_n, TILE_A=a, TILE_B=b, TILE_C=c)
     return dx if y.dim() == 2 else dx.reshape(y.shape)
 
 

@@ -345,7 +345,8 @@ def _every_config(kernel, configs):
 # the configs the GPU's autotuner chooses from are not the interpreter's (it keeps the first alone):
 # every one of them, forced, forward and backward against float64 at odd sizes (fewer rows than
 # programs, more rows than programs, a row wider than one block's power of two)
-_CONFIG_CASES = [("rms_norm", "_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
+_CONFIG_CASES = [("rms_norm", "_rms_norm_fwd_kernel", "_FWD_CONFIGS"),
+                 ("rms_norm", "_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
                  ("add_rms_norm", "_add_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
                  ("softmax", "_softmax_fwd_kernel", "_FWD_CONFIGS"),
                  ("softmax", "_softmax_bwd_kernel", "_BWD_CONFIGS")]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One device call for the wide-row templates (softmax, RMSNorm, add+RMSNorm): their GPU checks (every
+# autotune config of the row kernels forced and checked against float64, the launcher's short path,
+# torch.compile without a graph break), the three-way table at the large shapes, then
+# gpu/templates/sweep_wide.py (the template beside some of its kernel's configs forced, Liger and
+# torch.compile, interleaved repetitions). Carry .bench_whl.
+#   run:  bash gpu/templates/run_wide_h200.sh [TOTAL_S]
+set -uo pipefail
+TOTAL=${1:-330}; T0=$(date +%s)
+left() { echo $(( TOTAL - ($(date +%s) - T0) )); }
+OUT=${OUT:-/tmp/wide}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
+export PYTHONPATH=/tmp/site:$PWD
+{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+  python3 -c "import sys, torch, triton, importlib.metadata as md; print(sys.version.split()[0], torch.__version__, triton.__version__, md.version('liger-kernel'))"; } > "$OUT/device.txt" 2>&1
+TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager timeout 120 \
+  python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/templates/kernel_checks.py \
+  -k "rms_norm or softmax" > "$OUT/gpu_checks.log" 2>&1
+rc=$?; echo "gpu checks rc=$rc" >> "$OUT/gpu_checks.log"; tail -n 3 "$OUT/gpu_checks.log"
+if [ "$rc" -ne 0 ]; then grep -E "^E |FAILED" "$OUT/gpu_checks.log" | head -30; exit 5; fi
+B=$(( $(left) - 110 )); [ "$B" -gt 170 ] && B=170
+timeout $(( B + 20 )) python3 gpu/templates/three_way.py "$OUT" --budget "$B" --sections table --only rms_norm,softmax,add_rms_norm \
+  --shapes rms_norm=4096x14336+4096x5120+16384x4096,softmax=4096x11008+16384x4096,add_rms_norm=4096x5120+16384x4096 > "$OUT/three_way.log" 2>&1
+python3 gpu/templates/three_way.py --markdown "$OUT/three_way.jsonl" "$OUT/three_way.md"
+grep -c . "$OUT/three_way.jsonl"; tail -n 2 "$OUT/three_way.log"
+T=$(( $(left) - 10 )); [ "$T" -gt 30 ] && timeout "$T" python3 gpu/templates/sweep_wide.py "$OUT" --budget $(( T - 25 )) --reps 5 > "$OUT/sweep.log" 2>&1
+grep -E "^autotuner|'ok': False" "$OUT/sweep.log"; cat "$OUT/sweep.md" 2>/dev/null; echo "elapsed $(( $(date +%s) - T0 )) s"
