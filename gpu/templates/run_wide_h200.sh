@@ -22,7 +22,7 @@ rc=$?; echo "gpu checks rc=$rc" >> "$OUT/gpu_checks.log"; tail -n 3 "$OUT/gpu_ch
 if [ "$rc" -ne 0 ]; then grep -E "^E |FAILED" "$OUT/gpu_checks.log" | head -30; exit 5; fi
 B=$(( $(left) - 110 )); [ "$B" -gt 170 ] && B=170
 timeout $(( B + 20 )) python3 gpu/templates/three_way.py "$OUT" --budget "$B" --sections table --only rms_norm,softmax,add_rms_norm \
-  --shapes rms_norm=4096x14336+4096x5120+16384x4096,softmax=4096x11008+16384x4096,add_rms_norm=4096x5120+16384x4096 > "$OUT/three_way.log" 2>&1
+  --shapes rms_norm=4096x14336+16384x4096,softmax=4096x11008+16384x4096,add_rms_norm=4096x5120+16384x4096 > "$OUT/three_way.log" 2>&1
 python3 gpu/templates/three_way.py --markdown "$OUT/three_way.jsonl" "$OUT/three_way.md"
 grep -c . "$OUT/three_way.jsonl"; tail -n 2 "$OUT/three_way.log"
 T=$(( $(left) - 10 )); [ "$T" -gt 30 ] && timeout "$T" python3 gpu/templates/sweep_wide.py "$OUT" --budget $(( T - 25 )) --reps 5 > "$OUT/sweep.log" 2>&1

@@ -178,9 +178,11 @@ SPLIT = {"SPLIT": 1}
 # group -> the template's configs forced beside its autotuned call: (label, num_warps, constexprs)
 GROUPS = {
     "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [
-        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("one block", 16, {}), ("one block", 32, {})]),
+        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("SPLIT", 32, SPLIT), ("one block", 16, {}),
+        ("one block", 32, {})]),
     "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [
-        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("one block RELOAD", 8, {"RELOAD": 1}), ("one block", 4, {})]),
+        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("SPLIT", 32, SPLIT), ("SPLIT RELOAD", 8, {**SPLIT, "RELOAD": 1}),
+        ("one block RELOAD", 8, {"RELOAD": 1}), ("one block", 4, {})]),
     "softmax_fwd 16384x4096": lambda: softmax_fwd_group(16384, 4096, []),
     "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, []),
     "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [

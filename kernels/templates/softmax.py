@@ -51,17 +51,18 @@ _FWD_CONFIGS = [
     triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
     triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2}, num_warps=16),
     # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (11008 -> 8192 +
-    # 2048 + 1024 lanes instead of 16384): fewer registers, so two programs (two rows) share an SM
+    # 2048 + 1024 lanes instead of 16384): fewer registers, so two or three programs (rows) share an SM
     triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=8),
     triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=16),
+    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=32),
 ]
 
 
 @triton.jit
-def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr):
+def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr, CACHE: tl.constexpr = ""):
     """Elements [start, start + BLOCK) of one row in fp32, ``other`` past the row's end."""
     offs = start + tl.arange(0, BLOCK)
-    return tl.load(row_ptr + offs, mask=offs < n_cols, other=other).to(tl.float32)
+    return tl.load(row_ptr + offs, mask=offs < n_cols, other=other, cache_modifier=CACHE).to(tl.float32)
 
 
 @triton.jit
@@ -151,9 +152,12 @@ _BWD_CONFIGS = [
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=16),
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=8),
     triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
-    # SPLIT: the row in three power-of-two tiles, as in the forward
+    # SPLIT: the row in three power-of-two tiles, as in the forward (with RELOAD, 8 warps fit two
+    # programs on an SM)
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=8),
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=16),
+    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=32),
+    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1, "SPLIT": 1}, num_warps=8),
 ]
 
 
@@ -185,6 +189,13 @@ def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_
             yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B)
             yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C)
             dot = tl.sum(dya * ya, axis=0) + tl.sum(dyb * yb, axis=0) + tl.sum(dyc * yc, axis=0)
+            if RELOAD:  # dy and y read again (from L1) instead of held across the sum: fewer registers
+                dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, ".ca")
+                dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, ".ca")
+                dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, ".ca")
+                ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, ".ca")
+                yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, ".ca")
+                yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, ".ca")
             dx_row = dx_ptr + row * dx_row_stride
             _softmax_store_tile(dx_row, 0, n_cols, ya * (dya - dot), TILE_A)
             _softmax_store_tile(dx_row, TILE_A, n_cols, yb * (dyb - dot), TILE_B)
