@@ -59,10 +59,15 @@ _FWD_CONFIGS = [
 
 
 @triton.jit
-def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr, CACHE: tl.constexpr = ""):
-    """Elements [start, start + BLOCK) of one row in fp32, ``other`` past the row's end."""
+def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr, AGAIN: tl.constexpr):
+    """Elements [start, start + BLOCK) of one row in fp32, ``other`` past the row's end. AGAIN = 1: a
+    second read of the same elements (another cache modifier, so it is not merged with the first)."""
     offs = start + tl.arange(0, BLOCK)
-    return tl.load(row_ptr + offs, mask=offs < n_cols, other=other, cache_modifier=CACHE).to(tl.float32)
+    if AGAIN:
+        tile = tl.load(row_ptr + offs, mask=offs < n_cols, other=other, cache_modifier=".ca")
+    else:
+        tile = tl.load(row_ptr + offs, mask=offs < n_cols, other=other)
+    return tile.to(tl.float32)
 
 
 @triton.jit
@@ -88,9 +93,9 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
             # load issued before the first reduction (a reduction's barrier would hold later loads back)
             tl.static_assert(ROWS == 1)
             x_row = x_ptr + tl.cast(first, tl.int64) * x_row_stride
-            xa = _softmax_load_tile(x_row, 0, n_cols, float("-inf"), TILE_A)
-            xb = _softmax_load_tile(x_row, TILE_A, n_cols, float("-inf"), TILE_B)
-            xc = _softmax_load_tile(x_row, TILE_A + TILE_B, n_cols, float("-inf"), TILE_C)
+            xa = _softmax_load_tile(x_row, 0, n_cols, float("-inf"), TILE_A, 0)
+            xb = _softmax_load_tile(x_row, TILE_A, n_cols, float("-inf"), TILE_B, 0)
+            xc = _softmax_load_tile(x_row, TILE_A + TILE_B, n_cols, float("-inf"), TILE_C, 0)
             row_max = tl.maximum(tl.maximum(tl.max(xa, axis=0), tl.max(xb, axis=0)), tl.max(xc, axis=0))
             ea, eb, ec = tl.exp(xa - row_max), tl.exp(xb - row_max), tl.exp(xc - row_max)
             inv_sum = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0) + tl.sum(ec, axis=0))
@@ -182,20 +187,20 @@ def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_
         row = tl.cast(row32, tl.int64)
         if SPLIT and TILE_B > 0:  # the row in three tiles, every load issued before the reduction
             dy_row, y_row = dy_ptr + row * dy_row_stride, y_ptr + row * y_row_stride
-            dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A)
-            dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B)
-            dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C)
-            ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A)
-            yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B)
-            yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C)
+            dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, 0)
+            dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, 0)
+            dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 0)
+            ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, 0)
+            yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, 0)
+            yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 0)
             dot = tl.sum(dya * ya, axis=0) + tl.sum(dyb * yb, axis=0) + tl.sum(dyc * yc, axis=0)
             if RELOAD:  # dy and y read again (from L1) instead of held across the sum: fewer registers
-                dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, ".ca")
-                dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, ".ca")
-                dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, ".ca")
-                ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, ".ca")
-                yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, ".ca")
-                yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, ".ca")
+                dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, 1)
+                dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, 1)
+                dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 1)
+                ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, 1)
+                yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, 1)
+                yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 1)
             dx_row = dx_ptr + row * dx_row_stride
             _softmax_store_tile(dx_row, 0, n_cols, ya * (dya - dot), TILE_A)
             _softmax_store_tile(dx_row, TILE_A, n_cols, yb * (dyb - dot), TILE_B)
