@@ -93,13 +93,11 @@ def softmax_fwd_group(rows, cols, configs):
     impls = {"template": lambda x, out: m.softmax_forward(x),
              "liger": lambda x, out: liger_fwd(x)[0],
              "compile": lambda x, out: compiled(x)}
-    a, b, c = m._softmax_tiles(cols)
     for label, w, meta in configs:
         impls[f"template {label} w{w}"] = (
             lambda x, out, w=w, meta=meta: forced(
                 m._softmax_fwd_kernel, (rows,), x, out, rows, cols, x.stride(0), out.stride(0), 2,
-                BLOCK_N=m._pow2(cols), ROWS=1, PPS=0, STAGES=1, TILE_A=a, TILE_B=b, TILE_C=c, num_warps=w,
-                **meta) or out)
+                BLOCK_N=m._pow2(cols), ROWS=1, PPS=0, STAGES=1, num_warps=w, **meta) or out)
     return make_inputs, reference, impls
 
 
@@ -146,13 +144,12 @@ def rms_fwd_group(rows, cols, configs):
     impls = {"template": lambda x, w, out: m.rms_norm(x, w, 1e-6),
              "liger": lambda x, w, out: base["liger"](x, w, 1e-6),
              "compile": lambda x, w, out: base["compile"](x, w, 1e-6)}
-    a, b, c = m._rms_norm_tiles(cols)
     for label, wp, meta in configs:
         impls[f"template {label} w{wp}"] = (
             lambda x, w, out, wp=wp, meta=meta: forced(
                 m._rms_norm_fwd_kernel, (rows,), x, w, out, out, rows, cols, x.stride(0), out.stride(0), 1e-6, 2,
-                BLOCK_N=m._rms_norm_block_n(cols), STORE_RSTD=False, ROWS=1, PPS=0, STAGES=1, TILE_A=a, TILE_B=b,
-                TILE_C=c, num_warps=wp, **meta) or out)
+                BLOCK_N=m._rms_norm_block_n(cols), STORE_RSTD=False, ROWS=1, PPS=0, STAGES=1, num_warps=wp,
+                **meta) or out)
     return make_inputs, reference, impls
 
 
@@ -177,16 +174,13 @@ def add_rms_fwd_group(rows, cols):
 SPLIT = {"SPLIT": 1}
 # group -> the template's configs forced beside its autotuned call: (label, num_warps, constexprs)
 GROUPS = {
-    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [
-        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("SPLIT", 32, SPLIT), ("one block", 16, {}),
-        ("one block", 32, {})]),
+    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [("one block", 16, {}), ("one block", 32, {})]),
     "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [
-        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("SPLIT", 32, SPLIT), ("SPLIT RELOAD", 8, {**SPLIT, "RELOAD": 1}),
+        ("SPLIT", 32, SPLIT), ("SPLIT RELOAD", 8, {**SPLIT, "RELOAD": 1}),
         ("one block RELOAD", 8, {"RELOAD": 1}), ("one block", 4, {})]),
     "softmax_fwd 16384x4096": lambda: softmax_fwd_group(16384, 4096, []),
     "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, []),
-    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [
-        ("SPLIT", 8, SPLIT), ("SPLIT", 16, SPLIT), ("SPLIT", 32, SPLIT), ("one block", 16, {}), ("one block", 32, {})]),
+    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [("one block", 16, {}), ("one block", 32, {})]),
     "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120),
 }
 

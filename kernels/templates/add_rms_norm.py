@@ -26,12 +26,9 @@ def _autotune_configs(configs):
 
 
 def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width, and the
-    three-tile configs (SPLIT) where the row is one power of two wide (one tile already fits it)."""
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
-    kept = [c for c in configs if (c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384)
-            and (split or not c.kwargs.get("SPLIT", 0))]
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
     return kept or configs[:1]
 
 

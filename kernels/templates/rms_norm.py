@@ -28,26 +28,10 @@ def _autotune_configs(configs):
 
 
 def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width, and the
-    three-tile configs (SPLIT) where the row is one power of two wide (one tile already fits it)."""
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
-    kept = [c for c in configs if (c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384)
-            and (split or not c.kwargs.get("SPLIT", 0))]
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
     return kept or configs[:1]
-
-
-@triton.jit
-def _rms_norm_load_tile(row_ptr, start, n_cols, BLOCK: tl.constexpr):
-    """Elements [start, start + BLOCK) of one row in its own dtype, 0 past the row's end."""
-    offs = start + tl.arange(0, BLOCK)
-    return tl.load(row_ptr + offs, mask=offs < n_cols, other=0.0)
-
-
-@triton.jit
-def _rms_norm_store_tile(row_ptr, start, n_cols, x, rstd, w, BLOCK: tl.constexpr):
-    offs = start + tl.arange(0, BLOCK)
-    tl.store(row_ptr + offs, (x * rstd * w.to(tl.float32)).to(row_ptr.dtype.element_ty), mask=offs < n_cols)
 
 
 _FWD_CONFIGS = [
@@ -63,11 +47,6 @@ _FWD_CONFIGS = [
     triton.Config({"ROWS": 1, "PPS": 8, "STAGES": 2}, num_warps=4),
     triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 3}, num_warps=8),
     triton.Config({"ROWS": 2, "PPS": 4, "STAGES": 2}, num_warps=8),
-    # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (14336 -> 8192 +
-    # 4096 + 2048 lanes instead of 16384) and the weight kept in its own dtype: fewer registers
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=16),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=32),
 ]
 
 
@@ -79,50 +58,30 @@ _FWD_CONFIGS = [
 @triton.jit(do_not_specialize=["row_bucket"])
 def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n_rows, n_cols, x_row_stride, y_row_stride, eps, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                          BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr,
-                         STAGES: tl.constexpr, SPLIT: tl.constexpr = 0, TILE_A: tl.constexpr = 0,
-                         TILE_B: tl.constexpr = 0, TILE_C: tl.constexpr = 0):
-    if SPLIT and TILE_B > 0:  # one row per program in three tiles (TILE_A + TILE_B + TILE_C >= n_cols),
-        # every load issued before the reduction (its barrier would hold later loads back)
-        tl.static_assert(ROWS == 1)
-        row = tl.program_id(0)
-        x_row, y_row = x_ptr + tl.cast(row, tl.int64) * x_row_stride, y_ptr + tl.cast(row, tl.int64) * y_row_stride
-        wa = _rms_norm_load_tile(w_ptr, 0, n_cols, TILE_A)
-        wb = _rms_norm_load_tile(w_ptr, TILE_A, n_cols, TILE_B)
-        wc = _rms_norm_load_tile(w_ptr, TILE_A + TILE_B, n_cols, TILE_C)
-        xa = _rms_norm_load_tile(x_row, 0, n_cols, TILE_A).to(tl.float32)
-        xb = _rms_norm_load_tile(x_row, TILE_A, n_cols, TILE_B).to(tl.float32)
-        xc = _rms_norm_load_tile(x_row, TILE_A + TILE_B, n_cols, TILE_C).to(tl.float32)
-        sum_sq = tl.sum(xa * xa, axis=0) + tl.sum(xb * xb, axis=0) + tl.sum(xc * xc, axis=0)
-        rstd = tl.rsqrt(sum_sq / n_cols + tl.cast(eps, tl.float32))
-        _rms_norm_store_tile(y_row, 0, n_cols, xa, rstd, wa, TILE_A)
-        _rms_norm_store_tile(y_row, TILE_A, n_cols, xb, rstd, wb, TILE_B)
-        _rms_norm_store_tile(y_row, TILE_A + TILE_B, n_cols, xc, rstd, wc, TILE_C)
-        if STORE_RSTD:
-            tl.store(rstd_ptr + row, rstd)
-    else:
-        cols = tl.arange(0, BLOCK_N)
-        col_mask = cols < n_cols
-        w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-        # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
-        for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-            if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
-                row64 = tl.cast(first, tl.int64)
-                x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
-                rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + tl.cast(eps, tl.float32))
-                tl.store(y_ptr + row64 * y_row_stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=col_mask)
-                if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
-                    tl.store(rstd_ptr + first, rstd)
-            else:
-                rows = first + tl.arange(0, ROWS)
-                row_mask = rows < n_rows
-                mask = row_mask[:, None] & col_mask[None, :]
-                rows64 = rows.to(tl.int64)[:, None]
-                x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-                rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + tl.cast(eps, tl.float32))
-                y = x * rstd[:, None] * w[None, :]
-                tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-                if STORE_RSTD:
-                    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+                         STAGES: tl.constexpr):
+    cols = tl.arange(0, BLOCK_N)
+    col_mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
+    for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
+        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+            row64 = tl.cast(first, tl.int64)
+            x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=col_mask, other=0.0).to(tl.float32)
+            rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + tl.cast(eps, tl.float32))
+            tl.store(y_ptr + row64 * y_row_stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=col_mask)
+            if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
+                tl.store(rstd_ptr + first, rstd)
+        else:
+            rows = first + tl.arange(0, ROWS)
+            row_mask = rows < n_rows
+            mask = row_mask[:, None] & col_mask[None, :]
+            rows64 = rows.to(tl.int64)[:, None]
+            x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + tl.cast(eps, tl.float32))
+            y = x * rstd[:, None] * w[None, :]
+            tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+            if STORE_RSTD:
+                tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
 # the backward's configs: PPS programs per SM walk a strided set of rows (PPS = 2: the configs timed before
@@ -282,19 +241,6 @@ def _rms_norm_block_n(n_cols: int) -> int:
     return 1 << (n_cols - 1).bit_length()
 
 
-def _rms_norm_tiles(n_cols: int) -> tuple[int, int, int]:
-    """Three powers of two covering a row that is not one (14336 -> 8192 + 4096 + 2048, 5120 -> 4096 +
-    512 + 512); (n_cols, 0, 0) for a power of two (the SPLIT configs are pruned then)."""
-    a = 1 << (n_cols.bit_length() - 1)
-    if a == n_cols:
-        return a, 0, 0
-    rest = n_cols - a
-    b = 1 << (rest.bit_length() - 1)
-    if b == rest:  # exactly two: the second halved, so there are three
-        return a, max(b // 2, 1), max(b // 2, 1)
-    return a, b, 1 << (rest - b - 1).bit_length()
-
-
 def _bwd_programs(x: torch.Tensor, n_rows: int, programs_per_sm: int) -> int:
     if x.is_cuda:
         return max(1, min(n_rows, programs_per_sm * _sm_count(x.device.index or 0)))
@@ -318,11 +264,9 @@ def rms_norm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float, keep_rst
         key = (n_rows, n_cols, stride, x.dtype, weight.dtype, x.get_device(), x2d.data_ptr() & 15,
                weight.data_ptr() & 15, eps, keep_rstd)
         grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
-        block_n = _rms_norm_block_n(n_cols)
-        a, b, c = _rms_norm_tiles(n_cols)
         _rms_norm_fwd_launch(key, grid, x2d, weight, y, rstd if keep_rstd else y, n_rows, n_cols, stride, n_cols,
-                             float(eps), _rms_norm_row_bucket(n_rows), BLOCK_N=block_n, STORE_RSTD=keep_rstd,
-                             TILE_A=a, TILE_B=b, TILE_C=c)
+                             float(eps), _rms_norm_row_bucket(n_rows), BLOCK_N=_rms_norm_block_n(n_cols),
+                             STORE_RSTD=keep_rstd)
     return (y if x.dim() == 2 else y.reshape(x.shape)), x2d, rstd
 
 

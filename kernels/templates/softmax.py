@@ -3,7 +3,8 @@
 Rows up to SOFTMAX_MAX_FUSED_COLS wide live in registers: one read, one write (the Triton tutorial's
 kernel: several rows per step when rows are narrow, and a persistent grid among the autotune configs). Wider rows take the online-softmax path: one
 pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
-``dx = y * (dy - sum(dy * y))``, one row per program.
+``dx = y * (dy - sum(dy * y))``, one row per program (or a persistent grid); a row that is not a power
+of two wide can be held in three power-of-two tiles instead of one padded block (SPLIT configs).
 """
 import os
 
@@ -26,12 +27,9 @@ def _autotune_configs(configs):
 
 
 def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width, and the
-    three-tile configs (SPLIT) where the row is one power of two wide (one tile already fits it)."""
+    """Drop multi-row configs whose tile would not fit in registers for this row width."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
-    kept = [c for c in configs if (c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384)
-            and (split or not c.kwargs.get("SPLIT", 0))]
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
     return kept or configs[:1]
 
 
@@ -50,11 +48,6 @@ _FWD_CONFIGS = [
     # wide rows (11008 -> a 16384 block): more warps, fewer registers per thread
     triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1}, num_warps=32),
     triton.Config({"ROWS": 1, "PPS": 2, "STAGES": 2}, num_warps=16),
-    # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (11008 -> 8192 +
-    # 2048 + 1024 lanes instead of 16384): fewer registers, so two or three programs (rows) share an SM
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=8),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=16),
-    triton.Config({"ROWS": 1, "PPS": 0, "STAGES": 1, "SPLIT": 1}, num_warps=32),
 ]
 
 
@@ -83,27 +76,11 @@ def _softmax_store_tile(row_ptr, start, n_cols, value, BLOCK: tl.constexpr):
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
-                        SPLIT: tl.constexpr = 0, TILE_A: tl.constexpr = 0, TILE_B: tl.constexpr = 0,
-                        TILE_C: tl.constexpr = 0):
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        if SPLIT and TILE_B > 0:  # one row in three tiles (TILE_A + TILE_B + TILE_C >= n_cols), every
-            # load issued before the first reduction (a reduction's barrier would hold later loads back)
-            tl.static_assert(ROWS == 1)
-            x_row = x_ptr + tl.cast(first, tl.int64) * x_row_stride
-            xa = _softmax_load_tile(x_row, 0, n_cols, float("-inf"), TILE_A, 0)
-            xb = _softmax_load_tile(x_row, TILE_A, n_cols, float("-inf"), TILE_B, 0)
-            xc = _softmax_load_tile(x_row, TILE_A + TILE_B, n_cols, float("-inf"), TILE_C, 0)
-            row_max = tl.maximum(tl.maximum(tl.max(xa, axis=0), tl.max(xb, axis=0)), tl.max(xc, axis=0))
-            ea, eb, ec = tl.exp(xa - row_max), tl.exp(xb - row_max), tl.exp(xc - row_max)
-            inv_sum = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0) + tl.sum(ec, axis=0))
-            y_row = y_ptr + tl.cast(first, tl.int64) * y_row_stride
-            _softmax_store_tile(y_row, 0, n_cols, ea * inv_sum, TILE_A)
-            _softmax_store_tile(y_row, TILE_A, n_cols, eb * inv_sum, TILE_B)
-            _softmax_store_tile(y_row, TILE_A + TILE_B, n_cols, ec * inv_sum, TILE_C)
-        elif ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
             row64 = tl.cast(first, tl.int64)
             x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
             e = tl.exp(x - tl.max(x, axis=0))
@@ -157,16 +134,16 @@ _BWD_CONFIGS = [
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=16),
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=8),
     triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
-    # SPLIT: the row in three power-of-two tiles, as in the forward (with RELOAD, 8 warps fit two
-    # programs on an SM)
-    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=8),
-    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=16),
-    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=32),
+    # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (11008 -> 8192 +
+    # 2048 + 1024 lanes instead of 16384), every load issued before the sum; with RELOAD, 8 warps fit
+    # two programs (two rows) on an SM. The autotuner's pick at 4096x11008 on the H200 (2026-12-01);
+    # SPLIT at 8 or 16 warps without RELOAD measured 10% slower and was dropped
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1, "SPLIT": 1}, num_warps=8),
+    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=32),
 ]
 
 
-def _prune_split(configs, named_args, **kwargs):
+def _softmax_prune_split(configs, named_args, **kwargs):
     """Drop the three-tile configs (SPLIT) where the row is one power of two wide, or too wide to be held."""
     split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
     return [c for c in configs if split or not c.kwargs.get("SPLIT", 0)] or configs[:1]
@@ -175,7 +152,7 @@ def _prune_split(configs, named_args, **kwargs):
 @triton.autotune(
     configs=_autotune_configs(_BWD_CONFIGS),
     key=["n_cols", "BLOCK_N", "row_bucket"],
-    prune_configs_by={"early_config_prune": _prune_split},
+    prune_configs_by={"early_config_prune": _softmax_prune_split},
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
@@ -353,9 +330,8 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, stride, x.dtype, x.get_device(), x2d.data_ptr() & 15)
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
             grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
-            a, b, c = _softmax_tiles(n_cols)
             _softmax_fwd_launch(key, grid, x2d, y, n_rows, n_cols, stride, n_cols, _softmax_row_bucket(n_rows),
-                                BLOCK_N=_pow2(n_cols), TILE_A=a, TILE_B=b, TILE_C=c)
+                                BLOCK_N=_pow2(n_cols))
         else:
             block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
             _softmax_fwd_online_launch(key, (n_rows,), x2d, y, n_cols, stride, n_cols, BLOCK_N=block_n,

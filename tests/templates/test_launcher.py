@@ -66,9 +66,8 @@ def test_the_first_call_goes_through_triton_and_later_calls_replay_the_plan(laun
     assert calls == [("triton", grid, _args(), {"BLOCK_N": 128, "STORE_RSTD": True})]
     launch(("key",), grid, *_args(), BLOCK_N=128, STORE_RSTD=True)
     kind, args = calls[-1]
-    # the constexpr tail in parameter order: BLOCK_N, STORE_RSTD, then the config's ROWS, PPS, STAGES, then
-    # the defaults of the parameters neither gives (SPLIT, TILE_A, TILE_B, TILE_C)
-    tail = (128, True, config.kwargs["ROWS"], config.kwargs["PPS"], config.kwargs["STAGES"], 0, 0, 0, 0)
+    # the constexpr tail in parameter order: BLOCK_N, STORE_RSTD, then the config's ROWS, PPS, STAGES
+    tail = (128, True, config.kwargs["ROWS"], config.kwargs["PPS"], config.kwargs["STAGES"])
     assert kind == "run" and args == ((6 // config.kwargs["ROWS"], 1, 1, 1234, "fn-handle", "packed", None, None, None)
                                       + _args() + tail)
     assert first is launch.kernel.compiled
