@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the H200 machine, from the repository root: make `tritonify` importable from the copied tree
+# (as device_round3.sh does), then split `tritonify profile`'s time phase by phase (turnaround_probe.py).
+set -u
+OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
+PKG=/tmp/tritonify_path/tritonify
+rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
+for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
+ln -s "$PWD/cli" "$PKG/cli"; ln -s "$PWD/contract" "$PKG/contract"
+for d in diagnostics references kernels server infra; do [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
+export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1; nproc;
+  python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-}"; } > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+python3 -c "import tritonify.cli.main, tritonify.diagnostics.ncu.profile_run; print('import ok')"
+timeout ${PROBE_S:-400} python3 gpu/ncu/turnaround_probe.py 2>&1 | tee "$OUT/probe.log" | tail -60
+echo done
