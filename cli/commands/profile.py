@@ -35,6 +35,10 @@ def _add_options(p):
     p.add_argument("--collect", choices=["triage", "targeted", "full"], default="triage",
                    help="what ncu collects: triage (default: the sections and metrics the patterns read), "
                         "targeted (the wider section list of earlier versions), full (--set full)")
+    p.add_argument("--target-processes", choices=["auto", "application-only", "all"], default="auto",
+                   help="which processes ncu follows: auto (default: only the command's own process when it is a "
+                        "Python interpreter, every process otherwise; again with all if that profiled nothing), "
+                        "application-only, or all (every child process too)")
     p.add_argument("--output", "-o", help="where to keep the .ncu-rep (default .tritonify/profiles/)")
     p.add_argument("--timeout", type=float, default=600, help="seconds before the launcher is killed")
     p.add_argument("--format", choices=["text", "json"], default="text")
@@ -116,7 +120,8 @@ def run(args) -> int:
 
     req = ProfileRequest(file=parts[0], kernel=parts[1], command=list(args.launcher), output=args.output,
                          launch_count=args.launch_count, launch_skip=args.launch_skip,
-                         nvtx_range=args.nvtx_range, full=args.full, collect=args.collect, timeout=args.timeout)
+                         nvtx_range=args.nvtx_range, full=args.full, collect=args.collect, timeout=args.timeout,
+                         processes=args.target_processes)
     try:
         result = run_profile(req, progress, launcher=contract_launcher)
     except ProfileError as exc:

@@ -10,6 +10,11 @@ What ncu is asked for, and why:
 * `--import-source yes`: the Python/CUDA source goes into the report (line attribution, and the
   user can open the `.ncu-rep` in Nsight Compute's GUI, which is kept);
 * `--clock-control none`: the GPU's clocks are left as they are;
+* `--target-processes application-only` when the command is a Python interpreter that launches
+  the kernel itself (`target_processes`): ncu then does not inject itself into every process the
+  launcher starts (Triton's and torch's helper subprocesses cost ~1.4 s on the H200 under
+  `all`). If that run profiled nothing, the launch came from a child process: ncu runs again
+  following every process, and a warning says so (`--target-processes all` skips the first try);
 * the few sections the triage and the line attribution need (`TRIAGE_SECTIONS`) plus the
   metrics the pattern modules declare, not `--set full` unless asked (see `COLLECTIONS`);
 * the report is then read once in this process through Nsight Compute's Python interface
@@ -49,6 +54,11 @@ SECTIONS = (
     "SchedulerStats", "InstructionStats", "SpeedOfLight_RooflineChart",
 )
 COLLECTIONS = ("triage", "targeted", "full")
+PROCESSES = ("auto", "application-only", "all")
+# Python modules that start the processes which launch the kernels (the launcher itself launches none)
+_SPAWNERS = ("torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed", "torchrun",
+             "multiprocessing", "concurrent")
+_PYTHON = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?")
 
 
 def pattern_metrics() -> tuple[str, ...]:
@@ -80,6 +90,7 @@ class ProfileRequest:
     nvtx_range: str | None = None
     full: bool = False              # --set full (same as collect="full")
     collect: str = "triage"         # one of COLLECTIONS
+    processes: str = "auto"         # one of PROCESSES: which processes ncu follows (target_processes)
     timeout: float = 600.0
     cwd: str | None = None
 
@@ -108,9 +119,29 @@ def kernel_filter(kernel: str) -> str:
     return f"regex:^{re.escape(kernel)}$"
 
 
-def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = None) -> list[str]:
+def target_processes(req: ProfileRequest) -> str:
+    """ncu's `--target-processes`: what the user chose, or under "auto" `application-only` when
+    the command is a Python interpreter running a script or a module that is not a known
+    spawner of workers (torchrun, accelerate, ...), else `all` (a shell script, a wrapper)."""
+    if req.processes != "auto":
+        return req.processes
+    cmd = list(req.command)
+    if not cmd or not _PYTHON.fullmatch(Path(cmd[0]).name):
+        return "all"
+    if "-m" in cmd:
+        module = cmd[cmd.index("-m") + 1] if cmd.index("-m") + 1 < len(cmd) else ""
+        if any(module == s or module.startswith(s + ".") for s in _SPAWNERS):
+            return "all"
+    return "application-only"
+
+
+def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = None,
+                   processes: str | None = None) -> list[str]:
     report = report or req.report_path()
-    argv = [ncu, "--target-processes", "all", "--import-source", "yes", "--clock-control", "none",
+    processes = processes or target_processes(req)
+    if processes not in PROCESSES[1:]:
+        raise ProfileError("bad-input", f"unknown --target-processes {processes!r}", "use auto, application-only or all")
+    argv = [ncu, "--target-processes", processes, "--import-source", "yes", "--clock-control", "none",
             "-k", kernel_filter(req.kernel), "--launch-count", str(max(1, req.launch_count))]
     if req.launch_skip:
         argv += ["--launch-skip", str(req.launch_skip)]
@@ -167,6 +198,10 @@ def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: P
     return proc.returncode, "".join(chunks)
 
 
+def _profiled_nothing(code: int, output: str) -> bool:
+    return "No kernels were profiled" in output and "==PROF== Profiling" not in output
+
+
 def run_profile(req: ProfileRequest, progress: Progress | None = None,
                 launcher: Launcher | None = None) -> ProfileResult:
     progress = progress or (lambda text, percent: None)
@@ -195,6 +230,13 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
         progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
         t0 = time.time()
         code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+        if _profiled_nothing(code, output) and req.processes == "auto" and "application-only" in argv:
+            # the kernel was launched by a child of the command: follow every process this time
+            warnings.append(f"{req.kernel} was not launched by the command's own process; ncu ran again following "
+                            "its child processes (pass --target-processes all to skip the first run)")
+            progress("running again, following the launcher's child processes", 12)
+            argv = build_ncu_argv(req, ncu, report, processes="all")
+            code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
         timings["ncu_s"] = time.time() - t0
         gpu_thread.join()
         gpu = gpu_box

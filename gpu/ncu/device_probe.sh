@@ -13,5 +13,8 @@ export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-}"; } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 python3 -c "import tritonify.cli.main, tritonify.diagnostics.ncu.profile_run; print('import ok')"
+if [ -n "${READER_PROBE:-}" ]; then
+  timeout 200 python3 gpu/ncu/reader_probe.py 2>&1 | tee "$OUT/reader_probe.log" | tail -80
+fi
 timeout ${PROBE_S:-400} python3 gpu/ncu/turnaround_probe.py 2>&1 | tee "$OUT/probe.log" | tail -60
 echo done

@@ -107,6 +107,8 @@ def main() -> int:
         "tritonify": lambda i: tri + ["-o", str(WORK / f"tri_{i}"), "--"] + app,
         "tritonify_sequential": lambda i: [sys.executable, "-c", SEQUENTIAL, *tri[3:], "-o", str(WORK / f"seq_{i}"), "--"] + app,
         "ncu_set_full": lambda i: base + ["--set", "full", "-f", "-o", str(WORK / f"full_{i}")] + app,
+        "ncu_set_full_app_only": lambda i: [("application-only" if a == "all" else a) for a in base]
+        + ["--set", "full", "-f", "-o", str(WORK / f"fullapp_{i}")] + app,
     }
     only = [v for v in os.environ.get("PROBE_VARIANTS", "").split(",") if v]
     if only:

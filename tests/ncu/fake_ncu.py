@@ -3,8 +3,12 @@
 
 Behaviour is chosen by FAKE_NCU_MODE: ok (write the report, then on --import print the H200
 fixture pages), perm (ERR_NVGPUCTRPERM), nogpu, nokernel, crash, hang (sleeps, with a child
-process that writes its pid to FAKE_NCU_CHILD_PID so the test can check the group was killed).
+process that writes its pid to FAKE_NCU_CHILD_PID so the test can check the group was killed),
+childonly (the kernel is launched by a child of the command: nothing is profiled under
+`--target-processes application-only`, the report is written under `all`). Every profiling
+run's argument list is appended, one JSON list per line, to FAKE_NCU_ARGV_LOG when it is set.
 """
+import json
 import gzip
 import os
 import subprocess
@@ -37,6 +41,12 @@ if "--import" in argv:
     sys.exit(0)
 
 out = argv[argv.index("-o") + 1] if "-o" in argv else None
+if os.environ.get("FAKE_NCU_ARGV_LOG"):
+    with open(os.environ["FAKE_NCU_ARGV_LOG"], "a") as log:
+        log.write(json.dumps(argv) + "\n")
+if mode == "childonly" and argv[argv.index("--target-processes") + 1] == "application-only":
+    print("launcher ran\n==WARNING== No kernels were profiled.")
+    sys.exit(0)
 if mode == "perm":
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
     sys.exit(1)

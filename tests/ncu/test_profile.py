@@ -77,6 +77,38 @@ def test_argv_targets_one_kernel_and_the_pattern_sections(tmp_path):
     assert full[full.index("--set") + 1] == "full" and "--section" not in full
 
 
+@pytest.mark.parametrize("command, expected", [
+    ([sys.executable, "bench.py"], "application-only"),
+    (["python3.11", "-m", "tritonify.kernels.bench.bench_child"], "application-only"),
+    (["python", "-m", "torch.distributed.run", "--nproc-per-node", "2", "train.py"], "all"),
+    (["torchrun", "train.py"], "all"),
+    (["bash", "run.sh"], "all"),
+    (["ipython", "x.py"], "all"),
+])
+def test_ncu_follows_child_processes_only_when_the_command_is_not_a_python_launcher(tmp_path, command, expected):
+    req = ProfileRequest(file="k.py", kernel="k", command=command, output=str(tmp_path / "r"))
+    argv = build_ncu_argv(req, "ncu")
+    assert argv[argv.index("--target-processes") + 1] == expected
+    req.processes = "all"
+    assert build_ncu_argv(req, "ncu")[2] == "all"
+
+
+def test_a_kernel_launched_by_a_child_process_is_profiled_on_a_second_run(fake_ncu, monkeypatch):
+    log = fake_ncu / "argv.jsonl"
+    monkeypatch.setenv("FAKE_NCU_MODE", "childonly")
+    monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
+    result = run_profile(request(fake_ncu))
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r[r.index("--target-processes") + 1] for r in runs] == ["application-only", "all"]
+    assert result.diagnoses and result.diagnoses[0].letters[0] == "C"
+    assert any("not launched by the command's own process" in w for w in result.warnings)
+    # asked for explicitly, there is no second run, and nothing profiled is an error
+    log.unlink()
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(fake_ncu, processes="application-only"))
+    assert exc.value.code == "no-kernel" and len(log.read_text().splitlines()) == 1
+
+
 def test_messages_captured_on_the_h200_are_classified():
     msgs = json.loads((FIXTURES / "ncu_messages.json").read_text())
     nokernel = classify(msgs["no_kernel"]["rc"], msgs["no_kernel"]["stdout_tail"], kernel="k")
