@@ -20,7 +20,7 @@ FOLDERS = {
     "infra": "tritonify.infra",
     "contract": "tritonify.contract",     # the server <-> extension contract (JSON), read at run time
 }
-DATA = ["*.md", "*.json", "*.csv", "*.txt", "*.html", "*.js", "*.css", "py.typed"]
+DATA = ["*.md", "*.json", "*.csv", "*.txt", "*.html", "*.js", "*.css", "*.ncu-rep", "py.typed"]
 
 
 def _packages():

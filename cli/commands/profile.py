@@ -39,6 +39,8 @@ def _add_options(p):
                    help="which processes ncu follows: auto (default: only the command's own process when it is a "
                         "Python interpreter, every process otherwise; again with all if that profiled nothing), "
                         "application-only, or all (every child process too)")
+    p.add_argument("--keep-running", action="store_true",
+                   help="let the command run to its end (default: ncu stops it once the launches are profiled)")
     p.add_argument("--output", "-o", help="where to keep the .ncu-rep (default .tritonify/profiles/)")
     p.add_argument("--timeout", type=float, default=600, help="seconds before the launcher is killed")
     p.add_argument("--format", choices=["text", "json"], default="text")
@@ -121,7 +123,7 @@ def run(args) -> int:
     req = ProfileRequest(file=parts[0], kernel=parts[1], command=list(args.launcher), output=args.output,
                          launch_count=args.launch_count, launch_skip=args.launch_skip,
                          nvtx_range=args.nvtx_range, full=args.full, collect=args.collect, timeout=args.timeout,
-                         processes=args.target_processes)
+                         processes=args.target_processes, keep_running=args.keep_running)
     try:
         result = run_profile(req, progress, launcher=contract_launcher)
     except ProfileError as exc:

@@ -10,6 +10,8 @@ What ncu is asked for, and why:
 * `--import-source yes`: the Python/CUDA source goes into the report (line attribution, and the
   user can open the `.ncu-rep` in Nsight Compute's GUI, which is kept);
 * `--clock-control none`: the GPU's clocks are left as they are;
+* `--kill yes`: once the launches asked for are profiled, ncu stops the command (what it would
+  do afterwards, its remaining iterations and its teardown, is only waiting; `keep_running`);
 * `--target-processes application-only` when the command is a Python interpreter that launches
   the kernel itself (`target_processes`): ncu then does not inject itself into every process the
   launcher starts (Triton's and torch's helper subprocesses cost ~1.4 s on the H200 under
@@ -31,13 +33,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from tritonify.diagnostics.ncu.diagnose import Diagnosis, diagnose_pages, diagnose_parsed
 from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
 from tritonify.diagnostics.ncu.gpu_info import gpu_info
 from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
-from tritonify.infra.child_process import stop_group
+
+if TYPE_CHECKING:
+    from tritonify.diagnostics.ncu.diagnose import Diagnosis
 
 # What ncu collects (`collect`):
 # * "triage" (default): LaunchStats and Occupancy (launch facts, no replay of their own beyond the
@@ -91,6 +94,7 @@ class ProfileRequest:
     full: bool = False              # --set full (same as collect="full")
     collect: str = "triage"         # one of COLLECTIONS
     processes: str = "auto"         # one of PROCESSES: which processes ncu follows (target_processes)
+    keep_running: bool = False      # let the command run to its end after the profiled launches
     timeout: float = 600.0
     cwd: str | None = None
 
@@ -143,6 +147,8 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
         raise ProfileError("bad-input", f"unknown --target-processes {processes!r}", "use auto, application-only or all")
     argv = [ncu, "--target-processes", processes, "--import-source", "yes", "--clock-control", "none",
             "-k", kernel_filter(req.kernel), "--launch-count", str(max(1, req.launch_count))]
+    if not req.keep_running:
+        argv += ["--kill", "yes"]   # stop the command once its launches are profiled: the rest is waiting
     if req.launch_skip:
         argv += ["--launch-skip", str(req.launch_skip)]
     if req.nvtx_range:
@@ -167,8 +173,10 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
 Launcher = Callable[[str, str], "tuple[list[str], str] | None"]
 
 
-def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress) -> tuple[int, str]:
-    """Run in a new process group, stream ncu's progress, kill the whole group on timeout."""
+def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress,
+                   while_running: Callable[[], None] | None = None) -> tuple[int, str]:
+    """Run in a new process group, stream ncu's progress, kill the whole group on timeout;
+    `while_running` is called once ncu has started (work that may overlap the run)."""
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
                                 start_new_session=True, text=True, errors="replace")
@@ -185,9 +193,14 @@ def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: P
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    deadline = time.time() + timeout
     try:
-        proc.wait(timeout=timeout)
+        if while_running is not None:
+            while_running()
+        proc.wait(timeout=max(0.0, deadline - time.time()))
     except subprocess.TimeoutExpired:
+        from tritonify.infra.child_process import stop_group
+
         stop_group(proc, 5)
         reader.join(2)
         raise ProfileError("timeout", f"the launcher did not finish within {timeout:.0f}s; its process group was killed",
@@ -204,6 +217,8 @@ def _profiled_nothing(code: int, output: str) -> bool:
 
 def run_profile(req: ProfileRequest, progress: Progress | None = None,
                 launcher: Launcher | None = None) -> ProfileResult:
+    """ncu starts first; what is not needed to build its argument list (NVML, the `ncu_report`
+    child, the diagnosis modules) is started or imported while the launcher runs under it."""
     progress = progress or (lambda text, percent: None)
     if not req.command:
         found = launcher(req.file, req.kernel) if launcher else None
@@ -217,19 +232,24 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
     start = time.time()
     timings: dict[str, float] = {}
     ncu = require_ncu()
-    # NVML's start (0.1-0.5 s) overlaps the profiled run instead of preceding it
-    gpu_box: dict = {}
-    gpu_thread = threading.Thread(target=lambda: gpu_box.update(gpu_info()), daemon=True)
-    gpu_thread.start()
     report = req.report_path()
     report.parent.mkdir(parents=True, exist_ok=True)
     argv = build_ncu_argv(req, ncu, report)
     warnings: list[str] = []
-    reader = _start_reader(ncu, warnings)
+    box: dict = {}
+
+    def while_running() -> None:
+        box["reader"] = _start_reader(ncu, warnings)
+        try:
+            box["gpu"] = gpu_info()
+            import tritonify.diagnostics.ncu.diagnose  # noqa: F401  (its imports overlap the run)
+        except Exception as exc:  # never leave ncu running unwatched
+            warnings.append(f"could not read the GPU's facts while profiling: {exc}")
+
     try:
         progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
         t0 = time.time()
-        code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+        code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress, while_running)
         if _profiled_nothing(code, output) and req.processes == "auto" and "application-only" in argv:
             # the kernel was launched by a child of the command: follow every process this time
             warnings.append(f"{req.kernel} was not launched by the command's own process; ncu ran again following "
@@ -238,8 +258,7 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
             argv = build_ncu_argv(req, ncu, report, processes="all")
             code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
         timings["ncu_s"] = time.time() - t0
-        gpu_thread.join()
-        gpu = gpu_box
+        gpu = box.get("gpu") or gpu_info()
         if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
             raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
         error = classify(code, output, kernel=req.kernel)
@@ -250,17 +269,17 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
                                "check the kernel name, --nvtx-range and --launch-skip", tail(output) or None)
         progress("reading the report", 75)
         t0 = time.time()
-        warnings = list(gpu.get("warnings", [])) + warnings
+        warnings[:0] = list(gpu.get("warnings", []))
         texts = {}
         try:
             texts[str(Path(req.file).resolve())] = Path(req.file).read_text(encoding="utf-8", errors="replace")
         except OSError:
             pass
-        diagnoses = _read_and_diagnose(str(report), req.kernel, ncu, texts, progress, warnings, reader, timings)
+        diagnoses = _read_and_diagnose(str(report), req.kernel, ncu, texts, progress, warnings, box.get("reader"), timings)
         timings["read_and_diagnose_s"] = time.time() - t0
     finally:
-        if reader is not None:
-            reader.close()
+        if box.get("reader") is not None:
+            box["reader"].close()
     if "Running with unmodified GPU clocks" in output:
         warnings.append("ncu ran with the GPU's clocks unlocked (--clock-control none): numbers vary with boost")
     result = ProfileResult(str(report), diagnoses, gpu, argv, time.time() - start, warnings, timings)
@@ -273,6 +292,7 @@ def _read_and_diagnose(report: str, kernel: str, ncu: str, texts: dict, progress
                        warnings: list[str], reader, timings: dict) -> list[Diagnosis]:
     """Through `ncu_report` (in the child `reader`, one load of the report) when it works, else
     through `ncu --import --csv` exports (`TRITONIFY_NCU_READER=csv` forces those)."""
+    from tritonify.diagnostics.ncu.diagnose import diagnose_pages, diagnose_parsed
     from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
 
     if reader is not None:

@@ -63,6 +63,8 @@ def test_argv_targets_one_kernel_and_the_pattern_sections(tmp_path):
     assert argv[argv.index("--nvtx-include") + 1] == "tritonify/" and "--nvtx" in argv
     assert argv[argv.index("--import-source") + 1] == "yes"
     assert argv[argv.index("--clock-control") + 1] == "none"
+    assert argv[argv.index("--kill") + 1] == "yes"   # the command stops once its launch is profiled
+    assert "--kill" not in build_ncu_argv(request(tmp_path, keep_running=True), "ncu")
     sections = [argv[i + 1] for i, a in enumerate(argv) if a == "--section"]
     assert sections == ["LaunchStats", "Occupancy", "SourceCounters"] and "--set" not in argv
     # what the dropped sections gave, asked for by name: every stall reason, the roofs, the roofline's counters

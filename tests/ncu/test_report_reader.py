@@ -152,3 +152,22 @@ def test_profile_falls_back_to_csv_exports_when_the_reader_crashes(tmp_path, mon
     assert result.timings["reader"] == "csv"
     assert any("stopped with code" in w and "CSV exports" in w for w in result.warnings)
     assert result.diagnoses and result.diagnoses[0].letters[0] == "C"
+
+
+def test_the_warm_up_does_one_sass_lookup_and_never_raises(tmp_path):
+    from types import SimpleNamespace
+
+    from tritonify.diagnostics.ncu.report_reader import warm_up
+
+    looked_up = []
+    ids = SimpleNamespace(as_uint64=lambda i: 4096 + i)
+    action = SimpleNamespace(metric_by_name=lambda name: SimpleNamespace(correlation_ids=lambda: ids),
+                             sass_by_pc=looked_up.append)
+    ctx = SimpleNamespace(range_by_idx=lambda i: SimpleNamespace(action_by_idx=lambda j: action))
+    assert isinstance(warm_up(SimpleNamespace(load_report=lambda path: ctx), tmp_path / "w.ncu-rep"), float)
+    assert looked_up == [4096]
+
+    def cannot_load(path):
+        raise RuntimeError("report version not supported")
+
+    assert warm_up(SimpleNamespace(load_report=cannot_load), tmp_path / "w.ncu-rep") is None

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the H200 machine, from the repository root: make `tritonify` importable from the copied tree,
+# capture the reader's warm-up report (into the tree, and $OUT to commit), check one profile end
+# to end, time bare / tritonify profile / ncu --set full (turnaround.py), then the GPU e2e tests.
+set -u
+OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
+PKG=/tmp/tritonify_path/tritonify
+rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
+for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
+ln -s "$PWD/cli" "$PKG/cli"; ln -s "$PWD/contract" "$PKG/contract"
+for d in diagnostics references kernels server infra; do [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
+export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1; nproc;
+  python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; } > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"; ncu --help | grep -A2 -- "--kill"
+if [ ! -f diagnostics/ncu/sass_warmup.ncu-rep ]; then
+  python3 gpu/ncu/warmup_report.py diagnostics/ncu/sass_warmup.ncu-rep 2>&1 | tail -3
+fi
+cp diagnostics/ncu/sass_warmup.ncu-rep "$OUT/" 2>/dev/null
+mkdir -p /tmp/sanity && python3 -m tritonify profile gpu/ncu/planted_triton.py::planted_c_uncoalesced --nvtx-range tritonify \
+  --format json -o /tmp/sanity/c -- python3 gpu/ncu/run_cases.py --only planted_c_uncoalesced > /tmp/sanity/out.json 2>/tmp/sanity/err.txt
+echo "sanity rc=$?"; python3 -c "import json; d=json.load(open('/tmp/sanity/out.json')); print(d.get('summary'), d.get('error'), d.get('message'))"
+cat /tmp/sanity/c.json | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['timings'], d['warnings'], d['ncu_argv'][:14])"
+tail -3 /tmp/sanity/err.txt
+timeout ${TURN_S:-330} python3 gpu/ncu/turnaround.py 2>&1 | tee "$OUT/turnaround.log" | grep -v "^\s*$" | tail -40
+timeout ${E2E_S:-140} python3 -m pytest -q -p no:cacheprovider -m gpu tests/ncu/test_gpu_e2e.py -rA 2>&1 | tee "$OUT/e2e.log" | tail -12
+cp results/ncu_h200_e2e.json "$OUT/" 2>/dev/null
+echo "done"
