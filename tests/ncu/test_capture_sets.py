@@ -5,6 +5,7 @@ source CSV (captured by gpu/ncu/capture_sets.py into tests/ncu/fixtures/h200/set
 ("triage") and as the data ncu_report gave for the same report ("triage_report", dump.json.gz). A planted pattern is
 named on its kernel, or, where that capture lacks its metrics, reported "not assessed" naming
 what is missing: never silently absent. Controls get no pattern."""
+import copy
 import gzip
 import json
 from functools import lru_cache
@@ -19,11 +20,12 @@ KINDS = ("own", "full", "detailed", "triage", "triage_report")
 MANIFEST = json.loads((SETS / "manifest.json").read_text())
 PLANTED = [m for m in MANIFEST if m["role"] == "planted"]
 CONTROLS = [m for m in MANIFEST if m["role"] == "control"]
-# What --set detailed cannot decide: it has no WarpStateStats, so no stall cycles per
-# instruction, which E needs (stall *shares* come from the source page's samples, so G, I and M
-# are decided). C, D and H are decided there from SourceCounters' theoretical and ideal sectors
-# and wavefronts, in place of MemoryWorkloadAnalysis_Tables' bytes per sector and bank conflicts.
-NOT_IN_DETAILED = {"planted_e_latency": "E"}
+# What --set detailed cannot decide. It has no WarpStateStats: stall shares come from the source
+# page's samples (G, I, M), and E's stall cycles per instruction from those shares times active
+# warps over issued instructions per cycle. C, D and H are decided there from SourceCounters'
+# theoretical and ideal sectors and wavefronts, in place of MemoryWorkloadAnalysis_Tables' bytes
+# per sector and bank conflicts. Every planted pattern is decided there now.
+NOT_IN_DETAILED: dict[str, str] = {}
 
 
 def _gz(path: Path) -> str:
@@ -74,8 +76,8 @@ def test_control_gets_no_pattern(kind, case):
     assert d.hits == [], (kind, [(h.pattern.letter, h.message) for h in d.hits])
 
 
-@pytest.mark.parametrize("kind", ("own", "full", "triage", "triage_report"))
-def test_own_sections_and_full_assess_every_pattern(kind):
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_capture_assesses_every_pattern(kind):
     for name, d in diagnoses(kind).items():
         assert d.not_assessed == [], (kind, name, [(n.pattern.letter, n.lacks) for n in d.not_assessed])
 
@@ -122,3 +124,19 @@ def test_a_kernel_off_both_roofs_gets_a_limiter_named():
             else:
                 assert d.limiter is None
     assert named >= 2  # cuda_control_h_padded and cuda_control_fp32_poly, in both captures
+
+
+def test_cycles_per_instruction_without_warp_state_stats_tracks_the_measured_ratio():
+    # the --set full capture holds both ncu's ratio and the counters of the Little's-law estimate
+    # that --set detailed falls back to (E's stall cycles there)
+    from tritonify.diagnostics.ncu.context import Context
+    from tritonify.diagnostics.ncu.metrics import CPI
+
+    errors = {}
+    for name, d in diagnoses("full").items():
+        measured = d.launch.get(CPI)
+        without = copy.copy(d.launch)
+        without.metrics = {k: v for k, v in d.launch.metrics.items() if k != CPI}
+        errors[name] = abs(Context(without).cycles_per_instruction() / measured - 1)
+    assert len(errors) == 31 and max(errors.values()) < 0.16, errors
+    assert sorted(errors.values())[-3] < 0.05, errors   # 29 of 31 within 5%

@@ -171,3 +171,10 @@ def test_the_warm_up_does_one_sass_lookup_and_never_raises(tmp_path):
         raise RuntimeError("report version not supported")
 
     assert warm_up(SimpleNamespace(load_report=cannot_load), tmp_path / "w.ncu-rep") is None
+
+
+def test_the_warm_up_report_ships_with_the_package():
+    from tritonify.diagnostics.ncu.report_reader import WARMUP_REPORT
+
+    data = WARMUP_REPORT.read_bytes()      # installed beside the module (package data *.ncu-rep)
+    assert 10_000 < len(data) < 200_000
