@@ -3,11 +3,7 @@
 # (the package maps folders, see setup.py), run the lean capture, then the GPU end-to-end tests.
 set -u
 OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
-PKG=/tmp/tritonify_path/tritonify
-rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
-for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
-for d in cli diagnostics references kernels server infra; do ln -s "$PWD/$d" "$PKG/$d"; done
-export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
+source gpu/ncu/importable.sh
 if [ "${1:-}" != "--e2e-only" ]; then
   timeout 200 python3 gpu/ncu/capture.py --lean 2>&1 | tail -20
 fi

@@ -3,12 +3,7 @@
 # (as device_round3.sh does), then split `tritonify profile`'s time phase by phase (turnaround_probe.py).
 set -u
 OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
-PKG=/tmp/tritonify_path/tritonify
-rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
-for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
-ln -s "$PWD/cli" "$PKG/cli"; ln -s "$PWD/contract" "$PKG/contract"
-for d in diagnostics references kernels server infra; do [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
-export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
+source gpu/ncu/importable.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1; nproc;
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-}"; } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"

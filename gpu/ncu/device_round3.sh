@@ -5,11 +5,7 @@
 # (3) the GPU end-to-end tests. Everything lands in $OUT.
 set -u
 OUT=${OUT:-/tmp/ncu_out}; mkdir -p "$OUT"
-PKG=/tmp/tritonify_path/tritonify
-rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
-for f in "$PWD"/cli/*; do ln -s "$f" "$PKG/"; done
-for d in diagnostics references kernels server infra; do [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
-export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1
+source gpu/ncu/importable.sh
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; ncu --version | tail -1;
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; } > "$OUT/env.txt" 2>&1
 if [ -z "${SKIP_CHECK:-}" ]; then
