@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tritonify.diagnostics.engine import FileResult
+from tritonify.diagnostics.reparse import reparse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.server import latency_trace as trace
@@ -60,16 +61,27 @@ class Analysis:
 
     @cached_property
     def source(self) -> SourceFile:
-        """The parsed Python source (for kernels and hovers); empty tree for CUDA files."""
+        """The parsed Python source (for kernels and hovers); empty tree for CUDA files. Parsed
+        from the last version of the document parsed here when the edit allows (diagnostics.reparse)."""
         if not self.path.endswith((".py", ".pyi")):
             return SourceFile(text=self.text, path=self.path)
-        return SourceFile.from_text(without_bom(self.text), self.path)
+        text = without_bom(self.text)
+        old = _LAST_PARSE.get(self.uri)
+        tree = reparse(old[0], old[1], text, self.path) if old is not None else None
+        source = SourceFile(text=text, path=self.path, tree=tree) if tree is not None else SourceFile.from_text(text, self.path)
+        if source.tree is not None:
+            _LAST_PARSE[self.uri] = (text, source.tree)
+        return source
 
     @property
     def parsed_here(self) -> bool:
         """Whether this process may parse the text for a hover (large files are parsed
         only in the lint worker, to keep the server responsive)."""
         return len(self.text) <= MAX_PARSE_HERE_CHARS
+
+
+# uri -> (text, tree) of the last version of an open document parsed in the server (Analysis.source)
+_LAST_PARSE: dict[str, tuple[str, object]] = {}
 
 
 async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
@@ -120,3 +132,4 @@ class AnalysisCache:
     def drop(self, uri: str) -> None:
         with self._lock:
             self._by_uri.pop(uri, None)
+        _LAST_PARSE.pop(uri, None)

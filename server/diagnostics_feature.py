@@ -281,6 +281,7 @@ class DiagnosticsFeature:
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
         self.last_publish[doc.uri] = time.monotonic()
         trace.event("s.published", version=version)
+        server.collect_when_idle()
         self._set_busy(doc.uri, False)
         if not hit.exact:
             self.confirm_later(doc.uri, version)

@@ -49,4 +49,5 @@ def _gc_trace(phase: str, info: dict) -> None:
         took = time.monotonic() - _gc_started
         _gc_started = None
         if took >= 0.002:   # the many short passes of generation 0 would drown the rest
-            event("gc", generation=info.get("generation"), ms=round(took * 1000, 1), collected=info.get("collected"))
+            event("gc", generation=info.get("generation"), ms=round(took * 1000, 1), collected=info.get("collected"),
+                  frozen=gc.get_freeze_count())

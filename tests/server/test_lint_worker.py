@@ -173,3 +173,16 @@ def test_the_worker_reparses_only_the_statement_typed_into_and_finds_the_same():
     key = lambda fs: sorted((f.code, f.line, f.column, f.message) for f in fs)   # noqa: E731
     assert key(result.findings) == key(expected.findings) and "TRI001" in {f.code for f in result.findings}
     assert kernels == expected_kernels
+
+
+def test_the_worker_keeps_the_trees_and_bases_of_its_most_recent_files_only():
+    """It is not told when a document closes: what it keeps for reuse is bounded, the file typed
+    into last kept."""
+    from tritonify.server import lint_worker as lw
+
+    recent = lw._Recent()
+    for i in range(lw.RECENT_PATHS + 5):
+        recent[f"f{i}.py"] = i
+        recent["typed.py"] = i   # set again after every other file
+    assert len(recent) == lw.RECENT_PATHS and "typed.py" in recent and "f0.py" not in recent
+    assert isinstance(lw._TREES, lw._Recent) and isinstance(lw._PREVIOUS, lw._Recent)
