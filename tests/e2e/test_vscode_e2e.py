@@ -20,7 +20,8 @@ real-world corpus when it is built) and follows a user (tests/e2e/vscode_e2e.js)
 * with an interpreter that has triton (this checkout's .venv, or E2E_TRITON_PYTHON) set in the user
   settings, the kernel is compiled for sm_90 without a GPU and its lens opens the SASS in a
   read-only `tritonify-asm:` view without temporary paths;
-then, in Restricted Mode, that findings still show and Benchmark is refused. Screenshots of each
+then, in Restricted Mode, that findings still show, Benchmark is refused with Manage Workspace Trust, and
+the Tritonify status item, clicked, opens Manage Workspace Trust. Screenshots of each
 step are left in `.e2e/run/` (not committed). The server runs on the base Python with nothing but
 the .vsix's bundled libraries, which is what a new user has. A step that cannot run here (no corpus,
 no interpreter with triton) is skipped with a line "SKIPPED ..." that says why.

@@ -4,7 +4,8 @@
 // and fla's parallax file), the rule page rendered, Profile's Set Launch Command (remembered per
 // kernel), the Inspect lens without triton, fix-all from Ctrl+., Benchmark's Write a Benchmark
 // Contract and Choose Interpreter, the SASS view with an interpreter that has triton.
-// untrusted: (Restricted Mode) the Benchmark code lens is refused with a message to trust the folder.
+// untrusted: (Restricted Mode) the Benchmark code lens is refused with a message to trust the folder,
+// and the Tritonify status item, clicked, opens Manage Workspace Trust.
 // Run by scripts/e2e.sh, which sets:
 //   E2E_MODE       trusted | untrusted
 //   E2E_URL        the workbench URL with ?folder=
@@ -280,6 +281,17 @@ async function main() {
         say(`notification: ${(await toast.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
       });
       await shot(page, 'untrusted');
+      await step(page, 'the Tritonify status item, clicked, opens Manage Workspace Trust', async () => {
+        const item = page.locator('.statusbar-item[id$="tritonify.status"]').first();
+        await item.waitFor({ timeout: 30_000 });
+        say(`status item: ${(await item.getAttribute('aria-label')) || (await item.innerText())}`);
+        await item.locator('a').first().click();
+        // the Workspace Trust editor (a tab, or the modal editor newer builds open it in)
+        const trust = page.getByText('In a Trusted Folder').first();
+        await trust.waitFor({ timeout: 30_000 });
+        say('the Workspace Trust editor opened');
+      });
+      await shot(page, 'untrusted-status-item');
       if (fs.readFileSync(target, 'utf8') !== before) {
         throw new Error(`${target} changed in an untrusted workspace`);
       }
