@@ -69,7 +69,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
                     if (result) {
                         results.show(kind, result, kernelName);
                     } else {
-                        void vscode.window.showInformationMessage(`Tritonify: no ${kind} result of ${kernelName} to show; run it again.`);
+                        const again = kind === 'profile' ? 'Profile' : 'Benchmark';
+                        void vscode.window.showInformationMessage(`Tritonify: no ${kind} result of ${kernelName} to show.`, again)
+                            .then((c) => c && vscode.commands.executeCommand(`tritonify.${kind}`, args[0], kernelName));
                     }
                 };
             }
