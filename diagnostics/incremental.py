@@ -24,9 +24,11 @@ tree (no second parse).
 
 Such a result is `exact=False`: a finding that depends on code the reduced text leaves out (or
 on a kernel's body, at an unchanged launch) is the one of the last full lint until the next full lint (the language server runs one once
-typing pauses). An edit of an import (at module level, also inside `try`/`if`) changes what
-every name means: the file is linted in full, as is any change the segments cannot follow (a
-kernel added, removed or renamed, a syntax error, other settings).
+typing pauses). An edit of an import (at module level, also inside `try`/`if`) may change what
+the names it binds mean everywhere: the file is linted in full when some kernel or statement
+reads one of them (or the import is a star import), as is any change the segments cannot follow
+(a kernel added, removed or renamed, a syntax error, other settings); an import nothing reads
+yet (`import ma` on the way to `import math`) is followed like any other statement.
 """
 from __future__ import annotations
 
@@ -368,8 +370,13 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
     changed_old = [s for i, s in enumerate(old.statements) if i not in pairs]
     matched_new = set(pairs.values())
     changed_new = [s for i, s in enumerate(layout.statements) if i not in matched_new]
-    if any(s.imports for s in (*changed_old, *changed_new)):
-        return "an import edited"   # every name may mean something else now
+    imports = [s for s in (*changed_old, *changed_new) if s.imports]
+    if imports:
+        # an import edited: the names it binds (or bound) may mean something else now, for every
+        # piece of the file that reads one; an import nothing reads (yet) is an ordinary statement
+        bound = set().union(*(s.binds for s in imports))
+        if "*" in bound or any(bound & p.reads for p in (*layout.segments, *layout.statements)):
+            return "an import edited"
     segments = list(zip(old.segments, layout.segments))
     by_name = {s.name: s for s in layout.segments}
     kernel_names = set(by_name)

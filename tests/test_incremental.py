@@ -278,3 +278,28 @@ def test_a_guard_or_a_name_every_launch_reads_relints_every_kernel_it_could_chan
     inc, _ = lint_incremental(SourceFile.from_text(guarded, "k.py"), settings, previous=previous)
     assert inc.relinted == ("scale_a",)
     assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(guarded, "k.py"), settings).findings)
+
+
+def test_typing_a_new_import_key_by_key_is_followed_until_it_binds_a_name_the_code_reads():
+    """`import ma` on the way to `import math` binds a name nothing reads: only that statement is
+    linted again; an import that binds a name a kernel reads (`tl`) lints the file in full. The
+    findings are a full lint's at every key."""
+    settings = Settings(select=("ALL",))
+    _, previous = lint_incremental(SourceFile.from_text(TEXT, "k.py"), settings)
+    typed, followed = "", 0
+    for key in "import math":
+        typed += key
+        text = _insert(TEXT, 4, typed)
+        inc, nxt = lint_incremental(SourceFile.from_text(text, "k.py"), settings, previous=previous)
+        assert _key(inc.result.findings) == _key(lint_source(SourceFile.from_text(text, "k.py"), settings).findings)
+        if typed.startswith("import ") and typed != "import ":
+            assert inc.full_because == "" and inc.relinted == () and inc.statements == 1
+            followed += 1
+        previous = nxt
+    assert followed == 4   # import m, ma, mat, math
+    shadowing = _insert(TEXT, 4, "import numpy as tl")
+    full, _ = lint_incremental(SourceFile.from_text(shadowing, "k.py"), settings, previous=previous)
+    assert full.full_because == "an import edited"
+    star = _insert(TEXT, 4, "from math import *")
+    full, _ = lint_incremental(SourceFile.from_text(star, "k.py"), settings, previous=previous)
+    assert full.full_because == "an import edited"
