@@ -98,6 +98,7 @@ WHERE = {
     "kernel": "at the end of each file's largest kernel",
     "launcher": "at the end of each file's largest function outside the kernels (a launcher; the file's end when it has none)",
     "end": "on a new last line, outside every kernel",
+    "enter": "as a single Enter at the end of each file's largest kernel (a line added: the file is parsed in full)",
 }
 
 
@@ -108,6 +109,7 @@ def typing_point(text: str, where: str = "kernel") -> tuple[int, str] | None:
     from tritonify.diagnostics.incremental import layout_of
     from tritonify.diagnostics.source import SourceFile
 
+    where = "kernel" if where == "enter" else where
     layout = layout_of(SourceFile.from_text(text, "x.py"))
     if layout is None or not layout.segments:
         return None
@@ -173,8 +175,8 @@ def measure(c: Client, paths: list[Path], rounds: int, where: str, requests: boo
         version, samples, asked = 1, [], None
         for r in range(rounds):
             typed = ""
-            for key in f"{TYPED}{r}":
-                typed += key
+            for key in (f"{TYPED}{r}" if where != "enter" else "\n"):
+                typed += key if where != "enter" else ""
                 version += 1
                 edited = "".join(lines[:line] + [f"{indent}{typed}\n"] + lines[line:])
                 sent = time.perf_counter()
