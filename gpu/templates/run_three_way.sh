@@ -5,11 +5,7 @@
 set -uo pipefail
 BUDGET=${1:-300}; CHECKS=${2:-170}; SECTIONS=${3:-ce,host,table}
 OUT=${OUT:-/tmp/three_way}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
-export PYTHONPATH=/tmp/site:$PWD
-{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$OUT/device.txt" 2>&1
+source gpu/templates/device_setup.sh
 if [ "$CHECKS" -gt 0 ]; then
   TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=${COMPILE_BACKEND:-aot_eager} timeout "$CHECKS" python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
     ${CHECK_TESTS:-tests/templates/test_kernels.py tests/bench/test_gpu_bench.py} -k "every_template or example_kernel" > "$OUT/gpu_checks.log" 2>&1

@@ -9,12 +9,7 @@ set -uo pipefail
 TOTAL=${1:-330}; T0=$(date +%s)
 left() { echo $(( TOTAL - ($(date +%s) - T0) )); }
 OUT=${OUT:-/tmp/wide}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .bench_whl/*.whl || exit 3
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
-export PYTHONPATH=/tmp/site:$PWD
-{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
-  python3 -c "import sys, torch, triton, importlib.metadata as md; print(sys.version.split()[0], torch.__version__, triton.__version__, md.version('liger-kernel'))"; } > "$OUT/device.txt" 2>&1
+source gpu/templates/device_setup.sh
 TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager timeout 120 \
   python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/templates/kernel_checks.py \
   -k "rms_norm or softmax" > "$OUT/gpu_checks.log" 2>&1
