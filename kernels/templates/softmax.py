@@ -84,7 +84,8 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
             row64 = tl.cast(first, tl.int64)
             x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
             e = tl.exp(x - tl.max(x, axis=0))
-            tl.store(y_ptr + row64 * y_row_stride + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty),
+            # one reciprocal per row, then a multiply per element (a division is a sequence per element)
+            tl.store(y_ptr + row64 * y_row_stride + cols, (e * (1.0 / tl.sum(e, axis=0))).to(y_ptr.dtype.element_ty),
                      mask=cols < n_cols)
         else:
             rows = first + tl.arange(0, ROWS)
@@ -92,7 +93,7 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
             rows64 = rows.to(tl.int64)[:, None]
             x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
             e = tl.exp(x - tl.max(x, axis=1)[:, None])
-            y = e / tl.sum(e, axis=1)[:, None]
+            y = e * (1.0 / tl.sum(e, axis=1))[:, None]
             tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
@@ -184,14 +185,15 @@ def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_
             _softmax_store_tile(dx_row, TILE_A + TILE_B, n_cols, yc * (dyc - dot), TILE_C)
         elif BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
             mask = cols < n_cols
-            dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-            y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-            dot = tl.sum(dy * y, axis=0)
+            # held in their own dtype across the sum (half the registers for bf16), widened where used
+            dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0)
+            y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0)
+            dot = tl.sum(dy.to(tl.float32) * y.to(tl.float32), axis=0)
             if RELOAD:  # a second read (another cache modifier: not merged with the first)
                 dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0, cache_modifier=".ca")
                 y = tl.load(y_ptr + row * y_row_stride + cols, mask=mask, other=0.0, cache_modifier=".ca")
-                dy, y = dy.to(tl.float32), y.to(tl.float32)
-            tl.store(dx_ptr + row * dx_row_stride + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+            dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
+            tl.store(dx_ptr + row * dx_row_stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
         else:  # wider rows: the dot product, then the rows again (from L2)
             dot = 0.0
             for start in range(0, n_cols, BLOCK_N):
