@@ -29,7 +29,7 @@ def fake_ncu(monkeypatch, tmp_path):
     return tmp_path
 
 
-def test_no_gpu_is_reported_before_running(monkeypatch, tmp_path):
+def test_no_gpu_is_reported_as_no_gpu_not_as_a_launcher_crash(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
     monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
                         lambda: {"available": False, "reason": "NVML could not start: Driver Not Loaded"})
