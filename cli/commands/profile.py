@@ -12,8 +12,11 @@ The text format exits 1 when a pattern is named, as `check` does with findings.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 
 NAME = "profile"
 HELP = "profile one kernel with Nsight Compute and name its bottleneck patterns"
@@ -73,6 +76,24 @@ def _split_launcher(args) -> None:
     args.launcher = command or unknown
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt while profiling, so run_profile's cleanup kills ncu's process
+    group (it runs in a session of its own, out of reach of a signal to this one's group)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def summary_line(diagnoses) -> str:
     """One line for the code lens: the top patterns of the slowest launch, and its time."""
     if not diagnoses:
@@ -125,7 +146,8 @@ def run(args) -> int:
                          nvtx_range=args.nvtx_range, full=args.full, collect=args.collect, timeout=args.timeout,
                          processes=args.target_processes, keep_running=args.keep_running)
     try:
-        result = run_profile(req, progress, launcher=contract_launcher)
+        with _sigterm_as_interrupt():   # a cancelled job (SIGTERM) stops ncu and the launcher too
+            result = run_profile(req, progress, launcher=contract_launcher)
     except ProfileError as exc:
         return fail(exc)
     for w in result.warnings:

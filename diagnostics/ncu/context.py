@@ -156,7 +156,7 @@ class Context:
         instruction). Without WarpStateStats (`--set detailed`): active warps per SM and cycle
         over instructions per SM and cycle (Little's law), the latter from absolute counts so
         that a CSV's two decimals cannot round it to zero. On the 31 launches of the H200
-        `--set full` fixture this is within 4% of the measured ratio on 29 of them (9% and 15% on the other two)."""
+        `--set full` fixture this is within 4.1% of the measured ratio on 29 of them (9% and 15% on the other two)."""
         if self.has(CPI):
             return self.m(CPI)
         warps, cycles, inst = self.opt(WARPS_ACTIVE), self.opt(SM_CYCLES), self.opt(INSTRUCTIONS)

@@ -14,8 +14,8 @@ What ncu is asked for, and why:
   do afterwards, its remaining iterations and its teardown, is only waiting; `keep_running`);
 * `--target-processes application-only` when the command is a Python interpreter that launches
   the kernel itself (`target_processes`): ncu then does not inject itself into every process the
-  launcher starts (Triton's and torch's helper subprocesses cost ~1.4 s on the H200 under
-  `all`). If that run profiled nothing, the launch came from a child process: ncu runs again
+  launcher starts (Triton's and torch's helper subprocesses: 0.4-1.8 s on the H200 under
+  `all`, results/ncu_turnaround_h200.md). If that run profiled nothing, the launch came from a child process: ncu runs again
   following every process, and a warning says so (`--target-processes all` skips the first try);
 * the few sections the triage and the line attribution need (`TRIAGE_SECTIONS`) plus the
   metrics the pattern modules declare, not `--set full` unless asked (see `COLLECTIONS`);
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -61,7 +62,7 @@ PROCESSES = ("auto", "application-only", "all")
 # Python modules that start the processes which launch the kernels (the launcher itself launches none)
 _SPAWNERS = ("torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed", "torchrun",
              "multiprocessing", "concurrent")
-_PYTHON = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?")
+_PYTHON = re.compile(r"python(\d+(\.\d+)*[td]?)?(\.exe)?")
 
 
 def pattern_metrics() -> tuple[str, ...]:
@@ -123,6 +124,19 @@ def kernel_filter(kernel: str) -> str:
     return f"regex:^{re.escape(kernel)}$"
 
 
+def _python_module(cmd: list[str]) -> str | None:
+    """The module of `python [options] -m MODULE ...` (also `-mMODULE`), or None when the
+    interpreter runs a script, `-c` code or nothing; options after the script are the script's."""
+    for i, arg in enumerate(cmd[1:], start=1):
+        if arg == "-m":
+            return cmd[i + 1] if i + 1 < len(cmd) else ""
+        if arg.startswith("-m") and not arg.startswith("--"):
+            return arg[2:]
+        if arg == "-c" or not arg.startswith("-"):
+            return None
+    return None
+
+
 def target_processes(req: ProfileRequest) -> str:
     """ncu's `--target-processes`: what the user chose, or under "auto" `application-only` when
     the command is a Python interpreter running a script or a module that is not a known
@@ -130,12 +144,11 @@ def target_processes(req: ProfileRequest) -> str:
     if req.processes != "auto":
         return req.processes
     cmd = list(req.command)
-    if not cmd or not _PYTHON.fullmatch(Path(cmd[0]).name):
+    if not cmd or not _PYTHON.fullmatch(Path(cmd[0]).name.lower()):
         return "all"
-    if "-m" in cmd:
-        module = cmd[cmd.index("-m") + 1] if cmd.index("-m") + 1 < len(cmd) else ""
-        if any(module == s or module.startswith(s + ".") for s in _SPAWNERS):
-            return "all"
+    module = _python_module(cmd)
+    if module is not None and any(module == s or module.startswith(s + ".") for s in _SPAWNERS):
+        return "all"
     return "application-only"
 
 
@@ -173,10 +186,15 @@ def build_ncu_argv(req: ProfileRequest, ncu: str = "ncu", report: Path | None = 
 Launcher = Callable[[str, str], "tuple[list[str], str] | None"]
 
 
-def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: Progress,
-                   while_running: Callable[[], None] | None = None) -> tuple[int, str]:
-    """Run in a new process group, stream ncu's progress, kill the whole group on timeout;
-    `while_running` is called once ncu has started (work that may overlap the run)."""
+def _run_under_ncu(argv: list[str], deadline: float, cwd: str | None, progress: Progress,
+                   while_running: Callable[[], None] | None = None, sweep: bool = False) -> tuple[int, str]:
+    """Run in a new process group and stream ncu's progress until `deadline` (time.time()); on
+    timeout, on any exception (KeyboardInterrupt, the SIGTERM the profile command turns into
+    one, an error in `while_running`) the whole group is killed before it propagates.
+    `while_running` is called once ncu has started (work that may overlap the run). `sweep`:
+    once ncu has exited, what it leaves in the group (processes of a command ncu stopped) is killed."""
+    from tritonify.infra.child_process import signal_group, stop_group
+
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
                                 start_new_session=True, text=True, errors="replace")
@@ -193,20 +211,22 @@ def _run_under_ncu(argv: list[str], timeout: float, cwd: str | None, progress: P
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    deadline = time.time() + timeout
     try:
         if while_running is not None:
             while_running()
         proc.wait(timeout=max(0.0, deadline - time.time()))
     except subprocess.TimeoutExpired:
-        from tritonify.infra.child_process import stop_group
-
         stop_group(proc, 5)
         reader.join(2)
-        raise ProfileError("timeout", f"the launcher did not finish within {timeout:.0f}s; its process group was killed",
+        raise ProfileError("timeout", "the launcher did not finish in the time given; its process group was killed",
                            "raise --timeout, or make the launcher run fewer iterations under ncu "
                            "(every profiled launch is replayed tens of times)",
                            tail("".join(chunks)) or None) from None
+    except BaseException:
+        stop_group(proc, 0)
+        raise
+    if sweep:
+        signal_group(proc.pid, signal.SIGKILL)
     reader.join(5)
     return proc.returncode, "".join(chunks)
 
@@ -249,20 +269,28 @@ def run_profile(req: ProfileRequest, progress: Progress | None = None,
     try:
         progress(f"running the launcher under ncu: {' '.join(req.command)}", 10)
         t0 = time.time()
-        code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress, while_running)
+        deadline = t0 + req.timeout      # one budget for both runs below
+        sweep = not req.keep_running
+        code, output = _run_under_ncu(argv, deadline, req.cwd, progress, while_running, sweep)
+        ran_twice = False
         if _profiled_nothing(code, output) and req.processes == "auto" and "application-only" in argv:
-            # the kernel was launched by a child of the command: follow every process this time
-            warnings.append(f"{req.kernel} was not launched by the command's own process; ncu ran again following "
-                            "its child processes (pass --target-processes all to skip the first run)")
-            progress("running again, following the launcher's child processes", 12)
+            # the kernel may have been launched by a child of the command: follow every process this time
+            progress("nothing profiled in the command's own process: running again, following its child processes", 12)
             argv = build_ncu_argv(req, ncu, report, processes="all")
-            code, output = _run_under_ncu(argv, req.timeout, req.cwd, progress)
+            code, output = _run_under_ncu(argv, deadline, req.cwd, progress, sweep=sweep)
+            ran_twice = True
+            if not _profiled_nothing(code, output):
+                warnings.append(f"{req.kernel} was not launched by the command's own process; ncu ran it again "
+                                "following its child processes (pass --target-processes all to skip the first run)")
         timings["ncu_s"] = time.time() - t0
         gpu = box.get("gpu") or gpu_info()
         if not gpu.get("available") and "NVML could not start" in str(gpu.get("reason", "")):
             raise ProfileError("no-gpu", "no usable NVIDIA GPU was found", str(gpu.get("reason")))
         error = classify(code, output, kernel=req.kernel)
         if error is not None:
+            if ran_twice and error.code == "no-kernel":
+                error.hint = (f"{error.hint}. The command ran twice: in its own process, then following its child "
+                              "processes; --target-processes all runs it once")
             raise error
         if not report.is_file():
             raise ProfileError("no-kernel", f"ncu wrote no report: no launch of {req.kernel!r} matched",

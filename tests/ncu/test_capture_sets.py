@@ -140,3 +140,11 @@ def test_cycles_per_instruction_without_warp_state_stats_tracks_the_measured_rat
         errors[name] = abs(Context(without).cycles_per_instruction() / measured - 1)
     assert len(errors) == 31 and max(errors.values()) < 0.16, errors
     assert sorted(errors.values())[-3] < 0.05, errors   # 29 of 31 within 5%
+
+
+def test_e_from_detailed_names_its_cycles_an_estimate():
+    hit = next(h for h in diagnoses("detailed")["planted_e_latency"].hits if h.pattern.letter == "E")
+    assert "long_scoreboard_cycles_per_instruction_estimated" in hit.evidence and "estimated" in hit.message
+    assert not any(k.startswith("smsp__average_warps_issue_stalled") for k in hit.evidence)
+    full = next(h for h in diagnoses("full")["planted_e_latency"].hits if h.pattern.letter == "E")
+    assert "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio" in full.evidence

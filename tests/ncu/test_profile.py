@@ -31,6 +31,7 @@ def fake_ncu(monkeypatch, tmp_path):
 
 def test_no_gpu_is_reported_as_no_gpu_not_as_a_launcher_crash(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
+    monkeypatch.setenv("FAKE_NCU_MODE", "crash")   # the launcher fails, as it does without a GPU
     monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
                         lambda: {"available": False, "reason": "NVML could not start: Driver Not Loaded"})
     with pytest.raises(ProfileError) as exc:
@@ -86,6 +87,12 @@ def test_argv_targets_one_kernel_and_the_pattern_sections(tmp_path):
     (["torchrun", "train.py"], "all"),
     (["bash", "run.sh"], "all"),
     (["ipython", "x.py"], "all"),
+    (["python", "-mtorch.distributed.run", "train.py"], "all"),
+    (["python", "-u", "-m", "accelerate.commands.launch", "train.py"], "all"),
+    (["python", "train.py", "-m", "accelerate"], "application-only"),   # the script's own arguments
+    (["C:/envs/k/Python.exe", "bench.py"], "application-only"),
+    (["/opt/venv/bin/python3.13t", "bench.py"], "application-only"),
+    (["python", "-c", "import bench"], "application-only"),
 ])
 def test_ncu_follows_child_processes_only_when_the_command_is_not_a_python_launcher(tmp_path, command, expected):
     req = ProfileRequest(file="k.py", kernel="k", command=command, output=str(tmp_path / "r"))
@@ -109,6 +116,74 @@ def test_a_kernel_launched_by_a_child_process_is_profiled_on_a_second_run(fake_n
     with pytest.raises(ProfileError) as exc:
         run_profile(request(fake_ncu, processes="application-only"))
     assert exc.value.code == "no-kernel" and len(log.read_text().splitlines()) == 1
+
+
+def test_nothing_profiled_twice_says_the_command_ran_twice(fake_ncu, monkeypatch):
+    log = fake_ncu / "argv.jsonl"
+    monkeypatch.setenv("FAKE_NCU_MODE", "nokernel")
+    monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
+    with pytest.raises(ProfileError) as exc:
+        run_profile(request(fake_ncu))
+    assert exc.value.code == "no-kernel" and "ran twice" in exc.value.hint
+    assert len(log.read_text().splitlines()) == 2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def _wait_for(path: Path, seconds: float = 20.0) -> int:
+    end = time.time() + seconds
+    while time.time() < end:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        time.sleep(0.05)
+    pytest.fail(f"{path} was not written")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
+def test_an_error_while_ncu_runs_kills_its_process_group(fake_ncu, monkeypatch):
+    from tritonify.diagnostics.ncu.profile_run import _run_under_ncu
+
+    pid_file = fake_ncu / "child.pid"
+    monkeypatch.setenv("FAKE_NCU_MODE", "hang")
+    monkeypatch.setenv("FAKE_NCU_CHILD_PID", str(pid_file))
+
+    def broken():
+        _wait_for(pid_file)
+        raise RuntimeError("the reader could not start")
+
+    with pytest.raises(RuntimeError):
+        _run_under_ncu([sys.executable, str(FAKE), "-o", str(fake_ncu / "r")], time.time() + 60, None,
+                       lambda *a: None, broken)
+    child = int(pid_file.read_text())
+    end = time.time() + 10
+    while _alive(child) and time.time() < end:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
+def test_sigterm_to_the_profile_command_stops_ncu_and_the_launcher(fake_ncu, monkeypatch):
+    import signal
+    import subprocess
+
+    pid_file = fake_ncu / "child.pid"
+    env = dict(os.environ, TRITONIFY_NCU=str(FAKE), FAKE_NCU_MODE="hang", FAKE_NCU_CHILD_PID=str(pid_file))
+    cli = subprocess.Popen([sys.executable, "-m", "tritonify", "profile", f"{FIXTURES / 'planted_triton.py'}::k",
+                            "-o", str(fake_ncu / "r"), "--", sys.executable, "-c", "pass"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = _wait_for(pid_file)
+    cli.send_signal(signal.SIGTERM)
+    assert cli.wait(timeout=20) != 0
+    end = time.time() + 10
+    while _alive(child) and time.time() < end:
+        time.sleep(0.05)
+    assert not _alive(child)
 
 
 def test_messages_captured_on_the_h200_are_classified():

@@ -176,5 +176,8 @@ def test_the_warm_up_does_one_sass_lookup_and_never_raises(tmp_path):
 def test_the_warm_up_report_ships_with_the_package():
     from tritonify.diagnostics.ncu.report_reader import WARMUP_REPORT
 
-    data = WARMUP_REPORT.read_bytes()      # installed beside the module (package data *.ncu-rep)
+    data = WARMUP_REPORT.read_bytes()
     assert 10_000 < len(data) < 200_000
+    # installed beside the module: *.ncu-rep is package data (a wheel without it would skip the warm-up)
+    setup = (Path(__file__).resolve().parents[2] / "setup.py").read_text()
+    assert '"*.ncu-rep"' in setup.split("DATA = ", 1)[1].split("\n", 1)[0]

@@ -25,13 +25,16 @@ def detect(ctx: Context) -> Hit | None:
     cycles = ctx.stall_cycles("long_scoreboard")
     if share < 0.6 or cycles < 80 or ctx.memory_pct >= 80:
         return None
+    measured = ctx.has(METRICS[0])
+    # without WarpStateStats the cycles are an estimate (Context.stall_cycles), named as such
+    cycles_key = METRICS[0] if measured else "long_scoreboard_cycles_per_instruction_estimated"
     return Hit(PATTERN, share * (1 - ctx.memory_pct / 100),
                {"long_scoreboard_share_of_cpi": share,
-                "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": cycles,
+                cycles_key: cycles,
                 "busiest_memory_unit_pct": ctx.memory_pct,
                 "smsp__issue_active.avg.per_cycle_active": ctx.opt("smsp__issue_active.avg.per_cycle_active")},
                f"{share:.0%} of each instruction's cycles wait on global memory ({cycles:.0f} cycles per "
-               f"instruction) while the busiest memory unit runs at {ctx.memory_pct:.0f}% of peak",
+               f"instruction{'' if measured else ', estimated from warp samples'}) while the busiest memory unit runs at {ctx.memory_pct:.0f}% of peak",
                ctx.lines_by(lambda s: s.load_latency))
 
 
