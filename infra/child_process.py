@@ -153,6 +153,34 @@ def kill_job(pid: int) -> None:
     signal_group(pid, signal.SIGKILL)
 
 
+def stop_jobs(pids: list[int], grace_s: float = 1.0) -> None:
+    """Stop the process groups of jobs for a caller that is about to exit: SIGTERM, up to
+    `grace_s` for them to go (a job that started processes in a session of its own, as
+    `tritonify profile` starts ncu, stops them on SIGTERM), then SIGKILL whatever is left."""
+    for pid in pids:
+        signal_group(pid, signal.SIGTERM)
+    end = time.monotonic() + grace_s
+    left = list(pids)
+    while left and time.monotonic() < end:
+        left = [pid for pid in left if _group_alive(pid)]
+        if left:
+            time.sleep(0.02)
+    for pid in left:
+        signal_group(pid, signal.SIGKILL)
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:   # a leader that exited but was not reaped yet still answers; its group is gone then
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
 def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
     try:
         proc.wait(timeout=timeout_s)

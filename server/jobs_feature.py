@@ -26,7 +26,7 @@ from typing import Any
 from lsprotocol import types
 
 from tritonify.contract import PROTOCOL
-from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, kill_job, run_job
+from tritonify.infra.child_process import JobResult, NOT_STARTED, OK, run_job, stop_jobs
 from tritonify.server.app import COMMAND_PARAMS, TritonifyServer
 from tritonify.server.documents import file_path
 from tritonify.server.pygls_adapter import current_request_future
@@ -299,11 +299,10 @@ class JobsFeature:
 
 
     def stop_all(self) -> None:
-        """At shutdown: kill every running job's process group now."""
+        """At shutdown: stop every running job's process group (SIGTERM, then SIGKILL after a
+        second: a profile job then stops ncu, which runs in a session of its own)."""
         self._stopping = True
-        for pid in list(self.running.values()):
-            if pid:
-                kill_job(pid)
+        stop_jobs([pid for pid in list(self.running.values()) if pid])
 
 
 def register(server: TritonifyServer) -> JobsFeature:

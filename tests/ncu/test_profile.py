@@ -186,6 +186,28 @@ def test_sigterm_to_the_profile_command_stops_ncu_and_the_launcher(fake_ncu, mon
     assert not _alive(child)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
+def test_stopping_a_profile_job_at_server_shutdown_stops_ncu_too(fake_ncu):
+    import subprocess
+
+    from tritonify.infra.child_process import stop_jobs
+
+    pid_file = fake_ncu / "child.pid"
+    env = dict(os.environ, TRITONIFY_NCU=str(FAKE), FAKE_NCU_MODE="hang", FAKE_NCU_CHILD_PID=str(pid_file))
+    job = subprocess.Popen([sys.executable, "-m", "tritonify", "profile", f"{FIXTURES / 'planted_triton.py'}::k",
+                            "-o", str(fake_ncu / "r"), "--", sys.executable, "-c", "pass"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    child = _wait_for(pid_file)
+    t0 = time.time()
+    stop_jobs([job.pid])
+    assert time.time() - t0 < 3
+    job.wait(timeout=10)
+    end = time.time() + 10
+    while _alive(child) and time.time() < end:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
 def test_messages_captured_on_the_h200_are_classified():
     msgs = json.loads((FIXTURES / "ncu_messages.json").read_text())
     nokernel = classify(msgs["no_kernel"]["rc"], msgs["no_kernel"]["stdout_tail"], kernel="k")
