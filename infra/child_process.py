@@ -170,15 +170,13 @@ def stop_jobs(pids: list[int], grace_s: float = 1.0) -> None:
 
 
 def _group_alive(pid: int) -> bool:
+    # no waitpid here: the job's own runner reaps its leader (reaping it from here would race
+    # with Popen.wait); an unreaped leader only keeps the wait going until the grace ends
     try:
         os.killpg(pid, 0)
     except (ProcessLookupError, PermissionError):
         return False
-    try:   # a leader that exited but was not reaped yet still answers; its group is gone then
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
+    return True
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
