@@ -33,6 +33,7 @@ import triton
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import three_way  # noqa: E402  (the same baselines as the three-way table)
+import prefetch_candidates as pc  # noqa: E402  (the next-row-prefetch candidates)
 
 T0 = time.time()
 BF16 = torch.bfloat16
@@ -79,7 +80,26 @@ def forced(kernel, grid, *args, **meta):
     kernel.fn[grid](*args, **meta)
 
 
-def softmax_fwd_group(rows, cols, configs):
+def _sms():
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def add_prefetch(impls, kernel, rows, prefetch, call):
+    """``prefetch candidate w{warps} pps{per_sm}``: ``call(kernel[grid], num_warps)`` on a persistent grid."""
+    for warps, per_sm in prefetch:
+        grid = (pc.programs(rows, per_sm, _sms()),)
+        impls[f"prefetch w{warps} pps{per_sm}"] = (
+            lambda *a, grid=grid, warps=warps: call(kernel[grid], warps, *a))
+
+
+def add_tiles(impls, rows, cols, tiles, call):
+    """``tiles T{tile}x{count} w{warps}``: one program per row, the row in equal tiles."""
+    for tile, warps in tiles:
+        nt = pc.equal_tiles(cols, tile)
+        impls[f"tiles T{tile}x{nt} w{warps}"] = lambda *a, tile=tile, nt=nt, warps=warps: call(tile, nt, warps, *a)
+
+
+def softmax_fwd_group(rows, cols, configs, prefetch=(), tiles=()):
     m = three_way.module("softmax")
     from liger_kernel.ops.softmax import _softmax_forward as liger_fwd
     compiled = three_way.implementations("softmax")["compile"]
@@ -98,10 +118,14 @@ def softmax_fwd_group(rows, cols, configs):
             lambda x, out, w=w, meta=meta: forced(
                 m._softmax_fwd_kernel, (rows,), x, out, rows, cols, x.stride(0), out.stride(0), 2,
                 BLOCK_N=m._pow2(cols), ROWS=1, PPS=0, STAGES=1, num_warps=w, **meta) or out)
+    add_prefetch(impls, pc.softmax_fwd_prefetch, rows, prefetch, lambda k, w, x, out: (k(
+        x, out, rows, cols, x.stride(0), out.stride(0), BLOCK_N=m._pow2(cols), num_warps=w), out)[1])
+    add_tiles(impls, rows, cols, tiles, lambda tile, nt, w, x, out: (pc.softmax_fwd_tiles[(rows,)](
+        x, out, cols, x.stride(0), out.stride(0), TILE=tile, NT=nt, num_warps=w), out)[1])
     return make_inputs, reference, impls
 
 
-def softmax_bwd_group(rows, cols, configs):
+def softmax_bwd_group(rows, cols, configs, prefetch=()):
     m = three_way.module("softmax")
     from liger_kernel.ops.softmax import _softmax_backward as liger_bwd
     from liger_kernel.ops.utils import calculate_settings
@@ -120,16 +144,17 @@ def softmax_bwd_group(rows, cols, configs):
     impls = {"template": lambda dy, y, out: m.softmax_backward(dy, y),
              "liger": lambda dy, y, out: liger_bwd(dy, y, block, warps, False),
              "compile": lambda dy, y, out: compiled(dy, y)}
-    a, b, c = m._softmax_tiles(cols)
     for label, w, meta in configs:
         impls[f"template {label} w{w}"] = (
             lambda dy, y, out, w=w, meta=meta: forced(
                 m._softmax_bwd_kernel, (rows,), dy, y, out, rows, cols, dy.stride(0), y.stride(0), out.stride(0), 2,
-                BLOCK_N=m._pow2(cols), PPS=0, STAGES=1, TILE_A=a, TILE_B=b, TILE_C=c, num_warps=w, **meta) or out)
+                BLOCK_N=m._pow2(cols), PPS=0, STAGES=1, num_warps=w, **meta) or out)
+    add_prefetch(impls, pc.softmax_bwd_prefetch, rows, prefetch, lambda k, w, dy, y, out: (k(
+        dy, y, out, rows, cols, dy.stride(0), y.stride(0), out.stride(0), BLOCK_N=m._pow2(cols), num_warps=w), out)[1])
     return make_inputs, reference, impls
 
 
-def rms_fwd_group(rows, cols, configs):
+def rms_fwd_group(rows, cols, configs, prefetch=()):
     m = three_way.module("rms_norm")
     base = three_way.implementations("rms_norm")
 
@@ -150,10 +175,12 @@ def rms_fwd_group(rows, cols, configs):
                 m._rms_norm_fwd_kernel, (rows,), x, w, out, out, rows, cols, x.stride(0), out.stride(0), 1e-6, 2,
                 BLOCK_N=m._rms_norm_block_n(cols), STORE_RSTD=False, ROWS=1, PPS=0, STAGES=1, num_warps=wp,
                 **meta) or out)
+    add_prefetch(impls, pc.rms_fwd_prefetch, rows, prefetch, lambda k, wp, x, w, out: (k(
+        x, w, out, rows, cols, x.stride(0), out.stride(0), 1e-6, BLOCK_N=m._rms_norm_block_n(cols), num_warps=wp), out)[1])
     return make_inputs, reference, impls
 
 
-def add_rms_fwd_group(rows, cols):
+def add_rms_fwd_group(rows, cols, prefetch=(), tiles=()):
     m = three_way.module("add_rms_norm")
     base = three_way.implementations("add_rms_norm")
 
@@ -168,20 +195,39 @@ def add_rms_fwd_group(rows, cols):
     impls = {"template": lambda x, r, w, out: m.add_rms_norm(x, r, w, 1e-6)[0],
              "liger": lambda x, r, w, out: base["liger"](x, r, w, 1e-6)[0],
              "compile": lambda x, r, w, out: base["compile"](x, r, w, 1e-6)[0]}
+    try:
+        from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+
+        impls["liger Function in_place=False"] = (
+            lambda x, r, w, out: LigerFusedAddRMSNormFunction.apply(x, r, w, 1e-6, 0.0, "llama", False)[0])
+    except ImportError:
+        pass
+    sums = {}
+
+    def call(k, wp, x, r, w, out):
+        s = sums.setdefault(out.shape, torch.empty_like(out))
+        k(x, r, w, out, s, rows, cols, x.stride(0), 1e-6, BLOCK_N=m._add_rms_norm_block_n(cols), num_warps=wp)
+        return out
+    add_prefetch(impls, pc.add_rms_fwd_prefetch, rows, prefetch, call)
+
+    def call_tiles(tile, nt, wp, x, r, w, out):
+        s = sums.setdefault(out.shape, torch.empty_like(out))
+        pc.add_rms_fwd_tiles[(rows,)](x, r, w, out, s, cols, x.stride(0), 1e-6, TILE=tile, NT=nt, num_warps=wp)
+        return out
+    add_tiles(impls, rows, cols, tiles, call_tiles)
     return make_inputs, reference, impls
 
 
-SPLIT = {"SPLIT": 1}
 # group -> the template's configs forced beside its autotuned call: (label, num_warps, constexprs)
 GROUPS = {
-    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [("one block", 16, {}), ("one block", 32, {})]),
-    "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [
-        ("SPLIT", 32, SPLIT), ("SPLIT RELOAD", 8, {**SPLIT, "RELOAD": 1}),
-        ("one block RELOAD", 8, {"RELOAD": 1}), ("one block", 4, {})]),
+    # the template's own call (its autotuner's pick) beside forced configs and the candidates it took from
+    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [("one block", 16, {})], [], [(4096, 4)]),
+    "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [("one block RELOAD", 8, {"RELOAD": 1})],
+                                                        [(32, 1)]),
     "softmax_fwd 16384x4096": lambda: softmax_fwd_group(16384, 4096, []),
     "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, []),
-    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [("one block", 16, {}), ("one block", 32, {})]),
-    "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120),
+    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [], [(32, 1)]),
+    "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120, [], [(2048, 8), (2048, 16)]),
 }
 
 
@@ -191,7 +237,11 @@ def main(argv):
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--budget", type=float, default=240)
     p.add_argument("--groups", default="")
+    p.add_argument("--timers", default="graph",
+                   help="comma-separated: graph (20 calls per graph), graph1000 (1000 calls per graph), "
+                        "triton (triton.testing.do_bench_cudagraph, rep 40 ms: the three-way table's graph column)")
     a = p.parse_args(argv)
+    timers = a.timers.split(",")
     import logging
 
     logging.getLogger("liger_kernel.backends.registry").setLevel(logging.ERROR)
@@ -220,7 +270,7 @@ def main(argv):
                 res = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
             emit(kind="check", group=name, impl=label, **res)
             print(f"check {name:28s} {label:34s} {res}", flush=True)
-            if res["ok"] or ("error" not in res and "template " not in label):
+            if res["ok"] or ("error" not in res and not label.startswith(("template ", "prefetch "))):
                 kept[label] = fn  # a baseline outside the tolerance (Liger's bf16 arithmetic) is still timed
         timing_args = make_inputs()
         groups[name] = (kept, timing_args, torch.empty_like(timing_args[0]))
@@ -232,19 +282,30 @@ def main(argv):
                 emit(kind="autotuner", template=tmpl, kernel=attr,
                      picks={str(k): str(v) for k, v in value.cache.items()})
                 print(f"autotuner {tmpl}.{attr}: {[str(v) for v in value.cache.values()]}", flush=True)
-    times = {(g, label): [] for g, (kept, _, _) in groups.items() for label in kept}
+    def timed(timer, call):
+        if timer == "triton":
+            from triton.testing import do_bench_cudagraph
+
+            return 1e3 * do_bench_cudagraph(call, rep=40)
+        return graph_us(call, calls=1000 if timer == "graph1000" else 20, replays=3 if timer == "graph1000" else 5)
+
+    def name(label, timer):
+        return label if timer == "graph" and len(timers) == 1 else f"{label} [{timer}]"
+
+    times = {(g, name(label, tm)): [] for g, (kept, _, _) in groups.items() for label in kept for tm in timers}
     for rep in range(a.reps):
         if rep >= 2 and time.time() - T0 > a.budget:
             break
         for g, (kept, args, buf) in groups.items():
-            for label, fn in kept.items():
-                try:
-                    t = graph_us(lambda fn=fn: fn(*args, buf))
-                except Exception as exc:  # noqa: BLE001
-                    emit(kind="time_error", group=g, impl=label, error=str(exc)[:200])
-                    continue
-                times[(g, label)].append(t)
-                emit(kind="time", group=g, impl=label, rep=rep, graph_us=t)
+            for timer in timers:
+                for label, fn in kept.items():
+                    try:
+                        t = timed(timer, lambda fn=fn: fn(*args, buf))
+                    except Exception as exc:  # noqa: BLE001
+                        emit(kind="time_error", group=g, impl=label, timer=timer, error=str(exc)[:200])
+                        continue
+                    times[(g, name(label, timer))].append(t)
+                    emit(kind="time", group=g, impl=label, timer=timer, rep=rep, graph_us=t)
         print(f"rep {rep} done at {time.time() - T0:.0f} s", flush=True)
     lines = ["| group | impl | graph us (median) | min-max | vs template | vs liger | vs compile | reps |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -252,7 +313,8 @@ def main(argv):
         med = {label: statistics.median(v) for (gg, label), v in times.items() if gg == g and v}
         for label, t in sorted(med.items(), key=lambda kv: kv[1]):
             v = times[(g, label)]
-            ratio = lambda base: f"{med[base] / t:.3f}x" if base in med else "-"
+            suffix = label[label.rindex(" ["):] if label.endswith("]") else ""  # the same timer's baseline
+            ratio = lambda base: f"{med[base + suffix] / t:.3f}x" if base + suffix in med else "-"
             lines.append(f"| {g} | {label} | {t:.1f} | {min(v):.1f}-{max(v):.1f} | {ratio('template')} | "
                          f"{ratio('liger')} | {ratio('compile')} | {len(v)} |")
     (out / "sweep.md").write_text("\n".join(lines) + "\n")

@@ -1,10 +1,11 @@
 """Fused softmax over the last dimension, forward and backward.
 
 Rows up to SOFTMAX_MAX_FUSED_COLS wide live in registers: one read, one write (the Triton tutorial's
-kernel: several rows per step when rows are narrow, and a persistent grid among the autotune configs). Wider rows take the online-softmax path: one
-pass for the running max and sum of exp, one to normalise (two reads, one write). The backward is
-``dx = y * (dy - sum(dy * y))``, one row per program (or a persistent grid); a row that is not a power
-of two wide can be held in three power-of-two tiles instead of one padded block (SPLIT configs).
+kernel: several rows per step when rows are narrow, and a persistent grid among the autotune configs); a
+wide row that is not a power of two is held as up to four equal tiles instead of one padded block.
+Wider rows take the online-softmax path: one pass for the running max and sum of exp, one to normalise
+(two reads, one write). The backward is ``dx = y * (dy - sum(dy * y))``, one row per program, or a
+persistent grid whose programs load the next row while they finish this one (PREFETCH configs).
 """
 import os
 
@@ -26,10 +27,12 @@ def _autotune_configs(configs):
     return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
 
 
-def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+def _softmax_prune_rows(configs, named_args, **kwargs):
+    """Drop multi-row configs whose tile would not fit in registers for this row width, and every
+    multi-row config when the row is held as several tiles (NT > 1: one row per step)."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    tiles = kwargs.get("NT", named_args.get("NT", 1))
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or (tiles == 1 and c.kwargs["ROWS"] * block_n <= 16384)]
     return kept or configs[:1]
 
 
@@ -52,42 +55,67 @@ _FWD_CONFIGS = [
 
 
 @triton.jit
-def _softmax_load_tile(row_ptr, start, n_cols, other, BLOCK: tl.constexpr, AGAIN: tl.constexpr):
-    """Elements [start, start + BLOCK) of one row in fp32, ``other`` past the row's end. AGAIN = 1: a
-    second read of the same elements (another cache modifier, so it is not merged with the first)."""
-    offs = start + tl.arange(0, BLOCK)
-    if AGAIN:
-        tile = tl.load(row_ptr + offs, mask=offs < n_cols, other=other, cache_modifier=".ca")
-    else:
-        tile = tl.load(row_ptr + offs, mask=offs < n_cols, other=other)
-    return tile.to(tl.float32)
+def _softmax_tile(row_ptr, index, n_cols, other, TILE: tl.constexpr):
+    """Tile ``index`` of one row (elements [index * TILE, (index + 1) * TILE)), ``other`` past the row's end."""
+    offs = index * TILE + tl.arange(0, TILE)
+    return tl.load(row_ptr + offs, mask=offs < n_cols, other=other)
 
 
 @triton.jit
-def _softmax_store_tile(row_ptr, start, n_cols, value, BLOCK: tl.constexpr):
-    offs = start + tl.arange(0, BLOCK)
+def _softmax_put(row_ptr, index, n_cols, value, TILE: tl.constexpr):
+    offs = index * TILE + tl.arange(0, TILE)
     tl.store(row_ptr + offs, value.to(row_ptr.dtype.element_ty), mask=offs < n_cols)
+
+
+@triton.jit
+def _softmax_row(x_row, y_row, n_cols, TILE: tl.constexpr, NT: tl.constexpr):
+    """One row held in registers as NT (1-3) equal tiles: every load issued first, the tiles combined
+    elementwise so that the max and the sum are one reduction each."""
+    t0 = _softmax_tile(x_row, 0, n_cols, float("-inf"), TILE).to(tl.float32)
+    m = t0
+    if NT >= 2:
+        t1 = _softmax_tile(x_row, 1, n_cols, float("-inf"), TILE).to(tl.float32)
+        m = tl.maximum(m, t1)
+    if NT >= 3:
+        t2 = _softmax_tile(x_row, 2, n_cols, float("-inf"), TILE).to(tl.float32)
+        m = tl.maximum(m, t2)
+    # exp(x - max) = exp2(x log2(e) - max log2(e)) (log2(e) = 1.4426950408889634): one fused multiply-add
+    # and one exp2 per element
+    max_log2 = tl.max(m, axis=0) * 1.4426950408889634
+    e0 = tl.exp2(t0 * 1.4426950408889634 - max_log2)
+    total = e0
+    if NT >= 2:
+        e1 = tl.exp2(t1 * 1.4426950408889634 - max_log2)
+        total += e1
+    if NT >= 3:
+        e2 = tl.exp2(t2 * 1.4426950408889634 - max_log2)
+        total += e2
+    # one reciprocal per row, then a multiply per element (a division is a sequence per element)
+    inv = 1.0 / tl.sum(total, axis=0)
+    _softmax_put(y_row, 0, n_cols, e0 * inv, TILE)
+    if NT >= 2:
+        _softmax_put(y_row, 1, n_cols, e1 * inv, TILE)
+    if NT >= 3:
+        _softmax_put(y_row, 2, n_cols, e2 * inv, TILE)
 
 
 @triton.autotune(
     configs=_autotune_configs(_FWD_CONFIGS),
     key=["n_cols", "BLOCK_N", "row_bucket"],
-    prune_configs_by={"early_config_prune": _prune_rows},
+    prune_configs_by={"early_config_prune": _softmax_prune_rows},
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr):
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
+                        NT: tl.constexpr = 1):
+    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one row per step (_softmax_prune_rows)")
     cols = tl.arange(0, BLOCK_N)
     # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
-        if ROWS == 1:  # one row: 1-D tensors, the simplest layout for the compiler
+        if ROWS == 1:  # one row as NT tiles of BLOCK_N: 1-D tensors, the simplest layout for the compiler
             row64 = tl.cast(first, tl.int64)
-            x = tl.load(x_ptr + row64 * x_row_stride + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-            e = tl.exp(x - tl.max(x, axis=0))
-            # one reciprocal per row, then a multiply per element (a division is a sequence per element)
-            tl.store(y_ptr + row64 * y_row_stride + cols, (e * (1.0 / tl.sum(e, axis=0))).to(y_ptr.dtype.element_ty),
-                     mask=cols < n_cols)
-        else:
+            _softmax_row(x_ptr + row64 * x_row_stride, y_ptr + row64 * y_row_stride, n_cols, BLOCK_N, NT)
+        else:  # ROWS rows of one tile (NT = 1)
             rows = first + tl.arange(0, ROWS)
             mask = (rows < n_rows)[:, None] & (cols < n_cols)[None, :]
             rows64 = rows.to(tl.int64)[:, None]
@@ -135,55 +163,51 @@ _BWD_CONFIGS = [
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=16),
     triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1}, num_warps=8),
     triton.Config({"PPS": 4, "STAGES": 1, "RELOAD": 1}, num_warps=8),
-    # SPLIT: a row that is not a power of two wide held in three power-of-two tiles (11008 -> 8192 +
-    # 2048 + 1024 lanes instead of 16384), every load issued before the sum; with RELOAD, 8 warps fit
-    # two programs (two rows) on an SM. The autotuner's pick at 4096x11008 on the H200 (2026-12-01);
-    # SPLIT at 8 or 16 warps without RELOAD measured 10% slower and was dropped
-    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 1, "SPLIT": 1}, num_warps=8),
-    triton.Config({"PPS": 0, "STAGES": 1, "RELOAD": 0, "SPLIT": 1}, num_warps=32),
+    # PREFETCH = 1 (rows held in registers, persistent): the next row's dy and y loaded, in their own
+    # dtype, before this row's sum. At 4096x11008 bf16 on the H200 one 32-warp program per SM took 64.3 us
+    # (63 registers; Liger 64.5, the previous pick 67.7: gpu/templates/sweep_wide.py, 2026-12-01)
+    triton.Config({"PPS": 1, "STAGES": 1, "RELOAD": 0, "PREFETCH": 1}, num_warps=32),
+    triton.Config({"PPS": 1, "STAGES": 1, "RELOAD": 0, "PREFETCH": 1}, num_warps=16),
+    triton.Config({"PPS": 2, "STAGES": 1, "RELOAD": 0, "PREFETCH": 1}, num_warps=8),
 ]
 
 
-def _softmax_prune_split(configs, named_args, **kwargs):
-    """Drop the three-tile configs (SPLIT) where the row is one power of two wide, or too wide to be held."""
-    split = kwargs.get("TILE_B", named_args.get("TILE_B", 0)) > 0
-    return [c for c in configs if split or not c.kwargs.get("SPLIT", 0)] or configs[:1]
+def _softmax_prune_bwd(configs, named_args, **kwargs):
+    """Drop the prefetching configs (PREFETCH) where a row is wider than one block (two passes)."""
+    whole = named_args.get("n_cols", 0) <= kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 0))
+    return [c for c in configs if whole or not c.kwargs.get("PREFETCH", 0)] or configs[:1]
 
 
-@triton.autotune(
-    configs=_autotune_configs(_BWD_CONFIGS),
-    key=["n_cols", "BLOCK_N", "row_bucket"],
-    prune_configs_by={"early_config_prune": _softmax_prune_split},
-)
-@triton.jit(do_not_specialize=["row_bucket"])
-def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
-                        BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr = 0,
-                        SPLIT: tl.constexpr = 0, TILE_A: tl.constexpr = 0, TILE_B: tl.constexpr = 0,
-                        TILE_C: tl.constexpr = 0):
+@triton.jit
+def _softmax_bwd_rows_prefetch(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride,
+                               BLOCK_N: tl.constexpr):
+    """Whole rows, a persistent grid: row r + programs is loaded before row r's sum and carried to the next step."""
+    pid, step = tl.program_id(0), tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    col_mask = cols < n_cols
+    first = cols < tl.where(pid < n_rows, n_cols, 0)
+    dy = tl.load(dy_ptr + tl.cast(pid, tl.int64) * dy_row_stride + cols, mask=first, other=0.0)
+    y = tl.load(y_ptr + tl.cast(pid, tl.int64) * y_row_stride + cols, mask=first, other=0.0)
+    for row in tl.range(pid, n_rows, step, num_stages=1):
+        nxt = row + step
+        more = cols < tl.where(nxt < n_rows, n_cols, 0)  # nothing is read past the last row
+        dy_next = tl.load(dy_ptr + tl.cast(nxt, tl.int64) * dy_row_stride + cols, mask=more, other=0.0)
+        y_next = tl.load(y_ptr + tl.cast(nxt, tl.int64) * y_row_stride + cols, mask=more, other=0.0)
+        dyf, yf = dy.to(tl.float32), y.to(tl.float32)
+        dot = tl.sum(dyf * yf, axis=0)
+        tl.store(dx_ptr + tl.cast(row, tl.int64) * dx_row_stride + cols,
+                 (yf * (dyf - dot)).to(dx_ptr.dtype.element_ty), mask=col_mask)
+        dy, y = dy_next, y_next
+
+
+@triton.jit
+def _softmax_bwd_rows(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride,
+                      BLOCK_N: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr):
+    """One row per step (a program per row, or a persistent grid striding over rows)."""
     cols = tl.arange(0, BLOCK_N)
     for row32 in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=STAGES):
         row = tl.cast(row32, tl.int64)
-        if SPLIT and TILE_B > 0:  # the row in three tiles, every load issued before the reduction
-            dy_row, y_row = dy_ptr + row * dy_row_stride, y_ptr + row * y_row_stride
-            dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, 0)
-            dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, 0)
-            dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 0)
-            ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, 0)
-            yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, 0)
-            yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 0)
-            dot = tl.sum(dya * ya, axis=0) + tl.sum(dyb * yb, axis=0) + tl.sum(dyc * yc, axis=0)
-            if RELOAD:  # dy and y read again (from L1) instead of held across the sum: fewer registers
-                dya = _softmax_load_tile(dy_row, 0, n_cols, 0.0, TILE_A, 1)
-                dyb = _softmax_load_tile(dy_row, TILE_A, n_cols, 0.0, TILE_B, 1)
-                dyc = _softmax_load_tile(dy_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 1)
-                ya = _softmax_load_tile(y_row, 0, n_cols, 0.0, TILE_A, 1)
-                yb = _softmax_load_tile(y_row, TILE_A, n_cols, 0.0, TILE_B, 1)
-                yc = _softmax_load_tile(y_row, TILE_A + TILE_B, n_cols, 0.0, TILE_C, 1)
-            dx_row = dx_ptr + row * dx_row_stride
-            _softmax_store_tile(dx_row, 0, n_cols, ya * (dya - dot), TILE_A)
-            _softmax_store_tile(dx_row, TILE_A, n_cols, yb * (dyb - dot), TILE_B)
-            _softmax_store_tile(dx_row, TILE_A + TILE_B, n_cols, yc * (dyc - dot), TILE_C)
-        elif BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
+        if BLOCK_N >= n_cols:  # the whole row in registers: dy and y read once
             mask = cols < n_cols
             # held in their own dtype across the sum (half the registers for bf16), widened where used
             dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0)
@@ -208,6 +232,23 @@ def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_
                 dy = tl.load(dy_ptr + row * dy_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
                 y = tl.load(y_ptr + row * y_row_stride + offs, mask=mask, other=0.0).to(tl.float32)
                 tl.store(dx_ptr + row * dx_row_stride + offs, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.autotune(
+    configs=_autotune_configs(_BWD_CONFIGS),
+    key=["n_cols", "BLOCK_N", "row_bucket"],
+    prune_configs_by={"early_config_prune": _softmax_prune_bwd},
+)
+@triton.jit(do_not_specialize=["row_bucket"])
+def _softmax_bwd_kernel(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, row_bucket,
+                        BLOCK_N: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr, RELOAD: tl.constexpr = 0,
+                        PREFETCH: tl.constexpr = 0):
+    if PREFETCH:
+        _softmax_bwd_rows_prefetch(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride,
+                                   BLOCK_N)
+    else:
+        _softmax_bwd_rows(dy_ptr, y_ptr, dx_ptr, n_rows, n_cols, dy_row_stride, y_row_stride, dx_row_stride, BLOCK_N,
+                          STAGES, RELOAD)
 
 
 class _Launcher:
@@ -309,18 +350,18 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def _softmax_tiles(n_cols: int) -> tuple[int, int, int]:
-    """Three powers of two covering a row that is not one (11008 -> 8192 + 2048 + 1024, 5120 -> 4096 +
-    512 + 512); (n_cols, 0, 0) for a power of two or a row too wide to hold (the SPLIT configs are
-    pruned then)."""
-    a = 1 << (n_cols.bit_length() - 1)
-    if a == n_cols or n_cols > SOFTMAX_MAX_FUSED_COLS:
-        return _pow2(n_cols), 0, 0
-    rest = n_cols - a
-    b = 1 << (rest.bit_length() - 1)
-    if b == rest:  # exactly two: the second halved, so there are three
-        return a, max(b // 2, 1), max(b // 2, 1)
-    return a, b, 1 << (rest - b - 1).bit_length()
+SOFTMAX_TILED_FROM = 2048  # rows at least this wide and not a power of two are held as equal tiles
+
+
+def _softmax_fwd_tiles(n_cols: int) -> tuple[int, int]:
+    """(tile, count): a wide row that is not a power of two held as three equal power-of-two tiles when
+    that pads less than one block (11008 -> 3 x 4096 = 12288 lanes instead of 16384; 5120 -> 3 x 2048);
+    otherwise one tile (two or four equal tiles never pad less than one block). The wide forward is
+    bound by instructions, and a padded lane costs as much as a real one: at 4096x11008 bf16 on the H200
+    three 4096 tiles took 44.1 us against 57.6 for the 16384 block and 58.5 for Liger
+    (gpu/templates/sweep_wide.py, 2026-12-01)."""
+    block, tile = _pow2(n_cols), _pow2(-(-n_cols // 3))
+    return (tile, 3) if n_cols >= SOFTMAX_TILED_FROM and 3 * tile < block else (block, 1)
 
 
 def softmax_forward(x: torch.Tensor) -> torch.Tensor:
@@ -332,8 +373,9 @@ def softmax_forward(x: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, stride, x.dtype, x.get_device(), x2d.data_ptr() & 15)
         if n_cols <= SOFTMAX_MAX_FUSED_COLS:
             grid = lambda meta: (row_grid(x2d, n_rows, meta["ROWS"], meta["PPS"]),)
+            tile, count = _softmax_fwd_tiles(n_cols)
             _softmax_fwd_launch(key, grid, x2d, y, n_rows, n_cols, stride, n_cols, _softmax_row_bucket(n_rows),
-                                BLOCK_N=_pow2(n_cols))
+                                BLOCK_N=tile, NT=count)
         else:
             block_n = min(SOFTMAX_MAX_FUSED_COLS, 8192)
             _softmax_fwd_online_launch(key, (n_rows,), x2d, y, n_cols, stride, n_cols, BLOCK_N=block_n,
@@ -349,10 +391,9 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         key = (n_rows, n_cols, dy2d.stride(0), y2d.stride(0), dy.dtype, y.dtype, y.get_device(),
                dy2d.data_ptr() & 15, y2d.data_ptr() & 15)
         block_n = _pow2(n_cols) if n_cols <= SOFTMAX_MAX_FUSED_COLS else 8192  # wider: two passes over blocks
-        a, b, c = _softmax_tiles(n_cols)
         grid = lambda meta: (row_grid(y2d, n_rows, 1, meta["PPS"]),)
         _softmax_bwd_launch(key, grid, dy2d, y2d, dx, n_rows, n_cols, dy2d.stride(0), y2d.stride(0), n_cols,
-                            _softmax_row_bucket(n_rows), BLOCK_N=block_n, TILE_A=a, TILE_B=b, TILE_C=c)
+                            _softmax_row_bucket(n_rows), BLOCK_N=block_n)
     return dx if y.dim() == 2 else dx.reshape(y.shape)
 
 

@@ -287,38 +287,44 @@ def test_linear_gelu_forward_backward(dtype, lead, k, n, with_bias):
 
 
 @pytest.mark.parametrize("name,kernel", [("rms_norm", "_rms_norm_fwd_kernel"), ("softmax", "_softmax_fwd_kernel")])
-@pytest.mark.parametrize("rows_per_step,stages", [(1, 2), (2, 3)])
-def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages):
+@pytest.mark.parametrize("rows_per_step,stages,prefetch", [(1, 2, 0), (2, 3, 0), (1, 1, 1)])
+def test_a_persistent_grid_covers_every_row(name, kernel, rows_per_step, stages, prefetch):
     """Fewer programs than row blocks (the persistent configs, PPS > 0): each program loops over
-    several blocks, and every row, the ragged last block too, comes out right."""
+    several blocks, and every row, the ragged last block too, comes out right (RMSNorm's PREFETCH:
+    the next row loaded before this row's sum)."""
+    if prefetch and name != "rms_norm":
+        pytest.skip("the softmax forward has no prefetching form")
     m, g = MODULES[name], fresh_generator()
     n_rows, n_cols = 11, 67
     x = randn(n_rows, n_cols, dtype=torch.float32, gen=g, scale=2.0)
     y = torch.full_like(x, float("nan"))
     fn, block_n = getattr(m, kernel).fn, triton.next_power_of_2(n_cols)
-    meta = dict(BLOCK_N=block_n, ROWS=rows_per_step, PPS=1, STAGES=stages)
+    meta = dict(BLOCK_N=block_n, ROWS=rows_per_step, PPS=1, STAGES=stages, **({"PREFETCH": 1} if prefetch else {}))
     if name == "rms_norm":
         w = randn(n_cols, dtype=torch.float32, gen=g, scale=0.1, shift=1.0)
         rstd = torch.full((n_rows,), float("nan"), device=DEVICE)
         fn[(3,)](x, w, y, rstd, n_rows, n_cols, x.stride(0), y.stride(0), 1e-6, 0, STORE_RSTD=True, **meta)
         ref = m.rms_norm_reference(x.double(), w.double(), 1e-6)
+        assert_close(rstd, torch.rsqrt(x.double().pow(2).mean(-1) + 1e-6), torch.float32, "rstd")
     else:
         fn[(3,)](x, y, n_rows, n_cols, x.stride(0), y.stride(0), 0, **meta)
         ref = m.softmax_reference(x.double())
     assert_close(y, ref, torch.float32, "y")
 
 
-@pytest.mark.parametrize("n_cols,block_n", [(67, 128), (300, 128)], ids=["one-block", "two-pass"])
-def test_softmax_backward_persistent_grid_covers_every_row(n_cols, block_n):
+@pytest.mark.parametrize("n_cols,block_n,prefetch", [(67, 128, 0), (300, 128, 0), (67, 128, 1), (300, 512, 1)],
+                         ids=["one-block", "two-pass", "prefetch", "prefetch-wide"])
+def test_softmax_backward_persistent_grid_covers_every_row(n_cols, block_n, prefetch):
     """The backward's persistent configs (PPS > 0): 3 programs loop over 11 rows, whole rows in
-    registers and rows wider than the block; dx = y * (dy - sum(dy * y)) against float64."""
+    registers (PREFETCH: the next row loaded before this row's sum, none past the last row) and rows
+    wider than the block; dx = y * (dy - sum(dy * y)) against float64."""
     m, g = MODULES["softmax"], fresh_generator()
     n_rows = 11
     y = torch.softmax(randn(n_rows, n_cols, dtype=torch.float64, gen=g, scale=2.0), -1).float()
     dy = randn(n_rows, n_cols, dtype=torch.float32, gen=g)
     dx = torch.full_like(y, float("nan"))
     m._softmax_bwd_kernel.fn[(3,)](dy, y, dx, n_rows, n_cols, dy.stride(0), y.stride(0), dx.stride(0), 0,
-                                   BLOCK_N=block_n, PPS=1, STAGES=2)
+                                   BLOCK_N=block_n, PPS=1, STAGES=1 if prefetch else 2, PREFETCH=prefetch)
     y64, dy64 = y.double(), dy.double()
     assert_close(dx, y64 * (dy64 - (dy64 * y64).sum(-1, keepdim=True)), torch.float32, "dx")
 
@@ -389,6 +395,37 @@ def test_every_autotune_config_of_the_row_kernels_is_correct(name, kernel, confi
             assert_close(xk.grad, xr.grad, dtype, f"dx, {what}")
             assert_close(wk.grad, wr.grad, dtype, f"dweight, {what}", scale=4)
             assert wk.grad.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", _CONFIG_DTYPES, ids=str)
+@pytest.mark.parametrize("n_cols,tile", [(67, 32), (300, 128), (1100, 512), (6000, 2048)], ids=str)
+def test_softmax_forward_in_three_tiles_every_config(n_cols, tile, dtype, monkeypatch):
+    """A row that is not a power of two held as three equal tiles (11008 -> 3 x 4096 on a GPU; here the
+    threshold is lowered so narrow rows take that path too): every forward config, persistent grids
+    included, against float64; the input's row stride is wider than the row and the columns past its
+    end hold large values, so a lane read past the end changes the row's sum."""
+    m, g = MODULES["softmax"], fresh_generator()
+    monkeypatch.setattr(m, "SOFTMAX_TILED_FROM", 0)
+    assert m._softmax_fwd_tiles(n_cols) == (tile, 3)
+    kept = m._softmax_prune_rows(m._FWD_CONFIGS, {"n_cols": n_cols}, BLOCK_N=tile, NT=3)
+    assert kept and all(c.kwargs["ROWS"] == 1 for c in kept)  # several rows per step need one tile
+    assert len(kept) < len(m._FWD_CONFIGS)
+    for cfg in _every_config(m._softmax_fwd_kernel, kept):
+        x = randn(5, n_cols + 3, dtype=dtype, gen=g, scale=3.0)
+        x[:, n_cols:] = 40.0
+        rows = x[:, :n_cols]
+        y = m.softmax(rows)
+        assert_close(y, m.softmax_reference(as_reference(rows)), dtype, f"y, {cfg} 5x{n_cols}")
+
+
+def test_softmax_tile_choice():
+    """Three tiles only where they pad less than one block, and only for wide rows."""
+    m = MODULES["softmax"]
+    assert m._softmax_fwd_tiles(11008) == (4096, 3)
+    assert m._softmax_fwd_tiles(5120) == (2048, 3)
+    assert m._softmax_fwd_tiles(4096) == (4096, 1)
+    assert m._softmax_fwd_tiles(14336) == (16384, 1)  # 3 x 8192 would pad more than one 16384 block
+    assert m._softmax_fwd_tiles(1100) == (2048, 1)  # narrower than SOFTMAX_TILED_FROM: one block
 
 
 _NO_GRAD_CASES = {

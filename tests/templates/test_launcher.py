@@ -66,8 +66,10 @@ def test_the_first_call_goes_through_triton_and_later_calls_replay_the_plan(laun
     assert calls == [("triton", grid, _args(), {"BLOCK_N": 128, "STORE_RSTD": True})]
     launch(("key",), grid, *_args(), BLOCK_N=128, STORE_RSTD=True)
     kind, args = calls[-1]
-    # the constexpr tail in parameter order: BLOCK_N, STORE_RSTD, then the config's ROWS, PPS, STAGES
-    tail = (128, True, config.kwargs["ROWS"], config.kwargs["PPS"], config.kwargs["STAGES"])
+    # the constexpr tail in parameter order: BLOCK_N, STORE_RSTD, then the config's ROWS, PPS, STAGES and
+    # PREFETCH (its default where the config leaves it out)
+    tail = (128, True, config.kwargs["ROWS"], config.kwargs["PPS"], config.kwargs["STAGES"],
+            config.kwargs.get("PREFETCH", 0))
     assert kind == "run" and args == ((6 // config.kwargs["ROWS"], 1, 1, 1234, "fn-handle", "packed", None, None, None)
                                       + _args() + tail)
     assert first is launch.kernel.compiled
