@@ -25,48 +25,99 @@ def _autotune_configs(configs):
     return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
 
 
-def _prune_rows(configs, named_args, **kwargs):
-    """Drop multi-row configs whose tile would not fit in registers for this row width."""
+def _add_rms_norm_prune_rows(configs, named_args, **kwargs):
+    """Drop multi-row configs whose tile would not fit in registers for this row width, and every
+    multi-row config when the row is held as several tiles (NT > 1: one row per program)."""
     block_n = kwargs.get("BLOCK_N", named_args.get("BLOCK_N", 1))
-    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or c.kwargs["ROWS"] * block_n <= 16384]
+    tiles = kwargs.get("NT", named_args.get("NT", 1))
+    kept = [c for c in configs if c.kwargs["ROWS"] == 1 or (tiles == 1 and c.kwargs["ROWS"] * block_n <= 16384)]
     return kept or configs[:1]
 
 
+_FWD_CONFIGS = [
+    triton.Config({"ROWS": 1}, num_warps=8),
+    triton.Config({"ROWS": 1}, num_warps=4),
+    triton.Config({"ROWS": 1}, num_warps=16),
+    triton.Config({"ROWS": 2}, num_warps=8),
+    triton.Config({"ROWS": 4}, num_warps=8),
+    triton.Config({"ROWS": 4}, num_warps=16),
+    triton.Config({"ROWS": 1}, num_warps=32),
+]
+
+
+@triton.jit
+def _add_rms_norm_tile(row_ptr, index, n_cols, TILE: tl.constexpr):
+    """Tile ``index`` of one row (elements [index * TILE, (index + 1) * TILE)) in fp32, 0 past the row's end."""
+    offs = index * TILE + tl.arange(0, TILE)
+    return tl.load(row_ptr + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
+
+
+@triton.jit
+def _add_rms_norm_put(row_ptr, index, n_cols, value, TILE: tl.constexpr):
+    offs = index * TILE + tl.arange(0, TILE)
+    tl.store(row_ptr + offs, value.to(row_ptr.dtype.element_ty), mask=offs < n_cols)
+
+
+@triton.jit
+def _add_rms_norm_row_tiles(x_row, r_row, w_ptr, y_row, s_row, n_cols, eps, TILE: tl.constexpr, NT: tl.constexpr):
+    """One row as NT (2-3) equal tiles: every load issued first, one reduction for the sum of squares.
+    Returns the row's 1/rms."""
+    s0 = (_add_rms_norm_tile(x_row, 0, n_cols, TILE) + _add_rms_norm_tile(r_row, 0, n_cols, TILE)
+          ).to(s_row.dtype.element_ty).to(tl.float32)  # the stored, rounded sum is what the norm reads
+    s1 = (_add_rms_norm_tile(x_row, 1, n_cols, TILE) + _add_rms_norm_tile(r_row, 1, n_cols, TILE)
+          ).to(s_row.dtype.element_ty).to(tl.float32)
+    squares = s0 * s0 + s1 * s1
+    if NT >= 3:
+        s2 = (_add_rms_norm_tile(x_row, 2, n_cols, TILE) + _add_rms_norm_tile(r_row, 2, n_cols, TILE)
+              ).to(s_row.dtype.element_ty).to(tl.float32)
+        squares += s2 * s2
+    rstd = tl.rsqrt(tl.sum(squares, axis=0) / n_cols + tl.cast(eps, tl.float32))
+    _add_rms_norm_put(s_row, 0, n_cols, s0, TILE)
+    _add_rms_norm_put(y_row, 0, n_cols, s0 * rstd * _add_rms_norm_tile(w_ptr, 0, n_cols, TILE), TILE)
+    _add_rms_norm_put(s_row, 1, n_cols, s1, TILE)
+    _add_rms_norm_put(y_row, 1, n_cols, s1 * rstd * _add_rms_norm_tile(w_ptr, 1, n_cols, TILE), TILE)
+    if NT >= 3:
+        _add_rms_norm_put(s_row, 2, n_cols, s2, TILE)
+        _add_rms_norm_put(y_row, 2, n_cols, s2 * rstd * _add_rms_norm_tile(w_ptr, 2, n_cols, TILE), TILE)
+    return rstd
+
+
 @triton.autotune(
-    configs=_autotune_configs([
-        triton.Config({"ROWS": 1}, num_warps=8),
-        triton.Config({"ROWS": 1}, num_warps=4),
-        triton.Config({"ROWS": 1}, num_warps=16),
-        triton.Config({"ROWS": 2}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=8),
-        triton.Config({"ROWS": 4}, num_warps=16),
-        triton.Config({"ROWS": 1}, num_warps=32),
-    ]),
-    key=["n_cols", "BLOCK_N", "row_bucket"],
-    prune_configs_by={"early_config_prune": _prune_rows},
+    configs=_autotune_configs(_FWD_CONFIGS),
+    key=["n_cols", "BLOCK_N", "NT", "row_bucket"],
+    prune_configs_by={"early_config_prune": _add_rms_norm_prune_rows},
 )
 @triton.jit(do_not_specialize=["row_bucket"])
 def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows, n_cols,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                              x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps, row_bucket,
-                             BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    row_mask = rows < n_rows
-    col_mask = cols < n_cols
-    mask = row_mask[:, None] & col_mask[None, :]
-    rows64 = rows.to(tl.int64)[:, None]
-    x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0)
-    r = tl.load(r_ptr + rows64 * r_row_stride + cols[None, :], mask=mask, other=0.0)
-    # the residual stream keeps the input dtype; the norm reads that rounded sum, as an unfused add would
-    s = (x.to(tl.float32) + r.to(tl.float32)).to(s_ptr.dtype.element_ty)
-    tl.store(s_ptr + rows64 * s_row_stride + cols[None, :], s, mask=mask)
-    sf = s.to(tl.float32)
-    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-    rstd = tl.rsqrt(tl.sum(sf * sf, axis=1) / n_cols + tl.cast(eps, tl.float32))
-    y = sf * rstd[:, None] * w[None, :]
-    tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-    if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
-        tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+                             BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr,
+                             NT: tl.constexpr = 1):
+    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one program (_add_rms_norm_prune_rows)")
+    if NT > 1:  # one row as NT tiles of BLOCK_N
+        row = tl.program_id(0).to(tl.int64)
+        rstd = _add_rms_norm_row_tiles(x_ptr + row * x_row_stride, r_ptr + row * r_row_stride, w_ptr,
+                                       y_ptr + row * y_row_stride, s_ptr + row * s_row_stride, n_cols, eps, BLOCK_N, NT)
+        if STORE_RSTD:
+            tl.store(rstd_ptr + row, rstd)
+    else:
+        rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+        cols = tl.arange(0, BLOCK_N)
+        row_mask = rows < n_rows
+        col_mask = cols < n_cols
+        mask = row_mask[:, None] & col_mask[None, :]
+        rows64 = rows.to(tl.int64)[:, None]
+        x = tl.load(x_ptr + rows64 * x_row_stride + cols[None, :], mask=mask, other=0.0)
+        r = tl.load(r_ptr + rows64 * r_row_stride + cols[None, :], mask=mask, other=0.0)
+        # the residual stream keeps the input dtype; the norm reads that rounded sum, as an unfused add would
+        s = (x.to(tl.float32) + r.to(tl.float32)).to(s_ptr.dtype.element_ty)
+        tl.store(s_ptr + rows64 * s_row_stride + cols[None, :], s, mask=mask)
+        sf = s.to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+        rstd = tl.rsqrt(tl.sum(sf * sf, axis=1) / n_cols + tl.cast(eps, tl.float32))
+        y = sf * rstd[:, None] * w[None, :]
+        tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        if STORE_RSTD:  # kept for the backward; a forward without gradient skips it
+            tl.store(rstd_ptr + rows, rstd, mask=row_mask)
 
 
 # the backward's configs: PPS programs per SM walk a strided set of rows (PPS = 2: the configs timed before
@@ -206,6 +257,18 @@ def _add_rms_norm_block_n(n_cols: int) -> int:
     return 1 << (n_cols - 1).bit_length()
 
 
+ADD_RMS_NORM_TILED_FROM = 2048  # rows at least this wide and not a power of two are held as equal tiles
+
+
+def _add_rms_norm_tiles(n_cols: int) -> tuple[int, int]:
+    """(tile, count): a wide row that is not a power of two held as three equal power-of-two tiles when
+    that pads less than one block (5120 -> 3 x 2048 = 6144 lanes instead of 8192); otherwise one tile.
+    At 4096x5120 bf16 on the H200 the three-tile form took 42.3 us against 42.8 for the 8192 block
+    (gpu/templates/sweep_wide.py, 2026-12-01)."""
+    block, tile = _add_rms_norm_block_n(n_cols), 1 << (-(-n_cols // 3) - 1).bit_length()
+    return (tile, 3) if n_cols >= ADD_RMS_NORM_TILED_FROM and 3 * tile < block else (block, 1)
+
+
 def _add_rms_norm_row_bucket(n_rows: int) -> int:
     """The autotuner's view of the row count: decode (a few rows), mid, training. Tuned once per
     bucket, so a config chosen for 4 rows is never reused for 16384 (nor tuned again per row count)."""
@@ -242,11 +305,11 @@ def add_rms_norm_forward(x, residual, weight, eps, keep_rstd=True):
     if n_rows:
         key = (n_rows, n_cols, x2d.stride(0), r2d.stride(0), x.dtype, residual.dtype, weight.dtype, x.get_device(),
                x2d.data_ptr() & 15, r2d.data_ptr() & 15, weight.data_ptr() & 15, eps, keep_rstd)
+        tile, count = _add_rms_norm_tiles(n_cols)
         grid = lambda meta: (-(-n_rows // meta["ROWS"]),)
         _add_rms_norm_fwd_launch(key, grid, x2d, r2d, weight, y, s, rstd if keep_rstd else y, n_rows, n_cols,
                                  x2d.stride(0), r2d.stride(0), n_cols, n_cols, float(eps),
-                                 _add_rms_norm_row_bucket(n_rows), BLOCK_N=_add_rms_norm_block_n(n_cols),
-                                 STORE_RSTD=keep_rstd)
+                                 _add_rms_norm_row_bucket(n_rows), BLOCK_N=tile, NT=count, STORE_RSTD=keep_rstd)
     return y, s, rstd
 
 

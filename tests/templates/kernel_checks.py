@@ -353,6 +353,7 @@ def _every_config(kernel, configs):
 # programs, more rows than programs, a row wider than one block's power of two)
 _CONFIG_CASES = [("rms_norm", "_rms_norm_fwd_kernel", "_FWD_CONFIGS"),
                  ("rms_norm", "_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
+                 ("add_rms_norm", "_add_rms_norm_fwd_kernel", "_FWD_CONFIGS"),
                  ("add_rms_norm", "_add_rms_norm_bwd_kernel", "_BWD_CONFIGS"),
                  ("softmax", "_softmax_fwd_kernel", "_FWD_CONFIGS"),
                  ("softmax", "_softmax_bwd_kernel", "_BWD_CONFIGS")]
@@ -416,6 +417,38 @@ def test_softmax_forward_in_three_tiles_every_config(n_cols, tile, dtype, monkey
         rows = x[:, :n_cols]
         y = m.softmax(rows)
         assert_close(y, m.softmax_reference(as_reference(rows)), dtype, f"y, {cfg} 5x{n_cols}")
+
+
+@pytest.mark.parametrize("dtype", _CONFIG_DTYPES, ids=str)
+@pytest.mark.parametrize("n_cols,tile", [(67, 32), (300, 128), (6000, 2048)], ids=str)
+def test_add_rms_norm_forward_in_three_tiles_every_config(n_cols, tile, dtype, monkeypatch):
+    """add+RMSNorm's row as three equal tiles (5120 -> 3 x 2048 on a GPU; the threshold lowered here):
+    every forward config the pruning keeps, y, the stored sum and 1/rms against float64, with input rows
+    strided wider than the row and large values past its end."""
+    m, g = MODULES["add_rms_norm"], fresh_generator()
+    monkeypatch.setattr(m, "ADD_RMS_NORM_TILED_FROM", 0)
+    assert m._add_rms_norm_tiles(n_cols) == (tile, 3)
+    kept = m._add_rms_norm_prune_rows(m._FWD_CONFIGS, {"n_cols": n_cols}, BLOCK_N=tile, NT=3)
+    assert kept and all(c.kwargs["ROWS"] == 1 for c in kept) and len(kept) < len(m._FWD_CONFIGS)
+    for cfg in _every_config(m._add_rms_norm_fwd_kernel, kept):
+        x, r = randn(4, n_cols + 5, dtype=dtype, gen=g), randn(4, n_cols + 5, dtype=dtype, gen=g)
+        x[:, n_cols:], r[:, n_cols:] = 30.0, 30.0
+        w = randn(n_cols, dtype=dtype, gen=g, scale=0.1, shift=1.0)
+        xs, rs = x[:, :n_cols], r[:, :n_cols]
+        y, s, rstd = m.add_rms_norm_forward(xs, rs, w, 1e-6)
+        (yr, sr) = m.add_rms_norm_reference(as_reference(xs), as_reference(rs), as_reference(w), 1e-6)
+        assert_close(s, sr, dtype, f"s, {cfg} 4x{n_cols}")
+        assert_close(y, yr, dtype, f"y, {cfg} 4x{n_cols}")
+        s64 = s.double()
+        assert_close(rstd, torch.rsqrt(s64.pow(2).mean(-1) + 1e-6), torch.float32, f"rstd, {cfg}")
+
+
+def test_add_rms_norm_tile_choice():
+    m = MODULES["add_rms_norm"]
+    assert m._add_rms_norm_tiles(5120) == (2048, 3)
+    assert m._add_rms_norm_tiles(4096) == (4096, 1)
+    assert m._add_rms_norm_tiles(14336) == (16384, 1)
+    assert m._add_rms_norm_tiles(1100) == (2048, 1)
 
 
 def test_softmax_tile_choice():
