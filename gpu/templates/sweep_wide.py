@@ -166,7 +166,15 @@ def rms_fwd_group(rows, cols, configs, prefetch=()):
         xd = x.double()
         return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
 
+    def into(x, w, out):  # the template's launcher and plan, writing a buffer given to it (no allocation)
+        key = ("into", rows, cols, x.stride(0), x.dtype, w.dtype, x.data_ptr() & 15, w.data_ptr() & 15)
+        grid = lambda meta: (m.row_grid(x, rows, meta["ROWS"], meta["PPS"]),)
+        m._rms_norm_fwd_launch(key, grid, x, w, out, out, rows, cols, x.stride(0), out.stride(0), 1e-6,
+                               m._rms_norm_row_bucket(rows), BLOCK_N=m._rms_norm_block_n(cols), STORE_RSTD=False)
+        return out
+
     impls = {"template": lambda x, w, out: m.rms_norm(x, w, 1e-6),
+             "template (output buffer given)": into,
              "liger": lambda x, w, out: base["liger"](x, w, 1e-6),
              "compile": lambda x, w, out: base["compile"](x, w, 1e-6)}
     for label, wp, meta in configs:
@@ -240,6 +248,11 @@ def main(argv):
     p.add_argument("--timers", default="graph",
                    help="comma-separated: graph (20 calls per graph), graph1000 (1000 calls per graph), "
                         "triton (triton.testing.do_bench_cudagraph, rep 40 ms: the three-way table's graph column)")
+    p.add_argument("--fresh-inputs", action="store_true",
+                   help="each repetition on new inputs placed after a spacer of random size (0-96 MiB), the same "
+                        "placement for every implementation of a group in that repetition: the ratio per "
+                        "repetition is free of where the allocator put the tensors, the median over repetitions "
+                        "covers placements")
     a = p.parse_args(argv)
     timers = a.timers.split(",")
     import logging
@@ -273,7 +286,7 @@ def main(argv):
             if res["ok"] or ("error" not in res and not label.startswith(("template ", "prefetch "))):
                 kept[label] = fn  # a baseline outside the tolerance (Liger's bf16 arithmetic) is still timed
         timing_args = make_inputs()
-        groups[name] = (kept, timing_args, torch.empty_like(timing_args[0]))
+        groups[name] = (kept, [timing_args, torch.empty_like(timing_args[0])], make_inputs)
         torch.cuda.empty_cache()
     for tmpl in ("softmax", "rms_norm", "add_rms_norm"):  # what the autotuner chose for the template calls
         m = three_way.module(tmpl)
@@ -296,7 +309,18 @@ def main(argv):
     for rep in range(a.reps):
         if rep >= 2 and time.time() - T0 > a.budget:
             break
-        for g, (kept, args, buf) in groups.items():
+        for g, (kept, held, make_inputs) in groups.items():
+            spacer = fresh = None
+            if a.fresh_inputs:
+                held.clear()
+                torch.cuda.empty_cache()
+                spacer = torch.empty(int(torch.randint(0, 96 << 20, (1,))), dtype=torch.uint8, device="cuda")
+                fresh = make_inputs()
+                held.extend([fresh, torch.empty_like(fresh[0])])
+            args, buf = held
+            if a.fresh_inputs:
+                emit(kind="placement", group=g, rep=rep, spacer_bytes=spacer.numel(),
+                     input_ptrs=[t.data_ptr() for t in args if isinstance(t, torch.Tensor)])
             for timer in timers:
                 for label, fn in kept.items():
                     try:
@@ -306,6 +330,7 @@ def main(argv):
                         continue
                     times[(g, name(label, timer))].append(t)
                     emit(kind="time", group=g, impl=label, timer=timer, rep=rep, graph_us=t)
+            args = buf = fresh = spacer = None  # nothing of this placement held into the next
         print(f"rep {rep} done at {time.time() - T0:.0f} s", flush=True)
     lines = ["| group | impl | graph us (median) | min-max | vs template | vs liger | vs compile | reps |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]

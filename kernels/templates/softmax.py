@@ -99,18 +99,11 @@ def _softmax_row(x_row, y_row, n_cols, TILE: tl.constexpr, NT: tl.constexpr):
         _softmax_put(y_row, 2, n_cols, e2 * inv, TILE)
 
 
-@triton.autotune(
-    configs=_autotune_configs(_FWD_CONFIGS),
-    key=["n_cols", "BLOCK_N", "row_bucket"],
-    prune_configs_by={"early_config_prune": _softmax_prune_rows},
-)
-@triton.jit(do_not_specialize=["row_bucket"])
-def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
-                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
-                        NT: tl.constexpr = 1):
-    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one row per step (_softmax_prune_rows)")
+@triton.jit
+def _softmax_rows(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+                  STAGES: tl.constexpr, NT: tl.constexpr):
+    """One step per block of ROWS rows; on a persistent grid (PPS > 0) each program takes several."""
     cols = tl.arange(0, BLOCK_N)
-    # one step per block of ROWS rows; with a persistent grid (PPS > 0) each program takes several
     for first in tl.range(tl.program_id(0) * ROWS, n_rows, tl.num_programs(0) * ROWS, num_stages=STAGES):
         if ROWS == 1:  # one row as NT tiles of BLOCK_N: 1-D tensors, the simplest layout for the compiler
             row64 = tl.cast(first, tl.int64)
@@ -123,6 +116,23 @@ def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
             e = tl.exp(x - tl.max(x, axis=1)[:, None])
             y = e * (1.0 / tl.sum(e, axis=1))[:, None]
             tl.store(y_ptr + rows64 * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.autotune(
+    configs=_autotune_configs(_FWD_CONFIGS),
+    key=["n_cols", "BLOCK_N", "row_bucket"],
+    prune_configs_by={"early_config_prune": _softmax_prune_rows},
+)
+@triton.jit(do_not_specialize=["row_bucket"])
+def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
+                        BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
+                        NT: tl.constexpr = 1):
+    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one row per step (_softmax_prune_rows)")
+    if PPS == 0 and ROWS == 1:  # a program per row, straight-line code (no loop around it)
+        row = tl.program_id(0).to(tl.int64)
+        _softmax_row(x_ptr + row * x_row_stride, y_ptr + row * y_row_stride, n_cols, BLOCK_N, NT)
+    else:
+        _softmax_rows(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, BLOCK_N, ROWS, STAGES, NT)
 
 
 @triton.jit
