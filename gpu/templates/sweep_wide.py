@@ -227,6 +227,22 @@ def add_rms_fwd_group(rows, cols, prefetch=(), tiles=()):
 
 
 # group -> the template's configs forced beside its autotuned call: (label, num_warps, constexprs)
+def swiglu_fwd_group(rows, cols):
+    m = three_way.module("swiglu")
+    base = three_way.implementations("swiglu")
+
+    def make_inputs():
+        return torch.randn(rows, cols, device="cuda").to(BF16), torch.randn(rows, cols, device="cuda").to(BF16)
+
+    def reference(a, b):
+        ad = a.double()
+        return ad * torch.sigmoid(ad) * b.double()
+
+    impls = {"template": lambda a, b, out: m.swiglu(a, b), "liger": lambda a, b, out: base["liger"](a, b),
+             "compile": lambda a, b, out: base["compile"](a, b)}
+    return make_inputs, reference, impls
+
+
 GROUPS = {
     # the template's own call (its autotuner's pick) beside forced configs and the candidates it took from
     "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [("one block", 16, {})], [], [(4096, 4)]),
@@ -236,6 +252,7 @@ GROUPS = {
     "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, []),
     "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [], [(32, 1)]),
     "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120, [], [(2048, 8), (2048, 16)]),
+    "swiglu_fwd 16384x4096": lambda: swiglu_fwd_group(16384, 4096),
 }
 
 
