@@ -1,4 +1,5 @@
-"""Regenerate the README's generated blocks: the rule table and the examples' documented result.
+"""Regenerate the README's generated blocks: the rule table, the examples' documented result and the
+template table (from the committed three-way records).
 
     python scripts/update_readme.py          # rewrite README.md
     python scripts/update_readme.py --check  # exit 1 when a block is stale (tests/test_readme.py)
@@ -26,10 +27,20 @@ def examples_block() -> str:
     return f"```console\n$ tritonify check examples/ --statistics\n{stats.rstrip()}\n$ tritonify check examples/ | tail -2\n{summary}\n```"
 
 
+def templates_block() -> str:
+    """The template table, from the committed three-way records (gpu/templates/readme_table.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_table", ROOT / "gpu" / "templates" / "readme_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.table()
+
+
 def blocks() -> dict[str, str]:
     from tritonify.diagnostics.rule_table import markdown
 
-    return {"rules": markdown(), "examples": examples_block()}
+    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block()}
 
 
 def render(text: str) -> str:
