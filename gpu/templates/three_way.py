@@ -351,8 +351,8 @@ def markdown(jsonl: Path, dest: Path) -> None:
            f"copy bandwidth in the same run {bw:,.0f} GB/s. One run of `gpu/templates/three_way.py`; raw records: "
            "`results/templates_h200/three_way.jsonl`." if bw else "", "",
            "Method, per column:", "",
-           "* **graph**: CUDA-graph replay, `triton.testing.do_bench_cudagraph` (median): GPU time alone.",
-           "* **events**: `triton.testing.do_bench` (CUDA events, L2 flushed before each repetition, median): what an "
+           "* **graph**: CUDA-graph replay, `triton.testing.do_bench_cudagraph` (its default, the mean of 10 replays of a graph of back-to-back calls): GPU time alone.",
+           "* **events**: `triton.testing.do_bench` (CUDA events, L2 flushed before each repetition, mean: its default): what an "
            "eager loop sees; a launcher slower on the host than the GPU work shows here.",
            "* **host**: wall time per call of 200 back-to-back calls on 8 rows of the same width, synchronised at both "
            "ends: the launcher's Python and the launch.",
