@@ -155,10 +155,18 @@ def three_timings(call, graph=True):
 
     call()
     torch.cuda.synchronize()
-    rec = {"events_us": 1e3 * do_bench(call, warmup=10, rep=40)}
+    # do_bench times max(1, rep / estimate) calls: with a fixed 40 ms a call of 41 ms is timed once, so
+    # the budget grows with the call to at least ten timed calls (and ten per graph replay)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    rep = max(40.0, 10 * start.elapsed_time(end))
+    rec = {"events_us": 1e3 * do_bench(call, warmup=10, rep=rep), "rep_ms": round(rep, 1)}
     if graph:
         try:
-            rec["graph_us"] = 1e3 * do_bench_cudagraph(call, rep=40)
+            rec["graph_us"] = 1e3 * do_bench_cudagraph(call, rep=rep)
         except Exception as exc:  # noqa: BLE001 - a host sync in the call (Liger's CE backward)
             torch.cuda.synchronize()
             from tritonify.kernels.bench.timing import reset_rng_after_failed_capture
