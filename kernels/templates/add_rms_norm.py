@@ -92,7 +92,7 @@ def _add_rms_norm_fwd_kernel(x_ptr, r_ptr, w_ptr, y_ptr, s_ptr, rstd_ptr, n_rows
                              x_row_stride, r_row_stride, y_row_stride, s_row_stride, eps, row_bucket,
                              BLOCK_N: tl.constexpr, STORE_RSTD: tl.constexpr, ROWS: tl.constexpr,
                              NT: tl.constexpr = 1):
-    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one program (_add_rms_norm_prune_rows)")
+    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles: one row per program")
     if NT > 1:  # one row as NT tiles of BLOCK_N
         row = tl.program_id(0).to(tl.int64)
         rstd = _add_rms_norm_row_tiles(x_ptr + row * x_row_stride, r_ptr + row * r_row_stride, w_ptr,

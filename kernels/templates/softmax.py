@@ -127,7 +127,7 @@ def _softmax_rows(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, BLOC
 def _softmax_fwd_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride, row_bucket,  # noqa: TRI003 (a template: the fused kernel chosen instead of Liger's op)
                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, STAGES: tl.constexpr,
                         NT: tl.constexpr = 1):
-    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles takes one row per step (_softmax_prune_rows)")
+    tl.static_assert(ROWS == 1 or NT == 1, "a row in several tiles: one row per step")
     if PPS == 0 and ROWS == 1:  # a program per row, straight-line code (no loop around it)
         row = tl.program_id(0).to(tl.int64)
         _softmax_row(x_ptr + row * x_row_stride, y_ptr + row * y_row_stride, n_cols, BLOCK_N, NT)
