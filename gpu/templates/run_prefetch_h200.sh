@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One device call: the next-row-prefetch candidates (gpu/templates/prefetch_candidates.py) checked against
-# float64 and timed beside the template, Liger and torch.compile (sweep_wide.py, interleaved), then ncu's
+# One device call: sweep_wide.py's groups (the template's call and forced configs, checked against float64
+# and timed beside Liger and torch.compile, interleaved; the 18:03Z and 18:06Z calls timed the candidate
+# kernels of gpu/templates/prefetch_candidates.py at b27c1e5 this way), then ncu's
 # launch and occupancy metrics for one call of each chosen implementation. Carry .bench_whl.
 #   run:  bash gpu/templates/run_prefetch_h200.sh [SWEEP_BUDGET_S] [GROUPS] [NCU_PLAN...]
 set -uo pipefail

@@ -1,12 +1,15 @@
-"""One device call for the wide-row misses: candidate kernels checked against float64, then timed
-beside the template, Liger-Kernel and torch.compile with CUDA-graph replay, interleaved, several times.
+"""One device call for the wide-row templates: the template's own call and some of its kernel's configs
+forced, checked against float64, then timed beside Liger-Kernel and torch.compile with CUDA-graph
+replay, interleaved, several times.
 
     python gpu/templates/sweep_wide.py OUT_DIR [--reps 7] [--budget S] [--groups NAME,...]
 
 Groups (bf16): softmax forward and backward at 4096x11008 and 16384x4096, RMSNorm forward at
-4096x14336, add+RMSNorm forward at 4096x5120. In each: the template's own function (autotuned, as a
-user calls it), some of its kernel's configs forced (the JIT function launched with them, no
-autotuner), and the baselines (the same callables as ``three_way.py``: Liger's functional op,
+4096x14336, add+RMSNorm forward at 4096x5120, SwiGLU forward at 16384x4096. (The candidate kernels of
+2026-12-01 18:03-18:06Z, whose winners became the templates' three-tile and PREFETCH configs, were
+``gpu/templates/prefetch_candidates.py`` at commit b27c1e5; those configs are now forced here.)
+In each: the template's own function (autotuned, as a user calls it), some of its kernel's configs
+forced (the JIT function launched with them, no autotuner), and the baselines (the same callables as ``three_way.py``: Liger's functional op,
 ``torch.compile`` of the template's fp32-statistics reference; Liger's softmax backward directly).
 The configs the autotuner chose are printed.
 
@@ -33,7 +36,6 @@ import triton
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import three_way  # noqa: E402  (the same baselines as the three-way table)
-import prefetch_candidates as pc  # noqa: E402  (the next-row-prefetch candidates)
 
 T0 = time.time()
 BF16 = torch.bfloat16
@@ -84,22 +86,12 @@ def _sms():
     return torch.cuda.get_device_properties(0).multi_processor_count
 
 
-def add_prefetch(impls, kernel, rows, prefetch, call):
-    """``prefetch candidate w{warps} pps{per_sm}``: ``call(kernel[grid], num_warps)`` on a persistent grid."""
-    for warps, per_sm in prefetch:
-        grid = (pc.programs(rows, per_sm, _sms()),)
-        impls[f"prefetch w{warps} pps{per_sm}"] = (
-            lambda *a, grid=grid, warps=warps: call(kernel[grid], warps, *a))
+def config_grid(rows, meta):
+    """One program per row, or with PPS > 0 a persistent grid of PPS programs per SM (as the templates' row_grid)."""
+    return (max(1, min(rows, meta["PPS"] * _sms())),) if meta.get("PPS") else (rows,)
 
 
-def add_tiles(impls, rows, cols, tiles, call):
-    """``tiles T{tile}x{count} w{warps}``: one program per row, the row in equal tiles."""
-    for tile, warps in tiles:
-        nt = pc.equal_tiles(cols, tile)
-        impls[f"tiles T{tile}x{nt} w{warps}"] = lambda *a, tile=tile, nt=nt, warps=warps: call(tile, nt, warps, *a)
-
-
-def softmax_fwd_group(rows, cols, configs, prefetch=(), tiles=()):
+def softmax_fwd_group(rows, cols, configs):
     m = three_way.module("softmax")
     from liger_kernel.ops.softmax import _softmax_forward as liger_fwd
     compiled = three_way.implementations("softmax")["compile"]
@@ -114,18 +106,15 @@ def softmax_fwd_group(rows, cols, configs, prefetch=(), tiles=()):
              "liger": lambda x, out: liger_fwd(x)[0],
              "compile": lambda x, out: compiled(x)}
     for label, w, meta in configs:
+        meta = {"BLOCK_N": m._pow2(cols), "ROWS": 1, "PPS": 0, "STAGES": 1, **meta}
         impls[f"template {label} w{w}"] = (
             lambda x, out, w=w, meta=meta: forced(
-                m._softmax_fwd_kernel, (rows,), x, out, rows, cols, x.stride(0), out.stride(0), 2,
-                BLOCK_N=m._pow2(cols), ROWS=1, PPS=0, STAGES=1, num_warps=w, **meta) or out)
-    add_prefetch(impls, pc.softmax_fwd_prefetch, rows, prefetch, lambda k, w, x, out: (k(
-        x, out, rows, cols, x.stride(0), out.stride(0), BLOCK_N=m._pow2(cols), num_warps=w), out)[1])
-    add_tiles(impls, rows, cols, tiles, lambda tile, nt, w, x, out: (pc.softmax_fwd_tiles[(rows,)](
-        x, out, cols, x.stride(0), out.stride(0), TILE=tile, NT=nt, num_warps=w), out)[1])
+                m._softmax_fwd_kernel, config_grid(rows, meta), x, out, rows, cols, x.stride(0), out.stride(0), 2,
+                num_warps=w, **meta) or out)
     return make_inputs, reference, impls
 
 
-def softmax_bwd_group(rows, cols, configs, prefetch=()):
+def softmax_bwd_group(rows, cols, configs):
     m = three_way.module("softmax")
     from liger_kernel.ops.softmax import _softmax_backward as liger_bwd
     from liger_kernel.ops.utils import calculate_settings
@@ -145,16 +134,15 @@ def softmax_bwd_group(rows, cols, configs, prefetch=()):
              "liger": lambda dy, y, out: liger_bwd(dy, y, block, warps, False),
              "compile": lambda dy, y, out: compiled(dy, y)}
     for label, w, meta in configs:
+        meta = {"BLOCK_N": m._pow2(cols), "PPS": 0, "STAGES": 1, **meta}
         impls[f"template {label} w{w}"] = (
             lambda dy, y, out, w=w, meta=meta: forced(
-                m._softmax_bwd_kernel, (rows,), dy, y, out, rows, cols, dy.stride(0), y.stride(0), out.stride(0), 2,
-                BLOCK_N=m._pow2(cols), PPS=0, STAGES=1, num_warps=w, **meta) or out)
-    add_prefetch(impls, pc.softmax_bwd_prefetch, rows, prefetch, lambda k, w, dy, y, out: (k(
-        dy, y, out, rows, cols, dy.stride(0), y.stride(0), out.stride(0), BLOCK_N=m._pow2(cols), num_warps=w), out)[1])
+                m._softmax_bwd_kernel, config_grid(rows, meta), dy, y, out, rows, cols, dy.stride(0), y.stride(0),
+                out.stride(0), 2, num_warps=w, **meta) or out)
     return make_inputs, reference, impls
 
 
-def rms_fwd_group(rows, cols, configs, prefetch=()):
+def rms_fwd_group(rows, cols, configs):
     m = three_way.module("rms_norm")
     base = three_way.implementations("rms_norm")
 
@@ -178,17 +166,15 @@ def rms_fwd_group(rows, cols, configs, prefetch=()):
              "liger": lambda x, w, out: base["liger"](x, w, 1e-6),
              "compile": lambda x, w, out: base["compile"](x, w, 1e-6)}
     for label, wp, meta in configs:
+        meta = {"BLOCK_N": m._rms_norm_block_n(cols), "STORE_RSTD": False, "ROWS": 1, "PPS": 0, "STAGES": 1, **meta}
         impls[f"template {label} w{wp}"] = (
             lambda x, w, out, wp=wp, meta=meta: forced(
-                m._rms_norm_fwd_kernel, (rows,), x, w, out, out, rows, cols, x.stride(0), out.stride(0), 1e-6, 2,
-                BLOCK_N=m._rms_norm_block_n(cols), STORE_RSTD=False, ROWS=1, PPS=0, STAGES=1, num_warps=wp,
-                **meta) or out)
-    add_prefetch(impls, pc.rms_fwd_prefetch, rows, prefetch, lambda k, wp, x, w, out: (k(
-        x, w, out, rows, cols, x.stride(0), out.stride(0), 1e-6, BLOCK_N=m._rms_norm_block_n(cols), num_warps=wp), out)[1])
+                m._rms_norm_fwd_kernel, config_grid(rows, meta), x, w, out, out, rows, cols, x.stride(0),
+                out.stride(0), 1e-6, 2, num_warps=wp, **meta) or out)
     return make_inputs, reference, impls
 
 
-def add_rms_fwd_group(rows, cols, prefetch=(), tiles=()):
+def add_rms_fwd_group(rows, cols, configs):
     m = three_way.module("add_rms_norm")
     base = three_way.implementations("add_rms_norm")
 
@@ -212,21 +198,18 @@ def add_rms_fwd_group(rows, cols, prefetch=(), tiles=()):
         pass
     sums = {}
 
-    def call(k, wp, x, r, w, out):
+    def call(x, r, w, out, wp, meta):
         s = sums.setdefault(out.shape, torch.empty_like(out))
-        k(x, r, w, out, s, rows, cols, x.stride(0), 1e-6, BLOCK_N=m._add_rms_norm_block_n(cols), num_warps=wp)
+        forced(m._add_rms_norm_fwd_kernel, (rows,), x, r, w, out, s, out, rows, cols, x.stride(0), r.stride(0),
+               out.stride(0), s.stride(0), 1e-6, 2, num_warps=wp, **meta)
         return out
-    add_prefetch(impls, pc.add_rms_fwd_prefetch, rows, prefetch, call)
 
-    def call_tiles(tile, nt, wp, x, r, w, out):
-        s = sums.setdefault(out.shape, torch.empty_like(out))
-        pc.add_rms_fwd_tiles[(rows,)](x, r, w, out, s, cols, x.stride(0), 1e-6, TILE=tile, NT=nt, num_warps=wp)
-        return out
-    add_tiles(impls, rows, cols, tiles, call_tiles)
+    for label, wp, meta in configs:
+        meta = {"BLOCK_N": m._add_rms_norm_block_n(cols), "STORE_RSTD": False, "ROWS": 1, **meta}
+        impls[f"template {label} w{wp}"] = lambda x, r, w, out, wp=wp, meta=meta: call(x, r, w, out, wp, meta)
     return make_inputs, reference, impls
 
 
-# group -> the template's configs forced beside its autotuned call: (label, num_warps, constexprs)
 def swiglu_fwd_group(rows, cols):
     m = three_way.module("swiglu")
     base = three_way.implementations("swiglu")
@@ -243,15 +226,18 @@ def swiglu_fwd_group(rows, cols):
     return make_inputs, reference, impls
 
 
+PREFETCH = {"PPS": 1, "PREFETCH": 1}  # one program per SM, the next row loaded before this row's sum
 GROUPS = {
-    # the template's own call (its autotuner's pick) beside forced configs and the candidates it took from
-    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [("one block", 16, {})], [], [(4096, 4)]),
-    "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [("one block RELOAD", 8, {"RELOAD": 1})],
-                                                        [(32, 1)]),
+    # the template's own call (its autotuner's pick) beside some of its kernel's configs forced
+    "softmax_fwd 4096x11008": lambda: softmax_fwd_group(4096, 11008, [
+        ("one block", 16, {}), ("three tiles", 4, {"BLOCK_N": 4096, "NT": 3})]),
+    "softmax_bwd 4096x11008": lambda: softmax_bwd_group(4096, 11008, [
+        ("one block RELOAD", 8, {"RELOAD": 1}), ("prefetch", 32, PREFETCH)]),
     "softmax_fwd 16384x4096": lambda: softmax_fwd_group(16384, 4096, []),
     "softmax_bwd 16384x4096": lambda: softmax_bwd_group(16384, 4096, []),
-    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [], [(32, 1)]),
-    "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120, [], [(2048, 8), (2048, 16)]),
+    "rms_norm_fwd 4096x14336": lambda: rms_fwd_group(4096, 14336, [("prefetch", 32, PREFETCH)]),
+    "add_rms_norm_fwd 4096x5120": lambda: add_rms_fwd_group(4096, 5120, [
+        ("three tiles", 8, {"BLOCK_N": 2048, "NT": 3}), ("three tiles", 16, {"BLOCK_N": 2048, "NT": 3})]),
     "swiglu_fwd 16384x4096": lambda: swiglu_fwd_group(16384, 4096),
 }
 
@@ -300,7 +286,7 @@ def main(argv):
                 res = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
             emit(kind="check", group=name, impl=label, **res)
             print(f"check {name:28s} {label:34s} {res}", flush=True)
-            if res["ok"] or ("error" not in res and not label.startswith(("template ", "prefetch "))):
+            if res["ok"] or ("error" not in res and not label.startswith("template ")):
                 kept[label] = fn  # a baseline outside the tolerance (Liger's bf16 arithmetic) is still timed
         timing_args = make_inputs()
         groups[name] = (kept, [timing_args, torch.empty_like(timing_args[0])], make_inputs)
