@@ -265,7 +265,7 @@ def _add_rms_norm_tiles(n_cols: int) -> tuple[int, int]:
     that pads less than one block (5120 -> 3 x 2048 = 6144 lanes instead of 8192); otherwise one tile.
     At 4096x5120 bf16 on the H200 the three-tile form took 42.3 us against 42.8 for the 8192 block
     (gpu/templates/sweep_wide.py, 2026-12-01)."""
-    block, tile = _add_rms_norm_block_n(n_cols), 1 << (-(-n_cols // 3) - 1).bit_length()
+    block, tile = _add_rms_norm_block_n(n_cols), _add_rms_norm_block_n(-(-n_cols // 3))
     return (tile, 3) if n_cols >= ADD_RMS_NORM_TILED_FROM and 3 * tile < block else (block, 1)
 
 
