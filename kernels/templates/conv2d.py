@@ -31,7 +31,7 @@ there is an activation), d residual = dz, d bias = dz summed over pixels,
   im2col rows gathered on the fly (never materialised), the long K split over programs that add into
   an fp32 buffer.
 
-Dilation 1 and groups 1 only. Math is fp32 in registers (fp32 inputs use IEEE fp32 products, not TF32).
+Dilation 1 and groups 1 only. Accumulation is fp32; fp32 inputs use IEEE fp32 products, not TF32.
 """
 import os
 
@@ -57,62 +57,78 @@ def _autotune_configs(configs):
     return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
 
 
+def _fp32_dot(dtype) -> bool:
+    """tl.dot on fp32 operands with IEEE products: for fp32 tensors (no TF32 rounding), and for every
+    dtype under the CPU interpreter, whose bf16 tl.dot returned garbage (Triton 3.9, seen here); bf16
+    and fp16 values are exact in fp32, and the GPU's tensor cores accumulate in fp32 too."""
+    return dtype == torch.float32 or _interpreting()
+
+
 def _tma_available() -> bool:
     """TMA descriptors: Hopper or newer, a Triton with host descriptors, not the interpreter."""
     return (_TensorDescriptor is not None and not _interpreting() and torch.cuda.is_available()
             and torch.cuda.get_device_capability()[0] >= 9)
 
 
-def _set_weight_block(nargs):
+def _conv2d_weight_block(nargs):
     """A TMA config's pre-hook: the descriptor's block is the config's (BLOCK_N, 1, BLOCK_K) tile."""
     if nargs.get("w_desc") is not None:
         nargs["w_desc"].block_shape = [nargs["BLOCK_N"], 1, nargs["BLOCK_K"]]
 
 
-def _fwd_config(bm, bn, bk, warps, stages, tma=False):
+def _conv2d_prune(configs, named_args, **kwargs):
+    """The TMA configs only where the launcher made a descriptor (bf16/fp16 on Hopper, not the flat K loop)."""
+    kept = [c for c in configs if not c.kwargs.get("USE_TMA") or named_args.get("w_desc") is not None]
+    return kept or [_conv2d_config(64, 64, 64, 4, 4)]
+
+
+def _conv2d_config(bm, bn, bk, warps, stages, tma=False):
     return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "USE_TMA": tma},
-                         num_warps=warps, num_stages=stages, pre_hook=_set_weight_block if tma else None)
+                         num_warps=warps, num_stages=stages, pre_hook=_conv2d_weight_block if tma else None)
 
 
-_FWD_POINTER_CONFIGS = [
-    _fwd_config(128, 128, 64, 8, 3),
-    _fwd_config(128, 64, 64, 4, 4),
-    _fwd_config(64, 64, 64, 4, 4),
-    _fwd_config(128, 256, 64, 8, 3),
-    _fwd_config(64, 128, 64, 4, 4),
+_CONV2D_FWD_POINTER_CONFIGS = [
+    _conv2d_config(128, 128, 64, 8, 3),
+    _conv2d_config(128, 64, 64, 4, 4),
+    _conv2d_config(64, 64, 64, 4, 4),
+    _conv2d_config(128, 256, 64, 8, 3),
+    _conv2d_config(64, 128, 64, 4, 4),
 ]
-_FWD_TMA_CONFIGS = [_fwd_config(128, 128, 64, 8, 3, tma=True), _fwd_config(128, 256, 64, 8, 3, tma=True)]
-_FWD_CONFIGS = _autotune_configs(_FWD_POINTER_CONFIGS + (_FWD_TMA_CONFIGS if _tma_available() else []))
+_CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d_config(128, 256, 64, 8, 3, tma=True)]
+_CONV2D_FWD_ALL_CONFIGS = _CONV2D_FWD_POINTER_CONFIGS + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else [])
+_CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
 
-_DGRAD_CONFIGS = _autotune_configs([
+_CONV2D_DGRAD_ALL_CONFIGS = [
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
     triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=3),
-])
-
-_WGRAD_CONFIGS = _autotune_configs([
+]
+_CONV2D_WGRAD_ALL_CONFIGS = [
     triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
     triton.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=4, num_stages=4),
-])
+]
+_CONV2D_DGRAD_CONFIGS = _autotune_configs(_CONV2D_DGRAD_ALL_CONFIGS)
+_CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
 
-_ELEMENTWISE_CONFIGS = _autotune_configs([
+_CONV2D_ELEMENTWISE_CONFIGS = _autotune_configs([
     triton.Config({"BLOCK": 2048}, num_warps=8),
     triton.Config({"BLOCK": 1024}, num_warps=4),
     triton.Config({"BLOCK": 4096}, num_warps=8),
 ])
 
-_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
+_CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
 
 
-@triton.autotune(configs=_FWD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
+@triton.autotune(configs=_CONV2D_FWD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+                 prune_configs_by={"early_config_prune": _conv2d_prune})
 @triton.jit
 def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
                        batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w,
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
-                       SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, IEEE: tl.constexpr,
+                       SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                        USE_TMA: tl.constexpr):
     """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual)."""
@@ -149,8 +165,8 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
             a = tl.load(x_ptr + pixel.to(tl.int64) * C_in + c[None, :], mask=a_ok, other=0.0)
             b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + offs_k[:, None],
                         mask=n_ok[None, :] & (offs_k < K)[:, None], other=0.0)
-            if IEEE:
-                acc = tl.dot(a, b, acc, input_precision="ieee")
+            if FP32_DOT:
+                acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
             else:
                 acc = tl.dot(a, b, acc)
     else:
@@ -170,8 +186,8 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
             else:
                 b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + (tap * C_in + offs_c)[:, None],
                             mask=n_ok[None, :] & c_ok[:, None], other=0.0)
-            if IEEE:
-                acc = tl.dot(a, b, acc, input_precision="ieee")
+            if FP32_DOT:
+                acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
             else:
                 acc = tl.dot(a, b, acc)
 
@@ -188,10 +204,10 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
     tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
 
 
-@triton.autotune(configs=_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
+@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
 @triton.jit
 def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, IEEE: tl.constexpr,
+                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dx for the input pixels of one phase (y mod stride_h, x mod stride_w) = program_id(2): only the
     taps that reach that phase are walked (stride 1: one phase, every tap)."""
@@ -233,20 +249,20 @@ def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w,
         a = tl.load(dz_ptr + pixel[:, None] + offs_co[None, :], mask=row_ok[:, None] & co_ok[None, :], other=0.0)
         b = tl.load(w_ptr + offs_co[:, None].to(tl.int64) * K + (r * S + s) * C_in + offs_n[None, :],
                     mask=co_ok[:, None] & n_ok[None, :], other=0.0)
-        if IEEE:
-            acc = tl.dot(a, b, acc, input_precision="ieee")
+        if FP32_DOT:
+            acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
         else:
             acc = tl.dot(a, b, acc)
     out = (((img * H + in_y) * W + in_x).to(tl.int64) * C_in)[:, None] + offs_n[None, :]
     tl.store(dx_ptr + out, acc.to(dx_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
-@triton.autotune(configs=_WGRAD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
                  restore_value=["dw_ptr"])
 @triton.jit
 def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w, C_out,
                          stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr,
-                         GATHER_K: tl.constexpr, IEEE: tl.constexpr,
+                         GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dw[C_out, R*S*C_in] += dz^T @ im2col(x) over this program's share (program_id(2)) of the pixels;
     dw is an fp32 buffer the launcher zeroed."""
@@ -285,15 +301,15 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
         b_ok = k_ok[:, None] & col_ok[None, :] & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
         pixel = (img[:, None] * H + iy) * W + ix
         b = tl.load(x_ptr + pixel.to(tl.int64) * C_in + c[None, :], mask=b_ok, other=0.0)
-        if IEEE:
-            acc = tl.dot(tl.trans(dzt), b, acc, input_precision="ieee")
+        if FP32_DOT:
+            acc = tl.dot(tl.trans(dzt).to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
         else:
             acc = tl.dot(tl.trans(dzt), b, acc)
     out = offs_co[:, None].to(tl.int64) * RSC + offs_col[None, :]
     tl.atomic_add(dw_ptr + out, acc, mask=co_ok[:, None] & col_ok[None, :])
 
 
-@triton.autotune(configs=_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.autotune(configs=_CONV2D_ELEMENTWISE_CONFIGS, key=["n_elements"])
 @triton.jit
 def _conv2d_silu_bwd_kernel(dy_ptr, z_ptr, dz_ptr, n_elements, BLOCK: tl.constexpr):
     """dz = dy * silu'(z), silu'(z) = s (1 + z (1 - s)) with s = sigmoid(z)."""
@@ -377,30 +393,30 @@ def conv2d_out_size(size: int, kernel: int, stride: int, pad: int) -> int:
     return (size + 2 * pad - kernel) // stride + 1
 
 
-def _nhwc(t: torch.Tensor) -> torch.Tensor:
+def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
     """The NHWC [N, H, W, C] view of ``t`` (given NHWC), contiguous."""
     return t if t.is_contiguous() else t.contiguous()
 
 
-_PADDED_WEIGHTS: dict = {}
+_CONV2D_PADDED_WEIGHTS: dict = {}
 
 
-def _weight_descriptor(weight: torch.Tensor):
+def _conv2d_weight_descriptor(weight: torch.Tensor):
     """A TMA descriptor over the weight as [C_out, R*S, C_in_padded] (channels padded with zeros to a
     multiple of 8, so every stride is a multiple of 16 bytes); None where the path is unavailable."""
-    if not _tma_available() or weight.element_size() != 2 or not weight.is_cuda:
+    if not _tma_available() or weight.element_size() != 2:
         return None
     c_out, r, s, c_in = weight.shape
     padded = -(-c_in // 8) * 8
     w3 = weight.reshape(c_out, r * s, c_in)
     if padded != c_in or w3.data_ptr() % 16:
         key = (weight.data_ptr(), weight._version, tuple(weight.shape), weight.dtype)
-        w3 = _PADDED_WEIGHTS.get(key)
+        w3 = _CONV2D_PADDED_WEIGHTS.get(key)
         if w3 is None:
             w3 = torch.zeros(c_out, r * s, padded, dtype=weight.dtype, device=weight.device)
             w3[:, :, :c_in] = weight.reshape(c_out, r * s, c_in)
-            _PADDED_WEIGHTS.clear()  # one padded copy at a time: the last weight seen
-            _PADDED_WEIGHTS[key] = w3
+            _CONV2D_PADDED_WEIGHTS.clear()  # one padded copy at a time: the last weight seen
+            _CONV2D_PADDED_WEIGHTS[key] = w3
     return _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [64, 1, 64])
 
 
@@ -420,22 +436,22 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
     out_h, out_w = conv2d_out_size(H, R, sh, ph), conv2d_out_size(W, S, sw, pw)
     if out_h <= 0 or out_w <= 0:
         raise ValueError(f"conv2d: a {R}x{S} filter with padding {padding} does not fit a {H}x{W} input")
-    x, weight = _nhwc(x), weight.contiguous()
+    x, weight = _conv2d_nhwc(x), weight.contiguous()
     y = x.new_empty(batch, out_h, out_w, c_out)
     if residual is not None:
         if tuple(residual.shape) != tuple(y.shape):
             raise ValueError(f"conv2d: residual {tuple(residual.shape)} is not the output's NHWC shape {tuple(y.shape)}")
-        residual = _nhwc(residual)
+        residual = _conv2d_nhwc(residual)
     silu = activation == "silu"
     z = torch.empty_like(y) if keep_z and silu else None
     if y.numel() == 0:
         return y, z
-    gather = c_in < _GATHER_BELOW_CHANNELS
-    w_desc = None if gather else _weight_descriptor(weight)
+    gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
+    w_desc = None if gather else _conv2d_weight_descriptor(weight)
     M = batch * out_h * out_w
     grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]),)  # noqa: E731
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, IEEE=x.dtype == torch.float32)
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
     key = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, x.get_device(), x.data_ptr() & 15,
            weight.data_ptr() & 15, tuple(flags.values()), w_desc is None,
            None if bias is None else (bias.dtype, bias.data_ptr() & 15),
@@ -451,7 +467,7 @@ def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padd
     batch, H, W, c_in = x_shape
     c_out, R, S, _ = weight.shape
     out_h, out_w = dz.shape[1], dz.shape[2]
-    dz, weight = _nhwc(dz), weight.contiguous()
+    dz, weight = _conv2d_nhwc(dz), weight.contiguous()
     dx = dz.new_empty(batch, H, W, c_in)
     if dx.numel() == 0:
         return dx
@@ -460,11 +476,11 @@ def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padd
     key = (tuple(x_shape), dz.shape, weight.shape, sh, sw, ph, pw, dz.dtype, weight.dtype, dz.get_device(),
            dz.data_ptr() & 15, weight.data_ptr() & 15)
     _conv2d_dgrad_launch(key, grid, dz, weight, dx, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, IEEE=dz.dtype == torch.float32)
+                         R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
     return dx
 
 
-def _wgrad_splits(tiles: int, reduction: int, block_k: int) -> int:
+def _conv2d_wgrad_splits(tiles: int, reduction: int, block_k: int) -> int:
     """Programs along the pixel reduction: about two waves of 132 SMs, each at least 8 K blocks long."""
     want = max(1, -(-264 // max(tiles, 1)))
     return max(1, min(want, reduction // (8 * block_k)))
@@ -476,28 +492,28 @@ def conv2d_wgrad(dz: torch.Tensor, x: torch.Tensor, weight_shape, stride=1, padd
     batch, H, W, c_in = x.shape
     c_out, R, S, _ = weight_shape
     out_h, out_w = dz.shape[1], dz.shape[2]
-    dz, x = _nhwc(dz), _nhwc(x)
+    dz, x = _conv2d_nhwc(dz), _conv2d_nhwc(x)
     dw = torch.zeros(c_out, R * S * c_in, dtype=torch.float32, device=x.device)
     M = batch * out_h * out_w
     if M == 0:
         return dw.reshape(c_out, R, S, c_in).to(x.dtype)
-    gather = c_in < _GATHER_BELOW_CHANNELS
+    gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
 
     def grid(meta):
         cols = -(-(R * S * c_in) // meta["BLOCK_N"]) if gather else R * S * -(-c_in // meta["BLOCK_N"])
         tiles = -(-c_out // meta["BLOCK_M"]) * cols
-        return (-(-c_out // meta["BLOCK_M"]), cols, _wgrad_splits(tiles, M, meta["BLOCK_K"]))
+        return (-(-c_out // meta["BLOCK_M"]), cols, _conv2d_wgrad_splits(tiles, M, meta["BLOCK_K"]))
 
     key = (x.shape, dz.shape, tuple(weight_shape), sh, sw, ph, pw, dz.dtype, x.dtype, x.get_device(),
            dz.data_ptr() & 15, x.data_ptr() & 15)
     _conv2d_wgrad_launch(key, grid, dz, x, dw, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, GATHER_K=gather, IEEE=x.dtype == torch.float32)
+                         R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
     return dw.reshape(c_out, R, S, c_in).to(x.dtype)
 
 
 def conv2d_silu_dz(dy: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     """d loss / d z = dy * silu'(z) (a new tensor)."""
-    dy = _nhwc(dy.reshape(z.shape))
+    dy = _conv2d_nhwc(dy.reshape(z.shape))
     dz = torch.empty_like(z)
     n = z.numel()
     if n:
@@ -526,7 +542,7 @@ class Conv2dFunction(torch.autograd.Function):
     def backward(ctx, dy):
         x, weight, z = ctx.saved_tensors
         has_bias, has_residual, stride, padding = ctx.conv
-        dz = conv2d_silu_dz(dy, z) if z is not None else _nhwc(dy)
+        dz = conv2d_silu_dz(dy, z) if z is not None else _conv2d_nhwc(dy)
         needs = ctx.needs_input_grad
         dx, dw, db, dr = conv2d_grads(dz, x, weight, has_bias, stride, padding,
                                       (needs[0], needs[1], needs[2], has_residual and needs[3]))
@@ -585,7 +601,7 @@ def _conv2d_fwd_fake(x, weight, bias, residual, stride, padding, activation):
 
 def _conv2d_bwd(dy: torch.Tensor, z: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, has_bias: bool,
                 stride: list[int], padding: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    dz = conv2d_silu_dz(dy, z) if z.numel() else _nhwc(dy).clone()
+    dz = conv2d_silu_dz(dy, z) if z.numel() else _conv2d_nhwc(dy).clone()
     dx, dw, db, _ = conv2d_grads(dz, x, weight, has_bias, stride, padding, (True, True, has_bias, False))
     return dx, dw, (db if db is not None else dz.new_empty(0)), dz
 
