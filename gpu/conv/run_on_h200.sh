@@ -10,14 +10,14 @@ export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
 export PYTHONPATH=/tmp/site:$PWD
 checks() {  # $1: log name, $2: -k expression
-  TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager TRITONIFY_TEST_DEVICE=cuda timeout 300 \
+  TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager TRITONIFY_TEST_DEVICE=cuda timeout 150 \
     python3 -m pytest -q -p no:cacheprovider -o addopts="" -rf tests/templates/kernel_checks.py -k "$2" > "$OUT/$1.log" 2>&1
   echo "rc=$?" >> "$OUT/$1.log"
 }
 checks checks_fwd_configs "conv2d_every_autotune_config and fwd" &
 checks checks_bwd_configs "conv2d_every_autotune_config and not fwd" &
 checks checks_other "(conv2d or causal_conv1d) and not conv2d_every_autotune_config" &
-python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 10 > "$OUT/precompile.log" 2>&1
+timeout 150 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 10 > "$OUT/precompile.log" 2>&1
 wait
 for f in "$OUT"/checks_*.log; do echo "$f: $(tail -n 2 "$f" | tr '\n' ' ')"; done
 python3 gpu/conv/bench.py "$OUT" --no-precompile --budget "$BUDGET" --sections "$SECTIONS" > "$OUT/bench.log" 2>&1
