@@ -114,7 +114,7 @@ def conv1d_inputs(shape, grad=False):
 
 
 # --------------------------------------------------------------------------- compile workers
-def precompile_tasks():
+def precompile_tasks(kinds=None):
     """(kind, shape name or conv1d shape, batch, config index, variant): every tile config of every
     kernel at every benchmarked key, so the main process's autotuning finds each one compiled."""
     from tritonify.kernels.templates import causal_conv1d as c1
@@ -132,7 +132,7 @@ def precompile_tasks():
     for shape in CONV1D_SHAPES:
         tasks += [("c1fwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_FWD_CONFIGS))]
         tasks += [("c1bwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_BWD_CONFIGS))]
-    return tasks
+    return [t for t in tasks if kinds is None or t[0] in kinds]
 
 
 def run_task(task):
@@ -176,7 +176,8 @@ def run_task(task):
 
 
 def precompile_worker(out: Path, index: int, workers: int) -> int:
-    tasks = precompile_tasks()[index::workers]
+    kinds = os.environ.get("CONV_PRECOMPILE_KINDS")
+    tasks = precompile_tasks(kinds.split(",") if kinds else None)[index::workers]
     failures = []
     for task in tasks:
         try:
@@ -208,6 +209,7 @@ def precompile(log, out: Path, workers: int):
 
 # --------------------------------------------------------------------------- timing
 _TIMER = None
+_TIMER_MS = {"warmup_ms": 10, "rep_ms": 40}
 
 
 def timings(call, events=True):
@@ -218,7 +220,7 @@ def timings(call, events=True):
 
     global _TIMER
     if _TIMER is None:
-        _TIMER = GpuTimer(warmup_ms=10, rep_ms=40)
+        _TIMER = GpuTimer(**_TIMER_MS)
     call()
     torch.cuda.synchronize()
     probe = _TIMER.probe_ms(call)
@@ -373,7 +375,9 @@ def main(argv):
     ap.add_argument("--sections", default="fwd,conv1d,train")
     ap.add_argument("--no-precompile", action="store_true")
     ap.add_argument("--precompile-only", action="store_true")
+    ap.add_argument("--rep-ms", type=int, default=40, help="GpuTimer's repetitions per pass (warm-up: a quarter)")
     args = ap.parse_args(argv)
+    _TIMER_MS.update(warmup_ms=max(5, args.rep_ms // 4), rep_ms=args.rep_ms)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     import torch
