@@ -24,6 +24,7 @@ def _run_checks(env_updates: dict[str, str], timeout: int) -> subprocess.Complet
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(660)  # the child has 600 s (the suite's 300 s default would stop it first)
 def test_every_template_forward_and_backward_on_the_cpu_interpreter():
     pytest.importorskip("torch")
     pytest.importorskip("triton")
