@@ -193,6 +193,50 @@ def test_cross_entropy_gradient_is_computed_in_the_forward_wherever_it_goes(wher
         assert_close(lk.grad, ref_logits.grad, torch.float32, f"dlogits ({where}, draw {draw})")
 
 
+@pytest.mark.parametrize("where", ["inplace", "new"])
+@pytest.mark.parametrize("form", ["leaf", "matmul"])
+def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where):
+    """Leaf logits that require grad (how Liger's benchmark builds them) and logits from a matmul (a
+    training step's lm_head): the gradient the forward wrote reaches its consumer as that same memory.
+    For a leaf, ``.grad`` is the tensor the forward wrote (over the logits with ``inplace``), not a copy
+    of it (a copy is one more logits-sized allocation: on a GPU the peak is checked too)."""
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    rows, hidden, vocab = 6, 24, 301
+    h = randn(rows, hidden, dtype=torch.float32, gen=g)
+    w = randn(vocab, hidden, dtype=torch.float32, gen=g, scale=0.3)
+    target = torch.randint(0, vocab, (rows,), generator=g).to(DEVICE)
+    target[1] = -100
+    h64, w64 = as_reference(h), as_reference(w)
+    ref_logits = (h64 @ w64.t()).detach().requires_grad_() if form == "leaf" else h64 @ w64.t()
+    ref_logits.retain_grad()
+    m.cross_entropy_reference(ref_logits, target).backward()
+    hk, wk = leaf(h), leaf(w)
+    logits = leaf(h @ w.t()) if form == "leaf" else hk @ wk.t()
+    arrived = {}
+    logits.register_hook(lambda grad: arrived.update(ptr=grad.data_ptr(), grad=grad.detach().clone()))
+    loss = m.cross_entropy(logits, target, inplace=where == "inplace")
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+    loss.backward()
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - before
+        # the matmul form's backward allocates dh and dw (its own outputs), never a copy of the logits
+        allowed = (h.numel() + w.numel()) * 4 + 4096 if form == "matmul" else 4096
+        assert extra <= allowed, f"backward allocated {extra} bytes ({form}, {where}); the logits are {logits.numel() * 4}"
+    assert_close(arrived["grad"], ref_logits.grad, torch.float32, f"dlogits ({form}, {where})")
+    if where == "inplace":
+        assert arrived["ptr"] == logits.data_ptr(), "the gradient is written over the logits"
+    if form == "leaf":
+        assert logits.grad.data_ptr() == arrived["ptr"], ".grad is a copy of the gradient the forward wrote"
+        assert_close(logits.grad, ref_logits.grad, torch.float32, f".grad ({where})")
+    else:
+        assert_close(hk.grad, h64.grad, torch.float32, "dh", scale=4.0)
+        assert_close(wk.grad, w64.grad, torch.float32, "dw", scale=4.0)
+
+
 def test_cross_entropy_backward_with_grad_output_one_leaves_the_gradient_as_computed():
     m, g = MODULES["cross_entropy"], fresh_generator()
     grad = randn(3, 70, dtype=torch.bfloat16, gen=g)
