@@ -562,9 +562,81 @@ def moe_experts(x, topk_weights, topk_ids, w_gate_up, w_down, activation="swiglu
     """The experts' part of the layer for routing already chosen: x (T, H), topk_weights (T, k),
     topk_ids (T, k) int, w_gate_up (E, 2I, H), w_down (E, H, I) -> (T, H)."""
     wants_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (x, topk_weights, w_gate_up, w_down))
+    if torch.compiler.is_compiling():  # one custom op: no graph break
+        return _moe_experts_fwd_op(x, topk_weights, topk_ids, w_gate_up, w_down, activation, wants_grad)[0]
     if not wants_grad:
         return moe_experts_forward(x, topk_weights, topk_ids, w_gate_up, w_down, activation)
     return MoEExpertsFunction.apply(x, topk_weights, topk_ids, w_gate_up, w_down, activation)
+
+
+def _custom_op(fn, fake, grad=None, setup=None):
+    """``fn`` as a torch custom op, so ``torch.compile`` keeps the call whole (no graph break) and never
+    traces its body; ``fake`` gives its outputs' shapes, ``grad``/``setup`` its autograd formula. The
+    op is named after this module and the function, so copies of a template in several files do not
+    collide."""
+    namespace = "tritonify_" + "".join(c if c.isalnum() else "_" for c in __name__)
+    op = torch.library.custom_op(f"{namespace}::{fn.__name__}", fn, mutates_args=())
+    op.register_fake(fake)
+    if grad is not None:
+        op.register_autograd(grad, setup_context=setup)
+    return op
+
+
+def _moe_saved_shapes(x, topk_ids, w_gate_up):
+    n_slots, inter = topk_ids.numel(), w_gate_up.shape[1] // 2
+    return ((n_slots,), torch.int32), ((w_gate_up.shape[0] + 1,), torch.int32), ((n_slots, 2 * inter), x.dtype), \
+        ((n_slots, inter), x.dtype), ((n_slots, x.shape[1]), x.dtype)
+
+
+def _moe_experts_fwd(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor, w_gate_up: torch.Tensor,
+                     w_down: torch.Tensor, activation: str, keep: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                                  torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(out, and with ``keep`` the backward's tensors: order, offsets, pre-activations, h, expert outputs)."""
+    if not keep or x.shape[0] == 0:
+        out = moe_experts_forward(x, topk_weights, topk_ids, w_gate_up, w_down, activation)
+        return (out, *[x.new_empty(0, dtype=dtype) for _, dtype in _moe_saved_shapes(x, topk_ids, w_gate_up)])
+    out, saved = moe_experts_forward(x, topk_weights, topk_ids, w_gate_up, w_down, activation, keep=True)
+    return (out, *saved)
+
+
+def _moe_experts_fwd_fake(x, topk_weights, topk_ids, w_gate_up, w_down, activation, keep):
+    shapes = _moe_saved_shapes(x, topk_ids, w_gate_up)
+    return (x.new_empty(x.shape), *[x.new_empty(shape if keep else 0, dtype=dtype) for shape, dtype in shapes])
+
+
+def _moe_experts_bwd(dout: torch.Tensor, x: torch.Tensor, topk_weights: torch.Tensor, w_gate_up: torch.Tensor,
+                     w_down: torch.Tensor, order: torch.Tensor, offsets: torch.Tensor, pre: torch.Tensor,
+                     h: torch.Tensor, y: torch.Tensor, activation: str) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                 torch.Tensor, torch.Tensor]:
+    if x.shape[0] == 0:
+        return torch.zeros_like(x), torch.zeros_like(topk_weights), torch.zeros_like(w_gate_up), torch.zeros_like(w_down)
+    # a compiled graph may read ``pre`` again: the GLU's backward overwrites a copy
+    return moe_experts_backward(dout, x, topk_weights, w_gate_up, w_down, activation,
+                                (order, offsets, pre.clone(), h, y), (True, True, True, True))
+
+
+def _moe_experts_bwd_fake(dout, x, topk_weights, w_gate_up, w_down, order, offsets, pre, h, y, activation):
+    return torch.empty_like(x), torch.empty_like(topk_weights), torch.empty_like(w_gate_up), torch.empty_like(w_down)
+
+
+_moe_experts_bwd_op = _custom_op(_moe_experts_bwd, _moe_experts_bwd_fake)
+
+
+def _moe_experts_grad(ctx, dout, *unused):
+    x, topk_weights, w_gate_up, w_down, *saved = ctx.saved_tensors
+    dx, dweights, dw_gate_up, dw_down = _moe_experts_bwd_op(dout, x, topk_weights, w_gate_up, w_down, *saved,
+                                                            ctx.activation)
+    return dx, dweights, None, dw_gate_up, dw_down, None, None
+
+
+def _moe_experts_setup(ctx, inputs, output):
+    x, topk_weights, _, w_gate_up, w_down, activation, _ = inputs
+    ctx.activation = activation
+    ctx.save_for_backward(x, topk_weights, w_gate_up, w_down, *output[1:])
+
+
+_moe_experts_fwd_op = _custom_op(_moe_experts_fwd, _moe_experts_fwd_fake, grad=_moe_experts_grad,
+                                 setup=_moe_experts_setup)
 
 
 def _moe_route_weights(router_logits, topk_ids, scoring, renormalize):

@@ -557,7 +557,7 @@ def test_linear_gelu_refuses_mismatched_features():
 
 # the contract each template ships must pass the benchmark harness's own correctness check
 # (poisoned output buffers, float64 reference) at a small shape of the same rank
-_SMALL = {2: (5, 130), 3: (37, 24, 301)}
+_SMALL = {2: (5, 130), 3: (37, 24, 301), 5: (29, 72, 40, 6, 2)}
 
 
 @pytest.mark.parametrize("name", [t.name for t in list_templates()])
@@ -566,6 +566,8 @@ def test_contract_passes_the_harness_correctness_check(name):
 
     contract = getattr(MODULES[name], f"{name.upper()}_CONTRACT")
     assert contract is not None and contract.name == name
+    if contract.dtype == "bfloat16" and name in _TL_DOT_TEMPLATES:
+        _skip_bf16_dot_on_the_interpreter(torch.bfloat16)
     assert hasattr(MODULES[name], contract.kernel), f"{contract.kernel} is the template's kernel"
     shape = _SMALL[len(contract.shapes[0])]
     result = check(contract.entry, contract, shape, DEVICE, seed=fresh_generator().initial_seed())
@@ -591,6 +593,7 @@ def _compile_cases():
     r = lambda *s, **kw: randn(*s, dtype=torch.float32, gen=g, **kw)
     target = torch.randint(0, 70, (6,), generator=g).to(DEVICE)
     target[1] = -100
+    moe_ids = torch.stack([torch.randperm(5, generator=g)[:2] for _ in range(9)]).to(torch.int32).to(DEVICE)
     glu = lambda name: (lambda m, a, b: getattr(m, name)(a, b), lambda m, a, b: getattr(m, f"{name}_reference")(a, b),
                         (r(4, 50), r(4, 50)))
     return {
@@ -609,6 +612,10 @@ def _compile_cases():
         "fused_linear_cross_entropy": (lambda m, h, w: m.fused_linear_cross_entropy(h, w, target),
                                        lambda m, h, w: m.fused_linear_cross_entropy_reference(h, w, target),
                                        (r(6, 16), r(70, 16, scale=0.25))),
+        "moe": (lambda m, x, w, wgu, wd: m.moe_experts(x, w, moe_ids, wgu, wd),
+                lambda m, x, w, wgu, wd: m.moe_experts_reference(x, w, moe_ids, wgu, wd),
+                (r(9, 32), torch.rand(9, 2, generator=g).to(DEVICE) + 0.1, r(5, 48, 32, scale=32 ** -0.5),
+                 r(5, 32, 24, scale=24 ** -0.5))),
     }
 
 
@@ -637,3 +644,171 @@ def test_torch_compile_traces_each_template_without_a_graph_break(name):
     assert_close(got, ref, torch.float32, f"{name}: compiled output", scale=4)
     for i, (a, b) in enumerate(zip(got_in, ref_in)):
         assert_close(a.grad, b.grad, torch.float32, f"{name}: compiled gradient of input {i}", scale=4)
+
+
+# ----------------------------------------------------------------------------- mixture of experts
+_TL_DOT_TEMPLATES = {"moe"}
+
+
+def _skip_bf16_dot_on_the_interpreter(dtype):
+    """The CPU interpreter (triton 3.9) multiplies bf16 tl.dot operands as their raw bits (a 16x16 dot
+    of randn values comes out near 3e10); fp16 and fp32 are right there, bf16 runs on the GPU."""
+    if DEVICE == "cpu" and dtype == torch.bfloat16:
+        pytest.skip("the interpreter's tl.dot reads bf16 operands as raw bits; checked on the GPU")
+
+
+def _moe_case(g, dtype, n_tokens, hidden, inter, n_experts, top_k, unused_experts=0):
+    """x, routing (weights, ids) from random logits (the last ``unused_experts`` get none), weights."""
+    m = MODULES["moe"]
+    x = randn(n_tokens, hidden, dtype=dtype, gen=g)
+    w_gate_up = randn(n_experts, 2 * inter, hidden, dtype=dtype, gen=g, scale=hidden ** -0.5)
+    w_down = randn(n_experts, hidden, inter, dtype=dtype, gen=g, scale=inter ** -0.5)
+    logits = randn(n_tokens, n_experts, dtype=torch.float64, gen=g, scale=2.0)
+    if unused_experts:
+        logits[:, n_experts - unused_experts:] = -1e4
+    weights, ids = m.moe_route_reference(logits, top_k)
+    return x, weights.float(), ids.to(torch.int32), w_gate_up, w_down
+
+
+@pytest.mark.parametrize("scoring", ["softmax", "sigmoid"])
+@pytest.mark.parametrize("n_experts,top_k,renormalize", [(8, 2, True), (6, 3, False), (64, 8, True), (5, 1, False)])
+def test_moe_router_matches_float64(scoring, n_experts, top_k, renormalize):
+    m, g = MODULES["moe"], fresh_generator()
+    logits = randn(37, n_experts, dtype=torch.float32, gen=g, scale=3.0)
+    weights, ids = m.moe_route(logits, top_k, scoring, renormalize)
+    ref_w, ref_ids = m.moe_route_reference(logits.double(), top_k, scoring, renormalize)
+    assert torch.equal(ids.long(), ref_ids), "the chosen experts, in score order"
+    assert_close(weights, ref_w, torch.float32, "routing weights")
+
+
+def test_moe_router_never_picks_an_expert_twice_when_scores_underflow_to_zero():
+    """Softmax probabilities of 0.0 (logits far below the max): masking a chosen expert with 0.0 would
+    tie with them and pick it again; the template masks with -inf."""
+    m = MODULES["moe"]
+    logits = torch.tensor([[0.0, -1e4, -1e4, -1e4, -1e4], [-1e4, -1e4, 3.0, -1e4, -1e4]], device=DEVICE)
+    weights, ids = m.moe_route(logits, 3, "softmax", renormalize=False)
+    for row in ids.tolist():
+        assert len(set(row)) == 3, f"an expert chosen twice: {row}"
+    assert ids[0, 0].item() == 0 and ids[1, 0].item() == 2
+    assert weights[:, 0].tolist() == [1.0, 1.0] and (weights[:, 1:] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("activation", ["swiglu", "tanh_glu", "relu2_glu", "geglu_sigmoid"])
+@pytest.mark.parametrize("n_tokens,hidden,inter,n_experts,top_k,unused", [(19, 40, 24, 6, 2, 2), (3, 72, 40, 5, 3, 0)],
+                         ids=["19-tokens-idle-experts", "3-tokens-top3"])
+def test_moe_experts_forward_backward(dtype, activation, n_tokens, hidden, inter, n_experts, top_k, unused):
+    """Forward and every gradient (x, routing weights, both weight stacks) against a float64 loop over
+    experts; experts that get no token, odd sizes, top-1/2/3."""
+    _skip_bf16_dot_on_the_interpreter(dtype)
+    m, g = MODULES["moe"], fresh_generator()
+    case = _moe_case(g, dtype, n_tokens, hidden, inter, n_experts, top_k, unused)
+    x, weights, ids, w_gate_up, w_down = case
+    ks = [leaf(t) for t in (x, weights, w_gate_up, w_down)]
+    out = m.moe_experts(ks[0], ks[1], ids, ks[2], ks[3], activation)
+    rs = [as_reference(t) for t in (x, weights, w_gate_up, w_down)]
+    ref = m.moe_experts_reference(rs[0], rs[1], ids, rs[2], rs[3], activation)
+    assert_close(out, ref, dtype, "out", scale=2.0)
+    with torch.no_grad():
+        assert_close(m.moe_experts(x, weights, ids, w_gate_up, w_down, activation), ref, dtype, "inference out",
+                     scale=2.0)
+    grad = randn(*out.shape, dtype=dtype, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "dweights", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, dtype if what != "dweights" else dtype, what, scale=4.0)
+    if unused:
+        assert (ks[2].grad[n_experts - unused:] == 0).all() and (ks[3].grad[n_experts - unused:] == 0).all()
+
+
+@pytest.mark.parametrize("scoring,renormalize", [("softmax", True), ("sigmoid", False)])
+def test_moe_layer_forward_backward_with_the_router(scoring, renormalize):
+    """The whole layer: router logits from a matmul, top-k, experts; the router weight's gradient
+    flows through the chosen experts' scores."""
+    m, g = MODULES["moe"], fresh_generator()
+    x = randn(2, 5, 48, dtype=torch.float32, gen=g)
+    router = randn(7, 48, dtype=torch.float32, gen=g, scale=0.5)
+    w_gate_up = randn(7, 64, 48, dtype=torch.float32, gen=g, scale=48 ** -0.5)
+    w_down = randn(7, 48, 32, dtype=torch.float32, gen=g, scale=32 ** -0.5)
+    ks = [leaf(t) for t in (x, router, w_gate_up, w_down)]
+    rs = [as_reference(t) for t in (x, router, w_gate_up, w_down)]
+    out = m.moe(*ks, top_k=2, scoring=scoring, renormalize=renormalize)
+    ref = m.moe_reference(*rs, top_k=2, scoring=scoring, renormalize=renormalize)
+    assert_close(out, ref, torch.float32, "out", scale=2.0)
+    grad = randn(*out.shape, dtype=torch.float32, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "drouter", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, torch.float32, what, scale=4.0)
+
+
+def test_moe_blocks_never_cross_experts_and_cover_every_row():
+    """Many tokens on few experts (several row blocks per expert, ragged last blocks), one expert with
+    a single token, one with none: every slot's output is right (a block that ran into the next
+    expert's rows would use the wrong weights there)."""
+    m, g = MODULES["moe"], fresh_generator()
+    x, _, _, w_gate_up, w_down = _moe_case(g, torch.float32, 41, 32, 16, 4, 1)
+    ids = torch.tensor([0] * 18 + [1] * 21 + [3] * 1 + [0], dtype=torch.int32, device=DEVICE)[:, None]
+    weights = torch.rand(41, 1, generator=g).to(DEVICE) + 0.5
+    out = m.moe_experts(x, weights, ids, w_gate_up, w_down)
+    ref = m.moe_experts_reference(x.double(), weights.double(), ids, w_gate_up.double(), w_down.double())
+    assert_close(out, ref, torch.float32, "out", scale=2.0)
+
+
+def _moe_each_config():
+    """The i-th config of the gate+up kernel and of the grouped kernel forced together, for every i
+    (the lists have the same length); autotuner caches and recorded launch plans cleared before each."""
+    m = MODULES["moe"]
+    kernels = (m._moe_gate_up_kernel, m._moe_grouped_kernel)
+    lists = (m._MOE_GATE_UP_CONFIGS, m._MOE_GROUPED_CONFIGS)
+    assert len(lists[0]) == len(lists[1])
+    saved = [list(k.configs) for k in kernels]
+    try:
+        for i in range(len(lists[0])):
+            for kernel, configs in zip(kernels, lists):
+                kernel.configs = [configs[i]]
+                kernel.cache.clear()
+            for launcher in (m._moe_gate_up_launch, m._moe_grouped_launch):
+                launcher.plans.clear()
+            yield lists[0][i], lists[1][i]
+    finally:
+        for kernel, configs in zip(kernels, saved):
+            kernel.configs = configs
+            kernel.cache.clear()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+def test_moe_every_autotune_config_forward_backward(dtype):
+    """Every config the GPU's autotuner chooses from, forced, forward and backward against float64,
+    at a size with fewer rows than one block on some experts and more on others, hidden not a
+    multiple of any BLOCK_K (the masked K loop) and one that is (the unmasked one)."""
+    _skip_bf16_dot_on_the_interpreter(dtype)
+    m = MODULES["moe"]
+    for gate_up_config, grouped_config in _moe_each_config():
+        for hidden in (72, 256):
+            g = fresh_generator()
+            x, weights, ids, w_gate_up, w_down = _moe_case(g, dtype, 23, hidden, 40, 5, 2, 1)
+            ks = [leaf(t) for t in (x, weights, w_gate_up, w_down)]
+            out = m.moe_experts(ks[0], ks[1], ids, ks[2], ks[3])
+            rs = [as_reference(t) for t in (x, weights, w_gate_up, w_down)]
+            ref = m.moe_experts_reference(rs[0], rs[1], ids, rs[2], rs[3])
+            what = f"{gate_up_config} / {grouped_config}, hidden {hidden}"
+            assert_close(out, ref, dtype, f"out ({what})", scale=2.0)
+            grad = randn(*out.shape, dtype=dtype, gen=g)
+            out.backward(grad)
+            ref.backward(grad.double())
+            for got, want, name in zip(ks, rs, ["dx", "dweights", "dw_gate_up", "dw_down"]):
+                assert_close(got.grad, want.grad, dtype, f"{name} ({what})", scale=4.0)
+
+
+def test_moe_refuses_mismatched_shapes_and_unknown_options():
+    m, g = MODULES["moe"], fresh_generator()
+    x, weights, ids, w_gate_up, w_down = _moe_case(g, torch.float32, 4, 16, 8, 3, 2)
+    with pytest.raises(ValueError, match="shapes disagree"):
+        m.moe_experts(x, weights, ids, w_gate_up, w_down[:, :8])
+    with pytest.raises(ValueError, match="activation"):
+        m.moe_experts(x, weights, ids, w_gate_up, w_down, "gelu")
+    with pytest.raises(ValueError, match="top_k"):
+        m.moe_route(torch.randn(4, 3, device=DEVICE), 4)
+    with pytest.raises(ValueError, match="scoring"):
+        m.moe_route(torch.randn(4, 3, device=DEVICE), 2, "softplus")
