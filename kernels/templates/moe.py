@@ -53,15 +53,15 @@ def _autotune_configs(configs):
 
 
 def _moe_slot_bucket(n_slots: int) -> int:
-    """The autotuner's view of the (token, k) slot count: decode (<= 128 slots), mid, prefill; a tile
-    tuned for 2 slots is never reused for 32768."""
-    return 0 if n_slots <= 128 else 1 if n_slots <= 4096 else 2
+    """The autotuner's view of the (token, k) slot count: small decode (<= 16 slots), decode (<= 128),
+    mid (<= 4096), prefill; a tile tuned for 2 slots is never reused for 32768."""
+    return 0 if n_slots <= 16 else 1 if n_slots <= 128 else 2 if n_slots <= 4096 else 3
 
 
 def _moe_prune(configs, named_args, **kwargs):
     """Row tiles that suit the slot bucket: small for decode (a few rows per expert), large for prefill."""
     bucket = named_args["slot_bucket"]
-    lo, hi = ((16, 32), (16, 64), (64, 128))[bucket]
+    lo, hi = ((16, 16), (16, 32), (16, 64), (64, 128))[bucket]
     kept = [c for c in configs if lo <= c.kwargs["BLOCK_M"] <= hi]
     return kept or configs[:1]
 

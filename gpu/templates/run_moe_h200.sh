@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One device call: the MoE and cross-entropy GPU checks (four pytest processes in parallel: compiling
+# is CPU work, the kernels are tiny), then gpu/templates/moe_h200.py's timings, alone on the GPU.
+# Run from the tree's root with OUT set; VLLM_MOE_DIR holds the pinned wheel's fused_moe.py and H200
+# config JSON (not committed). Usage: bash gpu/templates/run_moe_h200.sh SECONDS
+set -u
+LIMIT=${1:-420}
+START=$(date +%s)
+mkdir -p .bench_whl && cp "${WHEEL_DIR:-../whl-moe}"/*.whl .bench_whl/
+source gpu/templates/device_setup.sh
+export TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager
+CHECKS="python3 -m pytest -q -p no:cacheprovider tests/templates/kernel_checks.py"
+timeout 240 $CHECKS -k "cross_entropy or (moe and not every_autotune and not experts_forward_backward)" > "$OUT/gpu_checks_1.txt" 2>&1 &
+timeout 240 $CHECKS -k "moe_experts_forward_backward" > "$OUT/gpu_checks_2.txt" 2>&1 &
+timeout 240 $CHECKS -k "every_autotune and moe and (config0 or config1 or config2 or config3 or config4)" > "$OUT/gpu_checks_3.txt" 2>&1 &
+timeout 240 $CHECKS -k "every_autotune and moe and (config5 or config6 or config7 or config8 or config9)" > "$OUT/gpu_checks_4.txt" 2>&1 &
+wait
+unset TRITONIFY_TEST_DEVICE TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG TRITONIFY_COMPILE_BACKEND
+for f in "$OUT"/gpu_checks_*.txt; do echo "$f: $(tail -1 "$f")"; done
+LEFT=$(( LIMIT - ($(date +%s) - START) - 15 ))
+python3 gpu/templates/moe_h200.py "$OUT" --vllm "${VLLM_MOE_DIR:-../vllm-moe}" --budget "$LEFT" ${SECTIONS:+--sections $SECTIONS}
+python3 - "$OUT/moe_h200.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("kind") in ("moe_fwd", "moe_train", "ce"):
+        t = r.get("graph_us") or r.get("events_us")
+        print(r["kind"], r.get("model", r.get("form")), r.get("tokens", ""), r["impl"], t and round(t, 1),
+              r.get("events_us") and round(r["events_us"], 1), r.get("error", "")[:80])
+PY
