@@ -209,7 +209,7 @@ _TEMPLATES = (
              "geglu_sigmoid", "geglu_sigmoid", "GeGLUSigmoid",
              {"hidden": "GEGLU_SIGMOID_HIDDEN", "dtype": "GEGLU_SIGMOID_DTYPE"},
              "gate * sigmoid(1.702 gate) * up (a different function from the tanh/erf GELU)"),
-    Template("moe", "Fused mixture-of-experts MLP (top-k router, grouped GEMMs, forward + backward)", ["fused_moe"],
+    Template("moe", "Fused mixture-of-experts MLP (top-k router, grouped GEMMs, forward + backward)", ["moe"],
              "moe", "moe", "MoE",
              {"hidden": "MOE_HIDDEN", "intermediate": "MOE_INTERMEDIATE", "experts": "MOE_EXPERTS",
               "top_k": "MOE_TOP_K", "dtype": "MOE_DTYPE"},
