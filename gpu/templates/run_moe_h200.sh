@@ -6,8 +6,15 @@
 set -u
 LIMIT=${1:-420}
 START=$(date +%s)
-mkdir -p .bench_whl && cp "${WHEEL_DIR:-../whl-moe}"/*.whl .bench_whl/
-source gpu/templates/device_setup.sh
+# a site of this run's own (a warm machine may hold another tree's install in device_setup.sh's /tmp/site)
+SITE=/tmp/site-moe-$START
+export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "${WHEEL_DIR:-../whl-moe}"/*.whl || exit 3
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --target "$SITE" . || exit 4
+export PYTHONPATH=$SITE:$PWD
+python3 -c "import tritonify.kernels.templates.moe as m, tritonify.kernels.templates.cross_entropy as c, inspect; assert 'detach' in inspect.getsource(c.CrossEntropyFunction)" || exit 5
+{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+  python3 -c "import sys, torch, triton, importlib.metadata as md; print(sys.version.split()[0], torch.__version__, triton.__version__, md.version('liger-kernel'))"; } > "$OUT/device.txt" 2>&1
 export TRITONIFY_TEST_DEVICE=cuda TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager
 CHECKS="python3 -m pytest -q -p no:cacheprovider tests/templates/kernel_checks.py"
 timeout 240 $CHECKS -k "cross_entropy or (moe and not every_autotune and not experts_forward_backward)" > "$OUT/gpu_checks_1.txt" 2>&1 &

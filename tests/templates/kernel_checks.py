@@ -201,7 +201,7 @@ def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where
     For a leaf, ``.grad`` is the tensor the forward wrote (over the logits with ``inplace``), not a copy
     of it (a copy is one more logits-sized allocation: on a GPU the peak is checked too)."""
     m, g = MODULES["cross_entropy"], fresh_generator()
-    rows, hidden, vocab = 6, 24, 301
+    rows, hidden, vocab = 64, 8, 5003  # logits (1.3 MB) far larger than h, W and the allocator's 512-byte blocks
     h = randn(rows, hidden, dtype=torch.float32, gen=g)
     w = randn(vocab, hidden, dtype=torch.float32, gen=g, scale=0.3)
     target = torch.randint(0, vocab, (rows,), generator=g).to(DEVICE)
@@ -213,7 +213,8 @@ def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where
     hk, wk = leaf(h), leaf(w)
     logits = leaf(h @ w.t()) if form == "leaf" else hk @ wk.t()
     arrived = {}
-    logits.register_hook(lambda grad: arrived.update(ptr=grad.data_ptr(), grad=grad.detach().clone()))
+    # the hook keeps no reference to the gradient: one more reference stops autograd taking it over
+    logits.register_hook(lambda grad: arrived.update(ptr=grad.data_ptr()))
     loss = m.cross_entropy(logits, target, inplace=where == "inplace")
     if DEVICE == "cuda":
         torch.cuda.synchronize()
@@ -223,12 +224,14 @@ def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where
     if DEVICE == "cuda":
         torch.cuda.synchronize()
         extra = torch.cuda.max_memory_allocated() - before
-        # the matmul form's backward allocates dh and dw (its own outputs), never a copy of the logits
-        allowed = (h.numel() + w.numel()) * 4 + 4096 if form == "matmul" else 4096
-        assert extra <= allowed, f"backward allocated {extra} bytes ({form}, {where}); the logits are {logits.numel() * 4}"
-    assert_close(arrived["grad"], ref_logits.grad, torch.float32, f"dlogits ({form}, {where})")
+        # a copy of the gradient is a logits-sized allocation; the matmul form's backward allocates dh and dw
+        # (its own outputs) and nothing logits-sized
+        logits_bytes = logits.numel() * 4
+        allowed = (h.numel() + w.numel()) * 4 + logits_bytes // 2 if form == "matmul" else logits_bytes // 2
+        assert extra <= allowed, f"backward allocated {extra} bytes ({form}, {where}); the logits are {logits_bytes}"
     if where == "inplace":
         assert arrived["ptr"] == logits.data_ptr(), "the gradient is written over the logits"
+        assert_close(logits.detach(), ref_logits.grad, torch.float32, f"dlogits over the logits ({form})")
     if form == "leaf":
         assert logits.grad.data_ptr() == arrived["ptr"], ".grad is a copy of the gradient the forward wrote"
         assert_close(logits.grad, ref_logits.grad, torch.float32, f".grad ({where})")
