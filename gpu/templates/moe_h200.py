@@ -40,6 +40,7 @@ MANY = dict(hidden=2048, inter=1408, experts=64, top_k=8)
 FWD_CASES = [("mixtral", MIXTRAL, n) for n in (1, 8, 64, 4096, 16384)] + [("64x8", MANY, n) for n in (64, 4096, 16384)]
 TRAIN_CASES = [("mixtral", MIXTRAL, 4096), ("64x8", MANY, 4096)]
 CHECKED = {("mixtral", 64), ("mixtral", 4096), ("64x8", 64), ("64x8", 4096)}
+IMPLS: set[str] = set()  # --impls: time only these (all when empty)
 
 
 def left(budget):
@@ -180,8 +181,13 @@ def load_vllm(vllm_dir: Path):
     code = "\n\n".join("@triton.jit\n" + ast.get_source_segment(source, n) for n in body)
     path = Path("/tmp/vllm_fused_moe_kernel.py")
     path.write_text("import triton\nimport triton.language as tl\n\n" + code + "\n")
-    namespace = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - the pinned wheel's kernel
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vllm_fused_moe_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)  # the pinned wheel's kernel, as a module of its own
+    namespace = vars(module)
     configs = {}
     for f in vllm_dir.glob("E=*.json"):
         configs[f.name] = {int(k): v for k, v in json.loads(f.read_text()).items()}
@@ -335,6 +341,8 @@ def section_fwd(log, budget, vllm_dir):
                  "eager": lambda: m.moe_experts_reference(x, weights, ids, w_gate_up, w_down)}
         if n_tokens >= 4096:
             impls["compile"] = lambda: compiled(x, weights, ids, w_gate_up, w_down)
+        if IMPLS:
+            impls = {k: v for k, v in impls.items() if k in IMPLS}
         ref = None
         if (model, n_tokens) in CHECKED:
             ref = m.moe_experts_reference(x.double(), weights.double(), ids, w_gate_up.double(), w_down.double())
@@ -352,7 +360,7 @@ def section_fwd(log, budget, vllm_dir):
                 del out
                 rec.update(times(fn, graph=label not in ("eager", "compile")))
             except Exception as exc:  # noqa: BLE001
-                rec["error"] = f"{type(exc).__name__}: {exc}"[:400]
+                rec["error"] = f"{type(exc).__name__}: {exc}"[-3000:]
             log(**rec)
             torch.cuda.empty_cache()
         del x, router, w_gate_up, w_down, ref
@@ -409,7 +417,14 @@ def main():
     ap.add_argument("--vllm", required=True)
     ap.add_argument("--budget", type=float, default=400)
     ap.add_argument("--sections", default="ce,fwd,train")
+    ap.add_argument("--impls", default="", help="forward: only these implementations (comma-separated)")
+    ap.add_argument("--cases", default="", help="forward: only these MODEL:TOKENS cases (comma-separated)")
     args = ap.parse_args()
+    global FWD_CASES
+    IMPLS.update(i for i in args.impls.split(",") if i)
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        FWD_CASES = [c for c in FWD_CASES if f"{c[0]}:{c[2]}" in wanted]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = Log(out)

@@ -164,6 +164,16 @@ def _moe_tile(pid, n_slots, n_experts, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: t
 
 
 @triton.jit
+def _moe_dot(a, b, acc, IEEE: tl.constexpr):
+    """acc + a @ b; fp32 operands (IEEE) in IEEE fp32 as torch.matmul by default, not TF32."""
+    if IEEE:
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    else:
+        acc = tl.dot(a, b, acc)
+    return acc
+
+
+@triton.jit
 def _moe_glu(g, u, ACTIVATION: tl.constexpr):
     if ACTIVATION == 0:
         h = g * tl.sigmoid(g) * u
@@ -184,7 +194,7 @@ def _moe_glu(g, u, ACTIVATION: tl.constexpr):
 def _moe_gate_up_kernel(x_ptr, w_ptr, h_ptr, pre_ptr, order_ptr, offsets_ptr, n_slots, n_cols, n_k,
                         n_experts, stride_xm, stride_we, stride_wn, stride_hm, stride_pm, slot_bucket,
                         TOP_K: tl.constexpr, ACTIVATION: tl.constexpr, STORE_PRE: tl.constexpr,
-                        E_BLOCK: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
+                        E_BLOCK: tl.constexpr, IEEE: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
                         BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """h[r] = act(x[token(r)] @ Wg[e].T) * (x[token(r)] @ Wu[e].T) for the sorted rows r of expert e;
     the gate and up tiles of one column block in two accumulators (with STORE_PRE, the pre-activations
@@ -214,8 +224,8 @@ def _moe_gate_up_kernel(x_ptr, w_ptr, h_ptr, pre_ptr, order_ptr, offsets_ptr, n_
                 a = tl.load(a_ptrs, mask=row_mask[:, None] & k_mask[None, :], other=0.0)
                 bg = tl.load(g_ptrs, mask=k_mask[:, None], other=0.0)
                 bu = tl.load(u_ptrs, mask=k_mask[:, None], other=0.0)
-            acc_g = tl.dot(a, bg, acc_g)
-            acc_u = tl.dot(a, bu, acc_u)
+            acc_g = _moe_dot(a, bg, acc_g, IEEE)
+            acc_u = _moe_dot(a, bu, acc_u, IEEE)
             a_ptrs += BLOCK_K
             g_ptrs += BLOCK_K
             u_ptrs += BLOCK_K
@@ -236,7 +246,7 @@ def _moe_gate_up_kernel(x_ptr, w_ptr, h_ptr, pre_ptr, order_ptr, offsets_ptr, n_
 def _moe_grouped_kernel(a_ptr, b_ptr, c_ptr, order_ptr, offsets_ptr, scale_ptr, n_slots, n_cols, n_k,
                         n_experts, stride_am, stride_be, stride_bk, stride_bn, stride_cm, slot_bucket,
                         TOP_K: tl.constexpr, A_BY_TOKEN: tl.constexpr, C_BY_SLOT: tl.constexpr,
-                        HAS_SCALE: tl.constexpr, E_BLOCK: tl.constexpr, EVEN_K: tl.constexpr,
+                        HAS_SCALE: tl.constexpr, E_BLOCK: tl.constexpr, IEEE: tl.constexpr, EVEN_K: tl.constexpr,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                         GROUP_M: tl.constexpr):
     """c[row] = scale[slot] * (a[row] @ B[e]) for the sorted rows of expert e, B[e] (n_k, n_cols) by its
@@ -264,7 +274,7 @@ def _moe_grouped_kernel(a_ptr, b_ptr, c_ptr, order_ptr, offsets_ptr, scale_ptr, 
                 k_mask = ks < n_k - k0
                 a = tl.load(a_ptrs, mask=row_mask[:, None] & k_mask[None, :], other=0.0)
                 b = tl.load(b_ptrs, mask=k_mask[:, None], other=0.0)
-            acc = tl.dot(a, b, acc)
+            acc = _moe_dot(a, b, acc, IEEE)
             a_ptrs += BLOCK_K
             b_ptrs += BLOCK_K * stride_bk
         if HAS_SCALE:
@@ -426,7 +436,8 @@ def _moe_gate_up(x, w_gate_up, order, offsets, top_k, activation, store_pre):
     _moe_gate_up_launch(key, _moe_grid(n_slots, n_experts, inter), x, w_gate_up, h, pre, order, offsets, n_slots,
                         inter, hidden, n_experts, x.stride(0), w_gate_up.stride(0),
                         w_gate_up.stride(1), h.stride(0), pre.stride(0), bucket, TOP_K=top_k,
-                        ACTIVATION=MOE_ACTIVATIONS[activation], STORE_PRE=store_pre, E_BLOCK=_moe_pow2(n_experts))
+                        ACTIVATION=MOE_ACTIVATIONS[activation], STORE_PRE=store_pre, E_BLOCK=_moe_pow2(n_experts),
+                        IEEE=x.dtype == torch.float32)
     return h, (pre if store_pre else None)
 
 
@@ -440,7 +451,8 @@ def _moe_grouped(a, b, strides, n_cols, n_k, order, offsets, top_k, out_rows, a_
            a.data_ptr() & 15, b.data_ptr() & 15, top_k, a_by_token, c_by_slot, scale is not None, bucket)
     _moe_grouped_launch(key, _moe_grid(n_slots, n_experts, n_cols), a, b, c, order, offsets,
                         scale if scale is not None else c, n_slots, n_cols, n_k, n_experts, a.stride(0), *strides, c.stride(0), bucket, TOP_K=top_k, A_BY_TOKEN=a_by_token,
-                        C_BY_SLOT=c_by_slot, HAS_SCALE=scale is not None, E_BLOCK=_moe_pow2(n_experts))
+                        C_BY_SLOT=c_by_slot, HAS_SCALE=scale is not None, E_BLOCK=_moe_pow2(n_experts),
+                        IEEE=a.dtype == torch.float32)
     return c
 
 
