@@ -21,15 +21,20 @@ K1=${CHECKS_1:-"cross_entropy or (moe and not every_autotune and not experts_for
 K2=${CHECKS_2:-"moe_experts_forward_backward"}
 K3=${CHECKS_3:-"every_autotune and moe and (config0 or config1 or config2 or config3 or config4)"}
 K4=${CHECKS_4:-"every_autotune and moe and (config5 or config6 or config7 or config8 or config9)"}
-timeout 240 $CHECKS -k "$K1" > "$OUT/gpu_checks_1.txt" 2>&1 &
-timeout 240 $CHECKS -k "$K2" > "$OUT/gpu_checks_2.txt" 2>&1 &
-timeout 240 $CHECKS -k "$K3" > "$OUT/gpu_checks_3.txt" 2>&1 &
-timeout 240 $CHECKS -k "$K4" > "$OUT/gpu_checks_4.txt" 2>&1 &
-wait
+DONE=/tmp/moe-checks-done-$START
+( timeout 240 $CHECKS -k "$K1" > "$OUT/gpu_checks_1.txt" 2>&1 &
+  timeout 240 $CHECKS -k "$K2" > "$OUT/gpu_checks_2.txt" 2>&1 &
+  timeout 240 $CHECKS -k "$K3" > "$OUT/gpu_checks_3.txt" 2>&1 &
+  timeout 240 $CHECKS -k "$K4" > "$OUT/gpu_checks_4.txt" 2>&1 &
+  wait; touch "$DONE" ) &
+CHECKS_PID=$!
 unset TRITONIFY_TEST_DEVICE TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG TRITONIFY_COMPILE_BACKEND
-for f in "$OUT"/gpu_checks_*.txt; do echo "$f: $(tail -1 "$f")"; done
+if [ -z "${OVERLAP:-}" ]; then wait "$CHECKS_PID"; fi   # OVERLAP=1: compile the forward cases while the checks run
 LEFT=$(( LIMIT - ($(date +%s) - START) - 15 ))
-python3 gpu/templates/moe_h200.py "$OUT" --vllm "${VLLM_MOE_DIR:-../vllm-moe}" --budget "$LEFT" ${SECTIONS:+--sections $SECTIONS} ${IMPLS:+--impls $IMPLS} ${CASES:+--cases $CASES}
+python3 gpu/templates/moe_h200.py "$OUT" --vllm "${VLLM_MOE_DIR:-../vllm-moe}" --budget "$LEFT" ${SECTIONS:+--sections $SECTIONS} \
+  ${IMPLS:+--impls $IMPLS} ${CASES:+--cases $CASES} ${OVERLAP:+--warm-first $DONE}
+wait "$CHECKS_PID"
+for f in "$OUT"/gpu_checks_*.txt; do echo "$f: $(tail -1 "$f")"; done
 python3 - "$OUT/moe_h200.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
