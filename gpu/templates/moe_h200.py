@@ -41,6 +41,7 @@ FWD_CASES = [("mixtral", MIXTRAL, n) for n in (1, 8, 64, 4096, 16384)] + [("64x8
 TRAIN_CASES = [("mixtral", MIXTRAL, 4096), ("64x8", MANY, 4096)]
 CHECKED = {("mixtral", 64), ("mixtral", 4096), ("64x8", 64), ("64x8", 4096)}
 IMPLS: set[str] = set()  # --impls: time only these (all when empty)
+PIN = False  # --pin: the template's configs restricted to an earlier run's autotune winners
 WARM_FIRST = ""  # --warm-first FILE: compile/autotune every forward case, then wait for FILE before timing
 
 
@@ -329,6 +330,15 @@ def section_fwd(log, budget, vllm_dir):
 
     kernel, configs, tl = load_vllm(vllm_dir)
     compiled = torch.compile(m.moe_experts_reference)
+    if PIN:
+        # the template's own autotuner, over the configs it chose at these shapes in the 2026-12-01T22:34Z
+        # run (one per slot bucket), so this run compiles a few configs instead of tuning all of them
+        pin = {"gate_up": [(16, 32, 256, 4, 4, 8), (32, 64, 128, 4, 4, 8), (128, 128, 64, 8, 4, 16)],
+               "grouped": [(16, 64, 128, 4, 4, 8), (16, 64, 256, 4, 3, 8), (128, 256, 64, 8, 3, 16)]}
+        for name, kern in (("gate_up", m._moe_gate_up_kernel), ("grouped", m._moe_grouped_kernel)):
+            kern.configs = [m._moe_config(bm, bn, bk, w, st, group=g) for bm, bn, bk, w, st, g in pin[name]]
+            kern.cache.clear()
+        log(kind="pinned", configs=pin, note="the template's autotune winners of the 22:34Z run")
     if WARM_FIRST:
         # compile and autotune every case first (the GPU checks may still run beside this), then wait for
         # the checks to finish: the timings below run alone on the GPU
@@ -443,11 +453,12 @@ def main():
     ap.add_argument("--budget", type=float, default=400)
     ap.add_argument("--sections", default="ce,fwd,train")
     ap.add_argument("--impls", default="", help="forward: only these implementations (comma-separated)")
+    ap.add_argument("--pin", action="store_true", help="the template's configs: an earlier run's autotune winners")
     ap.add_argument("--warm-first", default="", help="compile every forward case, then wait for this file")
     ap.add_argument("--cases", default="", help="forward: only these MODEL:TOKENS cases (comma-separated)")
     args = ap.parse_args()
-    global FWD_CASES, WARM_FIRST
-    WARM_FIRST = args.warm_first
+    global FWD_CASES, WARM_FIRST, PIN
+    WARM_FIRST, PIN = args.warm_first, args.pin
     IMPLS.update(i for i in args.impls.split(",") if i)
     if args.cases:
         wanted = set(args.cases.split(","))

@@ -32,7 +32,7 @@ unset TRITONIFY_TEST_DEVICE TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG TRITONIFY_COMPI
 if [ -z "${OVERLAP:-}" ]; then wait "$CHECKS_PID"; fi   # OVERLAP=1: compile the forward cases while the checks run
 LEFT=$(( LIMIT - ($(date +%s) - START) - 15 ))
 python3 gpu/templates/moe_h200.py "$OUT" --vllm "${VLLM_MOE_DIR:-../vllm-moe}" --budget "$LEFT" ${SECTIONS:+--sections $SECTIONS} \
-  ${IMPLS:+--impls $IMPLS} ${CASES:+--cases $CASES} ${OVERLAP:+--warm-first $DONE}
+  ${IMPLS:+--impls $IMPLS} ${CASES:+--cases $CASES} ${OVERLAP:+--warm-first $DONE} ${PIN:+--pin}
 wait "$CHECKS_PID"
 for f in "$OUT"/gpu_checks_*.txt; do echo "$f: $(tail -1 "$f")"; done
 python3 - "$OUT/moe_h200.jsonl" <<'PY'
