@@ -37,10 +37,20 @@ def templates_block() -> str:
     return module.table()
 
 
+def moe_block() -> str:
+    """The MoE template's table and the cross-entropy leaf/matmul rows (gpu/templates/readme_table.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_table", ROOT / "gpu" / "templates" / "readme_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.moe_table()
+
+
 def blocks() -> dict[str, str]:
     from tritonify.diagnostics.rule_table import markdown
 
-    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block()}
+    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block(), "moe": moe_block()}
 
 
 def render(text: str) -> str:
