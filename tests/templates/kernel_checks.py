@@ -240,6 +240,19 @@ def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where
         assert_close(wk.grad, w64.grad, torch.float32, "dw", scale=4.0)
 
 
+def test_fused_linear_cross_entropy_gradients_are_taken_over_by_autograd_not_copied():
+    """The other template whose gradients are computed in the forward: dh and dW reach .grad as the
+    tensors the forward wrote (new tensors the Function alone holds), not copies of them."""
+    m, g = MODULES["fused_linear_cross_entropy"], fresh_generator()
+    h, w = leaf(randn(6, 16, dtype=torch.float32, gen=g)), leaf(randn(70, 16, dtype=torch.float32, gen=g, scale=0.25))
+    target = torch.randint(0, 70, (6,), generator=g).to(DEVICE)
+    arrived = {}
+    h.register_hook(lambda grad: arrived.update(h=grad.data_ptr()))  # no reference kept (it would force a copy)
+    w.register_hook(lambda grad: arrived.update(w=grad.data_ptr()))
+    m.fused_linear_cross_entropy(h, w, target).backward()
+    assert h.grad.data_ptr() == arrived["h"] and w.grad.data_ptr() == arrived["w"]
+
+
 def test_cross_entropy_backward_with_grad_output_one_leaves_the_gradient_as_computed():
     m, g = MODULES["cross_entropy"], fresh_generator()
     grad = randn(3, 70, dtype=torch.bfloat16, gen=g)
