@@ -647,6 +647,19 @@ def _moe_experts_setup(ctx, inputs, output):
     ctx.save_for_backward(x, topk_weights, w_gate_up, w_down, *output[1:])
 
 
+def _moe_route_impl(router_logits: torch.Tensor, top_k: int, scoring: str,
+                    renormalize: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    return moe_route(router_logits, top_k, scoring, renormalize)
+
+
+def _moe_route_fake(router_logits, top_k, scoring, renormalize):
+    n_tokens = router_logits.shape[0]
+    return (router_logits.new_empty(n_tokens, top_k, dtype=torch.float32),
+            router_logits.new_empty(n_tokens, top_k, dtype=torch.int32))
+
+
+_moe_route_op = _custom_op(_moe_route_impl, _moe_route_fake)
+
 _moe_experts_fwd_op = _custom_op(_moe_experts_fwd, _moe_experts_fwd_fake, grad=_moe_experts_grad,
                                  setup=_moe_experts_setup)
 
@@ -666,7 +679,10 @@ def moe(x, router_weight, w_gate_up, w_down, top_k=MOE_TOP_K, scoring="softmax",
     lead, hidden = x.shape[:-1], x.shape[-1]
     x2 = x.reshape(-1, hidden)
     router_logits = x2 @ router_weight.t()
-    weights, ids = moe_route(router_logits, top_k, scoring, renormalize)
+    if torch.compiler.is_compiling():  # the router as one custom op: no graph break
+        weights, ids = _moe_route_op(router_logits.detach(), top_k, scoring, renormalize)
+    else:
+        weights, ids = moe_route(router_logits.detach(), top_k, scoring, renormalize)
     if torch.is_grad_enabled() and router_logits.requires_grad:
         weights = _moe_route_weights(router_logits, ids, scoring, renormalize)
     return moe_experts(x2, weights, ids, w_gate_up, w_down, activation).reshape(*lead, hidden)

@@ -758,6 +758,28 @@ def test_moe_layer_forward_backward_with_the_router(scoring, renormalize):
         assert_close(got.grad, want.grad, torch.float32, what, scale=4.0)
 
 
+def test_moe_layer_compiles_without_a_graph_break():
+    """The whole layer under torch.compile: the router and the experts are one custom op each (fullgraph),
+    forward and backward against float64."""
+    m, g = MODULES["moe"], fresh_generator()
+    inputs = (randn(6, 32, dtype=torch.float32, gen=g), randn(5, 32, dtype=torch.float32, gen=g, scale=0.5),
+              randn(5, 48, 32, dtype=torch.float32, gen=g, scale=32 ** -0.5),
+              randn(5, 32, 24, dtype=torch.float32, gen=g, scale=24 ** -0.5))
+    torch._dynamo.reset()
+    explain = torch._dynamo.explain(lambda *xs: m.moe(*xs, top_k=2))(*inputs)
+    assert explain.graph_break_count == 0, explain.break_reasons
+    backend = os.environ.get("TRITONIFY_COMPILE_BACKEND", "inductor") if DEVICE == "cuda" else "aot_eager"
+    compiled = torch.compile(lambda *xs: m.moe(*xs, top_k=2), backend=backend, fullgraph=True)
+    ks, rs = [leaf(t) for t in inputs], [as_reference(t) for t in inputs]
+    out, ref = compiled(*ks), m.moe_reference(*rs, top_k=2)
+    assert_close(out, ref, torch.float32, "compiled layer", scale=2.0)
+    grad = randn(*out.shape, dtype=torch.float32, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "drouter", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, torch.float32, f"compiled {what}", scale=4.0)
+
+
 def test_moe_blocks_never_cross_experts_and_cover_every_row():
     """Many tokens on few experts (several row blocks per expert, ragged last blocks), one expert with
     a single token, one with none: every slot's output is right (a block that ran into the next
