@@ -27,30 +27,36 @@ def examples_block() -> str:
     return f"```console\n$ tritonify check examples/ --statistics\n{stats.rstrip()}\n$ tritonify check examples/ | tail -2\n{summary}\n```"
 
 
-def templates_block() -> str:
-    """The template table, from the committed three-way records (gpu/templates/readme_table.py)."""
+def _readme_table():
+    """gpu/templates/readme_table.py, loaded from its file (gpu/ is not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("readme_table", ROOT / "gpu" / "templates" / "readme_table.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.table()
+    return module
+
+
+def templates_block() -> str:
+    """The template table, from the committed three-way records (gpu/templates/readme_table.py)."""
+    return _readme_table().table()
 
 
 def conv_block() -> str:
     """The convolution templates' tables, from the committed records (gpu/templates/readme_table.py)."""
-    import importlib.util
+    return _readme_table().conv_table()
 
-    spec = importlib.util.spec_from_file_location("readme_table", ROOT / "gpu" / "templates" / "readme_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.conv_table()
+
+def moe_block() -> str:
+    """The MoE template's table and the cross-entropy leaf/matmul rows (gpu/templates/readme_table.py)."""
+    return _readme_table().moe_table()
 
 
 def blocks() -> dict[str, str]:
     from tritonify.diagnostics.rule_table import markdown
 
-    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block(), "conv": conv_block()}
+    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block(), "conv": conv_block(),
+            "moe": moe_block()}
 
 
 def render(text: str) -> str:

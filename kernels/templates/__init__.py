@@ -216,6 +216,12 @@ _TEMPLATES = (
              ["causal_conv1d"], "causal_conv1d", "causal_conv1d", "CausalConv1d",
              {"channels": "CAUSAL_CONV1D_CHANNELS", "dtype": "CAUSAL_CONV1D_DTYPE"},
              "silu(bias + sum_k w[c, k] x[t - 3 + k, c]) over [batch, seqlen, channels]; width up to 4"),
+    Template("moe", "Fused mixture-of-experts MLP (top-k router, grouped GEMMs, forward + backward)", ["moe"],
+             "moe", "moe", "MoE",
+             {"hidden": "MOE_HIDDEN", "intermediate": "MOE_INTERMEDIATE", "experts": "MOE_EXPERTS",
+              "top_k": "MOE_TOP_K", "dtype": "MOE_DTYPE"},
+             "max-shifted softmax/sigmoid top-k router, tokens sorted by expert, gate+up GEMM with the GLU in "
+             "registers, down GEMM with the routing weight on the way out"),
 )
 
 

@@ -340,7 +340,11 @@ class CrossEntropyFunction(torch.autograd.Function):
                 grad = logits if inplace else torch.empty_like(logits)
         loss = cross_entropy_loss(logits, target, ignore_index, label_smoothing, reduction, grad)
         if grad is not None:
-            ctx.save_for_backward(grad)  # d loss / d logits, computed here
+            # d loss / d logits, computed here. Saved as a detached alias (a tensor object of its own, not
+            # the logits' own), so that for leaf logits autograd's gradient accumulation takes it over as
+            # .grad instead of copying it into a new logits-sized tensor (the logits themselves are held by
+            # the caller, so returning them would force that copy)
+            ctx.save_for_backward(grad.detach())
         return loss
 
     @staticmethod

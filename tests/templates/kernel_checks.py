@@ -193,6 +193,66 @@ def test_cross_entropy_gradient_is_computed_in_the_forward_wherever_it_goes(wher
         assert_close(lk.grad, ref_logits.grad, torch.float32, f"dlogits ({where}, draw {draw})")
 
 
+@pytest.mark.parametrize("where", ["inplace", "new"])
+@pytest.mark.parametrize("form", ["leaf", "matmul"])
+def test_cross_entropy_gradient_is_taken_over_by_autograd_not_copied(form, where):
+    """Leaf logits that require grad (how Liger's benchmark builds them) and logits from a matmul (a
+    training step's lm_head): the gradient the forward wrote reaches its consumer as that same memory.
+    For a leaf, ``.grad`` is the tensor the forward wrote (over the logits with ``inplace``), not a copy
+    of it (a copy is one more logits-sized allocation: on a GPU the peak is checked too)."""
+    m, g = MODULES["cross_entropy"], fresh_generator()
+    rows, hidden, vocab = 64, 8, 5003  # logits (1.3 MB) far larger than h, W and the allocator's 512-byte blocks
+    h = randn(rows, hidden, dtype=torch.float32, gen=g)
+    w = randn(vocab, hidden, dtype=torch.float32, gen=g, scale=0.3)
+    target = torch.randint(0, vocab, (rows,), generator=g).to(DEVICE)
+    target[1] = -100
+    h64, w64 = as_reference(h), as_reference(w)
+    ref_logits = (h64 @ w64.t()).detach().requires_grad_() if form == "leaf" else h64 @ w64.t()
+    ref_logits.retain_grad()
+    m.cross_entropy_reference(ref_logits, target).backward()
+    hk, wk = leaf(h), leaf(w)
+    logits = leaf(h @ w.t()) if form == "leaf" else hk @ wk.t()
+    arrived = {}
+    # the hook keeps no reference to the gradient: one more reference stops autograd taking it over
+    logits.register_hook(lambda grad: arrived.update(ptr=grad.data_ptr()))
+    loss = m.cross_entropy(logits, target, inplace=where == "inplace")
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+    loss.backward()
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - before
+        # a copy of the gradient is a logits-sized allocation; the matmul form's backward allocates dh and dw
+        # (its own outputs) and nothing logits-sized
+        logits_bytes = logits.numel() * 4
+        allowed = (h.numel() + w.numel()) * 4 + logits_bytes // 2 if form == "matmul" else logits_bytes // 2
+        assert extra <= allowed, f"backward allocated {extra} bytes ({form}, {where}); the logits are {logits_bytes}"
+    if where == "inplace":
+        assert arrived["ptr"] == logits.data_ptr(), "the gradient is written over the logits"
+        assert_close(logits.detach(), ref_logits.grad, torch.float32, f"dlogits over the logits ({form})")
+    if form == "leaf":
+        assert logits.grad.data_ptr() == arrived["ptr"], ".grad is a copy of the gradient the forward wrote"
+        assert_close(logits.grad, ref_logits.grad, torch.float32, f".grad ({where})")
+    else:
+        assert_close(hk.grad, h64.grad, torch.float32, "dh", scale=4.0)
+        assert_close(wk.grad, w64.grad, torch.float32, "dw", scale=4.0)
+
+
+def test_fused_linear_cross_entropy_gradients_are_taken_over_by_autograd_not_copied():
+    """The other template whose gradients are computed in the forward: dh and dW reach .grad as the
+    tensors the forward wrote (new tensors the Function alone holds), not copies of them."""
+    m, g = MODULES["fused_linear_cross_entropy"], fresh_generator()
+    h, w = leaf(randn(6, 16, dtype=torch.float32, gen=g)), leaf(randn(70, 16, dtype=torch.float32, gen=g, scale=0.25))
+    target = torch.randint(0, 70, (6,), generator=g).to(DEVICE)
+    arrived = {}
+    h.register_hook(lambda grad: arrived.update(h=grad.data_ptr()))  # no reference kept (it would force a copy)
+    w.register_hook(lambda grad: arrived.update(w=grad.data_ptr()))
+    m.fused_linear_cross_entropy(h, w, target).backward()
+    assert h.grad.data_ptr() == arrived["h"] and w.grad.data_ptr() == arrived["w"]
+
+
 def test_cross_entropy_backward_with_grad_output_one_leaves_the_gradient_as_computed():
     m, g = MODULES["cross_entropy"], fresh_generator()
     grad = randn(3, 70, dtype=torch.bfloat16, gen=g)
@@ -514,6 +574,7 @@ def test_linear_gelu_refuses_mismatched_features():
 # the contract each template ships must pass the benchmark harness's own correctness check
 # (poisoned output buffers, float64 reference) at a small shape of the same rank
 _SMALL = {2: (5, 130), 3: (37, 24, 301), 7: (2, 9, 7, 24, 20, 3, 2)}
+_SMALL = {2: (5, 130), 3: (37, 24, 301), 5: (29, 72, 40, 6, 2)}
 
 
 @pytest.mark.parametrize("name", [t.name for t in list_templates()])
@@ -522,6 +583,8 @@ def test_contract_passes_the_harness_correctness_check(name):
 
     contract = getattr(MODULES[name], f"{name.upper()}_CONTRACT")
     assert contract is not None and contract.name == name
+    if contract.dtype == "bfloat16" and name in _TL_DOT_TEMPLATES:
+        _skip_bf16_dot_on_the_interpreter(torch.bfloat16)
     assert hasattr(MODULES[name], contract.kernel), f"{contract.kernel} is the template's kernel"
     shape = _SMALL[len(contract.shapes[0])]
     result = check(contract.entry, contract, shape, DEVICE, seed=fresh_generator().initial_seed())
@@ -547,6 +610,7 @@ def _compile_cases():
     r = lambda *s, **kw: randn(*s, dtype=torch.float32, gen=g, **kw)
     target = torch.randint(0, 70, (6,), generator=g).to(DEVICE)
     target[1] = -100
+    moe_ids = torch.stack([torch.randperm(5, generator=g)[:2] for _ in range(9)]).to(torch.int32).to(DEVICE)
     glu = lambda name: (lambda m, a, b: getattr(m, name)(a, b), lambda m, a, b: getattr(m, f"{name}_reference")(a, b),
                         (r(4, 50), r(4, 50)))
     return {
@@ -571,6 +635,10 @@ def _compile_cases():
         "causal_conv1d": (lambda m, x, w, b: m.causal_conv1d(x, w, b, "silu"),
                           lambda m, x, w, b: m.causal_conv1d_reference(x, w, b, "silu"),
                           (r(2, 19, 40), r(40, 4, scale=0.5), r(40, scale=0.1))),
+        "moe": (lambda m, x, w, wgu, wd: m.moe_experts(x, w, moe_ids, wgu, wd),
+                lambda m, x, w, wgu, wd: m.moe_experts_reference(x, w, moe_ids, wgu, wd),
+                (r(9, 32), torch.rand(9, 2, generator=g).to(DEVICE) + 0.1, r(5, 48, 32, scale=32 ** -0.5),
+                 r(5, 32, 24, scale=24 ** -0.5))),
     }
 
 
@@ -797,3 +865,197 @@ def test_causal_conv1d_refuses_what_it_does_not_compute():
         m.causal_conv1d(x, torch.randn(7, 4, device=DEVICE))
     with pytest.raises(ValueError, match="activation"):
         m.causal_conv1d(x, torch.randn(6, 4, device=DEVICE), activation="relu")
+# ----------------------------------------------------------------------------- mixture of experts
+_TL_DOT_TEMPLATES = {"moe"}
+
+
+def _skip_bf16_dot_on_the_interpreter(dtype):
+    """The CPU interpreter (triton 3.9) multiplies bf16 tl.dot operands as their raw bits (a 16x16 dot
+    of randn values comes out near 3e10); fp16 and fp32 are right there, bf16 runs on the GPU."""
+    if DEVICE == "cpu" and dtype == torch.bfloat16:
+        pytest.skip("the interpreter's tl.dot reads bf16 operands as raw bits; checked on the GPU")
+
+
+def _moe_case(g, dtype, n_tokens, hidden, inter, n_experts, top_k, unused_experts=0):
+    """x, routing (weights, ids) from random logits (the last ``unused_experts`` get none), weights."""
+    m = MODULES["moe"]
+    x = randn(n_tokens, hidden, dtype=dtype, gen=g)
+    w_gate_up = randn(n_experts, 2 * inter, hidden, dtype=dtype, gen=g, scale=hidden ** -0.5)
+    w_down = randn(n_experts, hidden, inter, dtype=dtype, gen=g, scale=inter ** -0.5)
+    logits = randn(n_tokens, n_experts, dtype=torch.float64, gen=g, scale=2.0)
+    if unused_experts:
+        logits[:, n_experts - unused_experts:] = -1e4
+    weights, ids = m.moe_route_reference(logits, top_k)
+    return x, weights.float(), ids.to(torch.int32), w_gate_up, w_down
+
+
+@pytest.mark.parametrize("scoring", ["softmax", "sigmoid"])
+@pytest.mark.parametrize("n_experts,top_k,renormalize", [(8, 2, True), (6, 3, False), (64, 8, True), (5, 1, False)])
+def test_moe_router_matches_float64(scoring, n_experts, top_k, renormalize):
+    m, g = MODULES["moe"], fresh_generator()
+    logits = randn(37, n_experts, dtype=torch.float32, gen=g, scale=3.0)
+    weights, ids = m.moe_route(logits, top_k, scoring, renormalize)
+    ref_w, ref_ids = m.moe_route_reference(logits.double(), top_k, scoring, renormalize)
+    assert torch.equal(ids.long(), ref_ids), "the chosen experts, in score order"
+    assert_close(weights, ref_w, torch.float32, "routing weights")
+
+
+def test_moe_router_never_picks_an_expert_twice_when_scores_underflow_to_zero():
+    """Softmax probabilities of 0.0 (logits far below the max): masking a chosen expert with 0.0 would
+    tie with them and pick it again; the template masks with -inf."""
+    m = MODULES["moe"]
+    logits = torch.tensor([[0.0, -1e4, -1e4, -1e4, -1e4], [-1e4, -1e4, 3.0, -1e4, -1e4]], device=DEVICE)
+    weights, ids = m.moe_route(logits, 3, "softmax", renormalize=False)
+    for row in ids.tolist():
+        assert len(set(row)) == 3, f"an expert chosen twice: {row}"
+    assert ids[0, 0].item() == 0 and ids[1, 0].item() == 2
+    assert weights[:, 0].tolist() == [1.0, 1.0] and (weights[:, 1:] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("activation", ["swiglu", "tanh_glu", "relu2_glu", "geglu_sigmoid"])
+@pytest.mark.parametrize("n_tokens,hidden,inter,n_experts,top_k,unused", [(19, 40, 24, 6, 2, 2), (3, 72, 40, 5, 3, 0)],
+                         ids=["19-tokens-idle-experts", "3-tokens-top3"])
+def test_moe_experts_forward_backward(dtype, activation, n_tokens, hidden, inter, n_experts, top_k, unused):
+    """Forward and every gradient (x, routing weights, both weight stacks) against a float64 loop over
+    experts; experts that get no token, odd sizes, top-1/2/3."""
+    _skip_bf16_dot_on_the_interpreter(dtype)
+    m, g = MODULES["moe"], fresh_generator()
+    case = _moe_case(g, dtype, n_tokens, hidden, inter, n_experts, top_k, unused)
+    x, weights, ids, w_gate_up, w_down = case
+    ks = [leaf(t) for t in (x, weights, w_gate_up, w_down)]
+    out = m.moe_experts(ks[0], ks[1], ids, ks[2], ks[3], activation)
+    rs = [as_reference(t) for t in (x, weights, w_gate_up, w_down)]
+    ref = m.moe_experts_reference(rs[0], rs[1], ids, rs[2], rs[3], activation)
+    assert_close(out, ref, dtype, "out", scale=2.0)
+    with torch.no_grad():
+        assert_close(m.moe_experts(x, weights, ids, w_gate_up, w_down, activation), ref, dtype, "inference out",
+                     scale=2.0)
+    grad = randn(*out.shape, dtype=dtype, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "dweights", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, dtype if what != "dweights" else dtype, what, scale=4.0)
+    if unused:
+        assert (ks[2].grad[n_experts - unused:] == 0).all() and (ks[3].grad[n_experts - unused:] == 0).all()
+
+
+@pytest.mark.parametrize("scoring,renormalize", [("softmax", True), ("sigmoid", False)])
+def test_moe_layer_forward_backward_with_the_router(scoring, renormalize):
+    """The whole layer: router logits from a matmul, top-k, experts; the router weight's gradient
+    flows through the chosen experts' scores."""
+    m, g = MODULES["moe"], fresh_generator()
+    x = randn(2, 5, 48, dtype=torch.float32, gen=g)
+    router = randn(7, 48, dtype=torch.float32, gen=g, scale=0.5)
+    w_gate_up = randn(7, 64, 48, dtype=torch.float32, gen=g, scale=48 ** -0.5)
+    w_down = randn(7, 48, 32, dtype=torch.float32, gen=g, scale=32 ** -0.5)
+    ks = [leaf(t) for t in (x, router, w_gate_up, w_down)]
+    rs = [as_reference(t) for t in (x, router, w_gate_up, w_down)]
+    out = m.moe(*ks, top_k=2, scoring=scoring, renormalize=renormalize)
+    ref = m.moe_reference(*rs, top_k=2, scoring=scoring, renormalize=renormalize)
+    assert_close(out, ref, torch.float32, "out", scale=2.0)
+    grad = randn(*out.shape, dtype=torch.float32, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "drouter", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, torch.float32, what, scale=4.0)
+
+
+def test_moe_layer_compiles_without_a_graph_break():
+    """The whole layer under torch.compile: the router and the experts are one custom op each (fullgraph),
+    forward and backward against float64."""
+    m, g = MODULES["moe"], fresh_generator()
+    inputs = (randn(6, 32, dtype=torch.float32, gen=g), randn(5, 32, dtype=torch.float32, gen=g, scale=0.5),
+              randn(5, 48, 32, dtype=torch.float32, gen=g, scale=32 ** -0.5),
+              randn(5, 32, 24, dtype=torch.float32, gen=g, scale=24 ** -0.5))
+    torch._dynamo.reset()
+    explain = torch._dynamo.explain(lambda *xs: m.moe(*xs, top_k=2))(*inputs)
+    assert explain.graph_break_count == 0, explain.break_reasons
+    backend = os.environ.get("TRITONIFY_COMPILE_BACKEND", "inductor") if DEVICE == "cuda" else "aot_eager"
+    compiled = torch.compile(lambda *xs: m.moe(*xs, top_k=2), backend=backend, fullgraph=True)
+    ks, rs = [leaf(t) for t in inputs], [as_reference(t) for t in inputs]
+    out, ref = compiled(*ks), m.moe_reference(*rs, top_k=2)
+    assert_close(out, ref, torch.float32, "compiled layer", scale=2.0)
+    grad = randn(*out.shape, dtype=torch.float32, gen=g)
+    out.backward(grad)
+    ref.backward(grad.double())
+    for got, want, what in zip(ks, rs, ["dx", "drouter", "dw_gate_up", "dw_down"]):
+        assert_close(got.grad, want.grad, torch.float32, f"compiled {what}", scale=4.0)
+
+
+def test_moe_blocks_never_cross_experts_and_cover_every_row():
+    """Many tokens on few experts (several row blocks per expert, ragged last blocks), one expert with
+    a single token, one with none: every slot's output is right (a block that ran into the next
+    expert's rows would use the wrong weights there)."""
+    m, g = MODULES["moe"], fresh_generator()
+    x, _, _, w_gate_up, w_down = _moe_case(g, torch.float32, 41, 32, 16, 4, 1)
+    ids = torch.tensor([0] * 18 + [1] * 21 + [3] * 1 + [0], dtype=torch.int32, device=DEVICE)[:, None]
+    weights = torch.rand(41, 1, generator=g).to(DEVICE) + 0.5
+    out = m.moe_experts(x, weights, ids, w_gate_up, w_down)
+    ref = m.moe_experts_reference(x.double(), weights.double(), ids, w_gate_up.double(), w_down.double())
+    assert_close(out, ref, torch.float32, "out", scale=2.0)
+
+
+def _moe_force_config(i):
+    """The i-th config of the gate+up kernel and of the grouped kernel forced together (the lists have
+    the same length); autotuner caches and recorded launch plans cleared before and after."""
+    m = MODULES["moe"]
+    kernels = (m._moe_gate_up_kernel, m._moe_grouped_kernel)
+    lists = (m._MOE_GATE_UP_CONFIGS, m._MOE_GROUPED_CONFIGS)
+    assert len(lists[0]) == len(lists[1])
+    saved = [list(k.configs) for k in kernels]
+    try:
+        for kernel, configs in zip(kernels, lists):
+            kernel.configs = [configs[i]]
+            kernel.cache.clear()
+        for launcher in (m._moe_gate_up_launch, m._moe_grouped_launch):
+            launcher.plans.clear()
+        yield lists[0][i], lists[1][i]
+    finally:
+        for kernel, configs in zip(kernels, saved):
+            kernel.configs = configs
+            kernel.cache.clear()
+        for launcher in (m._moe_gate_up_launch, m._moe_grouped_launch):
+            launcher.plans.clear()
+
+
+@pytest.mark.parametrize("index", range(10), ids=lambda i: f"config{i}")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+def test_moe_every_autotune_config_forward_backward(dtype, index):
+    """Every config the GPU's autotuner chooses from, forced, forward and backward against float64,
+    at a size with fewer rows than one block on some experts and more on others, hidden not a
+    multiple of any BLOCK_K (the masked K loop) and one that is (the unmasked one). On the GPU bf16
+    (the interpreter cannot check it); fp16 and fp32 on the interpreter."""
+    _skip_bf16_dot_on_the_interpreter(dtype)
+    if DEVICE == "cuda" and dtype != torch.bfloat16:
+        pytest.skip("fp16/fp32 configs are checked on the interpreter")
+    m = MODULES["moe"]
+    assert len(m._MOE_GATE_UP_CONFIGS) == 10
+    for gate_up_config, grouped_config in _moe_force_config(index):
+        for hidden in (72, 256):
+            g = fresh_generator()
+            x, weights, ids, w_gate_up, w_down = _moe_case(g, dtype, 23, hidden, 40, 5, 2, 1)
+            ks = [leaf(t) for t in (x, weights, w_gate_up, w_down)]
+            out = m.moe_experts(ks[0], ks[1], ids, ks[2], ks[3])
+            rs = [as_reference(t) for t in (x, weights, w_gate_up, w_down)]
+            ref = m.moe_experts_reference(rs[0], rs[1], ids, rs[2], rs[3])
+            what = f"{gate_up_config} / {grouped_config}, hidden {hidden}"
+            assert_close(out, ref, dtype, f"out ({what})", scale=2.0)
+            grad = randn(*out.shape, dtype=dtype, gen=g)
+            out.backward(grad)
+            ref.backward(grad.double())
+            for got, want, name in zip(ks, rs, ["dx", "dweights", "dw_gate_up", "dw_down"]):
+                assert_close(got.grad, want.grad, dtype, f"{name} ({what})", scale=4.0)
+
+
+def test_moe_refuses_mismatched_shapes_and_unknown_options():
+    m, g = MODULES["moe"], fresh_generator()
+    x, weights, ids, w_gate_up, w_down = _moe_case(g, torch.float32, 4, 16, 8, 3, 2)
+    with pytest.raises(ValueError, match="shapes disagree"):
+        m.moe_experts(x, weights, ids, w_gate_up, w_down[:, :8])
+    with pytest.raises(ValueError, match="activation"):
+        m.moe_experts(x, weights, ids, w_gate_up, w_down, "gelu")
+    with pytest.raises(ValueError, match="top_k"):
+        m.moe_route(torch.randn(4, 3, device=DEVICE), 4)
+    with pytest.raises(ValueError, match="scoring"):
+        m.moe_route(torch.randn(4, 3, device=DEVICE), 2, "softplus")

@@ -84,3 +84,37 @@ async def test_a_snippet_capable_client_gets_a_snippet_edit(client, tmp_path):
     *imports, body = doc_edit.edits
     assert all(isinstance(e, types.TextEdit) for e in imports)
     assert isinstance(body, types.SnippetTextEdit) and "${1:rms_norm}" in body.snippet.value
+
+
+MOE_TEXT = '''"""A model file with a loop over experts."""
+import torch
+from torch import nn
+
+
+class SparseMoeBlock(nn.Module):
+    def forward(self, x, ids, weights):
+        out = torch.zeros_like(x)
+        for e in range(len(self.experts)):
+            rows, slot = torch.where(ids == e)
+            out.index_add_(0, rows, self.experts[e](x[rows]) * weights[rows, slot, None])
+        return out
+'''
+MOE_LOOP_LINE = 8  # 0-based: the `for e in range(...)` line
+
+
+async def test_the_moe_template_is_offered_inside_an_moe_block_and_inserted_above_it(client, tmp_path):
+    """Inside a class or function whose name mentions MoE (where TRI037's loop over experts lives), the
+    MoE template is the one "Insert template" offers; the body goes above the class, at module level."""
+    await _start(client, tmp_path, snippets=False)
+    uri = (tmp_path / "moe_model.py").as_uri()
+    open_doc(client, uri, MOE_TEXT)
+    await wait_diagnostics(client, uri)
+    actions = await _template_actions(client, uri, MOE_LOOP_LINE)
+    moe = next(t for t in list_templates() if t.name == "moe")
+    assert [a.title for a in actions] == [f"Insert template: {moe.title}"]
+    resolved = await client.code_action_resolve_async(actions[0])
+    out = apply_text_edits(MOE_TEXT, resolved.edit.changes[uri])
+    tree = ast.parse(out)
+    names = [s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    assert {"moe", "moe_experts", "moe_reference"} <= set(names)
+    assert names.index("moe_experts") < names.index("SparseMoeBlock")
