@@ -22,6 +22,7 @@ import gc
 import pickle
 import signal
 import sys
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -196,14 +197,16 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     index = default_index()
     if not needs_parse(text, path, settings, index):   # no kernel can be defined here: as `tritonify check` does
         _PREVIOUS.pop(path, None)
-        changed = index.update(path, text)
+        disk = index.refresh_disk()
+        changed = index.update(path, text) or disk
         result = lint_text(text, path, settings, index)
-        result.exports_changed = changed
+        result.exports_changed, result.disk_changed = changed, disk
         return result, [], True, None
     with _interruptible():
         source = _parsed(text, path)
     trace.event("w.parsed")
-    changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
+    disk = index.refresh_disk()
+    changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
     trace.event("w.indexed")
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
     with _interruptible():   # what is kept for the next lint is set after it
@@ -217,7 +220,7 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     else:
         _PREVIOUS[path] = nxt
     result = linted.result
-    result.exports_changed = changed
+    result.exports_changed, result.disk_changed = changed, disk
     return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
 
 
@@ -265,6 +268,16 @@ class LintWorker:
         self.restarts = 0
         self.interrupts = 0   # lints stopped without a restart
         self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
+        self._current: tuple[str, float] | None = None   # (path, monotonic start) of the lint under way
+        self.requests = 0   # requests answered (tests count them)
+
+    def busy_elsewhere_s(self, path: str) -> float:
+        """How long the lint under way, of another path than `path`, has been running (0 when
+        idle or linting `path`)."""
+        current = self._current
+        if current is None or current[0] == path:
+            return 0.0
+        return time.monotonic() - current[1]
 
     async def _ensure(self) -> asyncio.subprocess.Process:
         self._dead = [p for p in self._dead if p.returncode is None]
@@ -332,6 +345,8 @@ class LintWorker:
             self._lock = asyncio.Lock()
         async with self._lock:
             proc = None
+            self._current = (path, time.monotonic())
+            self.requests += 1
             try:
                 proc = await self._ensure()
                 proc.stdin.write(_frame((text, path, settings, mode, base)))
@@ -352,6 +367,8 @@ class LintWorker:
                 self.kill()
                 return stopped_result(path, f"Tritonify's analysis process died on this file ({type(exc).__name__}); "
                                             "no findings are shown for it")
+            finally:
+                self._current = None
         status, value = pickle.loads(payload)
         if status == "ok":
             return value
