@@ -244,7 +244,7 @@ class DiagnosticsFeature:
                     return
                 if now.version == version:
                     hit = self.server.analyses.get(now.uri, version, text)
-                    if hit is not None and not hit.result.error:
+                    if hit is not None and not hit.result.error and not hit.syntax_error:
                         # the newest text, linted: shown now, not after the debounce (a syntax
                         # error of a half-typed line waits for the debounce, so it does not flicker)
                         pending = self._pending.pop(uri, None)
@@ -296,7 +296,7 @@ class DiagnosticsFeature:
         if now is None or now.version != version:
             return  # closed or edited meanwhile: this result is stale
         server.analyses.put(hit)
-        if hit.result.error:
+        if hit.result.error and not hit.syntax_error:   # a syntax error is its TRI000, not a log line per key
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")
         trace.event("s.publish", version=version, findings=len(hit.findings), exact=hit.exact)
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)

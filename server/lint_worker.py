@@ -31,7 +31,7 @@ from typing import Sequence
 from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
 from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
 from tritonify.diagnostics.model import Finding, Severity
-from tritonify.diagnostics.reparse import reparse
+from tritonify.diagnostics.reparse import reparse, tolerant_parse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
@@ -204,7 +204,10 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
         return result, [], True, None
     with _interruptible():
         source = _parsed(text, path)
-    trace.event("w.parsed")
+        broken, blanked = None, frozenset()
+        if source.tree is None and source.syntax_error is not None:   # a statement half typed
+            broken, (source, blanked) = source, _tolerant(source, path)
+    trace.event("w.parsed", tolerant=bool(blanked))
     disk = index.refresh_disk()
     changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
     trace.event("w.indexed")
@@ -220,6 +223,9 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     else:
         _PREVIOUS[path] = nxt
     result = linted.result
+    if blanked:
+        result.findings = sorted([f for f in result.findings if not _touches(f, blanked)] + _syntax_findings(broken),
+                                 key=Finding.sort_key)
     result.exports_changed, result.disk_changed = changed, disk
     return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
 
@@ -234,6 +240,44 @@ def _parsed(text: str, path: str) -> SourceFile:
     if source.tree is not None:
         _TREES[path] = (text, source.tree)
     return source
+
+
+SYNTAX_WHILE_TYPING = "SyntaxError: {msg}; until it parses, the findings are those of the file without this statement"
+
+
+def _tolerant(broken: SourceFile, path: str) -> tuple[SourceFile, frozenset[int]]:
+    """The text being typed, made to parse by neutralising the statement that does not
+    (diagnostics.reparse.tolerant_parse, from the last text of `path` that parsed here), and the
+    lines neutralised; `broken` itself and no lines when that cannot be done. Linting it keeps the
+    findings and kernels of everything else while a statement is incomplete, where the whole file
+    used to give one TRI000 (and its code lenses vanished) on almost every key."""
+    good = _TREES.get(path)
+    made = tolerant_parse(broken.text, good[0] if good else None, good[1] if good else None,
+                          broken.syntax_error, path)
+    if made is None:
+        return broken, frozenset()
+    return SourceFile(text=made.text, path=path, tree=made.tree), made.blanked
+
+
+def _touches(finding: Finding, lines: frozenset[int]) -> bool:
+    """Whether a finding (or one of its fixes) is on one of `lines`."""
+    if any(n in lines for n in range(finding.line, finding.end_line + 1)):
+        return True
+    return any(e.start_line in lines or e.end_line in lines for fix in finding.fixes for e in fix.edits)
+
+
+def _syntax_findings(broken: SourceFile) -> list[Finding]:
+    """The syntax error of the text as typed, where it is (TRI000), worded for a file whose other
+    findings are shown."""
+    err = broken.syntax_error
+    msg = (err.msg if err is not None else "") or "invalid syntax"
+    line = max(1, (err.lineno if err is not None else 1) or 1)
+    column = max(0, ((err.offset if err is not None else 1) or 1) - 1)
+    lines = broken.text.split("\n")
+    end_column = len(lines[line - 1]) if line <= len(lines) else column + 1
+    return [Finding(code=SYNTAX.code, message=SYNTAX_WHILE_TYPING.format(msg=msg), line=line, column=column,
+                    end_line=line, end_column=max(end_column, column + 1), severity=Severity.ERROR,
+                    path=broken.path, url=SYNTAX.url)]
 
 
 def _kernels(source: SourceFile) -> list | None:
