@@ -25,7 +25,7 @@ import sys
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
@@ -224,8 +224,8 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
         _PREVIOUS[path] = nxt
     result = linted.result
     if blanked:
-        result.findings = sorted([f for f in result.findings if not _touches(f, blanked)] + _syntax_findings(broken),
-                                 key=Finding.sort_key)
+        kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
+        result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
     result.exports_changed, result.disk_changed = changed, disk
     return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
 
@@ -259,11 +259,24 @@ def _tolerant(broken: SourceFile, path: str) -> tuple[SourceFile, frozenset[int]
     return SourceFile(text=made.text, path=path, tree=made.tree), made.blanked
 
 
-def _touches(finding: Finding, lines: frozenset[int]) -> bool:
-    """Whether a finding (or one of its fixes) is on one of `lines`."""
-    if any(n in lines for n in range(finding.line, finding.end_line + 1)):
-        return True
-    return any(e.start_line in lines or e.end_line in lines for fix in finding.fixes for e in fix.edits)
+def _spans_lines(start_line: int, end_line: int, end_column: int) -> range:
+    """The lines a range covers text of (one that ends at column 0 of a line does not cover it)."""
+    last = end_line - 1 if end_column == 0 and end_line > start_line else end_line
+    return range(start_line, last + 1)
+
+
+def _kept_apart_from(finding: Finding, lines: frozenset[int]) -> Finding | None:
+    """`finding` when it is not on one of `lines` (the neutralised ones), without the fixes that
+    would edit one of them (their text there is not the document's); None when it is on one."""
+    if any(n in lines for n in _spans_lines(finding.line, finding.end_line, finding.end_column)):
+        return None
+    fixes = [fix for fix in finding.fixes
+             if not any(n in lines for e in fix.edits for n in _spans_lines(e.start_line, e.end_line, e.end_column))]
+    if len(fixes) == len(finding.fixes):
+        return finding
+    kept = replace(finding)   # a copy: the finding itself may be the base the next lint carries over
+    kept.fixes = fixes
+    return kept
 
 
 def _syntax_findings(broken: SourceFile) -> list[Finding]:

@@ -157,3 +157,24 @@ def test_random_breaks_give_a_text_that_parses_and_differs_only_on_blanked_lines
         assert all(a == b for n, (a, b) in enumerate(zip(old, fixed), 1) if n not in tolerant.blanked)
         assert len(tolerant.blanked) <= 8, tolerant.blanked   # a statement, never a whole kernel
     assert made >= 100
+
+
+def test_a_finding_on_the_line_above_the_typed_one_stays_with_its_fix(tmp_path):
+    """TRI022's fix removes its whole line, up to column 0 of the next one, where the statement is
+    being typed: the finding and its fix stay (seen in the real editor: the row above the typed
+    line vanished on every key that left it incomplete)."""
+    path = str(tmp_path / "print.py")
+    lines = MULTI.split("\n")
+    at = next(i for i, line in enumerate(lines) if "def second" in line) + 2
+    lines.insert(at, '    tl.device_print("here", x)')
+    text = "\n".join(lines)
+    before, _ = _lint(text, path)
+    printed = [f for f in before.findings if f.code == "TRI022"]
+    assert len(printed) == 1 and printed[0].fixes
+    statement = "y = tl.load(x_ptr + offs"
+    for n in range(1, len(statement) + 1):
+        typed = "\n".join(lines[:at + 1] + ["    " + statement[:n]] + lines[at + 1:])
+        result, _ = _lint(typed, path)
+        still = [f for f in result.findings if f.code == "TRI022"]
+        assert [f.line for f in still] == [at + 1], statement[:n]
+        assert [fix.title for fix in still[0].fixes] == [fix.title for fix in printed[0].fixes], statement[:n]
