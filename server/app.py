@@ -504,6 +504,9 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @guarded(server, "initialized")
     async def initialized(params: types.InitializedParams):
         asyncio.ensure_future(server.lint_worker.start())
+        # the spare worker too: a lint that waits for another document's slow one goes there, and
+        # starting a Python then would cost it a second (OVERFLOW_AFTER_S)
+        asyncio.ensure_future(server.large_lint_worker.start(warm=True))
         await server.fetch_configuration()
         server.settings_changed()
         server.collect_when_idle()

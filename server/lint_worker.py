@@ -315,6 +315,11 @@ def stopped_result(path: str, why: str) -> Answer:
     return FileResult(path, [finding], error=why), [], True, None
 
 
+WARM_UP = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef warm_up(x_ptr, BLOCK: tl.constexpr):\n"
+           "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)\n")
+WARM_UP_PATH = "/nonexistent/tritonify-warm-up.py"   # no importable module name: no other file can import it
+
+
 class LintWorker:
     """The server's side: one worker process, one lint at a time, a time limit per lint."""
 
@@ -362,9 +367,13 @@ class LintWorker:
             await proc.wait()
         self._dead.clear()
 
-    async def start(self) -> None:
-        """Start the worker ahead of the first lint (it takes a moment to import)."""
+    async def start(self, warm: bool = False) -> None:
+        """Start the worker ahead of the first lint (it takes a moment to import); `warm`: and
+        lint a small kernel in it, so that its first real lint does not import the rules (half a
+        second on a loaded machine: the spare worker's first lint is one that waits for no other)."""
         await self._ensure()
+        if warm:
+            await self.request(WARM_UP, WARM_UP_PATH, Settings(), 60.0)
 
     async def lint(self, text: str, path: str, settings: Settings, timeout_s: float) -> tuple[FileResult, list[KernelSpan]]:
         """A full lint of `text`."""
