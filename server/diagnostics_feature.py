@@ -46,6 +46,9 @@ DEBOUNCE_S = 0.1          # longer than the gap between keys of someone typing
 LINT_AHEAD_S = 0.07       # a document whose last lint took at most this is linted on each change
 CONFIRM_IDLE_S = 0.75
 RELINT_AFTER_S = 0.2      # importers of a changed module lint anew once changes pause this long
+OPEN_LINT_AFTER_S = 0.02  # an opened document's first lint starts this much later (did_open),
+OPEN_BURST_LINT_AFTER_S = 0.25   # ... this much when it came within OPEN_BURST_GAP_S of the last open
+OPEN_BURST_GAP_S = 0.05
 _PROTOCOL = PROTOCOL   # contract/protocol.json, shared with the client
 BUSY_AFTER_S = _PROTOCOL["busyAfterMs"] / 1000
 BUSY_NOTIFICATION = _PROTOCOL["lintBusyNotification"]
@@ -153,6 +156,7 @@ class DiagnosticsFeature:
         self._changed_modules: dict[str, frozenset[str] | None] = {}   # uri -> module_words (None: disk), to relint
         self._relint_timer: asyncio.TimerHandle | None = None
         self.relinted = 0   # documents linted again because a module they may import changed
+        self.last_open = float("-inf")   # monotonic time of the last didOpen
 
     def lints_ahead(self, uri: str) -> bool:
         last = self.lint_seconds.get(uri)
@@ -364,7 +368,13 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded(server, "didOpen")
     def did_open(params: types.DidOpenTextDocumentParams):
-        feature.schedule(params.text_document.uri, 0)
+        # a moment later, not at once, and later still within a burst of opens (an editor
+        # restoring 400 tabs): a request that arrives behind the burst runs before their lints
+        # start, not after each one's first steps
+        now = time.monotonic()
+        burst = now - feature.last_open < OPEN_BURST_GAP_S
+        feature.last_open = now
+        feature.schedule(params.text_document.uri, OPEN_BURST_LINT_AFTER_S if burst else OPEN_LINT_AFTER_S)
         server.document_event("opened", params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
