@@ -331,7 +331,6 @@ class LintWorker:
         self.interrupts = 0   # lints stopped without a restart
         self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
         self._current: tuple[str, float] | None = None   # (path, monotonic start) of the lint under way
-        self.requests = 0   # requests answered (tests count them)
 
     def busy_elsewhere_s(self, path: str) -> float:
         """How long the lint under way, of another path than `path`, has been running (0 when
@@ -412,7 +411,6 @@ class LintWorker:
         async with self._lock:
             proc = None
             self._current = (path, time.monotonic())
-            self.requests += 1
             try:
                 proc = await self._ensure()
                 proc.stdin.write(_frame((text, path, settings, mode, base)))
