@@ -14,6 +14,10 @@ of that path: diagnostics.incremental), "base" (a full lint that also answers it
 incremental lint of that path carries over; nothing is linted or parsed); answer:
 `("ok", (FileResult, [KernelSpan], exact, Previous or None))`, `("error", message)` or, for a lint
 the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`.
+
+A Python text that does not parse (a statement half typed) is linted with that statement
+neutralised (`_tolerant`, diagnostics.reparse.tolerant_parse): its syntax error is one TRI000 on
+its line, beside the findings and kernels of the rest of the file.
 """
 from __future__ import annotations
 
