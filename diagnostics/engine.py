@@ -34,6 +34,7 @@ class FileResult:
     error: str | None = None          # a problem that stopped part of the analysis
     notes: list[str] = field(default_factory=list)  # warnings about the file ("line 3: ...")
     exports_changed: bool = False     # the editor's text changed what other files import from it
+    disk_changed: bool = False        # ... or a module changed on disk (which one is not known)
     parsed: bool = True               # False: no selected rule could apply, so the file was not parsed
 
 

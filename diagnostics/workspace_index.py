@@ -517,6 +517,12 @@ class WorkspaceIndex:
         if location.name == "__init__.py":
             self._summaries.pop(location.parent, None)
 
+    @_locked
+    def refresh_disk(self) -> bool:
+        """Re-read the modules changed on disk (at most every _REFRESH_S, as `update` does);
+        whether one did."""
+        return self._refresh_disk()
+
     def _refresh_disk(self) -> bool:
         now = time.monotonic()
         if now - self._last_refresh < _REFRESH_S:

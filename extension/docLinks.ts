@@ -34,3 +34,13 @@ export function renderedLinks(markdown: string): string {
 export function isPage(path: unknown): path is string {
     return typeof path === 'string' && path.endsWith('.md') && !path.includes('\0');
 }
+
+/** A rule page's row in the rule-docs picker: its code, and its name and summary from the page's first lines. */
+export function ruleRow(code: string, markdown: string): { label: string; description?: string; detail?: string } {
+    const lines = markdown.split(/\r?\n/);
+    const heading = lines.find((l) => l.startsWith('# '));
+    const name = heading ? heading.slice(2).trim().replace(new RegExp(`^${code}\\b[:\\s]*`), '').trim() : '';
+    const what = lines.findIndex((l) => /^## What it detects/.test(l));
+    const summary = what >= 0 ? lines.slice(what + 1).find((l) => l.trim().length > 0)?.trim() : undefined;
+    return { label: code, ...(name ? { description: name } : {}), ...(summary ? { detail: summary.slice(0, 200) } : {}) };
+}

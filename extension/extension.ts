@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { ASSEMBLY_SCHEME, AssemblyDocument, assemblyPath, FALLBACK_LANGUAGE, readAssembly } from './assembly';
-import { isPage, OPEN_PAGE_COMMAND } from './docLinks';
+import { isPage, OPEN_PAGE_COMMAND, ruleRow } from './docLinks';
 import { actionButtons, joinCommandLine, launchKey, splitCommandLine } from './nextActions';
 import { onPythonInterpreterChanged } from './interpreter';
 import { createLog, log, traceError, traceInfo } from './log';
@@ -54,12 +54,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             }
             if (command === 'tritonify.inspectWithDefinitions') {
                 return (answer: unknown) => {
-                    const a = (answer ?? {}) as { ok?: boolean; message?: unknown; error?: unknown };
+                    const a = (answer ?? {}) as { ok?: boolean; message?: unknown; error?: unknown; actions?: unknown };
                     if (a.ok) {
                         vscode.window.setStatusBarMessage(`Tritonify: ${String(a.message ?? `${kernelName} compiled`)}`, 10000);
-                    } else {
-                        void vscode.window.showWarningMessage(`Tritonify: ${String(a.error ?? a.message ?? `${kernelName} was not compiled`)}`, 'Open Log')
-                            .then((c) => c && log().show());
+                    } else {   // the server names the next action (Choose Interpreter when triton is missing)
+                        void tellOutcome(context, false, String(a.error ?? a.message ?? `${kernelName} was not compiled`),
+                            a.actions ?? ['openLog'], typeof args[0] === 'string' ? args[0] : '', kernelName);
                     }
                 };
             }
@@ -166,6 +166,8 @@ async function tellOutcome(context: vscode.ExtensionContext, ok: boolean, messag
         await writeContract(uri, kernel);
     } else if (chosen.id === 'setLaunchCommand') {
         await setLaunchCommand(context, uri, kernel);
+    } else if (chosen.id === 'runWithInterpreter') {   // no GPU here: check correctness on the CPU (bench --interpret)
+        await vscode.commands.executeCommand('tritonify.benchmark', uri, kernel, { interpret: true });
     }
 }
 
@@ -358,7 +360,17 @@ async function openRuleDocs(): Promise<void> {
         void vscode.window.showInformationMessage('Tritonify: no rule pages found; they open from a finding\'s code in the Problems panel.');
         return;
     }
-    const pick = await vscode.window.showQuickPick([...pages.keys()].sort().map((code) => ({ label: code })), { placeHolder: 'Open the page of which rule?' });
+    const rows = [...pages.keys()].sort().map((code) => {
+        const page = pages.get(code)!;
+        let text = '';
+        try {
+            text = page.scheme === 'file' ? fs.readFileSync(page.fsPath, 'utf-8') : '';
+        } catch {
+            text = '';
+        }
+        return ruleRow(code, text);
+    });
+    const pick = await vscode.window.showQuickPick(rows, { placeHolder: 'Open the page of which rule?', matchOnDescription: true });
     if (pick) {
         await openDoc(pages.get(pick.label)!);
     }

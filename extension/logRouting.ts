@@ -15,11 +15,15 @@ const CLIENT_LINE = /^\[(Trace|Debug|Info|Warn|Error)\s*-\s*[^\]]*\]\s?([\s\S]*)
 const PYTHON_LINE = /^\S+ \S+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ([\s\S]*)$/;
 const PYTHON_LEVEL: Record<string, Level> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error' };
 
+// the client's line when the server process ends; with code 0 it ended as asked (a restart, a stop)
+const CLEAN_EXIT = /^Server process exited with code 0\.?$/;
+
 /** The level and the text of one line the client or the server's stderr wrote. */
 export function levelOf(line: string, fallback: Level = 'info'): { level: Level; text: string } {
     const client = CLIENT_LINE.exec(line);
     if (client) {
-        return { level: client[1].toLowerCase() as Level, text: client[2] };
+        const level = client[1].toLowerCase() as Level;
+        return { level: level === 'error' && CLEAN_EXIT.test(client[2].trim()) ? 'info' : level, text: client[2] };
     }
     const python = PYTHON_LINE.exec(line);
     if (python) {

@@ -67,7 +67,11 @@ if [ -z "$TRITON_PYTHON" ] && [ -x "$ROOT/.venv/bin/python" ] && "$ROOT/.venv/bi
   TRITON_PYTHON=$ROOT/.venv/bin/python
 fi
 [ -n "$TRITON_PYTHON" ] || say "SKIP the assembly view: no interpreter with triton (set E2E_TRITON_PYTHON)"
-PARALLAX_SRC=${E2E_PARALLAX_SRC:-$HOME/.cache/tritonify-realworld/fla-core/fla/ops/parallax/parallel.py}
+PARALLAX_SRC=${E2E_PARALLAX_SRC:-${TRITONIFY_CORPUS:-$HOME/.cache/tritonify-realworld}/fla-core/fla/ops/parallax/parallel.py}
+# E2E_DRIVER: the script that drives the editor (tests/e2e/), E2E_MODES the editors to run it in
+# (scripts/e2e_typing.sh: typing_latency.js, trusted only)
+DRIVER=${E2E_DRIVER:-vscode_e2e.js}
+MODES=${E2E_MODES:-trusted untrusted}
 
 # ---- build the .vsix -------------------------------------------------------------------------
 if [ "${E2E_SKIP_PACKAGE:-0}" != 1 ] || [ ! -f tritonify.vsix ]; then
@@ -165,7 +169,7 @@ JSON
     E2E_MODE="$mode" E2E_WORKSPACE="$RUN/workspace" E2E_FILE="$FILE" E2E_OUT="$RUN" E2E_PYTHON="$PYTHON" \
     E2E_PARALLAX="$PARALLAX" E2E_PARALLAX_LINES="$PARALLAX_LINES" E2E_TRITON_PYTHON="$TRITON_PYTHON" \
     E2E_SETTINGS="$RUN/user-data/User/settings.json" \
-    node "$ROOT/tests/e2e/vscode_e2e.js" || rc=$?
+    node "$ROOT/tests/e2e/$DRIVER" || rc=$?
   kill $CS_PID 2>/dev/null || true
   wait $CS_PID 2>/dev/null || true
   trap - EXIT
@@ -183,7 +187,8 @@ JSON
 }
 
 status=0
-run_editor trusted || status=1
-run_editor untrusted || status=1
+for mode in $MODES; do
+  run_editor "$mode" || status=1
+done
 say "done (exit $status); logs and screenshots in .e2e/run/{trusted,untrusted}/"
 exit $status

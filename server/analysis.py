@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from tritonify.diagnostics.engine import FileResult
+from tritonify.diagnostics.engine import SYNTAX, FileResult
 from tritonify.diagnostics.reparse import reparse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
@@ -58,6 +58,12 @@ class Analysis:
     @property
     def findings(self):
         return self.result.findings
+
+    @property
+    def syntax_error(self) -> bool:
+        """Whether the text does not parse (a statement half typed): its TRI000 is among the
+        findings, beside those of the rest of the file (lint_worker._tolerant)."""
+        return any(f.code == SYNTAX.code for f in self.result.findings)
 
     @cached_property
     def source(self) -> SourceFile:
@@ -119,6 +125,11 @@ class AnalysisCache:
         if hit is not None and hit.version == version and (hit.text is text or hit.text == text):
             return hit
         return None
+
+    def latest(self, uri: str) -> Analysis | None:
+        """The last analysis kept for `uri`, whatever its version (None when none)."""
+        with self._lock:
+            return self._by_uri.get(uri)
 
     def has(self, uri: str) -> bool:
         """Whether some version of `uri` was analysed (and not dropped since)."""

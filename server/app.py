@@ -58,6 +58,7 @@ CONFIG_TIMEOUT_S = 2.0
 REQUEST_WAIT_S = 3.0      # longest a request waits for its document's analysis
 TYPING_PAUSE_S = 0.1      # a request this soon after an edit waits that long first (current_analysis)
 LARGE_CHARS = 500_000     # documents this large are linted by a worker of their own
+OVERFLOW_AFTER_S = 0.2    # ... and so is any document while the typing worker is this long on another
 SENT_TO_CLIENT = "tritonify_sent_to_client"   # a log record the client got as window/logMessage
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
@@ -420,7 +421,10 @@ class TritonifyServer(LanguageServer):
     async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
                       mode: str = "full") -> Analysis:
         settings = settings if settings is not None else self.lint_settings_for(uri, path)
-        worker = self.large_lint_worker if len(text) > LARGE_CHARS else self.lint_worker
+        # a slow lint (a kernel of thousands of statements) never holds up the other documents'
+        worker = self.lint_worker
+        if len(text) > LARGE_CHARS or worker.busy_elsewhere_s(path) > OVERFLOW_AFTER_S:
+            worker = self.large_lint_worker
         return await analyse(worker, uri, version, text, path, settings, self.position_encoding,
                              self.settings_for(uri).lint_timeout_s, mode)
 
@@ -500,6 +504,9 @@ def _register_lifecycle(server: TritonifyServer) -> None:
     @guarded(server, "initialized")
     async def initialized(params: types.InitializedParams):
         asyncio.ensure_future(server.lint_worker.start())
+        # the spare worker too: a lint that waits for another document's slow one goes there, and
+        # starting a Python then would cost it a second (OVERFLOW_AFTER_S)
+        asyncio.ensure_future(server.large_lint_worker.start(warm=True))
         await server.fetch_configuration()
         server.settings_changed()
         server.collect_when_idle()

@@ -7,12 +7,18 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tritonify.server.app import TritonifyServer, guarded
+from tritonify.server.documents import open_document
 from tritonify.server.inspect_feature import InspectFeature
 from tritonify.server.jobs_feature import JobsFeature
 
 
 async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     analysis = await server.current_analysis(params.text_document.uri)
+    if analysis is None:
+        # a version still being typed (or linted): the last analysis' lenses, so that they do
+        # not vanish and come back with each key (the code would jump a line and back)
+        doc = open_document(server, params.text_document.uri)
+        analysis = server.analyses.latest(doc.uri) if doc is not None else None
     if analysis is None:
         return []
     jobs = server.get_feature(JobsFeature)

@@ -25,6 +25,7 @@ rule's page, and `data` with its fixes (so a client can apply them without askin
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from lsprotocol import types
 
 from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.workspace_index import module_name
 from tritonify.references import page_url
 from tritonify.server import latency_trace as trace
 from tritonify.server.analysis import Analysis
@@ -43,6 +45,10 @@ from tritonify.server.settings import RUN_ON_SAVE
 DEBOUNCE_S = 0.1          # longer than the gap between keys of someone typing
 LINT_AHEAD_S = 0.07       # a document whose last lint took at most this is linted on each change
 CONFIRM_IDLE_S = 0.75
+RELINT_AFTER_S = 0.2      # importers of a changed module lint anew once changes pause this long
+OPEN_LINT_AFTER_S = 0.02  # an opened document's first lint starts this much later (did_open),
+OPEN_BURST_LINT_AFTER_S = 0.25   # ... this much when it came within OPEN_BURST_GAP_S of the last open
+OPEN_BURST_GAP_S = 0.05
 _PROTOCOL = PROTOCOL   # contract/protocol.json, shared with the client
 BUSY_AFTER_S = _PROTOCOL["busyAfterMs"] / 1000
 BUSY_NOTIFICATION = _PROTOCOL["lintBusyNotification"]
@@ -119,6 +125,21 @@ def to_diagnostic(finding: Finding, index: LineIndex) -> types.Diagnostic:
     )
 
 
+def module_words(path: str) -> frozenset[str]:
+    """The names a file must contain to import the module at `path`: each part of its dotted
+    name (`fla.ops.parallax.parallel`: a re-export through `fla.ops` names `ops`, a relative
+    import `from . import parallel` names `parallel`), without the `.py`."""
+    name = module_name(Path(path)) or Path(path).stem
+    return frozenset(part for part in name.split(".") if part.isidentifier())
+
+
+def importer_pattern(words: set[str]):
+    """A regex that finds any of `words` as a whole word (None for no words)."""
+    if not words:
+        return None
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
+
+
 def diagnostics_of(analysis: Analysis) -> list[types.Diagnostic]:
     return [to_diagnostic(f, analysis.index) for f in analysis.findings]
 
@@ -132,6 +153,10 @@ class DiagnosticsFeature:
         self._busy: set[str] = set()
         self.lint_seconds: dict[str, float] = {}   # uri -> how long its last lint took
         self.last_publish: dict[str, float] = {}   # uri -> monotonic time of the last publish (benchmarks)
+        self._changed_modules: dict[str, frozenset[str] | None] = {}   # uri -> module_words (None: disk), to relint
+        self._relint_timer: asyncio.TimerHandle | None = None
+        self.relinted = 0   # documents linted again because a module they may import changed
+        self.last_open = float("-inf")   # monotonic time of the last didOpen
 
     def lints_ahead(self, uri: str) -> bool:
         last = self.lint_seconds.get(uri)
@@ -223,7 +248,7 @@ class DiagnosticsFeature:
                     return
                 if now.version == version:
                     hit = self.server.analyses.get(now.uri, version, text)
-                    if hit is not None and not hit.result.error:
+                    if hit is not None and not hit.result.error and not hit.syntax_error:
                         # the newest text, linted: shown now, not after the debounce (a syntax
                         # error of a half-typed line waits for the debounce, so it does not flicker)
                         pending = self._pending.pop(uri, None)
@@ -275,7 +300,7 @@ class DiagnosticsFeature:
         if now is None or now.version != version:
             return  # closed or edited meanwhile: this result is stale
         server.analyses.put(hit)
-        if hit.result.error:
+        if hit.result.error and not hit.syntax_error:   # a syntax error is its TRI000, not a log line per key
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")
         trace.event("s.publish", version=version, findings=len(hit.findings), exact=hit.exact)
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
@@ -286,7 +311,40 @@ class DiagnosticsFeature:
         if not hit.exact:
             self.confirm_later(doc.uri, version)
         if hit.result.exports_changed:   # e.g. `jit` or `tl` redefined: files importing it lint anew
-            self.relint_all(except_uri=doc.uri)
+            self.relint_importers(doc.uri, None if hit.result.disk_changed else path)
+
+    # ---- documents that import a changed one ---------------------------------------------------
+    def relint_importers(self, uri: str, path: str | None) -> None:
+        """Lint again, once RELINT_AFTER_S after the last such change, the other open documents
+        that can import the module at `path` (`module_words`; every other open document when a module changed on disk). Coalesced: a thousand documents
+        opened one after the other (each new to the index) relint each importer once, not once
+        per document opened (which was quadratic: 100 documents, 5,050 lints)."""
+        self._changed_modules[uri] = module_words(path) if path is not None else None
+        if self._relint_timer is not None:
+            self._relint_timer.cancel()
+        try:
+            self._relint_timer = asyncio.get_running_loop().call_later(RELINT_AFTER_S, self._relint_importers_now)
+        except RuntimeError:   # no event loop (a feature called directly)
+            self._relint_timer = None
+
+    def _relint_importers_now(self) -> None:
+        self._relint_timer = None
+        changed, self._changed_modules = self._changed_modules, {}
+        everything = None in changed.values()
+        pattern = None if everything else importer_pattern(set().union(*changed.values()))
+        try:
+            uris = list(self.server.workspace.text_documents)
+        except RuntimeError:
+            return
+        for uri in uris:
+            doc = open_document(self.server, uri)
+            if doc is None or doc.uri in changed:
+                continue
+            if not everything and (pattern is None or not pattern.search(doc.source)):
+                continue
+            self.relinted += 1
+            self.server.analyses.drop(doc.uri)
+            self.schedule(doc.uri, 0)
 
     def relint_all(self, except_uri: str | None = None) -> None:
         """After a settings change (or a change to what a module exports): lint every open
@@ -310,7 +368,13 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded(server, "didOpen")
     def did_open(params: types.DidOpenTextDocumentParams):
-        feature.schedule(params.text_document.uri, 0)
+        # a moment later, not at once, and later still within a burst of opens (an editor
+        # restoring 400 tabs): a request that arrives behind the burst runs before their lints
+        # start, not after each one's first steps
+        now = time.monotonic()
+        burst = now - feature.last_open < OPEN_BURST_GAP_S
+        feature.last_open = now
+        feature.schedule(params.text_document.uri, OPEN_BURST_LINT_AFTER_S if burst else OPEN_LINT_AFTER_S)
         server.document_event("opened", params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)

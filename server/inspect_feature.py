@@ -41,6 +41,7 @@ SHOW_ASSEMBLY = "tritonify.showAssembly"
 # running the file's definitions (imports, defs, constant assignments; never its calls or __main__).
 COMPILE_WITH_DEFINITIONS = "tritonify.inspectWithDefinitions"
 COMPILE_TIMEOUT_S = 120.0
+PROBE_TIMEOUT_S = 20.0    # asking an interpreter whether it has triton
 # Documents larger than this are linted but not compiled: the 3,000-line test kernels are ~120 KB
 # and the largest of the 2,853 files of the real-world corpus is 502 KB (torch/sparse/_triton_ops_meta.py).
 INSPECT_MAX_CHARS = 1_000_000
@@ -93,6 +94,14 @@ def unavailable_reason(results: list, python: str) -> str | None:
     return None
 
 
+def _no_triton(result, python: str):
+    """`result` as a compile that found no triton in `python` (kind "no-triton")."""
+    from dataclasses import replace as replaced
+
+    return replaced(result, error={"message": f"{python} cannot import triton: pick the interpreter that has it",
+                                   "kind": "no-triton", "line": None, "column": None})
+
+
 def interpreter_problem(results: list, python: str) -> str | None:
     """One log line when the interpreter cannot compile at all (no triton, does not start)."""
     for result in results:
@@ -130,6 +139,7 @@ class InspectFeature:
         self.unavailable: dict[str, str] = {}              # uri -> why its interpreter cannot compile ("needs triton in ...")
         self._targets: dict[str, object] = {}              # setting -> resolved Arch (NVML asked once)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonify-inspect")
+        self._triton_found: dict[str, bool] = {}           # interpreter -> whether it can import triton
 
     # ---- when ---------------------------------------------------------------------------
     def config_for(self, uri: str) -> CompileConfig | None:
@@ -228,6 +238,11 @@ class InspectFeature:
         if now is None or now.version != version or self.config_for(uri) != config:
             server.log(types.MessageType.Log, f"{path}: compile result of version {version} dropped (stale)")
             return
+        if not problem and results and all((r.error or {}).get("kind") == "not-inspected" for r in results):
+            # nothing was compiled (each kernel needs more than its source): whether the
+            # interpreter has triton decides the lens, as it does where a compile was tried
+            if not await asyncio.get_running_loop().run_in_executor(self._executor, self._has_triton, config.python):
+                results = [_no_triton(r, config.python) for r in results]
         reason = None if problem else unavailable_reason(results, config.python)
         problem = problem or interpreter_problem(results, config.python)
         if problem:
@@ -259,6 +274,25 @@ class InspectFeature:
         text = without_bom(text)   # as the lint reads it (a BOM is not Python)
         return inspect_file(text, path, target=arch, python=config.python, trusted=True, mode=SOURCE_ONLY,
                             timeout=COMPILE_TIMEOUT_S, max_kernels=MAX_KERNELS, budget_s=FILE_BUDGET_S), None
+
+    def _has_triton(self, python: str) -> bool:
+        """Whether `python` can import triton (asked once per interpreter, isolated from the
+        workspace: `-I`, run in a temporary folder; nothing of triton is imported, only found)."""
+        known = self._triton_found.get(python)
+        if known is None:
+            import subprocess
+            import tempfile
+
+            try:
+                with tempfile.TemporaryDirectory(prefix="tritonify-probe-") as tmp:
+                    proc = subprocess.run([python, "-I", "-c", "import importlib.util, sys; "
+                                           "sys.exit(importlib.util.find_spec('triton') is None)"],
+                                          cwd=tmp, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+                known = proc.returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                known = False
+            self._triton_found[python] = known
+        return known
 
     def findings_for(self, uri: str, text: str) -> list:
         """The compile-time findings of the document as it is now (none when the text has moved
@@ -379,7 +413,13 @@ class InspectFeature:
 
         result = await asyncio.get_running_loop().run_in_executor(self._executor, run)
         if isinstance(result, str):
-            return {"ok": False, "error": result}
+            return {"ok": False, "error": result, "actions": ["openLog"]}
+        problem = interpreter_problem([result], config.python)
+        if problem:   # the interpreter's problem, not the kernel's: no finding on it, the way out offered
+            self.clear(doc.uri)
+            self.unavailable[doc.uri] = unavailable_reason([result], config.python) or problem
+            self.server.refresh_code_lenses()
+            return {"ok": False, "error": problem, "actions": ["chooseInterpreter", "openLog"]}
         if self.insights.get(doc.uri) is not insight:
             return {"ok": False, "error": "the document changed meanwhile; the result was dropped"}
         insight.results = [result if r.kernel == kernel else r for r in insight.results]

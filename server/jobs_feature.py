@@ -39,13 +39,17 @@ PROGRESS_CREATE_TIMEOUT_S = 2.0
 BENCH_GRACE_S = 30.0   # past bench's own --timeout, so it can stop its child and print its result
 
 
-def job_argv(kind: str, settings: EditorSettings, path: Path, kernel: str, launch: list[str] | None = None) -> list[str]:
+def job_argv(kind: str, settings: EditorSettings, path: Path, kernel: str, launch: list[str] | None = None,
+             interpret: bool = False) -> list[str]:
     """The child's argument list (never a shell string): the sub-command, the target, JSON output,
-    for a benchmark the baselines, shapes and timeout the user set, for a profile the command that
-    launches the kernel when the user gave one (after `--`)."""
+    for a benchmark the baselines, shapes and timeout the user set (and `--interpret`: on the CPU,
+    the "Run With the Interpreter" button of a machine without a GPU), for a profile the command
+    that launches the kernel when the user gave one (after `--`)."""
     argv = [*settings.interpreter, "-m", "tritonify", SUBCOMMAND[kind], f"{path}::{kernel}", "--format", "json"]
     if kind == PROFILE and launch:
         return [*argv, "--", *launch]
+    if kind == BENCHMARK and interpret:
+        argv.append("--interpret")
     if kind == BENCHMARK:
         if settings.bench_baselines:
             argv += ["--baselines", ",".join(settings.bench_baselines)]
@@ -70,14 +74,18 @@ MISSING_MODULE = ("No module named 'torch'", "No module named 'triton'", "No mod
                   "torch is not installed", "triton is not installed")
 
 
-def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "", error: str = "") -> list[str]:
+def next_actions(kind: str, ok: bool, status: str, message: str, stderr: str = "", error: str = "",
+                 no_gpu: bool = False) -> list[str]:
     """What a failed job offers next, as ids of JOB_ACTIONS (the client shows them as buttons):
-    the interpreter when torch, triton or tritonify is missing from it, the ncu path when ncu is,
-    a contract when the benchmark has none, a launch command when nothing launches the kernel;
-    and the log, always."""
+    a run on the CPU with Triton's interpreter when no GPU is visible (a benchmark), the
+    interpreter when torch, triton or tritonify is missing from it, the ncu path when ncu is, a
+    contract when the benchmark has none, a launch command when nothing launches the kernel; and
+    the log, always."""
     if ok:
         return []
     actions = []
+    if kind == BENCHMARK and no_gpu:
+        actions.append("runWithInterpreter")
     if status in (NOT_STARTED, "missing-engine") or any(m in stderr or m in message for m in MISSING_MODULE):
         actions.append("chooseInterpreter")
     if status == "ncu-missing":
@@ -127,6 +135,8 @@ def parse_result(stdout: str) -> dict | None:
     return None
 
 
+NO_GPU_WITH_BUTTON = ("{kind} not run: no CUDA GPU is visible here; Run With the Interpreter checks the kernel's "
+                      "correctness on the CPU (it times nothing)")
 # The actions that do what an outcome's advice says (a client showing them as buttons drops the advice).
 _ACTIONS_THAT_ADVISE = {"writeContract", "setLaunchCommand", "chooseInterpreter", "setNcuPath"}
 
@@ -138,8 +148,12 @@ def interpret(kind: str, job: JobResult, interpreter: str, buttons: bool = False
     "set TRITONIFY_NCU" next to "Set ncu Path")."""
     outcome = read_outcome(kind, job, interpreter)
     error = outcome.result.get("error") if isinstance(outcome.result, dict) else None
+    no_gpu = isinstance(outcome.result, dict) and outcome.result.get("no_gpu") is True
     outcome.actions = next_actions(kind, outcome.ok, outcome.status, outcome.message, job.stderr,
-                                   error if isinstance(error, str) else "")
+                                   error if isinstance(error, str) else "", no_gpu)
+    if buttons and no_gpu and "runWithInterpreter" in outcome.actions:   # the button does what "add --interpret" said
+        outcome.message = NO_GPU_WITH_BUTTON.format(kind=kind)
+        outcome.advice = ""
     if buttons and outcome.advice and _ACTIONS_THAT_ADVISE & set(outcome.actions):
         outcome.message = outcome.message[: len(outcome.message) - len(outcome.advice)]
         outcome.advice = ""
@@ -236,6 +250,8 @@ class JobsFeature:
                            status="bad-arguments").to_dict()
         uri, kernel = args[0], args[1]
         launch = args[2] if kind == PROFILE and len(args) > 2 else None
+        options = args[2] if kind == BENCHMARK and len(args) > 2 and isinstance(args[2], dict) else {}
+        interpret_on_cpu = options.get("interpret") is True
         if launch is not None and not (isinstance(launch, list) and launch and all(isinstance(a, str) and a for a in launch)):
             return Outcome(False, "tritonify.profile's third argument, the launch command, is a list of strings "
                                   "(e.g. [\"python\", \"bench.py\"])", status="bad-arguments").to_dict()
@@ -250,7 +266,7 @@ class JobsFeature:
         if key in self.running:
             return self._tell(Outcome(False, f"a {kind} of {kernel} is already running", status="busy"))
         interpreter = settings.interpreter[0]
-        argv = job_argv(kind, settings, path, kernel, launch)
+        argv = job_argv(kind, settings, path, kernel, launch, interpret=interpret_on_cpu)
         self.running[key] = None
         token = await self._progress_token()
         progress = server.work_done_progress

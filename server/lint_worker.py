@@ -14,6 +14,10 @@ of that path: diagnostics.incremental), "base" (a full lint that also answers it
 incremental lint of that path carries over; nothing is linted or parsed); answer:
 `("ok", (FileResult, [KernelSpan], exact, Previous or None))`, `("error", message)` or, for a lint
 the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`.
+
+A Python text that does not parse (a statement half typed) is linted with that statement
+neutralised (`_tolerant`, diagnostics.reparse.tolerant_parse): its syntax error is one TRI000 on
+its line, beside the findings and kernels of the rest of the file.
 """
 from __future__ import annotations
 
@@ -22,15 +26,16 @@ import gc
 import pickle
 import signal
 import sys
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
 from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
 from tritonify.diagnostics.model import Finding, Severity
-from tritonify.diagnostics.reparse import reparse
+from tritonify.diagnostics.reparse import reparse, tolerant_parse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
@@ -196,14 +201,19 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     index = default_index()
     if not needs_parse(text, path, settings, index):   # no kernel can be defined here: as `tritonify check` does
         _PREVIOUS.pop(path, None)
-        changed = index.update(path, text)
+        disk = index.refresh_disk()
+        changed = index.update(path, text) or disk
         result = lint_text(text, path, settings, index)
-        result.exports_changed = changed
+        result.exports_changed, result.disk_changed = changed, disk
         return result, [], True, None
     with _interruptible():
         source = _parsed(text, path)
-    trace.event("w.parsed")
-    changed = index.update(path, text, source.tree)   # other files importing this one see the editor's text
+        broken, blanked = None, frozenset()
+        if source.tree is None and source.syntax_error is not None:   # a statement half typed
+            broken, (source, blanked) = source, _tolerant(source, path)
+    trace.event("w.parsed", tolerant=bool(blanked))
+    disk = index.refresh_disk()
+    changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
     trace.event("w.indexed")
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
     with _interruptible():   # what is kept for the next lint is set after it
@@ -217,7 +227,10 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     else:
         _PREVIOUS[path] = nxt
     result = linted.result
-    result.exports_changed = changed
+    if blanked:
+        kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
+        result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
+    result.exports_changed, result.disk_changed = changed, disk
     return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
 
 
@@ -231,6 +244,57 @@ def _parsed(text: str, path: str) -> SourceFile:
     if source.tree is not None:
         _TREES[path] = (text, source.tree)
     return source
+
+
+SYNTAX_WHILE_TYPING = "SyntaxError: {msg}; until it parses, the findings are those of the file without this statement"
+
+
+def _tolerant(broken: SourceFile, path: str) -> tuple[SourceFile, frozenset[int]]:
+    """The text being typed, made to parse by neutralising the statement that does not
+    (diagnostics.reparse.tolerant_parse, from the last text of `path` that parsed here), and the
+    lines neutralised; `broken` itself and no lines when that cannot be done. Linting it keeps the
+    findings and kernels of everything else while a statement is incomplete, where the whole file
+    used to give one TRI000 (and its code lenses vanished) on almost every key."""
+    good = _TREES.get(path)
+    made = tolerant_parse(broken.text, good[0] if good else None, good[1] if good else None,
+                          broken.syntax_error, path)
+    if made is None:
+        return broken, frozenset()
+    return SourceFile(text=made.text, path=path, tree=made.tree), made.blanked
+
+
+def _spans_lines(start_line: int, end_line: int, end_column: int) -> range:
+    """The lines a range covers text of (one that ends at column 0 of a line does not cover it)."""
+    last = end_line - 1 if end_column == 0 and end_line > start_line else end_line
+    return range(start_line, last + 1)
+
+
+def _kept_apart_from(finding: Finding, lines: frozenset[int]) -> Finding | None:
+    """`finding` when it is not on one of `lines` (the neutralised ones), without the fixes that
+    would edit one of them (their text there is not the document's); None when it is on one."""
+    if any(n in lines for n in _spans_lines(finding.line, finding.end_line, finding.end_column)):
+        return None
+    fixes = [fix for fix in finding.fixes
+             if not any(n in lines for e in fix.edits for n in _spans_lines(e.start_line, e.end_line, e.end_column))]
+    if len(fixes) == len(finding.fixes):
+        return finding
+    kept = replace(finding)   # a copy: the finding itself may be the base the next lint carries over
+    kept.fixes = fixes
+    return kept
+
+
+def _syntax_findings(broken: SourceFile) -> list[Finding]:
+    """The syntax error of the text as typed, where it is (TRI000), worded for a file whose other
+    findings are shown."""
+    err = broken.syntax_error
+    msg = (err.msg if err is not None else "") or "invalid syntax"
+    line = max(1, (err.lineno if err is not None else 1) or 1)
+    column = max(0, ((err.offset if err is not None else 1) or 1) - 1)
+    lines = broken.text.split("\n")
+    end_column = len(lines[line - 1]) if line <= len(lines) else column + 1
+    return [Finding(code=SYNTAX.code, message=SYNTAX_WHILE_TYPING.format(msg=msg), line=line, column=column,
+                    end_line=line, end_column=max(end_column, column + 1), severity=Severity.ERROR,
+                    path=broken.path, url=SYNTAX.url)]
 
 
 def _kernels(source: SourceFile) -> list | None:
@@ -255,6 +319,11 @@ def stopped_result(path: str, why: str) -> Answer:
     return FileResult(path, [finding], error=why), [], True, None
 
 
+WARM_UP = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef warm_up(x_ptr, BLOCK: tl.constexpr):\n"
+           "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)\n")
+WARM_UP_PATH = "/nonexistent/tritonify-warm-up.py"   # no importable module name: no other file can import it
+
+
 class LintWorker:
     """The server's side: one worker process, one lint at a time, a time limit per lint."""
 
@@ -265,6 +334,15 @@ class LintWorker:
         self.restarts = 0
         self.interrupts = 0   # lints stopped without a restart
         self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
+        self._current: tuple[str, float] | None = None   # (path, monotonic start) of the lint under way
+
+    def busy_elsewhere_s(self, path: str) -> float:
+        """How long the lint under way, of another path than `path`, has been running (0 when
+        idle or linting `path`)."""
+        current = self._current
+        if current is None or current[0] == path:
+            return 0.0
+        return time.monotonic() - current[1]
 
     async def _ensure(self) -> asyncio.subprocess.Process:
         self._dead = [p for p in self._dead if p.returncode is None]
@@ -292,9 +370,13 @@ class LintWorker:
             await proc.wait()
         self._dead.clear()
 
-    async def start(self) -> None:
-        """Start the worker ahead of the first lint (it takes a moment to import)."""
+    async def start(self, warm: bool = False) -> None:
+        """Start the worker ahead of the first lint (it takes a moment to import); `warm`: and
+        lint a small kernel in it, so that its first real lint does not import the rules (half a
+        second on a loaded machine: the spare worker's first lint is one that waits for no other)."""
         await self._ensure()
+        if warm:
+            await self.request(WARM_UP, WARM_UP_PATH, Settings(), 60.0)
 
     async def lint(self, text: str, path: str, settings: Settings, timeout_s: float) -> tuple[FileResult, list[KernelSpan]]:
         """A full lint of `text`."""
@@ -332,6 +414,7 @@ class LintWorker:
             self._lock = asyncio.Lock()
         async with self._lock:
             proc = None
+            self._current = (path, time.monotonic())
             try:
                 proc = await self._ensure()
                 proc.stdin.write(_frame((text, path, settings, mode, base)))
@@ -352,6 +435,8 @@ class LintWorker:
                 self.kill()
                 return stopped_result(path, f"Tritonify's analysis process died on this file ({type(exc).__name__}); "
                                             "no findings are shown for it")
+            finally:
+                self._current = None
         status, value = pickle.loads(payload)
         if status == "ok":
             return value

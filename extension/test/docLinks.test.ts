@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isPage, pagePath, renderedLink, renderedLinks } from '../docLinks';
+import { isPage, pagePath, renderedLink, renderedLinks, ruleRow } from '../docLinks';
 
 test('a file link to a bundled page becomes the command that opens it rendered', () => {
     const href = 'file:///home/u/.vscode/extensions/tritonify/bundled/libs/tritonify/references/rules/TRI001.md';
@@ -19,4 +19,10 @@ test('other links stay as they are', () => {
     assert.match(out, /\]\(command:tritonify\.openPage\?/);
     assert.match(out, /\[web\]\(https:\/\/x\.org\/a\.md\)/);
     assert.ok(isPage('/r/TRI001.md') && !isPage('/etc/passwd') && !isPage(3));
+});
+
+test('the rule-docs picker lists each code with its name and what it detects', () => {
+    const page = '# TRI001 libdevice-tanh\n\n**Default severity:** warning\n\n## What it detects\n\n`libdevice.tanh` in a hot loop.\n';
+    assert.deepEqual(ruleRow('TRI001', page), { label: 'TRI001', description: 'libdevice-tanh', detail: '`libdevice.tanh` in a hot loop.' });
+    assert.deepEqual(ruleRow('TRI002', 'no heading here'), { label: 'TRI002' });
 });

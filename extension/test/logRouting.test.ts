@@ -10,6 +10,13 @@ test('the client\'s "[Level - time]" lines and the server\'s Python log lines ke
     assert.deepEqual(levelOf('Traceback (most recent call last):', 'warn'), { level: 'warn', text: 'Traceback (most recent call last):' });
 });
 
+test('a server that exits with code 0 (a restart or a stop) is no error; another code is', () => {
+    assert.deepEqual(levelOf('[Error - 10:01:02 AM] Server process exited with code 0.'),
+        { level: 'info', text: 'Server process exited with code 0.' });
+    assert.deepEqual(levelOf('[Error - 10:01:02 AM] Server process exited with code 1.'),
+        { level: 'error', text: 'Server process exited with code 1.' });
+});
+
 test('stderr chunks become whole lines, each written once at its level', () => {
     const buffer = new LineBuffer();
     assert.deepEqual(buffer.push('first li'), []);

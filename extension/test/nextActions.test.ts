@@ -11,7 +11,7 @@ test('an outcome\'s actions become its buttons, with the labels the server and c
     assert.deepEqual(actionButtons(undefined), []);
     const shared = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'contract', 'protocol.json'), 'utf-8'));
     assert.deepEqual(Object.keys(shared.jobActions).sort(),
-        ['chooseInterpreter', 'openLog', 'setLaunchCommand', 'setNcuPath', 'writeContract']);
+        ['chooseInterpreter', 'openLog', 'runWithInterpreter', 'setLaunchCommand', 'setNcuPath', 'writeContract']);
 });
 
 test('a typed launch command is split into the argument list, quotes kept together', () => {

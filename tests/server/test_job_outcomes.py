@@ -109,7 +109,26 @@ def test_with_buttons_advice_no_button_does_stays():
 def test_the_action_ids_are_the_ones_the_client_knows():
     from tritonify.server.jobs_feature import JOB_ACTIONS
 
-    assert set(JOB_ACTIONS) == {"writeContract", "chooseInterpreter", "setNcuPath", "setLaunchCommand", "openLog"}
+    assert set(JOB_ACTIONS) == {"writeContract", "chooseInterpreter", "setNcuPath", "setLaunchCommand", "runWithInterpreter",
+                                "openLog"}
+
+
+def test_without_a_gpu_a_benchmark_offers_to_run_with_the_interpreter_and_that_runs_bench_interpret():
+    from pathlib import Path
+
+    from tritonify.kernels.bench.runner import NO_GPU_MESSAGE, no_gpu_result
+    from tritonify.server.jobs_feature import job_argv
+    from tritonify.server.settings import EditorSettings
+
+    payload = no_gpu_result({"schema": "tritonify.bench/1", "shapes": []}, NO_GPU_MESSAGE, 0.0)
+    plain = interpret(BENCHMARK, job(FAILED, payload, 1), "python3")
+    assert plain.actions[0] == "runWithInterpreter" and "--interpret" in plain.message   # no buttons: the flag is named
+    shown = interpret(BENCHMARK, job(FAILED, payload, 1), "python3", buttons=True)
+    assert shown.actions == ["runWithInterpreter", "openLog"]
+    assert "--interpret" not in shown.message and "Run With the Interpreter" in shown.message
+    settings = EditorSettings().updated({"interpreter": ["/usr/bin/python3"]})
+    assert "--interpret" in job_argv(BENCHMARK, settings, Path("/w/k.py"), "k", interpret=True)
+    assert "--interpret" not in job_argv(BENCHMARK, settings, Path("/w/k.py"), "k")
 
 
 def test_a_launch_command_goes_after_the_separator():

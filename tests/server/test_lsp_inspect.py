@@ -310,6 +310,38 @@ async def test_interpreter_without_triton_gives_one_log_line_no_diagnostics_and_
     assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
 
 
+NEEDS_DEFINITIONS = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    SCALE = float("0.5")
+
+
+    @triton.jit
+    def scaled(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, x * SCALE, mask=offs < n)
+''')
+
+
+@pytest.mark.asyncio
+async def test_without_triton_a_kernel_that_needs_its_file_says_needs_triton_too(client, tmp_path):
+    """One lens text per cause: a kernel whose source alone does not build ("needs SCALE") says
+    "needs triton" like the others when the interpreter has no triton, and no finding shows."""
+    python = tmp_path / "python-without-triton"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    uri = write(tmp_path, "needs.py", NEEDS_DEFINITIONS)
+    await start(client, tmp_path, {**ON, "interpreter": [str(python)]})
+    open_doc(client, uri, NEEDS_DEFINITIONS)
+    await wait_logged(client, "cannot import triton")
+    shown = [lens for lens in await lenses(client, uri) if lens.command.title.startswith("Inspect:")]
+    assert {lens.command.title for lens in shown} == {f"Inspect: needs triton in {python}"}
+    assert {lens.command.command for lens in shown} == {"tritonify.chooseInterpreter"}
+    assert compiled_codes(client, uri) == set()
+
+
 @pytest.mark.asyncio
 async def test_inspect_disabled_compiles_nothing(client, tmp_path):
     uri = write(tmp_path, "kernel.py")
