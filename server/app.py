@@ -41,7 +41,8 @@ from tritonify.server.lint_worker import LintWorker
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
-from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings, trust_hint
+from tritonify.server.settings import (EditorSettings, LintSettingsCache, claims_trust, lint_settings, trust_hint,
+                                       withdraw_only)
 
 log = logging.getLogger("tritonify.server")
 
@@ -295,8 +296,16 @@ class TritonifyServer(LanguageServer):
             self._initial_raw = raw
         else:
             self._global_raw = raw
-        self.editor_settings = self._base_settings.updated(self._initial_raw).updated(self._global_raw)
-        self.folder_settings = {f: self.editor_settings.updated(r) for f, r in self._folder_raw.items()}
+        initial = self._base_settings.updated(self._initial_raw)
+        # Trust comes from the client alone (VS Code's workspace trust, the user's own init options):
+        # a `workspace/configuration` answer or a pushed settings object may come from a settings
+        # file inside the workspace, so it may withdraw trust, never grant it (issue 31).
+        self.editor_settings = withdraw_only(initial.updated(self._global_raw), initial.trusted)
+        self.folder_settings = {f: withdraw_only(self.editor_settings.updated(r), initial.trusted)
+                                for f, r in self._folder_raw.items()}
+        if not initial.trusted and any(claims_trust(r) for r in (self._global_raw, *self._folder_raw.values())):
+            self.log_once(types.MessageType.Warning, "ignored \"trusted\": true from the workspace's configuration: "
+                                                     f"trust comes only from the client ({self.trust_hint()})")
         for settings in (self.editor_settings, *self.folder_settings.values()):
             for problem in settings.problems:
                 self.log_once(types.MessageType.Warning, f"setting ignored: {problem}")

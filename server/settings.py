@@ -4,7 +4,8 @@ Where settings come from, later wins:
 1. the defaults below;
 2. `initializationOptions` (any client: Neovim's `init_options`, Helix's `config`), either
    flat or under a `tritonify` key;
-3. `workspace/configuration`, section `tritonify`, globally and per workspace folder;
+3. `workspace/configuration`, section `tritonify`, globally and per workspace folder (but not
+   `trusted: true`, see below);
 and for linting, the `[tool.tritonify]` table of the nearest `pyproject.toml` of each
 document is read first, then the editor's select / ignore / severity override it (ruff's order).
 
@@ -22,8 +23,10 @@ Editor shape (camelCase as VS Code settings are written):
 names (empty: eager, compile, liger and the contract's own), shapes are checked with the parser
 `bench --shapes` uses (empty: the contract's), timeout 0 is bench's own default.
 
-`trusted` is false unless the client says true: Benchmark, Profile and compile-time insight run
-only then. The VS Code extension sends its workspace trust (it has no `tritonify.trusted`
+`trusted` is false unless the client says true in `initializationOptions`: Benchmark, Profile and
+compile-time insight run only then. A `workspace/configuration` answer or pushed settings may
+withdraw trust but never grant it (a workspace settings file, `.helix/languages.toml` or a
+project-local Neovim config, would otherwise trust itself; app.apply_settings). The VS Code extension sends its workspace trust (it has no `tritonify.trusted`
 setting); any other client sets `trusted` in the settings it starts the server with, in the
 user's own configuration (docs/editors.md, "Trust"). A client that does not state it gets false.
 `trust_hint` says what to do in those words, for the client at hand.
@@ -229,6 +232,19 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return None
     return tuple(v.strip().upper() for v in value if v.strip())
+
+
+def claims_trust(raw: Any) -> bool:
+    """Whether a settings object says `"trusted": true` (flat or under `tritonify`)."""
+    if isinstance(raw, dict) and isinstance(raw.get("tritonify"), dict):
+        raw = raw["tritonify"]
+    return isinstance(raw, dict) and raw.get("trusted") is True
+
+
+def withdraw_only(settings: EditorSettings, granted: bool) -> EditorSettings:
+    """`settings` with trust no higher than what the client granted at initialization: settings
+    that come later (`workspace/configuration`, pushed ones) may come from the workspace itself."""
+    return settings if granted or not settings.trusted else replace(settings, trusted=False)
 
 
 @dataclass(frozen=True)

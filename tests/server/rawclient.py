@@ -22,9 +22,10 @@ def frame(payload: bytes) -> bytes:
 
 
 class RawClient:
-    def __init__(self, command=None, env=None, answers: dict[str, Callable[[Any], Any]] | None = None):
+    def __init__(self, command=None, env=None, answers: dict[str, Callable[[Any], Any]] | None = None,
+                 cwd: Path | str | None = None):
         self.proc = subprocess.Popen(command or SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+                                     stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd)
         self._next_id = 0
         self.responses: dict[Any, dict] = {}
         self.notifications: list[dict] = []

@@ -270,7 +270,7 @@ async def client(lsp_client: LanguageClient):
 
 
 @pytest.mark.asyncio
-async def test_untrusted_workspace_compiles_nothing_until_trusted(client, tmp_path):
+async def test_untrusted_workspace_compiles_nothing_and_pushed_settings_cannot_trust_it(client, tmp_path):
     # the text the other tests compiled: a compile here would be a cache hit, published in < 1 s
     uri = write(tmp_path, "kernel.py")
     await start(client, tmp_path, {**ON, "trusted": False})
@@ -282,9 +282,12 @@ async def test_untrusted_workspace_compiles_nothing_until_trusted(client, tmp_pa
     assert "error" in await show(client, uri, "row_softmax", 0, "sass")
     said = [m.message for m in client.log_messages if "not trusted" in m.message and "compile" in m.message]
     assert len(said) == 1, said
-    # trusting the workspace compiles the open document
+    # settings pushed later (they may come from a file in the workspace) cannot grant trust: still nothing
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": True}))
-    await wait_published(client, uri, has("CMP-K"))
+    await wait_logged(client, "ignored \"trusted\": true from the workspace's configuration")
+    await asyncio.sleep(ABSENT_WAIT_S)
+    assert compiled_codes(client, uri) == set()
+    assert insight_lenses(await lenses(client, uri)) == []
 
 
 @pytest.mark.asyncio
