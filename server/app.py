@@ -11,7 +11,9 @@ What the core does (and only that):
 * makes sure every request is answered: a feature that fails is logged through
   `window/logMessage` and answers an empty result; a request whose params do not convert is
   answered with JSON-RPC error -32602 (pygls 2.1 drops it); a request after `shutdown` gets
-  -32600; the stream itself is read by `framing.py`, which no malformed frame can stop.
+  -32600, one before `initialize` -32002 (notifications then are dropped); an id that is not a
+  string or an integer (NaN, Infinity, 1.5) gets -32600 with `"id": null`, never echoed; a
+  notification method sent with an id gets -32600 and is not applied; the stream itself is read by `framing.py`, which no malformed frame can stop.
 """
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ LARGE_CHARS = 500_000     # documents this large are linted by a worker of their
 SENT_TO_CLIENT = "tritonify_sent_to_client"   # a log record the client got as window/logMessage
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
+SERVER_NOT_INITIALIZED = -32002
 
 
 class _Answered:
@@ -83,19 +86,31 @@ COMMAND_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = cont
 class TritonifyProtocol(LanguageServerProtocol):
     """pygls' protocol, with the answers JSON-RPC requires and pygls 2.1 leaves out."""
 
+    initialize_received = False
+
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
         COMMAND_PARAMS.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
     def structure_message(self, data):
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data and data.get("id") is not None:
+            msg_id, method = data["id"], data["method"]
+            if not _valid_id(msg_id):   # NaN, Infinity, 1e400, 1.5, true: echoing it would be invalid JSON
+                send_error(self, None, types.ResponseError(
+                    code=INVALID_REQUEST, message=f"invalid request: the id of {method} must be a string or an integer"))
+                return ANSWERED
+            if isinstance(method, str) and _is_notification(method):   # pygls would apply it and never answer
+                send_error(self, msg_id, types.ResponseError(
+                    code=INVALID_REQUEST, message=f"invalid request: {method} is a notification and takes no id; not applied"))
+                return ANSWERED
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
             if not isinstance(data, dict):
                 raise
             msg_id = data.get("id")
-            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+            valid_id = _valid_id(msg_id)
             if "method" in data and valid_id:
                 method = data.get("method")
                 detail = _cause(exc)
@@ -115,7 +130,17 @@ class TritonifyProtocol(LanguageServerProtocol):
             return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
-        is_request = method is not None and msg_id is not None and not isinstance(msg_id, bool)
+        is_request = method is not None and msg_id is not None
+        if method is not None and not self.initialize_received and method not in (types.INITIALIZE, types.EXIT):
+            # LSP: before `initialize` a request is answered -32002 and a notification dropped
+            if is_request:
+                send_error(self, msg_id, types.ResponseError(
+                    code=SERVER_NOT_INITIALIZED, message=f"{method} refused: the server is not initialized yet"))
+            else:
+                self._server.log_problem(f"dropped {method}: it came before initialize")
+            return
+        if is_request and method == types.INITIALIZE:
+            self.initialize_received = True
         if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
             send_error(self, msg_id, types.ResponseError(code=INVALID_REQUEST, message="jsonrpc must be \"2.0\""))
             return
@@ -124,6 +149,17 @@ class TritonifyProtocol(LanguageServerProtocol):
                 code=INVALID_REQUEST, message=f"server is shutting down; {method} refused"))
             return
         super().handle_message(message)
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """A JSON-RPC id as LSP has it: a string or an integer (not a bool, a float, NaN or Infinity)."""
+    return isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+
+
+def _is_notification(method: str) -> bool:
+    """Whether LSP defines `method` as a notification (a message that takes no id)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[1] is None and entry[0].__name__.endswith("Notification")
 
 
 def _cause(exc: BaseException) -> str:

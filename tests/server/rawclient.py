@@ -36,6 +36,7 @@ class RawClient:
                         "workspace/codeLens/refresh": lambda p: None,
                         "client/registerCapability": lambda p: None, **(answers or {})}
         self.stderr_lines: list[str] = []
+        self.bodies: list[bytes] = []   # every frame body the server sent, as sent
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
@@ -61,6 +62,7 @@ class RawClient:
                 if name.lower() == "content-length":
                     length = int(value.strip())
             body = out.read(length)
+            self.bodies.append(body)
             message = json.loads(body)
             if "method" in message and "id" in message:
                 self.server_requests.append(message)
