@@ -254,26 +254,35 @@ class ConfigProblem:
     path: Path | None       # the pyproject.toml
     key: str | None         # the top-level key of [tool.tritonify] it was dropped from
     message: str            # the loader's words: "<file>: [tool.tritonify] <key>: expected ..."
+    line: int | None = None   # 1-based, where the loader knows it (a TOML syntax error); else the key's line
 
 
 def load_lint_settings(folder: Path) -> tuple[Settings, list[ConfigProblem]]:
     """The `[tool.tritonify]` settings for files in `folder`, keeping every good key: a key
     whose value the loader refuses (settings.from_table / check_codes name it first in their
-    message) is dropped and reported, and the table is read again without it; its default applies."""
-    from tritonify.diagnostics.settings import check_codes, find_pyproject, from_table
+    message) is dropped and reported, and the table is read again without it; its default applies.
+    A pyproject.toml that cannot be read as TOML at all (a syntax error, tables nested too deeply,
+    not a regular file) gives the defaults and one problem on the line the parser names: linting
+    goes on (issue 31: the folder was no longer linted, with no diagnostic)."""
+    from tritonify.diagnostics.settings import check_codes, find_pyproject, from_table, read_toml
 
     try:
         return load_settings(folder), []
-    except (SettingsError, ValueError, OSError, KeyError, TypeError) as exc:
+    except SettingsError as exc:
         first = exc
-    problems: list[ConfigProblem] = []
-    pyproject = find_pyproject(folder)
+    except (ValueError, OSError, KeyError, TypeError, RecursionError) as exc:
+        first = SettingsError(f"{type(exc).__name__}: {exc}")
     try:
-        import tomllib
-
-        table = dict(tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["tritonify"])
-    except Exception:   # unreadable or not TOML: defaults, and the loader's message
-        return Settings(), [ConfigProblem(pyproject, None, f"ignoring [tool.tritonify] near {folder}: {first}")]
+        pyproject = find_pyproject(folder)
+        table = read_toml(pyproject)["tool"]["tritonify"] if pyproject is not None else None
+    except SettingsError as exc:   # ours, but not TOML
+        return Settings(), [ConfigProblem(exc.path, None, f"{exc}; linting with the defaults", exc.line)]
+    except (KeyError, TypeError):
+        table = None
+    if not isinstance(table, dict):
+        return Settings(), [ConfigProblem(pyproject, None, f"ignoring [tool.tritonify] near {folder}: {first}", first.line)]
+    table = dict(table)
+    problems: list[ConfigProblem] = []
     for _ in range(len(table) + 1):
         try:
             settings = from_table(table, root=pyproject.parent)
@@ -317,7 +326,12 @@ class LintSettingsCache:
         hit = self._cache.get(folder)
         if hit and now - hit[0] < PYPROJECT_TTL_S:
             return hit[1], hit[2]
-        settings, problems = load_lint_settings(folder) if folder.is_dir() else (Settings(), [])
+        try:
+            settings, problems = load_lint_settings(folder) if folder.is_dir() else (Settings(), [])
+        except Exception as exc:   # noqa: BLE001 - a configuration never stops the lint: the defaults
+            log.exception("reading the settings near %s failed", folder)
+            settings, problems = Settings(), [ConfigProblem(None, None, f"ignoring [tool.tritonify] near {folder}: "
+                                                                         f"{type(exc).__name__}: {exc}")]
         self._cache[folder] = (now, settings, problems)
         return settings, problems
 
@@ -339,7 +353,7 @@ def config_diagnostics(folder: Path, problems: list[ConfigProblem], published: d
     for problem in problems:
         if problem.path is None:
             continue
-        line = _key_line(problem.path, problem.key)
+        line = problem.line - 1 if problem.line else _key_line(problem.path, problem.key)
         out.setdefault(problem.path.resolve().as_uri(), []).append(types.Diagnostic(
             range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
             message=problem.message, severity=types.DiagnosticSeverity.Warning, source="tritonify", code="config"))
@@ -357,8 +371,11 @@ def config_diagnostics(folder: Path, problems: list[ConfigProblem], published: d
 def _key_line(path: Path, key: str | None) -> int:
     """0-based line of `key = ...` in the [tool.tritonify] table of `path` (else of the table's
     header, else 0)."""
+    from tritonify.diagnostics.settings import PYPROJECT_MAX_BYTES
+    from tritonify.infra.bounded_read import read_text
+
     try:
-        lines = re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8"))   # LSP's line breaks only
+        lines = re.split(r"\r\n|\r|\n", read_text(path, PYPROJECT_MAX_BYTES))   # LSP's line breaks only
     except (OSError, UnicodeDecodeError):
         return 0
     header = next((i for i, line in enumerate(lines) if re.match(r"\s*\[\s*tool\s*\.\s*tritonify\s*[\].]", line)), None)
