@@ -200,6 +200,7 @@ class TritonifyServer(LanguageServer):
         self.large_lint_worker = LintWorker()   # documents over LARGE_CHARS: they never hold up the others
         self.exact_lint_worker = LintWorker()   # full lints confirming an incremental one, off the typing path
         self._inflight: dict[tuple[str, int | None], asyncio.Task] = {}
+        self._inflight_text: dict[tuple[str, int | None], str] = {}   # the text each of those lints
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
@@ -443,24 +444,41 @@ class TritonifyServer(LanguageServer):
                 task.cancel()
 
     def analysis_task(self, uri: str, version: int | None, text: str, path: str) -> asyncio.Task:
-        """The one lint of (uri, version), shared by the diagnostics and by requests."""
+        """The one lint of (uri, version, text), shared by the diagnostics and by requests. The
+        text is part of the key: a document closed and opened again starts at version 1 again,
+        with other text, and the lint of the old text may still be running (issue 31)."""
         key = (uri, version)
         task = self._inflight.get(key)
         if task is not None and not task.cancelled():
-            return task
+            linted = self._inflight_text.get(key)
+            if linted is text or linted == text:
+                return task
+            task.cancel()   # the same version of another text: its result is for no open document
         task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental"))
         self._inflight[key] = task
-        task.add_done_callback(lambda t: self._inflight.pop(key, None) if self._inflight.get(key) is t else None)
+        self._inflight_text[key] = text
+
+        def done(t: asyncio.Task) -> None:
+            if self._inflight.get(key) is t:
+                self._inflight.pop(key, None)
+                self._inflight_text.pop(key, None)
+
+        task.add_done_callback(done)
         task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
     async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str,
                                 mode: str = "full") -> Analysis:
         analysis = await self.analyse(uri, version, text, path, mode=mode)
-        doc = open_document(self, uri)
-        if doc is not None and doc.version == version:
+        if self.is_current(uri, version, text):
             self.analyses.put(analysis)
         return analysis
+
+    def is_current(self, uri: str, version: int | None, text: str) -> bool:
+        """Whether the open document `uri` is at `version` with `text` (a result for anything else
+        is stale: edited, closed, or closed and opened again at the same version with other text)."""
+        doc = open_document(self, uri)
+        return doc is not None and doc.version == version and (doc.source is text or doc.source == text)
 
     async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
                       mode: str = "full") -> Analysis:

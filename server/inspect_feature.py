@@ -224,8 +224,7 @@ class InspectFeature:
         started = time.monotonic()
         results, problem = await asyncio.get_running_loop().run_in_executor(
             self._executor, self._compile, text, path, config)
-        now = open_document(server, uri)
-        if now is None or now.version != version or self.config_for(uri) != config:
+        if not server.is_current(uri, version, text) or self.config_for(uri) != config:
             server.log(types.MessageType.Log, f"{path}: compile result of version {version} dropped (stale)")
             return
         reason = None if problem else unavailable_reason(results, config.python)
