@@ -106,11 +106,12 @@ export async function showStartFailure(reason: string, fix: string): Promise<voi
 }
 
 const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly',
-    'tritonify.inspectWithDefinitions']);
+    'tritonify.inspect', 'tritonify.inspectWithDefinitions']);
 /** What an untrusted workspace is told when a command would run its code. */
 const RUNS_CODE: Record<string, string> = {
     'tritonify.benchmark': 'Benchmark runs this workspace\'s code',
     'tritonify.profile': 'Profile runs this workspace\'s code',
+    'tritonify.inspect': 'Triton\'s compiler runs the code inside this file\'s kernels',
     'tritonify.inspectWithDefinitions': 'this compile runs the file\'s imports and definitions',
 };
 /** Server commands that only show what the server already has (they run nothing of the workspace). */
