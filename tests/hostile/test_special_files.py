@@ -90,7 +90,8 @@ def _hover_times(c: RawClient, uri: str, n: int = 5) -> list[float]:
 
 
 @pytest.mark.parametrize("case", ["pyproject links to /proc/kmsg", "imported module links to /proc/kmsg",
-                                  "imported module is a FIFO", "imported module is 300 MB"])
+                                  "the open file links to /proc/kmsg", "imported module is a FIFO",
+                                  "imported module is 300 MB"])
 def test_the_server_meets_special_and_huge_files_and_answers_another_documents_hover(tmp_path, case):
     if "kmsg" in case and not BLOCKING.exists():
         pytest.skip("no /proc/kmsg here")
@@ -101,23 +102,32 @@ def test_the_server_meets_special_and_huge_files_and_answers_another_documents_h
     text = "from helpers import SCALE\n" + KERNEL
     (hostile / "k.py").write_text(text)
     helpers = hostile / "helpers.py"
+    helpers.write_text("SCALE = 2\n")
     if case.startswith("pyproject"):
         (hostile / "pyproject.toml").symlink_to(BLOCKING)
-        helpers.write_text("SCALE = 2\n")
+    elif case.startswith("the open file"):   # the editor holds its text; a code action reads the disk beside it
+        (hostile / "k.py").unlink()
+        (hostile / "k.py").symlink_to(BLOCKING)
     elif "kmsg" in case:
+        helpers.unlink()
         helpers.symlink_to(BLOCKING)
     elif "FIFO" in case:
+        helpers.unlink()
         os.mkfifo(helpers)
     else:
         with open(helpers, "wb") as f:
             f.truncate(300_000_000)
     c = RawClient()
     try:
-        c.initialize(tmp_path)
+        c.initialize(tmp_path, capabilities={"workspace": {"workspaceEdit": {"documentChanges": True,
+                                                                             "resourceOperations": ["create"]}}})
         c.open((calm / "k.py").as_uri(), KERNEL)
         c.diagnostics((calm / "k.py").as_uri(), timeout=60)
         _hover_times(c, (calm / "k.py").as_uri(), 2)   # warm
         c.open((hostile / "k.py").as_uri(), text)
+        inside = {"start": {"line": 9, "character": 4}, "end": {"line": 9, "character": 4}}
+        c.request_async("textDocument/codeAction", {"textDocument": {"uri": (hostile / "k.py").as_uri()}, "range": inside,
+                                                    "context": {"diagnostics": []}})
         times = _hover_times(c, (calm / "k.py").as_uri())
         found = c.diagnostics((hostile / "k.py").as_uri(), timeout=30)
         assert c.shutdown_and_exit() == 0
