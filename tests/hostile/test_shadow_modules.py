@@ -11,6 +11,7 @@ and died: "analysis process died").
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KERNEL = (ROOT / "tests" / "cli" / "project" / "kernels.py").read_text()   # TRI001 on line 12
 ENTRY = ROOT / "bundled" / "tool" / "tritonify_server.py"
 SHADOWS = ("pygls", "attrs", "lsprotocol", "pickle", "tritonify")
+TRITON = importlib.util.find_spec("triton") is not None   # then the compile worker is checked too
 
 
 def marker_code(name: str, up: int = 0) -> str:
@@ -85,13 +87,20 @@ def test_the_workspace_modules_never_run_and_the_lint_still_works(tmp_path, how,
     shadows = tuple(s for s in SHADOWS if s != "tritonify") if how == "python -m tritonify server" else SHADOWS
     root = workspace(tmp_path, shadows)
     uri = (root / "kernels.py").as_uri()
-    c = RawClient(command=COMMANDS[how](tmp_path), cwd=root, env={"TRITONIFY_INSPECT": "1"})
+    env = {"TRITONIFY_INSPECT": "1", "TRITONIFY_CACHE_DIR": str(tmp_path / "cache"),
+           "TRITON_CACHE_DIR": str(tmp_path / "triton-cache")}
+    c = RawClient(command=COMMANDS[how](tmp_path), cwd=root, env=env)
     try:
-        c.initialize(root, options={"trusted": trusted, "inspect": {"enabled": True}}, client_name="Neovim")
+        c.initialize(root, options={"trusted": trusted, "inspect": {"enabled": True, "target": "sm_90"}},
+                     client_name="Neovim")
         c.open(uri, KERNEL)
         found = c.diagnostics(uri, timeout=60)
         codes = [(d["code"], d["range"]["start"]["line"]) for d in found]
         hover = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 11, "character": 24}})
+        if trusted and TRITON:   # the compile worker too (asked for: the only thing that compiles)
+            asked = c.request("workspace/executeCommand", {"command": "tritonify.inspect", "arguments": [uri]},
+                              timeout=180)["result"]
+            assert asked["ok"] is True, asked
         assert c.shutdown_and_exit() == 0
     finally:
         c.kill()
