@@ -340,7 +340,10 @@ class TritonifyServer(LanguageServer):
         self.editor_settings = withdraw_only(initial.updated(self._global_raw), initial.trusted)
         self.folder_settings = {f: withdraw_only(self.editor_settings.updated(r), initial.trusted)
                                 for f, r in self._folder_raw.items()}
-        if not initial.trusted and any(claims_trust(r) for r in (self._global_raw, *self._folder_raw.values())):
+        # (the VS Code extension answers with its own workspace trust, and restarts the server when
+        # the user grants it: nothing to say to it)
+        if (not initial.trusted and not self.client_says(PROTOCOL["clientStatesTrust"])
+                and any(claims_trust(r) for r in (self._global_raw, *self._folder_raw.values()))):
             self.log_once(types.MessageType.Warning, "ignored \"trusted\": true from the workspace's configuration: "
                                                      f"trust comes only from the client ({self.trust_hint()})")
         for settings in (self.editor_settings, *self.folder_settings.values()):
