@@ -13,7 +13,8 @@ What the core does (and only that):
   answered with JSON-RPC error -32602 (pygls 2.1 drops it); a request after `shutdown` gets
   -32600, one before `initialize` -32002 (notifications then are dropped); an id that is not a
   string or an integer (NaN, Infinity, 1.5) gets -32600 with `"id": null`, never echoed; a
-  notification method sent with an id gets -32600 and is not applied; the stream itself is read by `framing.py`, which no malformed frame can stop.
+  notification method sent with an id gets -32600 and is not applied; the stream itself is read
+  by `framing.py`, which no malformed frame can stop.
 """
 from __future__ import annotations
 
