@@ -371,10 +371,13 @@ class InspectFeature:
         insight = self.insights.get(doc.uri)
         now = open_document(self.server, doc.uri)
         if insight is None and now is not None and now.version != version:
-            return {"ok": False, "error": "the document changed while it was compiled; it is compiled again when saved"}
+            return {"ok": False, "error": "the document changed while it was compiled; it is compiled again when saved",
+                    "actions": ["openLog"]}
         if insight is None:
             reason = self.unavailable.get(doc.uri)
-            return {"ok": False, "error": f"not compiled: {reason}" if reason else "nothing was compiled (see the log)"}
+            if reason:   # the interpreter's problem (no triton, does not start): the way out offered
+                return {"ok": False, "error": f"not compiled: {reason}", "actions": ["chooseInterpreter", "openLog"]}
+            return {"ok": False, "error": "nothing was compiled (see the log)", "actions": ["openLog"]}
         failed = [r.kernel for r in insight.results if r.error]
         message = f"compiled {len(insight.results) - len(failed)} of {len(insight.results)} kernel(s)"
         return {"ok": True, "message": message + (f" ({', '.join(failed)} not: see the lens)" if failed else "")}

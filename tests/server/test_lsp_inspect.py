@@ -331,6 +331,7 @@ async def test_interpreter_without_triton_gives_one_log_line_no_diagnostics_and_
     await wait_published(client, uri, has("TRI001"))
     answer = await inspect(client, uri)
     assert answer["ok"] is False and f"needs triton in {python}" in answer["error"], answer
+    assert answer["actions"] == ["chooseInterpreter", "openLog"]   # the next action, as a job's outcome offers it
     await wait_logged(client, "cannot import triton")
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     await asyncio.sleep(ABSENT_WAIT_S)
