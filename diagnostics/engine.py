@@ -17,11 +17,13 @@ from tritonify.diagnostics.registry import RegisteredRule, Rule, all_rules
 from tritonify.diagnostics.settings import DEFAULT_EXCLUDE, Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.workspace_index import default_index
+from tritonify.infra.bounded_read import NotReadable, TooLarge, pseudo_file, read_bytes, read_stream, read_text
 
 log = logging.getLogger(__name__)
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
 CUDA_SUFFIXES = {".cu", ".cuh"}
+GITIGNORE_MAX_BYTES = 1_000_000
 
 # Problems with the file itself (not a rule): syntax errors, undecodable bytes, size.
 SYNTAX = Rule(code="TRI000", name="invalid-file", summary="the file cannot be read or parsed", severity=Severity.ERROR)
@@ -46,8 +48,9 @@ def _file_finding(path: str, message: str, line: int = 1, column: int = 0) -> Fi
     )
 
 
-def _too_large(path: str, size: int, settings: Settings) -> Finding:
-    return _file_finding(path, f"file is {size / 1e6:.1f} MB, over the {settings.max_file_bytes / 1e6:.0f} MB "
+def _too_large(path: str, size: int | None, settings: Settings) -> Finding:
+    said = f"file is {size / 1e6:.1f} MB, over" if size is not None else "file is over"
+    return _file_finding(path, f"{said} the {settings.max_file_bytes / 1e6:.0f} MB "
                                "lint limit (max-file-bytes in [tool.tritonify]); not checked")
 
 
@@ -67,7 +70,10 @@ def _enabled_rules(settings: Settings, path: str, language: str) -> list[Registe
 def _finish(findings: Iterable[Finding], source_noqa, settings: Settings, path: str) -> list[Finding]:
     out = []
     for f in findings:
-        if not settings.enabled(f.code, path):
+        # TRI000 is not a rule but the file itself (cannot be parsed, read or decoded, too large):
+        # no selection hides it, as ruff reports syntax errors under any selection; a file that
+        # cannot be parsed never passes (`--select TRI001` said "All checks passed")
+        if f.code != SYNTAX.code and not settings.enabled(f.code, path):
             continue
         if source_noqa is not None and source_noqa(f.code, f.line, f.end_line):
             continue
@@ -237,7 +243,8 @@ def needs_parse(text: str, path: str, settings: Settings, workspace=None) -> boo
 
 def _needs_tree(text: str, path: str, workspace, python_rules: list[RegisteredRule],
                 cuda_rules: list[RegisteredRule]) -> bool:
-    """Whether any selected rule could report on this file. Kernel rules (`language ==
+    """Whether any selected rule could report on this file, or it may define a kernel (then TRI000
+    may: a syntax error is reported under any selection). Kernel rules (`language ==
     "triton"`) look only inside kernels: a file that cannot define one (`kernel_screen`) gives
     them nothing. Another Python rule counts unless its module's `may_fire(text)` says no; the
     CUDA rules unless no run-time compiler is named."""
@@ -245,11 +252,9 @@ def _needs_tree(text: str, path: str, workspace, python_rules: list[RegisteredRu
 
     if "\0" in text:
         return True   # cannot be parsed: said once as TRI000, cheaply known without a parse
-    kernel_rules = False
     for reg in python_rules:
         if reg.rule.language == "triton":
-            kernel_rules = True
-            continue
+            continue   # these look only inside kernels: the screen below decides for them
         may_fire = getattr(reg.module, "may_fire", None)
         if may_fire is None or may_fire(text):
             return True
@@ -261,7 +266,9 @@ def _needs_tree(text: str, path: str, workspace, python_rules: list[RegisteredRu
         else:
             if mentions_cuda_compiler(text):
                 return True
-    return kernel_rules and may_define_kernel(text, path, workspace)
+    # a file that may define a kernel is parsed whatever is selected: its syntax error (TRI000)
+    # shows under any selection, as ruff's do (issue 31), and it never passes unparsed
+    return may_define_kernel(text, path, workspace)
 
 
 def _unparsed(text: str, path: str, problem: str | None, settings: Settings) -> FileResult:
@@ -278,15 +285,33 @@ def _unparsed(text: str, path: str, problem: str | None, settings: Settings) -> 
     return result
 
 
-def lint_file(path: Path, settings: Settings | None = None, workspace=None) -> FileResult:
+def read_source(path: Path, settings: Settings) -> bytes | FileResult:
+    """The bytes of the file to lint, or the result that says why it was not read: the size limit
+    is applied before reading, and a FIFO, a device or a pseudo-file (/proc/kmsg behind a link)
+    is refused without blocking (infra.bounded_read)."""
     try:
-        size = path.stat().st_size
-        settings = settings or Settings()
-        if size > settings.max_file_bytes:
-            return FileResult(str(path), [_too_large(str(path), size, settings)])
-        data = path.read_bytes()
+        return read_bytes(path, settings.max_file_bytes)
+    except TooLarge as exc:
+        return FileResult(str(path), [_too_large(str(path), exc.size, settings)])
+    except NotReadable as exc:
+        return FileResult(str(path), [_file_finding(str(path), f"not read: {exc}")], error=str(exc))
     except OSError as exc:
         return FileResult(str(path), [_file_finding(str(path), f"cannot read file: {exc.strerror or exc}")], error=str(exc))
+
+
+def read_stream_source(stream, path: str, settings: Settings) -> bytes | FileResult:
+    """`read_source` for a stream (`--stdin-filename`): at most max-file-bytes are read."""
+    try:
+        return read_stream(stream, settings.max_file_bytes)
+    except TooLarge:
+        return FileResult(path, [_too_large(path, None, settings)])
+
+
+def lint_file(path: Path, settings: Settings | None = None, workspace=None) -> FileResult:
+    settings = settings or Settings()
+    data = read_source(path, settings)
+    if isinstance(data, FileResult):
+        return data
     return lint_text(data, str(path), settings, workspace, on_disk=True)
 
 
@@ -301,8 +326,8 @@ def _gitignore_spec(root: Path):
     for ignore in (root / ".gitignore",):
         if ignore.is_file():
             try:
-                patterns.extend(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
-            except OSError:
+                patterns.extend(read_text(ignore, GITIGNORE_MAX_BYTES, errors="replace").splitlines())
+            except OSError:   # a link to a FIFO or /proc/kmsg, too large: no patterns from it
                 pass
     return pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
 
@@ -317,7 +342,7 @@ def _not_regular(path: Path) -> str | None:
             return "broken symbolic link" + (" (a loop of links)" if exc.errno == errno.ELOOP else "")
         return f"cannot read it ({exc.strerror or exc})"
     if stat.S_ISREG(mode):
-        return None
+        return pseudo_file(path)   # /proc/kmsg behind a link says it is regular, and blocks a read
     if stat.S_ISDIR(mode):
         return "a folder"
     kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)

@@ -14,11 +14,12 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonify.diagnostics.engine import FileResult, language_of, lint_file, lint_text
+from tritonify.diagnostics.engine import FileResult, language_of, lint_text, read_source
 from tritonify.diagnostics.fixes import FixOutcome, fix_until_stable
 from tritonify.diagnostics.model import Applicability
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import BOM, LINE_BREAK, decode_source, source_encoding
+from tritonify.infra.bounded_read import NotReadable, read_bytes
 
 
 @dataclass
@@ -55,10 +56,9 @@ def _os_reason(exc: OSError) -> str:
 
 def fix_file(path: Path, settings: Settings, *, diff: bool = False) -> FileFix:
     """Lint `path` and apply its safe fixes (write them, or with `diff` only describe them)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return FileFix(path, lint_file(path, settings))  # lint_file reports why it cannot be read
+    data = read_source(path, settings)   # the size limit before reading; no special file is read
+    if isinstance(data, FileResult):
+        return FileFix(path, data)
     result = lint_text(data, str(path), settings, on_disk=True)
     if not _has_safe_fix(result):
         return FileFix(path, result)
@@ -88,7 +88,11 @@ def fix_file(path: Path, settings: Settings, *, diff: bool = False) -> FileFix:
         fix.fixed = outcome.count
         return fix
     try:
-        if path.read_bytes() != data:
+        try:
+            now = read_bytes(path, settings.max_file_bytes)
+        except NotReadable:   # it grew past the limit or was replaced by a special file meanwhile
+            now = None
+        if now != data:
             fix.problems.append(f"{path}: not fixed: the file changed while it was being checked; run again")
             return fix
         path.write_bytes(new_data)

@@ -21,8 +21,71 @@ DEFAULT_EXCLUDE = [".git/", ".hg/", ".venv/", "venv/", "node_modules/", "__pycac
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
 
+PYPROJECT_MAX_BYTES = 1_000_000   # a pyproject.toml larger than this is not read (nor one that is a FIFO or /proc file)
+
+
 class SettingsError(ValueError):
-    pass
+    """A configuration Tritonify cannot use; `path` and `line` (1-based) say where, when known."""
+
+    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+def read_toml(path: Path) -> dict:
+    """`path` parsed as TOML, or a SettingsError that names the file and, where it can, the line:
+    not TOML, nested too deeply for the parser (a RecursionError inside tomllib), too large, or
+    not a regular file (read with a bound, never blocking: infra.bounded_read)."""
+    from tritonify.infra.bounded_read import read_text
+
+    try:
+        raw = read_text(path, PYPROJECT_MAX_BYTES)
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not valid UTF-8 ({exc.reason})", path=path) from None
+    except OSError as exc:
+        raise SettingsError(f"{path}: not read: {exc}", path=path) from None
+    return parse_toml(raw, path)
+
+
+def parse_toml(raw: str, path: Path) -> dict:
+    try:
+        return tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: not valid TOML ({exc})", path=path, line=_toml_error_line(exc, raw)) from None
+    except RecursionError:
+        raise SettingsError(f"{path}: not valid TOML (tables or arrays nested too deeply to read)", path=path,
+                            line=_deepest_line(raw)) from None
+
+
+def _toml_error_line(exc: Exception, raw: str) -> int | None:
+    """The 1-based line of a TOMLDecodeError ("... (at line 3, column 5)", "(at end of document)")."""
+    lineno = getattr(exc, "lineno", None)   # Python 3.14
+    if isinstance(lineno, int):
+        return lineno
+    import re
+
+    match = re.search(r"at line (\d+)", str(exc))
+    if match:
+        return int(match.group(1))
+    if "end of document" in str(exc):
+        return max(1, raw.count("\n") + (0 if raw.endswith("\n") else 1))
+    return None
+
+
+def _deepest_line(raw: str, depth_limit: int = 100) -> int | None:
+    """The first line where brackets nest deeper than `depth_limit` (strings are not told apart:
+    this only places a diagnostic)."""
+    depth = 0
+    for number, line in enumerate(raw.splitlines(), 1):
+        for ch in line:
+            if ch in "[{":
+                depth += 1
+                if depth > depth_limit:
+                    return number
+            elif ch in "]}":
+                depth -= 1
+    return None
 
 
 def _opt_in() -> frozenset[str]:
@@ -196,15 +259,17 @@ def find_pyproject(start: Path) -> Path | None:
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
+            from tritonify.infra.bounded_read import read_text
+
             try:
-                raw = candidate.read_text(encoding="utf-8")
+                raw = read_text(candidate, PYPROJECT_MAX_BYTES)
             except (OSError, UnicodeDecodeError):
                 continue
             try:
-                data = tomllib.loads(raw)
-            except tomllib.TOMLDecodeError as exc:
+                data = parse_toml(raw, candidate)
+            except SettingsError:
                 if "tool.tritonify" in raw:  # ours, but broken: say so rather than use another
-                    raise SettingsError(f"{candidate}: not valid TOML ({exc})") from exc
+                    raise
                 continue
             tool = data.get("tool", {})
             if isinstance(tool, dict) and "tritonify" in tool:
@@ -269,10 +334,10 @@ def load_settings(start: Path | str = ".") -> Settings:
     pyproject = find_pyproject(Path(start))
     if pyproject is None:
         return Settings(root=Path(start).resolve() if Path(start).is_dir() else Path(start).resolve().parent)
-    data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    data = read_toml(pyproject)
     try:
         settings = from_table(data["tool"]["tritonify"], root=pyproject.parent)
         check_codes(settings)
     except SettingsError as exc:
-        raise SettingsError(f"{pyproject}: [tool.tritonify] {exc}") from None
+        raise SettingsError(f"{pyproject}: [tool.tritonify] {exc}", path=pyproject) from None
     return settings

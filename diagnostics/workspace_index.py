@@ -62,6 +62,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
+from tritonify.infra.bounded_read import read_bytes
 from tritonify.diagnostics.triton_ast import alias_chain, canonical, dotted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -369,7 +370,7 @@ def _read(path: Path) -> tuple[str, tuple[int, int]] | None:
         st = path.stat()
         if st.st_size > _MAX_MODULE_BYTES:
             return None
-        data = path.read_bytes()
+        data = read_bytes(path, _MAX_MODULE_BYTES)   # a link to a FIFO or /proc/kmsg is refused, never read
     except OSError:
         return None
     from tritonify.diagnostics.source import decode_source

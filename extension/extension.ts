@@ -52,7 +52,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
                     }
                 };
             }
-            if (command === 'tritonify.inspectWithDefinitions') {
+            if (command === 'tritonify.inspect' || command === 'tritonify.inspectWithDefinitions') {
                 return (answer: unknown) => {
                     const a = (answer ?? {}) as { ok?: boolean; message?: unknown; error?: unknown; actions?: unknown };
                     if (a.ok) {

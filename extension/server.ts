@@ -1,5 +1,6 @@
 /**
- * Create, start and restart the language client for `<interpreter> -m tritonify server`.
+ * Create, start and restart the language client for `<interpreter> bundled/tool/tritonify_server.py server`
+ * (commandLine.ts: no workspace folder on the server's sys.path, and none as its working directory).
  *
  * The client is thin: settings go to the server as initialization options and as answers to
  * `workspace/configuration` (made safe by `configurationAnswer`), the server's own commands
@@ -23,7 +24,7 @@ import {
     State,
     TransportKind,
 } from 'vscode-languageclient/node';
-import { serverCommand, ServerCommand } from './commandLine';
+import { entryScript, serverCommand, ServerCommand } from './commandLine';
 import { log, traceError, traceInfo } from './log';
 import { CLIENT_SHOWS_JOB_OUTCOMES, CLIENT_STATES_TRUST, LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
 import { LevelledChannel } from './logRouting';
@@ -81,10 +82,8 @@ export function bundledLibs(extensionPath: string): string | undefined {
  * Resolves to undefined when it can, else to the reason (last line of its error).
  */
 export function preflight(cmd: ServerCommand): Promise<string | undefined> {
-    const leading = cmd.args.slice(0, cmd.args.indexOf('-m'));
-    const probe = 'import sys\nassert sys.version_info >= (3, 10), "Python " + sys.version.split()[0] + " is too old: Tritonify needs 3.10 or newer"\nimport tritonify.server.app';
     return new Promise((resolve) => {
-        execFile(cmd.command, [...leading, '-c', probe], { env: cmd.env, timeout: 30000 }, (error, _stdout, stderr) => {
+        execFile(cmd.command, cmd.checkArgs, { env: cmd.env, cwd: cmd.cwd, timeout: 30000 }, (error, _stdout, stderr) => {
             if (!error) {
                 resolve(undefined);
                 return;
@@ -107,11 +106,12 @@ export async function showStartFailure(reason: string, fix: string): Promise<voi
 }
 
 const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly',
-    'tritonify.inspectWithDefinitions']);
+    'tritonify.inspect', 'tritonify.inspectWithDefinitions']);
 /** What an untrusted workspace is told when a command would run its code. */
 const RUNS_CODE: Record<string, string> = {
     'tritonify.benchmark': 'Benchmark runs this workspace\'s code',
     'tritonify.profile': 'Profile runs this workspace\'s code',
+    'tritonify.inspect': 'Triton\'s compiler runs the code inside this file\'s kernels',
     'tritonify.inspectWithDefinitions': 'this compile runs the file\'s imports and definitions',
 };
 /** Server commands that only show what the server already has (they run nothing of the workspace). */
@@ -131,7 +131,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         return undefined;
     }
     const libs = settings.importStrategy === 'useBundled' ? bundledLibs(extensionPath) : undefined;
-    const command = serverCommand({ interpreter: interpreter.command, importStrategy: settings.importStrategy, bundledLibs: libs, ncuPath: settings.ncuPath });
+    const command = serverCommand({ interpreter: interpreter.command, entryScript: entryScript(extensionPath), importStrategy: settings.importStrategy, bundledLibs: libs, ncuPath: settings.ncuPath });
     traceInfo(`interpreter: ${interpreter.command.join(' ')} (from ${interpreter.source}); ` +
         `tritonify from ${libs ? libs : 'the interpreter\'s environment'}`);
     traceInfo(`server: ${command.command} ${command.args.join(' ')}`);
@@ -146,7 +146,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
     const serverOptions: ServerOptions = {
         command: command.command,
         args: command.args,
-        options: { env: command.env, cwd: folder?.fsPath },
+        options: { env: command.env, cwd: command.cwd },   // never the workspace (commandLine.ts)
         transport: TransportKind.stdio,
     };
     let crashes = 0;

@@ -62,11 +62,20 @@ print("bundle_libs: " + ", ".join(f"{n} {sorted(v)[0]}" for n, v in sorted(versi
 PYEOF
 find "$OUT" -name "__pycache__" -type d -prune -exec rm -rf {} +
 rm -rf "$OUT/bin"
-# Proof: the bundle alone serves the server (no site-packages, the interpreter's own stdlib only).
-PYTHONPATH="$OUT" "$PY" -s -c "
-import tritonify.server.app, pygls, lsprotocol, tree_sitter, tree_sitter_cuda
+# Proof: the bundle alone serves the server (no site-packages, the interpreter's own stdlib only),
+# imported through the extension's own entry script from a folder outside the repository: run from
+# here, `-c` would put the repository first on sys.path and import its `tritonify/`, not the bundle's.
+BUNDLE=$(cd "$OUT" && pwd)
+ENTRY=$(pwd)/bundled/tool/tritonify_server.py
+(cd "$WORK" && PYTHONPATH="$BUNDLE" "$PY" -s "$ENTRY" --check) > "$WORK/check.txt"
+(cd "$WORK" && PYTHONPATH="$BUNDLE" "$PY" -s -c "
+import sys, tritonify, pygls, lsprotocol, tree_sitter, tree_sitter_cuda
+bundle = sys.argv[1]
+for mod in (tritonify, pygls, lsprotocol, tree_sitter, tree_sitter_cuda):
+    assert mod.__file__.startswith(bundle + '/'), f'{mod.__name__} was imported from {mod.__file__}, not the bundle'
 from tritonify.diagnostics.registry import get_rule
 page = get_rule('TRI001').rule.page
-assert page.is_file(), f'no rule page in the bundle: {page}'
-print('bundle_libs: OK,', tritonify.__file__)"
+assert page.is_file() and str(page).startswith(bundle + '/'), f'no rule page in the bundle: {page}'
+print('bundle_libs: OK,', tritonify.__file__)" "$BUNDLE")
+grep -qx "$BUNDLE/tritonify/__init__.py" "$WORK/check.txt" || { echo "bundle_libs: the entry script found $(cat "$WORK/check.txt"), not the bundle" >&2; exit 1; }
 du -sh "$OUT" | sed 's/^/bundle_libs: size /'

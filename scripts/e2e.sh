@@ -8,6 +8,8 @@
 #   .e2e/tools      code-server@4.139.1 and playwright-core
 # Debian's chromium and libkrb5-dev are apt-installed when missing.
 # The server runs on the system python3 with the .vsix's bundled libs only (this proves the bundle).
+# The workspace's root holds pygls.py, attrs.py, lsprotocol.py, pickle.py and a tritonify/ package
+# that leave a marker when imported: none may run, trusted or in Restricted Mode (issue 31).
 #
 # Exit 0: passed. Exit 1: failed (screenshots and logs in .e2e/run/). Exit 77: a prerequisite
 # could not be installed (no network, no apt) -- the pytest wrapper skips with the reason.
@@ -140,6 +142,17 @@ JSON
   fi
   FILE=${FILE#./}
 
+  # Modules named like the server's own at the workspace's root, each leaving a marker when
+  # imported (issue 31): the extension starts the server with no workspace folder on sys.path,
+  # trusted or not, so none may run (checked after the run, with the lint still working).
+  for name in pygls attrs lsprotocol pickle; do
+    printf 'import os\nopen(os.path.join(os.path.dirname(os.path.abspath(__file__)), "MARKER_%s"), "w").write("imported")\n' \
+      "$name" > "$RUN/workspace/$name.py"
+  done
+  mkdir -p "$RUN/workspace/tritonify"
+  printf 'import os\nopen(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "MARKER_tritonify"), "w").write("imported")\n' \
+    > "$RUN/workspace/tritonify/__init__.py"
+
   # The 815-line real-world file the issue was measured on, typed into (copied: never committed).
   PARALLAX=""; PARALLAX_LINES=""
   if [ "$mode" = trusted ]; then
@@ -181,6 +194,14 @@ JSON
   else
     echo "E2E FAILED [$mode]: the extension log (${ext_log:-missing}) does not show the server running from $BUNDLE"
     rc=1
+  fi
+  local ran
+  ran=$(cd "$RUN/workspace" && ls MARKER_* 2>/dev/null | tr '\n' ' ')
+  if [ -n "$ran" ]; then
+    echo "E2E FAILED [$mode]: the workspace's own pygls/attrs/lsprotocol/pickle/tritonify ran: $ran"
+    rc=1
+  else
+    say "[$mode] none of the workspace's modules named like the server's ran"
   fi
   say "[$mode] exit $rc"
   return $rc

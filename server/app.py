@@ -11,7 +11,10 @@ What the core does (and only that):
 * makes sure every request is answered: a feature that fails is logged through
   `window/logMessage` and answers an empty result; a request whose params do not convert is
   answered with JSON-RPC error -32602 (pygls 2.1 drops it); a request after `shutdown` gets
-  -32600; the stream itself is read by `framing.py`, which no malformed frame can stop.
+  -32600, one before `initialize` -32002 (notifications then are dropped); an id that is not a
+  string or an integer (NaN, Infinity, 1.5) gets -32600 with `"id": null`, never echoed; a
+  notification method sent with an id gets -32600 and is not applied; the stream itself is read
+  by `framing.py`, which no malformed frame can stop.
 """
 from __future__ import annotations
 
@@ -41,7 +44,8 @@ from tritonify.server.lint_worker import LintWorker
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
-from tritonify.server.settings import EditorSettings, LintSettingsCache, lint_settings, trust_hint
+from tritonify.server.settings import (EditorSettings, LintSettingsCache, claims_trust, lint_settings, trust_hint,
+                                       withdraw_only)
 
 log = logging.getLogger("tritonify.server")
 
@@ -62,6 +66,7 @@ OVERFLOW_AFTER_S = 0.2    # ... and so is any document while the typing worker i
 SENT_TO_CLIENT = "tritonify_sent_to_client"   # a log record the client got as window/logMessage
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
+SERVER_NOT_INITIALIZED = -32002
 
 
 class _Answered:
@@ -83,19 +88,31 @@ COMMAND_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = cont
 class TritonifyProtocol(LanguageServerProtocol):
     """pygls' protocol, with the answers JSON-RPC requires and pygls 2.1 leaves out."""
 
+    initialize_received = False
+
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
         COMMAND_PARAMS.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
     def structure_message(self, data):
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data and data.get("id") is not None:
+            msg_id, method = data["id"], data["method"]
+            if not _valid_id(msg_id):   # NaN, Infinity, 1e400, 1.5, true: echoing it would be invalid JSON
+                send_error(self, None, types.ResponseError(
+                    code=INVALID_REQUEST, message=f"invalid request: the id of {method} must be a string or an integer"))
+                return ANSWERED
+            if isinstance(method, str) and _is_notification(method):   # pygls would apply it and never answer
+                send_error(self, msg_id, types.ResponseError(
+                    code=INVALID_REQUEST, message=f"invalid request: {method} is a notification and takes no id; not applied"))
+                return ANSWERED
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
             if not isinstance(data, dict):
                 raise
             msg_id = data.get("id")
-            valid_id = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+            valid_id = _valid_id(msg_id)
             if "method" in data and valid_id:
                 method = data.get("method")
                 detail = _cause(exc)
@@ -115,7 +132,17 @@ class TritonifyProtocol(LanguageServerProtocol):
             return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
-        is_request = method is not None and msg_id is not None and not isinstance(msg_id, bool)
+        is_request = method is not None and msg_id is not None
+        if method is not None and not self.initialize_received and method not in (types.INITIALIZE, types.EXIT):
+            # LSP: before `initialize` a request is answered -32002 and a notification dropped
+            if is_request:
+                send_error(self, msg_id, types.ResponseError(
+                    code=SERVER_NOT_INITIALIZED, message=f"{method} refused: the server is not initialized yet"))
+            else:
+                self._server.log_problem(f"dropped {method}: it came before initialize")
+            return
+        if is_request and method == types.INITIALIZE:
+            self.initialize_received = True
         if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
             send_error(self, msg_id, types.ResponseError(code=INVALID_REQUEST, message="jsonrpc must be \"2.0\""))
             return
@@ -124,6 +151,17 @@ class TritonifyProtocol(LanguageServerProtocol):
                 code=INVALID_REQUEST, message=f"server is shutting down; {method} refused"))
             return
         super().handle_message(message)
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """A JSON-RPC id as LSP has it: a string or an integer (not a bool, a float, NaN or Infinity)."""
+    return isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+
+
+def _is_notification(method: str) -> bool:
+    """Whether LSP defines `method` as a notification (a message that takes no id)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[1] is None and entry[0].__name__.endswith("Notification")
 
 
 def _cause(exc: BaseException) -> str:
@@ -164,6 +202,7 @@ class TritonifyServer(LanguageServer):
         self.large_lint_worker = LintWorker()   # documents over LARGE_CHARS: they never hold up the others
         self.exact_lint_worker = LintWorker()   # full lints confirming an incremental one, off the typing path
         self._inflight: dict[tuple[str, int | None], asyncio.Task] = {}
+        self._inflight_text: dict[tuple[str, int | None], str] = {}   # the text each of those lints
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
@@ -296,8 +335,19 @@ class TritonifyServer(LanguageServer):
             self._initial_raw = raw
         else:
             self._global_raw = raw
-        self.editor_settings = self._base_settings.updated(self._initial_raw).updated(self._global_raw)
-        self.folder_settings = {f: self.editor_settings.updated(r) for f, r in self._folder_raw.items()}
+        initial = self._base_settings.updated(self._initial_raw)
+        # Trust comes from the client alone (VS Code's workspace trust, the user's own init options):
+        # a `workspace/configuration` answer or a pushed settings object may come from a settings
+        # file inside the workspace, so it may withdraw trust, never grant it (issue 31).
+        self.editor_settings = withdraw_only(initial.updated(self._global_raw), initial.trusted)
+        self.folder_settings = {f: withdraw_only(self.editor_settings.updated(r), initial.trusted)
+                                for f, r in self._folder_raw.items()}
+        # (the VS Code extension answers with its own workspace trust, and restarts the server when
+        # the user grants it: nothing to say to it)
+        if (not initial.trusted and not self.client_says(PROTOCOL["clientStatesTrust"])
+                and any(claims_trust(r) for r in (self._global_raw, *self._folder_raw.values()))):
+            self.log_once(types.MessageType.Warning, "ignored \"trusted\": true from the workspace's configuration: "
+                                                     f"trust comes only from the client ({self.trust_hint()})")
         for settings in (self.editor_settings, *self.folder_settings.values()):
             for problem in settings.problems:
                 self.log_once(types.MessageType.Warning, f"setting ignored: {problem}")
@@ -399,24 +449,41 @@ class TritonifyServer(LanguageServer):
                 task.cancel()
 
     def analysis_task(self, uri: str, version: int | None, text: str, path: str) -> asyncio.Task:
-        """The one lint of (uri, version), shared by the diagnostics and by requests."""
+        """The one lint of (uri, version, text), shared by the diagnostics and by requests. The
+        text is part of the key: a document closed and opened again starts at version 1 again,
+        with other text, and the lint of the old text may still be running (issue 31)."""
         key = (uri, version)
         task = self._inflight.get(key)
         if task is not None and not task.cancelled():
-            return task
+            linted = self._inflight_text.get(key)
+            if linted is text or linted == text:
+                return task
+            task.cancel()   # the same version of another text: its result is for no open document
         task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental"))
         self._inflight[key] = task
-        task.add_done_callback(lambda t: self._inflight.pop(key, None) if self._inflight.get(key) is t else None)
+        self._inflight_text[key] = text
+
+        def done(t: asyncio.Task) -> None:
+            if self._inflight.get(key) is t:
+                self._inflight.pop(key, None)
+                self._inflight_text.pop(key, None)
+
+        task.add_done_callback(done)
         task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
     async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str,
                                 mode: str = "full") -> Analysis:
         analysis = await self.analyse(uri, version, text, path, mode=mode)
-        doc = open_document(self, uri)
-        if doc is not None and doc.version == version:
+        if self.is_current(uri, version, text):
             self.analyses.put(analysis)
         return analysis
+
+    def is_current(self, uri: str, version: int | None, text: str) -> bool:
+        """Whether the open document `uri` is at `version` with `text` (a result for anything else
+        is stale: edited, closed, or closed and opened again at the same version with other text)."""
+        doc = open_document(self, uri)
+        return doc is not None and doc.version == version and (doc.source is text or doc.source == text)
 
     async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
                       mode: str = "full") -> Analysis:

@@ -200,9 +200,9 @@ class DiagnosticsFeature:
             path = lint_path(doc) if doc is not None else None
             if path is None or doc.version != version:
                 return
-            exact = await self.server.exact_analysis(doc.uri, version, doc.source, path)
-            now = open_document(self.server, uri)
-            if now is None or now.version != version:
+            text = doc.source
+            exact = await self.server.exact_analysis(doc.uri, version, text, path)
+            if not self.server.is_current(uri, version, text):
                 return
             self.server.analyses.put(exact)
             trace.event("s.publish.exact", version=version, findings=len(exact.findings))
@@ -296,9 +296,8 @@ class DiagnosticsFeature:
         hit = server.analyses.get(doc.uri, version, text)
         if hit is None:
             hit = await self._timed(uri, asyncio.shield(server.analysis_task(doc.uri, version, text, path)))
-        now = open_document(server, uri)
-        if now is None or now.version != version:
-            return  # closed or edited meanwhile: this result is stale
+        if not server.is_current(uri, version, text):
+            return  # edited, closed, or reopened with other text meanwhile: this result is stale
         server.analyses.put(hit)
         if hit.result.error and not hit.syntax_error:   # a syntax error is its TRI000, not a log line per key
             server.log_once(types.MessageType.Warning, f"{path}: {hit.result.error}")

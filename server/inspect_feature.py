@@ -1,9 +1,13 @@
 """Compile-time insight in the editor: registers, spills, shared memory and occupancy of each
 kernel and autotune config as code lenses, and CMP-K / CMP-J / CMP-FAIL as diagnostics.
 
-When: after a document is opened or saved, never per keystroke (a cold compile takes seconds);
-only in a trusted workspace, while the setting `inspect.enabled` is on, and for documents of at
-most INSPECT_MAX_CHARS (larger ones are linted, not compiled). What runs: nothing of the file.
+When: only on request (issue 31). Triton's compiler evaluates what a kernel's body says (a call
+of a plain Python function, an f-string, a helper's body) while it compiles, so opening a file
+never compiles it, in a trusted workspace either: each kernel gets an "Inspect" lens, whose
+command `tritonify.inspect [uri]` compiles the document's kernels; from then on each save of that
+document compiles it again (never per keystroke: a cold compile takes seconds), until it is
+closed. Only in a trusted workspace, while the setting `inspect.enabled` is on, and for documents
+of at most INSPECT_MAX_CHARS (larger ones are linted, not compiled). What runs: nothing of the file.
 Each kernel is built from its own source text (`mode=SOURCE_ONLY`, diagnostics/compile/
 kernel_source.py): its `def`, its jit helpers, literal constants, literal autotune configs; a
 kernel that needs more gets a lens "not inspected: needs NAME". How: `inspect_file` in a thread
@@ -36,6 +40,7 @@ from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex, split_lines
 
 SOURCE_KEY = "inspect"
+INSPECT = "tritonify.inspect"   # the request: compile the document's kernels now (and on its saves)
 SHOW_ASSEMBLY = "tritonify.showAssembly"
 # The lens of a kernel the source-only build could not compile: asked for, it compiles the kernel
 # running the file's definitions (imports, defs, constant assignments; never its calls or __main__).
@@ -134,6 +139,7 @@ class InspectFeature:
         self.insights: dict[str, FileInsight] = {}        # uri -> the latest results kept
         self._attempted: dict[str, CompileConfig] = {}     # uri -> config of the latest compile asked for
         self._wanted: set[str] = set()                     # uris to compile (again) once their loop is free
+        self.asked: set[str] = set()                       # uris the user asked to inspect (INSPECT), until closed
         self._loops: dict[str, asyncio.Task] = {}
         self._published: set[str] = set()                  # uris with inspect diagnostics shown
         self.unavailable: dict[str, str] = {}              # uri -> why its interpreter cannot compile ("needs triton in ...")
@@ -153,9 +159,10 @@ class InspectFeature:
         return CompileConfig(settings.inspect_target, settings.interpreter[0])
 
     def on_document_event(self, event: str, uri: str) -> None:
-        if event in ("opened", "saved"):
+        if event == "saved" and uri in self.asked:   # opening compiles nothing: only a request does
             self.request(uri)
         elif event == "closed":
+            self.asked.discard(uri)
             self._wanted.discard(uri)
             self._attempted.pop(uri, None)
             self.insights.pop(uri, None)
@@ -188,6 +195,8 @@ class InspectFeature:
         except RuntimeError:
             return
         for uri in uris:
+            if uri not in self.asked:
+                continue
             config = self.config_for(uri)
             if config is None:
                 self.forget(uri)
@@ -234,8 +243,7 @@ class InspectFeature:
         started = time.monotonic()
         results, problem = await asyncio.get_running_loop().run_in_executor(
             self._executor, self._compile, text, path, config)
-        now = open_document(server, uri)
-        if now is None or now.version != version or self.config_for(uri) != config:
+        if not server.is_current(uri, version, text) or self.config_for(uri) != config:
             server.log(types.MessageType.Log, f"{path}: compile result of version {version} dropped (stale)")
             return
         if not problem and results and all((r.error or {}).get("kind") == "not-inspected" for r in results):
@@ -328,7 +336,13 @@ class InspectFeature:
         if insight is None:
             reason = self.unavailable.get(uri)
             if reason is None:
-                return []
+                if not kernels or not self.may_inspect(uri):
+                    return []
+                return [_lens(index, k.first_line, 0, "Inspect", INSPECT, [uri],
+                              "Compile this file's kernels with Triton's compiler (in a child process) for their "
+                              "registers, spills, shared memory and occupancy; Triton's compiler evaluates the "
+                              "code inside the kernels and their helpers")
+                        for k in kernels]
             return [_lens(index, k.first_line, 0, f"Inspect: {reason}", CHOOSE_INTERPRETER, [uri],
                           "Compile-time insight needs an interpreter with triton: click to choose one")
                     for k in kernels]
@@ -361,6 +375,47 @@ class InspectFeature:
                                         [uri, result.kernel, i, kind], tooltip))
         return lenses
 
+    def may_inspect(self, uri: str) -> bool:
+        """Whether an Inspect request for `uri` could compile (trusted, enabled, not too large)."""
+        doc = open_document(self.server, uri)
+        if doc is None or not _is_python(doc) or len(doc.source) > INSPECT_MAX_CHARS:
+            return False
+        return self.config_for(uri) is not None   # says once why, where untrusted
+
+    async def inspect_on_request(self, args: tuple) -> dict:
+        """INSPECT [uri]: compile the document's kernels now, and again on each of its saves."""
+        if not args or not isinstance(args[0], str):
+            return {"ok": False, "error": f"{INSPECT} takes the document URI"}
+        doc = open_document(self.server, args[0])
+        if doc is None:
+            return {"ok": False, "error": f"{args[0]} is not open"}
+        settings = self.server.settings_for(doc.uri)
+        if not settings.trusted:
+            return {"ok": False, "error": "not compiled: " + UNTRUSTED.format(hint=self.server.trust_hint())}
+        if not settings.inspect_enabled:
+            return {"ok": False, "error": "not compiled: compile-time insight is off (the setting inspect.enabled)"}
+        if len(doc.source) > INSPECT_MAX_CHARS:
+            return {"ok": False, "error": f"not compiled: larger than {INSPECT_MAX_CHARS // 1_000_000} MB (linted only)"}
+        self.asked.add(doc.uri)
+        version = doc.version
+        self.request(doc.uri)
+        loop = self._loops.get(doc.uri)
+        if loop is not None:
+            await asyncio.shield(loop)
+        insight = self.insights.get(doc.uri)
+        now = open_document(self.server, doc.uri)
+        if insight is None and now is not None and now.version != version:
+            return {"ok": False, "error": "the document changed while it was compiled; it is compiled again when saved",
+                    "actions": ["openLog"]}
+        if insight is None:
+            reason = self.unavailable.get(doc.uri)
+            if reason:   # the interpreter's problem (no triton, does not start): the way out offered
+                return {"ok": False, "error": f"not compiled: {reason}", "actions": ["chooseInterpreter", "openLog"]}
+            return {"ok": False, "error": "nothing was compiled (see the log)", "actions": ["openLog"]}
+        failed = [r.kernel for r in insight.results if r.error]
+        message = f"compiled {len(insight.results) - len(failed)} of {len(insight.results)} kernel(s)"
+        return {"ok": True, "message": message + (f" ({', '.join(failed)} not: see the lens)" if failed else "")}
+
     async def show_assembly(self, args: tuple) -> dict:
         from tritonify.diagnostics.compile.service import InspectError, assembly_view
 
@@ -375,8 +430,8 @@ class InspectFeature:
         insight = self.insights.get(uri)
         result = insight.result(kernel) if insight is not None else None
         if result is None:
-            return {"error": f"no compiled {kernel} in {uri}: it is compiled when the file is opened or saved "
-                             "in a trusted workspace with tritonify.inspect.enabled on"}
+            return {"error": f"no compiled {kernel} in {uri}: click its Inspect lens first (a trusted workspace "
+                             "with tritonify.inspect.enabled on)"}
         try:
             view = await asyncio.get_running_loop().run_in_executor(None, assembly_view, result, kind, variant)
         except InspectError as exc:
@@ -457,6 +512,14 @@ def register(server: TritonifyServer) -> InspectFeature:
     server.on_document_event.append(feature.on_document_event)
     server.on_settings_changed.append(feature.settings_changed)
     server.on_shutdown.append(feature.stop)
+
+    @server.command(INSPECT)
+    async def inspect_on_request(*args):
+        try:
+            return await feature.inspect_on_request(args)
+        except Exception as exc:
+            server.log(types.MessageType.Error, f"{INSPECT} failed: {exc!r}\n{traceback.format_exc()}")
+            return {"ok": False, "error": f"{INSPECT} failed inside the server: {type(exc).__name__}: {exc}"}
 
     @server.command(SHOW_ASSEMBLY)
     async def show_assembly(*args):

@@ -40,11 +40,12 @@ from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
 from tritonify.diagnostics.workspace_index import default_index
+from tritonify.infra.safe_start import module_command
 from tritonify.server import latency_trace as trace
 
 HEADER = 8
 INTERRUPT_WAIT_S = 2.0   # how long an interrupted lint may take to answer before its worker is killed
-WORKER_COMMAND = [sys.executable, "-m", "tritonify.server.lint_worker"]
+WORKER_COMMAND = module_command("tritonify.server.lint_worker")   # no workspace folder on its sys.path (infra.safe_start)
 
 
 def _frame(obj) -> bytes:

@@ -14,7 +14,11 @@ PYGLS_CHECKED = "2.1.1"
 
 
 def send_error(protocol, msg_id, error) -> None:
-    """Answer request `msg_id` with the ResponseError `error` (pygls: `_send_response`)."""
+    """Answer request `msg_id` with the ResponseError `error` (pygls: `_send_response`). With no
+    usable id (None) the answer carries `"id": null`, as JSON-RPC says (lsprotocol would leave it out)."""
+    if msg_id is None:
+        protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": error.code, "message": error.message}})
+        return
     protocol._send_response(msg_id, error=error)
 
 

@@ -4,7 +4,8 @@ Where settings come from, later wins:
 1. the defaults below;
 2. `initializationOptions` (any client: Neovim's `init_options`, Helix's `config`), either
    flat or under a `tritonify` key;
-3. `workspace/configuration`, section `tritonify`, globally and per workspace folder;
+3. `workspace/configuration`, section `tritonify`, globally and per workspace folder (but not
+   `trusted: true`, see below);
 and for linting, the `[tool.tritonify]` table of the nearest `pyproject.toml` of each
 document is read first, then the editor's select / ignore / severity override it (ruff's order).
 
@@ -22,8 +23,10 @@ Editor shape (camelCase as VS Code settings are written):
 names (empty: eager, compile, liger and the contract's own), shapes are checked with the parser
 `bench --shapes` uses (empty: the contract's), timeout 0 is bench's own default.
 
-`trusted` is false unless the client says true: Benchmark, Profile and compile-time insight run
-only then. The VS Code extension sends its workspace trust (it has no `tritonify.trusted`
+`trusted` is false unless the client says true in `initializationOptions`: Benchmark, Profile and
+compile-time insight run only then. A `workspace/configuration` answer or pushed settings may
+withdraw trust but never grant it (a workspace settings file, `.helix/languages.toml` or a
+project-local Neovim config, would otherwise trust itself; app.apply_settings). The VS Code extension sends its workspace trust (it has no `tritonify.trusted`
 setting); any other client sets `trusted` in the settings it starts the server with, in the
 user's own configuration (docs/editors.md, "Trust"). A client that does not state it gets false.
 `trust_hint` says what to do in those words, for the client at hand.
@@ -231,6 +234,19 @@ def _codes(value: Any) -> tuple[str, ...] | None:
     return tuple(v.strip().upper() for v in value if v.strip())
 
 
+def claims_trust(raw: Any) -> bool:
+    """Whether a settings object says `"trusted": true` (flat or under `tritonify`)."""
+    if isinstance(raw, dict) and isinstance(raw.get("tritonify"), dict):
+        raw = raw["tritonify"]
+    return isinstance(raw, dict) and raw.get("trusted") is True
+
+
+def withdraw_only(settings: EditorSettings, granted: bool) -> EditorSettings:
+    """`settings` with trust no higher than what the client granted at initialization: settings
+    that come later (`workspace/configuration`, pushed ones) may come from the workspace itself."""
+    return settings if granted or not settings.trusted else replace(settings, trusted=False)
+
+
 @dataclass(frozen=True)
 class ConfigProblem:
     """A `[tool.tritonify]` value the server could not use: the file, the key, what was wrong."""
@@ -238,26 +254,35 @@ class ConfigProblem:
     path: Path | None       # the pyproject.toml
     key: str | None         # the top-level key of [tool.tritonify] it was dropped from
     message: str            # the loader's words: "<file>: [tool.tritonify] <key>: expected ..."
+    line: int | None = None   # 1-based, where the loader knows it (a TOML syntax error); else the key's line
 
 
 def load_lint_settings(folder: Path) -> tuple[Settings, list[ConfigProblem]]:
     """The `[tool.tritonify]` settings for files in `folder`, keeping every good key: a key
     whose value the loader refuses (settings.from_table / check_codes name it first in their
-    message) is dropped and reported, and the table is read again without it; its default applies."""
-    from tritonify.diagnostics.settings import check_codes, find_pyproject, from_table
+    message) is dropped and reported, and the table is read again without it; its default applies.
+    A pyproject.toml that cannot be read as TOML at all (a syntax error, tables nested too deeply,
+    not a regular file) gives the defaults and one problem on the line the parser names: linting
+    goes on (issue 31: the folder was no longer linted, with no diagnostic)."""
+    from tritonify.diagnostics.settings import check_codes, find_pyproject, from_table, read_toml
 
     try:
         return load_settings(folder), []
-    except (SettingsError, ValueError, OSError, KeyError, TypeError) as exc:
+    except SettingsError as exc:
         first = exc
-    problems: list[ConfigProblem] = []
-    pyproject = find_pyproject(folder)
+    except (ValueError, OSError, KeyError, TypeError, RecursionError) as exc:
+        first = SettingsError(f"{type(exc).__name__}: {exc}")
     try:
-        import tomllib
-
-        table = dict(tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["tritonify"])
-    except Exception:   # unreadable or not TOML: defaults, and the loader's message
-        return Settings(), [ConfigProblem(pyproject, None, f"ignoring [tool.tritonify] near {folder}: {first}")]
+        pyproject = find_pyproject(folder)
+        table = read_toml(pyproject)["tool"]["tritonify"] if pyproject is not None else None
+    except SettingsError as exc:   # ours, but not TOML
+        return Settings(), [ConfigProblem(exc.path, None, f"{exc}; linting with the defaults", exc.line)]
+    except (KeyError, TypeError):
+        table = None
+    if not isinstance(table, dict):
+        return Settings(), [ConfigProblem(pyproject, None, f"ignoring [tool.tritonify] near {folder}: {first}", first.line)]
+    table = dict(table)
+    problems: list[ConfigProblem] = []
     for _ in range(len(table) + 1):
         try:
             settings = from_table(table, root=pyproject.parent)
@@ -301,7 +326,12 @@ class LintSettingsCache:
         hit = self._cache.get(folder)
         if hit and now - hit[0] < PYPROJECT_TTL_S:
             return hit[1], hit[2]
-        settings, problems = load_lint_settings(folder) if folder.is_dir() else (Settings(), [])
+        try:
+            settings, problems = load_lint_settings(folder) if folder.is_dir() else (Settings(), [])
+        except Exception as exc:   # noqa: BLE001 - a configuration never stops the lint: the defaults
+            log.exception("reading the settings near %s failed", folder)
+            settings, problems = Settings(), [ConfigProblem(None, None, f"ignoring [tool.tritonify] near {folder}: "
+                                                                         f"{type(exc).__name__}: {exc}")]
         self._cache[folder] = (now, settings, problems)
         return settings, problems
 
@@ -323,7 +353,7 @@ def config_diagnostics(folder: Path, problems: list[ConfigProblem], published: d
     for problem in problems:
         if problem.path is None:
             continue
-        line = _key_line(problem.path, problem.key)
+        line = problem.line - 1 if problem.line else _key_line(problem.path, problem.key)
         out.setdefault(problem.path.resolve().as_uri(), []).append(types.Diagnostic(
             range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
             message=problem.message, severity=types.DiagnosticSeverity.Warning, source="tritonify", code="config"))
@@ -341,8 +371,11 @@ def config_diagnostics(folder: Path, problems: list[ConfigProblem], published: d
 def _key_line(path: Path, key: str | None) -> int:
     """0-based line of `key = ...` in the [tool.tritonify] table of `path` (else of the table's
     header, else 0)."""
+    from tritonify.diagnostics.settings import PYPROJECT_MAX_BYTES
+    from tritonify.infra.bounded_read import read_text
+
     try:
-        lines = re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8"))   # LSP's line breaks only
+        lines = re.split(r"\r\n|\r|\n", read_text(path, PYPROJECT_MAX_BYTES))   # LSP's line breaks only
     except (OSError, UnicodeDecodeError):
         return 0
     header = next((i for i, line in enumerate(lines) if re.match(r"\s*\[\s*tool\s*\.\s*tritonify\s*[\].]", line)), None)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from tritonify.diagnostics import report
-from tritonify.diagnostics.engine import FileResult, iter_files, lint_file, lint_text
+from tritonify.diagnostics.engine import FileResult, iter_files, lint_file, lint_text, read_stream_source
 from tritonify.diagnostics.file_fixes import fix_file
 from tritonify.diagnostics.settings import SettingsError, check_selectors, load_settings
 
@@ -59,8 +59,9 @@ def run(args) -> int:
     findings, files, fixed, errors, named_skipped = [], 0, 0, [], False
     skipped: list[tuple[Path, str]] = []
     if args.stdin_filename:
-        data = sys.stdin.buffer.read()
-        results = iter([(None, lint_text(data, args.stdin_filename, settings), [], 0)])
+        data = read_stream_source(sys.stdin.buffer, args.stdin_filename, settings)   # never more than the limit
+        result = data if isinstance(data, FileResult) else lint_text(data, args.stdin_filename, settings)
+        results = iter([(None, result, [], 0)])
     else:
         results = (_check_one(path, settings, args) for path in iter_files(args.paths, settings, skipped))
 

@@ -55,6 +55,8 @@ def run(args) -> int:
         SignatureError,
         parse_assignments,
     )
+    from tritonify.diagnostics.settings import MAX_FILE_BYTES
+    from tritonify.infra.bounded_read import NotReadable, read_text
 
     file, kernel = _split(args.target)
     path = Path(file)
@@ -62,7 +64,7 @@ def run(args) -> int:
         print(f"tritonify: error: {file}: no such file", file=sys.stderr)
         return 2
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, MAX_FILE_BYTES)   # a FIFO or a link to /proc/kmsg is refused, never read
         overrides: dict = {}
         for item in args.config:
             overrides.update(parse_assignments(item))
@@ -71,6 +73,9 @@ def run(args) -> int:
         result = inspect_kernel(text, str(path), kernel, target=args.arch, overrides=overrides, arg_types=arg_types,
                                 dtype=args.dtype, divisible=not args.no_divisibility, listings=listings,
                                 python=args.python, timeout=args.timeout, trusted=True, use_cache=not args.no_cache)
+    except NotReadable as exc:
+        print(f"tritonify: error: {path}: not read: {exc}", file=sys.stderr)
+        return 2
     except (InspectError, SignatureError, OSError, UnicodeError) as exc:
         print(f"tritonify: error: {exc}", file=sys.stderr)
         return 2

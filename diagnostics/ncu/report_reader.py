@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from tritonify.infra.safe_start import module_command
 from tritonify.diagnostics.ncu.details_page import NcuRule
 from tritonify.diagnostics.ncu.lines import (DIVERGENT, EXCESSIVE, INST, SAMPLES, SECTORS, SHARED_EXCESSIVE,
                                              SHARED_WAVEFRONTS, THREAD_INST)
@@ -358,7 +359,7 @@ class ReaderProcess:
         env = dict(os.environ)
         home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/diagnostics/ncu/)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), home) if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", "tritonify.diagnostics.ncu.report_reader", "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([*module_command("tritonify.diagnostics.ncu.report_reader"), "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
 
     def read(self, report: str, kernels: list[str] | None = None, timeout: float = 120) -> dict:

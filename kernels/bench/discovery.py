@@ -120,9 +120,14 @@ def _callee_name(node: ast.expr) -> str | None:
 
 
 def _parse(path: Path) -> ast.Module | None:
+    """`path` parsed, or None; read with a bound (a link to /proc/kmsg or a FIFO is refused, never
+    read: the language server asks this while answering a code action)."""
+    from tritonify.diagnostics.settings import MAX_FILE_BYTES
+    from tritonify.infra.bounded_read import read_text
+
     try:
-        return ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        return ast.parse(read_text(path, MAX_FILE_BYTES, errors="replace"), filename=str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

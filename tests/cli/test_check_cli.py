@@ -99,8 +99,11 @@ def test_usage_errors_exit_two():
 
 
 def test_select_ignore_and_statistics():
-    r = tritonify("check", "project", "--select", "TRI001", "--ignore", "TRI001")
+    r = tritonify("check", "project/kernels.py", "--select", "TRI001", "--ignore", "TRI001")
     assert r.returncode == 0
+    # TRI000 (the file cannot be parsed or decoded) is no rule: no selection hides it (issue 31)
+    r = tritonify("check", "project", "--select", "TRI001", "--ignore", "TRI001")
+    assert r.returncode == 1 and "project/broken.py:6:21: TRI000 SyntaxError" in r.stdout, r.stdout
     r = tritonify("check", "project", *SELECT, "--statistics")
     lines = r.stdout.strip().splitlines()
     assert any(line.split("\t")[1] == "TRI001" for line in lines)

@@ -338,6 +338,8 @@ async function main() {
 
     await step(page, 'without triton, each kernel has the Inspect lens saying so; it chooses the interpreter', async () => {
       await openFile(page, FILE);
+      // opening compiles nothing (issue 31): the Inspect lens asks for it
+      await page.locator('.codelens-decoration a', { hasText: /^Inspect$/ }).first().click({ timeout: 120_000 });
       const lens = page.locator('.codelens-decoration a', { hasText: 'Inspect: needs triton' }).first();
       await lens.waitFor({ timeout: 120_000 });
       say(`lens: ${(await lens.innerText()).slice(0, 200)}`);
@@ -467,6 +469,8 @@ async function main() {
         await page.keyboard.press('Escape');
         say(`tritonify.interpreter set to ${TRITON_PYTHON} (the server restarts, then compiles for sm_90 without a GPU)`);
         await openFile(page, FILE);
+        // the restarted server's plain Inspect lens (not the old "Inspect: needs triton" one): a request
+        await page.locator('.codelens-decoration a', { hasText: /^Inspect$/ }).first().click({ timeout: 300_000 });
         const lens = page.locator('.codelens-decoration a', { hasText: /sm_90/ }).first();
         await lens.waitFor({ timeout: 300_000 });
         say(`lens: ${(await lens.innerText()).slice(0, 200)}`);

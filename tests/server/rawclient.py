@@ -22,9 +22,10 @@ def frame(payload: bytes) -> bytes:
 
 
 class RawClient:
-    def __init__(self, command=None, env=None, answers: dict[str, Callable[[Any], Any]] | None = None):
+    def __init__(self, command=None, env=None, answers: dict[str, Callable[[Any], Any]] | None = None,
+                 cwd: Path | str | None = None):
         self.proc = subprocess.Popen(command or SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+                                     stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd)
         self._next_id = 0
         self.responses: dict[Any, dict] = {}
         self.notifications: list[dict] = []
@@ -35,6 +36,7 @@ class RawClient:
                         "workspace/codeLens/refresh": lambda p: None,
                         "client/registerCapability": lambda p: None, **(answers or {})}
         self.stderr_lines: list[str] = []
+        self.bodies: list[bytes] = []   # every frame body the server sent, as sent
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
@@ -60,6 +62,7 @@ class RawClient:
                 if name.lower() == "content-length":
                     length = int(value.strip())
             body = out.read(length)
+            self.bodies.append(body)
             message = json.loads(body)
             if "method" in message and "id" in message:
                 self.server_requests.append(message)

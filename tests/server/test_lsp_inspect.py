@@ -158,17 +158,37 @@ def insight_lenses(found: list[types.CodeLens]) -> list[types.CodeLens]:
     return [lens for lens in found if lens.command.title.startswith("sm_") or lens.command.title == "PTX"]
 
 
+async def inspect(client, uri: str) -> dict:
+    """The Inspect lens's command: compile the document's kernels (only this compiles anything)."""
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonify.inspect", arguments=[uri]))
+
+
+def inspect_lenses(found: list[types.CodeLens]) -> list[types.CodeLens]:
+    return [lens for lens in found if lens.command.command == "tritonify.inspect"]
+
+
 async def show(client, *arguments):
     return await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tritonify.showAssembly", arguments=list(arguments)))
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_open_compiles_and_each_config_gets_a_lens_with_its_summary(insight):
+async def test_inspect_compiles_and_each_config_gets_a_lens_with_its_summary(insight):
     uri = write(insight.root, "softmax.py")
     open_doc(insight, uri, KERNELS)
+    await wait_published(insight, uri, has("TRI001"))
+    before = await lenses(insight, uri)
+    asked = inspect_lenses(before)   # opening compiles nothing: one Inspect lens per kernel, beside Benchmark's
+    assert [lens.range.start.line for lens in asked] == [lens.range.start.line for lens in before
+                                                         if lens.command.title == "Benchmark"]
+    assert len(asked) == 2 and insight_lenses(before) == []
+    assert {lens.command.title for lens in asked} == {"Inspect"} and list(asked[0].command.arguments) == [uri]
+    answer = await inspect(insight, uri)
+    assert answer["ok"] is True and answer["message"].startswith("compiled 2 of 2 kernel"), answer
     await wait_published(insight, uri, has("CMP-K"))
     found = await lenses(insight, uri)
+    assert inspect_lenses(found) == []
     assert [lens.command.title for lens in found[:2]] == ["Benchmark", "Profile"]   # the kernel lenses stay
     by_line = {}
     for lens in insight_lenses(found):
@@ -196,6 +216,7 @@ async def test_open_compiles_and_each_config_gets_a_lens_with_its_summary(insigh
 async def test_spilling_config_gets_cmp_k_on_its_line_next_to_the_lint_findings(insight):
     uri = write(insight.root, "spill.py")
     open_doc(insight, uri, KERNELS)
+    await inspect(insight, uri)
     # the lint and the compile publish in either order; each publish carries the other's findings
     params = await wait_published(insight, uri, lambda ds: has("CMP-K")(ds) and has("TRI001")(ds))
     k = [d for d in params.diagnostics if d.code == "CMP-K"]
@@ -222,6 +243,7 @@ async def test_spilling_config_gets_cmp_k_on_its_line_next_to_the_lint_findings(
 async def test_show_assembly_returns_the_sass_and_the_ptx_of_a_config(insight):
     uri = write(insight.root, "asm.py")
     open_doc(insight, uri, KERNELS)
+    await inspect(insight, uri)
     await wait_published(insight, uri, has("CMP-K"))
     sass = await show(insight, uri, "row_softmax", 0, "sass")
     assert set(sass) >= {"title", "language", "content"}
@@ -240,15 +262,19 @@ async def test_show_assembly_returns_the_sass_and_the_ptx_of_a_config(insight):
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_compiles_on_save_not_on_change_and_drops_a_stale_result(insight):
+async def test_once_asked_compiles_on_save_not_on_change_and_drops_a_stale_result(insight):
     # version 1 is a text of its own (its definitions hash differently): its compile is not cached
     text = KERNELS.replace("# a 65536-wide row", "# (stale test) a 65536-wide row")
     uri = write(insight.root, "stale.py", text)
     open_doc(insight, uri, text, version=1)
+    asked = asyncio.ensure_future(inspect(insight, uri))
+    await asyncio.sleep(0.2)   # the compile of version 1 is under way
     # version 2 is the text the first test compiled: were a change compiled, the cache would
     # publish its result within a second
     change_doc(insight, uri, KERNELS, version=2)      # before the compile of version 1 can end
     await wait_logged(insight, f"{Path(uri[len('file://'):])}: compile result of version 1 dropped (stale)")
+    answer = await asked
+    assert answer["ok"] is False and "changed while" in answer["error"], answer
     await asyncio.sleep(ABSENT_WAIT_S)
     assert compiled_codes(insight, uri) == set(), "a stale result was published, or a change was compiled"
     assert insight_lenses(await lenses(insight, uri)) == []
@@ -270,7 +296,7 @@ async def client(lsp_client: LanguageClient):
 
 
 @pytest.mark.asyncio
-async def test_untrusted_workspace_compiles_nothing_until_trusted(client, tmp_path):
+async def test_untrusted_workspace_compiles_nothing_and_pushed_settings_cannot_trust_it(client, tmp_path):
     # the text the other tests compiled: a compile here would be a cache hit, published in < 1 s
     uri = write(tmp_path, "kernel.py")
     await start(client, tmp_path, {**ON, "trusted": False})
@@ -280,11 +306,17 @@ async def test_untrusted_workspace_compiles_nothing_until_trusted(client, tmp_pa
     assert compiled_codes(client, uri) == set()
     assert insight_lenses(await lenses(client, uri)) == []
     assert "error" in await show(client, uri, "row_softmax", 0, "sass")
+    assert inspect_lenses(await lenses(client, uri)) == []            # nothing to ask for
+    refused = await inspect(client, uri)
+    assert refused["ok"] is False and "not trusted" in refused["error"], refused
     said = [m.message for m in client.log_messages if "not trusted" in m.message and "compile" in m.message]
     assert len(said) == 1, said
-    # trusting the workspace compiles the open document
+    # settings pushed later (they may come from a file in the workspace) cannot grant trust: still nothing
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"trusted": True}))
-    await wait_published(client, uri, has("CMP-K"))
+    await wait_logged(client, "ignored \"trusted\": true from the workspace's configuration")
+    await asyncio.sleep(ABSENT_WAIT_S)
+    assert compiled_codes(client, uri) == set()
+    assert insight_lenses(await lenses(client, uri)) == []
 
 
 @pytest.mark.asyncio
@@ -297,6 +329,9 @@ async def test_interpreter_without_triton_gives_one_log_line_no_diagnostics_and_
     await start(client, tmp_path, {**ON, "interpreter": [str(python)]})
     open_doc(client, uri, KERNELS)
     await wait_published(client, uri, has("TRI001"))
+    answer = await inspect(client, uri)
+    assert answer["ok"] is False and f"needs triton in {python}" in answer["error"], answer
+    assert answer["actions"] == ["chooseInterpreter", "openLog"]   # the next action, as a job's outcome offers it
     await wait_logged(client, "cannot import triton")
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     await asyncio.sleep(ABSENT_WAIT_S)
@@ -345,9 +380,33 @@ async def test_without_triton_a_kernel_that_needs_its_file_says_needs_triton_too
 @pytest.mark.asyncio
 async def test_inspect_disabled_compiles_nothing(client, tmp_path):
     uri = write(tmp_path, "kernel.py")
-    await start(client, tmp_path, {"inspect": {"enabled": False, "target": "sm_90"}})
+    await start(client, tmp_path, {"trusted": True, "inspect": {"enabled": False, "target": "sm_90"}})
     open_doc(client, uri, KERNELS)
     await wait_published(client, uri, has("TRI001"))
+    assert inspect_lenses(await lenses(client, uri)) == []
+    refused = await inspect(client, uri)
+    assert refused["ok"] is False and "inspect.enabled" in refused["error"], refused
     await asyncio.sleep(ABSENT_WAIT_S)
     assert compiled_codes(client, uri) == set()
     assert insight_lenses(await lenses(client, uri)) == []
+
+
+@pytest.mark.asyncio
+async def test_opening_and_saving_in_a_trusted_workspace_compile_nothing_until_asked(client, tmp_path):
+    """Triton's compiler evaluates what a kernel's body calls (code_generator.call_Function calls
+    any Python callable), so a compile runs code of the file: opening or saving it must not
+    compile it, in a trusted workspace too; the Inspect request does, and after it each save."""
+    text = KERNELS   # the text the other tests compiled: a compile here would be a cache hit, published in < 1 s
+    uri = write(tmp_path, "kernel.py", text)
+    await start(client, tmp_path, ON)
+    open_doc(client, uri, text)
+    await wait_published(client, uri, has("TRI001"))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    await asyncio.sleep(ABSENT_WAIT_S)
+    assert compiled_codes(client, uri) == set() and insight_lenses(await lenses(client, uri)) == []
+    assert not [m for m in client.log_messages if "compiled" in m.message], "opening or saving compiled the file"
+    assert len(inspect_lenses(await lenses(client, uri))) == 2
+    answer = await inspect(client, uri)
+    assert answer["ok"] is True, answer
+    await wait_published(client, uri, has("CMP-K"))
+    assert insight_lenses(await lenses(client, uri))

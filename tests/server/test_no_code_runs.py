@@ -2,7 +2,7 @@
 
 The file's module level writes a marker through `os.system` and through an imported workspace
 module. With compile-time insight on, each client shape opens it, edits it, hovers, asks for
-code lenses and saves; no marker may appear. Where the workspace is trusted the kernels are
+code lenses, saves and asks for an Inspect (the only thing that compiles); no marker may appear. Where the workspace is trusted the kernels are
 still compiled (from their source alone), so the lens shows the registers: the test proves the
 insight ran, not only that nothing did. Before the fix, a client that did not state trust was
 trusted, and the compile worker ran the file's imports and `_ = os.system(...)`.
@@ -86,6 +86,10 @@ def test_opening_editing_and_saving_runs_none_of_the_file(tmp_path, shape, monke
         c.change(uri, edited, 2)
         c.diagnostics(uri, version=2, timeout=30)
         c.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        # compile-time insight runs only when asked (its Inspect lens), trusted or not
+        asked = c.request("workspace/executeCommand", {"command": "tritonify.inspect", "arguments": [uri]},
+                          timeout=120)["result"]
+        assert asked["ok"] is compiles, asked
         deadline = time.monotonic() + (120 if compiles else 5)
         titles = _lens_titles(c, uri)
         while time.monotonic() < deadline and not (compiles and any("regs" in t for t in titles)
@@ -125,8 +129,9 @@ ASKED = textwrap.dedent('''\
 
 @pytest.mark.parametrize("trusted", [True, False])
 def test_the_definitions_run_only_when_the_user_asks_in_a_trusted_workspace(tmp_path, monkeypatch, trusted):
-    """A kernel whose configs come from a call gets the lens "not inspected: needs ..."; its
-    command (the user's click) compiles it running the file's definitions, and only then do they run."""
+    """Asked to inspect, a kernel whose configs come from a call gets the lens "not inspected:
+    needs ..."; its command (the user's click) compiles it running the file's definitions, and
+    only then do they run."""
     monkeypatch.setenv("TRITONIFY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
     root = tmp_path / "ws"
@@ -139,6 +144,8 @@ def test_the_definitions_run_only_when_the_user_asks_in_a_trusted_workspace(tmp_
     try:
         c.initialize(root, options={"trusted": True, "inspect": INSPECT_ON}, client_name="Neovim")
         c.open(uri, text)
+        c.diagnostics(uri, timeout=30)
+        c.request("workspace/executeCommand", {"command": "tritonify.inspect", "arguments": [uri]}, timeout=120)
         deadline = time.monotonic() + 60
         lens = None
         while lens is None and time.monotonic() < deadline:
