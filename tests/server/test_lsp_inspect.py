@@ -370,6 +370,7 @@ async def test_without_triton_a_kernel_that_needs_its_file_says_needs_triton_too
     uri = write(tmp_path, "needs.py", NEEDS_DEFINITIONS)
     await start(client, tmp_path, {**ON, "interpreter": [str(python)]})
     open_doc(client, uri, NEEDS_DEFINITIONS)
+    await inspect(client, uri)   # opening compiles nothing: the user asks (issue 31)
     await wait_logged(client, "cannot import triton")
     shown = [lens for lens in await lenses(client, uri) if lens.command.title.startswith("Inspect:")]
     assert {lens.command.title for lens in shown} == {f"Inspect: needs triton in {python}"}
