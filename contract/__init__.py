@@ -17,3 +17,8 @@ def load(name: str) -> dict:
 
 # Names both sides share: the busy notification, the job actions and their labels (protocol.json).
 PROTOCOL = load("protocol.json")
+
+# The server's commands (and whether each runs the workspace's code), the extension's commands and the
+# code-action kinds by name (commands.json); the extension compiles in the same file (extension/contract.ts).
+COMMANDS = load("commands.json")
+CODE_ACTION_KINDS: dict[str, str] = COMMANDS["codeActionKinds"]

@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { CODE_ACTION_KINDS } from './contract';
 import { ASSEMBLY_SCHEME, AssemblyDocument, assemblyPath, FALLBACK_LANGUAGE, readAssembly } from './assembly';
 import { isPage, OPEN_PAGE_COMMAND, ruleRow } from './docLinks';
 import { actionButtons, joinCommandLine, launchKey, splitCommandLine } from './nextActions';
@@ -20,8 +21,8 @@ import { RESTART_KEYS } from './settings';
 import { MANAGE_TRUST, MANAGE_TRUST_COMMAND, RunningJob, ServerStatus } from './status';
 
 const RESTART_DEBOUNCE_MS = 750;
-const RUN_KERNEL_KIND = 'source.tritonify.runKernel';
-const INSERT_TEMPLATE_KIND = 'refactor.tritonify.insertTemplate';
+const RUN_KERNEL_KIND = CODE_ACTION_KINDS.runKernel;
+const INSERT_TEMPLATE_KIND = CODE_ACTION_KINDS.insertTemplate;
 const DIAGNOSTIC_SOURCE = 'tritonify';   // the server's Diagnostic.source
 
 let server: ServerHandle | undefined;
@@ -188,7 +189,7 @@ async function writeContract(uri: string, kernel: string): Promise<void> {
     const lens = lenses.find((l) => l.command?.arguments?.[1] === kernel);
     const at = lens ? new vscode.Range(lens.range.start.line + 1, 0, lens.range.start.line + 1, 0) : new vscode.Range(0, 0, 0, 0);
     const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc, at,
-        'quickfix.tritonify.writeContract')) ?? [];
+        CODE_ACTION_KINDS.writeContract)) ?? [];
     const action = actions.find((a) => a.title.startsWith('Write a benchmark contract'));
     if (!action?.edit) {
         void vscode.window.showWarningMessage(`Tritonify: no contract can be written for ${kernel} here (it may have one already).`, 'Open Log')

@@ -25,6 +25,7 @@ import {
     TransportKind,
 } from 'vscode-languageclient/node';
 import { entryScript, serverCommand, ServerCommand } from './commandLine';
+import { runsWorkspaceCode, SERVER_COMMANDS, untrustedMessage } from './contract';
 import { log, traceError, traceInfo } from './log';
 import { CLIENT_SHOWS_JOB_OUTCOMES, CLIENT_STATES_TRUST, LINT_BUSY_NOTIFICATION, LintBusyParams } from './protocol';
 import { LevelledChannel } from './logRouting';
@@ -104,18 +105,6 @@ export async function showStartFailure(reason: string, fix: string): Promise<voi
         log().show();
     }
 }
-
-const SERVER_COMMANDS = new Set(['tritonify.benchmark', 'tritonify.profile', 'tritonify.showResult', 'tritonify.showAssembly',
-    'tritonify.inspect', 'tritonify.inspectWithDefinitions']);
-/** What an untrusted workspace is told when a command would run its code. */
-const RUNS_CODE: Record<string, string> = {
-    'tritonify.benchmark': 'Benchmark runs this workspace\'s code',
-    'tritonify.profile': 'Profile runs this workspace\'s code',
-    'tritonify.inspect': 'Triton\'s compiler runs the code inside this file\'s kernels',
-    'tritonify.inspectWithDefinitions': 'this compile runs the file\'s imports and definitions',
-};
-/** Server commands that only show what the server already has (they run nothing of the workspace). */
-const VIEW_COMMANDS = new Set(['tritonify.showResult', 'tritonify.showAssembly']);
 
 export async function startServer(extensionPath: string, hooks: ServerHooks): Promise<ServerHandle | undefined> {
     hooks.onState('starting');
@@ -217,8 +206,8 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                 if (!SERVER_COMMANDS.has(name)) {
                     return next(name, args);
                 }
-                if (!VIEW_COMMANDS.has(name) && !trusted()) {
-                    void vscode.window.showWarningMessage(`Tritonify: ${RUNS_CODE[name] ?? 'this runs the workspace\'s code'}; trust the workspace first.`, MANAGE_TRUST)
+                if (runsWorkspaceCode(name) && !trusted()) {
+                    void vscode.window.showWarningMessage(`Tritonify: ${untrustedMessage(name)}; trust the workspace first.`, MANAGE_TRUST)
                         .then((c) => c && vscode.commands.executeCommand(MANAGE_TRUST_COMMAND));
                     return undefined;
                 }

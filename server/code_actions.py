@@ -16,6 +16,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from tritonify.contract import CODE_ACTION_KINDS, COMMANDS
+
 from tritonify.diagnostics.engine import language_of
 from tritonify.diagnostics.fixes import MAX_FIX_PASSES, fix_until_stable_async
 from tritonify.diagnostics.lookup import enclosing_definitions, mentions_op
@@ -28,14 +30,16 @@ from tritonify.server.documents import file_path
 from tritonify.server.inspect_feature import InspectFeature
 from tritonify.server.positions import overlaps
 
-FIX_ALL = "source.fixAll.tritonify"
-INSERT_TEMPLATE = "refactor.tritonify.insertTemplate"
-RUN_KERNEL = "source.tritonify.runKernel"
-# The same actions in the Ctrl+. menu (VS Code lists quickfix and refactor kinds there, source
-# kinds only under Source Action): fix-all on any line with a fix, the contract inside a kernel.
-QUICK_FIX_ALL = "quickfix.tritonify.fixAll"
-QUICK_CONTRACT = "quickfix.tritonify.writeContract"
-KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, INSERT_TEMPLATE, RUN_KERNEL]
+# The kinds by name, from the contract (commands.json, also compiled into the extension). The
+# quickfix.* ones are the same actions in the Ctrl+. menu (VS Code lists quickfix and refactor kinds
+# there, source kinds only under Source Action): fix-all on any line with a fix, the contract
+# inside a kernel.
+FIX_ALL = CODE_ACTION_KINDS["fixAll"]
+INSERT_TEMPLATE = CODE_ACTION_KINDS["insertTemplate"]
+RUN_KERNEL = CODE_ACTION_KINDS["runKernel"]
+QUICK_FIX_ALL = CODE_ACTION_KINDS["quickFixAll"]
+QUICK_CONTRACT = CODE_ACTION_KINDS["writeContract"]
+KINDS = [CODE_ACTION_KINDS[name] for name in COMMANDS["advertisedCodeActionKinds"]]
 FIX_ALL_TITLE = "Fix all Tritonify findings (safe fixes)"
 
 

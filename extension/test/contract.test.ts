@@ -7,6 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { CODE_ACTION_KINDS, runsWorkspaceCode, SERVER_COMMANDS, untrustedMessage } from '../contract';
 import { renderBenchmark, renderProfile } from '../results/render';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -129,10 +130,30 @@ test('every command the extension registers or sends to the server is in command
     }
     assert.ok(registered.size >= 5);
     assert.deepEqual([...registered].filter((c) => !commands.client.includes(c)), []);
-    const server = sources.join('\n').match(/SERVER_COMMANDS = new Set\(\[([^\]]*)\]/);
-    assert.ok(server, 'extension/server.ts lists the server commands it forwards');
-    const forwarded = [...server[1].matchAll(/'(tritonify\.[A-Za-z]+)'/g)].map((m) => m[1]);
-    assert.deepEqual(forwarded.filter((c) => !(c in commands.server)), []);
     const pkg = read(path.join(ROOT, 'package.json'));
     assert.deepEqual(pkg.contributes.commands.map((c: { command: string }) => c.command).filter((c: string) => !commands.client.includes(c)), []);
+});
+
+test('what crosses the boundary is read from commands.json, never restated by hand', () => {
+    // The forwarded server commands, their runsWorkspaceCode flags and messages, and the code-action
+    // kinds come from extension/contract.ts, which compiles in contract/commands.json.
+    assert.deepEqual([...SERVER_COMMANDS].sort(), Object.keys(commands.server).sort());
+    for (const [name, spec] of Object.entries(commands.server) as [string, { runsWorkspaceCode: boolean; untrustedMessage?: string }][]) {
+        assert.equal(runsWorkspaceCode(name), spec.runsWorkspaceCode, name);
+        if (spec.runsWorkspaceCode) {
+            assert.equal(untrustedMessage(name), spec.untrustedMessage, name);
+        }
+    }
+    assert.deepEqual(CODE_ACTION_KINDS, commands.codeActionKinds);
+    const dir = path.join(ROOT, 'extension');
+    const kinds = Object.values(commands.codeActionKinds as Record<string, string>).filter((k) => k.includes('tritonify'));
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'contract.ts')) {
+        const text = fs.readFileSync(path.join(dir, file), 'utf8');
+        for (const kind of kinds) {
+            assert.ok(!text.includes(`'${kind}'`), `${file} restates the code-action kind ${kind}: use CODE_ACTION_KINDS`);
+        }
+        assert.ok(!/new Set\(\[\s*'tritonify\./.test(text), `${file} keeps its own list of commands: use contract.ts`);
+        assert.ok(!/runsWorkspaceCode|RUNS_CODE|VIEW_COMMANDS/.test(text.replace(/import[^;]*;/g, '').replace(/runsWorkspaceCode\(/g, '')),
+            `${file} restates which commands run workspace code: use contract.ts`);
+    }
 });

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from lsprotocol import types
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "contract"
@@ -35,7 +36,15 @@ def test_the_server_handles_exactly_the_contracts_commands():
 def test_the_code_action_kinds_are_the_contracts():
     from tritonify.server.code_actions import KINDS
 
-    assert [str(getattr(k, "value", k)) for k in KINDS] == COMMANDS["codeActionKinds"]
+    assert [str(getattr(k, "value", k)) for k in KINDS] == [COMMANDS["codeActionKinds"][name]
+                                                            for name in COMMANDS["advertisedCodeActionKinds"]]
+    assert COMMANDS["codeActionKinds"]["quickFix"] == types.CodeActionKind.QuickFix.value
+
+
+def test_every_command_that_runs_workspace_code_says_so_to_an_untrusted_workspace():
+    for name, spec in COMMANDS["server"].items():
+        assert isinstance(spec["runsWorkspaceCode"], bool), name
+        assert bool(spec.get("untrustedMessage")) == spec["runsWorkspaceCode"], name
 
 
 def test_the_extensions_contributed_commands_are_in_the_contract():
