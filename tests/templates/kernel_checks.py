@@ -573,8 +573,7 @@ def test_linear_gelu_refuses_mismatched_features():
 
 # the contract each template ships must pass the benchmark harness's own correctness check
 # (poisoned output buffers, float64 reference) at a small shape of the same rank
-_SMALL = {2: (5, 130), 3: (37, 24, 301), 7: (2, 9, 7, 24, 20, 3, 2)}
-_SMALL = {2: (5, 130), 3: (37, 24, 301), 5: (29, 72, 40, 6, 2)}
+_SMALL = {2: (5, 130), 3: (37, 24, 301), 5: (29, 72, 40, 6, 2), 7: (2, 9, 7, 24, 20, 3, 2)}
 
 
 @pytest.mark.parametrize("name", [t.name for t in list_templates()])
