@@ -15,7 +15,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
 from tritonify.diagnostics.liger.recognise import recognise
-from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function
+from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, provider_reason
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -27,9 +27,11 @@ RULE = Rule(
     summary="hand-written kernel re-implements an op Liger-Kernel ships",
     severity=Severity.INFO,
     fixable=True, safe_fix=False,
-    # Opt-in: 0 of 31 findings were true positives in round 2 of the real-world study
-    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
-    default=False,
+    # Default (issue 26): the Liger-first policy is the project's rule. Quiet in providers of the ops
+    # (Liger's own tree, vendored copies, aten implementations: diagnostics/liger/scope.py) and
+    # when [tool.tritonify] sets `liger-first = false`; round 4 of the real-world study measures it
+    # (benchmarks/realworld/labels/round4_*.csv).
+    default=True,
 )
 
 HELPER_STEMS = {
@@ -171,9 +173,16 @@ def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -
             + f"; Liger-Kernel {LIGER_VERSION} ships each with a tested backward")
 
 
+POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns this advice off)"
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels or not advice_wanted(ctx.source.path):
         return   # Liger's own source and tests keep their kernels on purpose
+    if getattr(ctx.settings, "liger_first", True) is False:
+        return   # the project opted out of the Liger-first policy
+    if provider_reason(ctx.source.path, ctx.source.text) is not None:
+        return   # the kernels are this package's product (an aten provider, a vendored copy)
     helpers = {k.name: k.node for k in ctx.kernels}
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
@@ -184,11 +193,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
-            finding = ctx.finding(kernel.node, _branch_message(kernel, *branches), [])
+            finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
             yield _name_anchor(ctx, kernel, finding)
             continue
         if result.op is None:
             continue
         op = OPS[result.op]
-        finding = ctx.finding(kernel.node, _message(kernel, op, result.differs), [] if result.differs else [_fix(ctx, kernel, op)])
+        finding = ctx.finding(kernel.node, _message(kernel, op, result.differs) + POLICY,
+                              [] if result.differs else [_fix(ctx, kernel, op)])
         yield _name_anchor(ctx, kernel, finding)
