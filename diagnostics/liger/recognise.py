@@ -994,6 +994,11 @@ def _bases(g: KernelGraph, ptr: int) -> set[int]:
     return out
 
 
+def _gathers_by_loaded_index(g: KernelGraph) -> bool:
+    """A load whose address holds a value loaded by the kernel (`scale[ids]`): a gather."""
+    return any(g.kind(n) == "load" and g.value_loads(g.node(n)[1]) for n in range(len(g.nodes)))
+
+
 def _indirect_store(g: KernelGraph) -> bool:
     """A store whose address holds a loaded index into a tensor the kernel does not read: a
     scatter such as a KV-cache write. (Writing a gradient back at the target index of the
@@ -1056,6 +1061,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
         # a scan, or the amax of a quantisation step
         return Recognition(None, ordered, "elementwise op fused with a row reduction")
+    if op == "softmax" and (m.calls("argmax", "argmin", "sort", "topk", "histogram") or _gathers_by_loaded_index(g)):
+        # MoE routing: a softmax over expert logits that also picks the top-k (argmax, sort) or
+        # reads per-expert values through the picked ids; Liger's softmax returns the probabilities only
+        return Recognition(None, ordered, "softmax inside a top-k selection or a gather through loaded ids (routing)")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))
