@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     findings, files, kernels = lint_corpus(args.corpus)
     by_rule = Counter(f["code"] for f in findings)
-    default_codes = sorted(r.code for r in all_rules() if r.default)
+    default_codes = sorted(r.rule.code for r in all_rules() if r.rule.default)
     sample = draw(findings, size=sum(min(n, QUOTA.get(c, PER_RULE)) for c, n in by_rule.items()), seed=SEED,
                   min_per_rule=PER_RULE, fixed=QUOTA)
     labels = existing_labels()

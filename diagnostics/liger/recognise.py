@@ -42,6 +42,8 @@ REDUCTIONS = frozenset({"sum", "max", "min", "rsqrt", "sqrt", "cumsum", "dot", "
 GATE_FORBIDS = frozenset({"exp", "log", "softplus", "sum", "rsqrt", "sqrt"})
 # Liger ops that are elementwise: a kernel that also reduces rows does other work.
 ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+# Ops whose definition reads through loaded indices (the target logit; cos/sin at positions).
+GATHERING_OPS = frozenset({"cross_entropy", "fused_linear_cross_entropy", "rope", "qwen2vl_mrope"})
 # Random numbers: sampling or dropout, which no Liger op does.
 RANDOM = frozenset({"rand", "randn", "randint", "randint4x", "rand4x", "philox"})
 
@@ -954,8 +956,7 @@ class _Matcher:
         element index by 2 and differ in one term (the +1 or the element stride)."""
         g = self.g
         a, b = g.node(la)[1], g.node(lb)[1]
-        ta, tb = set(_terms(g, a)), set(_terms(g, b))
-        if len(ta ^ tb) != 1:
+        if a == b:
             return False
         two = g.find(("const", 2.0))
         if two is None:
@@ -1061,10 +1062,16 @@ def recognise(g: KernelGraph) -> Recognition:
         # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
         # a scan, or the amax of a quantisation step
         return Recognition(None, ordered, "elementwise op fused with a row reduction")
-    if op == "softmax" and (m.calls("argmax", "argmin", "sort", "topk", "histogram") or _gathers_by_loaded_index(g)):
-        # MoE routing: a softmax over expert logits that also picks the top-k (argmax, sort) or
-        # reads per-expert values through the picked ids; Liger's softmax returns the probabilities only
-        return Recognition(None, ordered, "softmax inside a top-k selection or a gather through loaded ids (routing)")
+    if op == "softmax" and m.calls("argmax", "argmin", "sort", "topk", "histogram"):
+        # MoE routing: a softmax over expert logits that also picks the top-k (argmax, sort);
+        # Liger's softmax returns the probabilities only
+        return Recognition(None, ordered, "softmax inside a top-k selection (routing)")
+    if op not in GATHERING_OPS and _gathers_by_loaded_index(g):
+        # rows or tables read through loaded indices: per-expert scales at the routed ids, token
+        # rows of an embedding. Liger's ops take dense tensors; the gather is work they do not do
+        # (cross-entropy's own gather of the target logit is part of the op, and RoPE's cos/sin at
+        # loaded positions is what Liger's `position_ids` does)
+        return Recognition(None, ordered, "fused with a gather through loaded indices")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))
@@ -1075,7 +1082,7 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
     ("" when Liger's op is a drop-in)."""
     if op == "geglu" and m.__dict__.get("geglu_exact"):
         return ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "
-                "(the two GELUs differ by up to 5e-4 in float64); not a drop-in")
+                "(the two GELUs differ by up to 5e-4 in float64): not a drop-in")
     if op == "rms_norm" and m.__dict__.get("rms_gemma"):
         return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
                 "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
@@ -1087,5 +1094,5 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
     if op == "kl_div" and m._lse_nodes():
         return ("this kernel takes logits and computes their log-softmax itself, where Liger's KL takes "
                 "log-probabilities as `input` (and probabilities as `target`, or log-probabilities with "
-                "`log_target=True`): only partly a drop-in, after `torch.log_softmax` on the inputs")
+                "`log_target=True`): not a drop-in (only after `torch.log_softmax` on the inputs)")
     return ""

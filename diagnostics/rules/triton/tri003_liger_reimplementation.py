@@ -9,6 +9,7 @@ offsets and dtype handling that a private copy has to keep up by itself.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -173,6 +174,11 @@ def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -
             + f"; Liger-Kernel {LIGER_VERSION} ships each with a tested backward")
 
 
+# `_differences_from_liger` says this when Liger's op computes another function: no finding then
+# (policy: a variant is a finding only when Liger ships that variant).
+NOT_A_DROP_IN = "not a drop-in"
+# A kernel named as an op's backward (`_rms_norm_bwd_kernel`, `swiglu_fwdbwd_kernel`, `*_grad_*`).
+BACKWARD_NAME = re.compile(r"bwd|backward|grad", re.I)
 POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns this advice off)"
 
 
@@ -184,6 +190,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     if provider_reason(ctx.source.path, ctx.source.text) is not None:
         return   # the kernels are this package's product (an aten provider, a vendored copy)
     helpers = {k.name: k.node for k in ctx.kernels}
+    reported: set[str] = set()
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
@@ -196,8 +203,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
             yield _name_anchor(ctx, kernel, finding)
             continue
-        if result.op is None:
-            continue
+        if result.op is None or NOT_A_DROP_IN in result.differs:
+            continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if result.op in reported and BACKWARD_NAME.search(kernel.name):
+            continue   # the backward of an op already reported in this file: one finding per op
+        reported.add(result.op)
         op = OPS[result.op]
         finding = ctx.finding(kernel.node, _message(kernel, op, result.differs) + POLICY,
                               [] if result.differs else [_fix(ctx, kernel, op)])
