@@ -206,6 +206,8 @@ class _Matcher:
                             powers.add(f.count(x))
                             continue
                         powers.add(1)
+                        if self._gated_by_a_row_tensor(f, x, r):
+                            continue   # rms(x) * w * g with g another activation: a gated norm
                         if self._modulated(f, x, r):
                             found.add("modulated_rms_norm")
                         else:
@@ -287,6 +289,13 @@ class _Matcher:
         g = self.g
         return bool(g.value_loads(addr)) or any(
             g.kind(n) == "mul" and "program_id" in g.call_names(n) for n in g.walk([addr], into_pointers=False))
+
+    def _gated_by_a_row_tensor(self, f: tuple[int, ...], x: int, r: int) -> bool:
+        """Another factor of the stored product is a tensor loaded per row, like x itself (not a
+        per-column weight): `rms(x) * w * gate`, a gated norm Liger does not ship."""
+        g = self.g
+        return any(y not in (x, r) and g.kind(y) == "load" and not self.same_data(y, x)
+                   and self._row_indexed(g.node(y)[1]) for y in f)
 
     def _modulated(self, f: tuple[int, ...], x: int, r: int) -> bool:
         """A factor `1 + scale` where scale is loaded per row (its address follows the program
@@ -951,6 +960,14 @@ class _Matcher:
             self.__dict__["rope_interleaved"] = True
         return True
 
+    def interleaved_loads(self) -> bool:
+        """Two live loads of one tensor at neighbouring doubled indices (x[2i], x[2i+1]): the
+        rotation, however it is spelled (fma, q and k in one kernel), pairs interleaved lanes."""
+        g = self.g
+        loads = [(n, _bases(g, g.node(n)[1])) for n in sorted(self.live) if g.kind(n) == "load"]
+        return any(ba & bb and self._interleaved(a, b)
+                   for i, (a, ba) in enumerate(loads) for b, bb in loads[i + 1:])
+
     def _interleaved(self, la: int, lb: int) -> bool:
         """The two rotated values are neighbours (x[2i], x[2i+1]): both addresses scale the
         element index by 2 and differ in one term (the +1 or the element stride)."""
@@ -993,6 +1010,41 @@ def _bases(g: KernelGraph, ptr: int) -> set[int]:
         if node[0] == "call" and node[1] == "where" and len(node) == 5:
             out |= {c for c in node[3:5] if g.kind(c) == "param"}
     return out
+
+
+NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_norm", "poly_norm",
+                      "modulated_rms_norm"})
+
+
+def _norm_output_reduced(g: KernelGraph, m: "_Matcher") -> bool:
+    """A live row reduction whose input is built from the norm's reciprocal root (the normalised
+    values), multiplied with a value loaded from a tensor the norm statistics never read: the
+    norm's output goes into a further dot product with three or more other tensors. A norm backward (`sum(dy * w * x_hat)`) reads
+    only the norm's own inputs and the gradient and is not this."""
+    roots = [n for n in m.live if g.is_call(n, "rsqrt", "sqrt")]
+    if not roots:
+        return False
+    stat_loads: set[int] = set()
+    for r in roots:
+        stat_loads |= g.value_loads(r)
+    stat_bases: set[int] = set()
+    for ld in stat_loads:
+        stat_bases |= _bases(g, g.node(ld)[1])
+    for n in m.live:
+        if not g.is_call(n, "sum"):
+            continue
+        arg = g.node(n)[2] if len(g.node(n)) > 2 else None
+        if arg is None or not isinstance(arg, int) or not ({"rsqrt", "sqrt"} & g.call_names(arg)):
+            continue
+        other = [ld for ld in g.value_loads(arg) if ld not in stat_loads]
+        bases: set[int] = set()
+        for ld in other:
+            bases |= _bases(g, g.node(ld)[1])
+        # a loaded tensor that is not a per-channel weight (1-D over the normalised axis) nor the
+        # gradient of the norm's output: a recurrent state, keys, another operand
+        if len(bases - stat_bases) >= 3:
+            return True
+    return False
 
 
 def _gathers_by_loaded_index(g: KernelGraph) -> bool:
@@ -1058,6 +1110,10 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in NORM_OPS and _norm_output_reduced(g, m):
+        # the normalised values are reduced again (q/k norm inside a recurrence or an attention
+        # score, a norm fused into a dot product): Liger's norm would be the first half of it
+        return Recognition(None, ordered, "norm fused into a further reduction of its output")
     if op in ELEMENTWISE_OPS and m.calls("sum", "max", "min"):
         # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
         # a scan, or the amax of a quantisation step
@@ -1087,7 +1143,7 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
         return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
                 "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
                 "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma(hidden_size, eps=1e-6)` (weight initialised to zeros)")
-    if op in ("rope",) and m.__dict__.get("rope_interleaved"):
+    if op in ("rope",) and (m.__dict__.get("rope_interleaved") or m.interleaved_loads()):
         return ("this kernel rotates interleaved pairs (x[2i], x[2i+1], GPT-J style) where Liger's RoPE rotates "
                 "halves (x[i], x[i + d/2], Hugging Face style with duplicated cos/sin): not a drop-in without "
                 "permuting q, k and the cos/sin layout")
