@@ -290,6 +290,41 @@ class _Matcher:
         return bool(g.value_loads(addr)) or any(
             g.kind(n) == "mul" and "program_id" in g.call_names(n) for n in g.walk([addr], into_pointers=False))
 
+    def norm_scaled_by_row_tensor(self) -> bool:
+        """A stored product of the normalised values (a factor built from the reciprocal root)
+        and a tensor loaded per row (a gate), or `1 + scale` with scale loaded per row (AdaLN)."""
+        g = self.g
+        one = g.find(("const", 1.0))
+        for n in self.live:
+            if g.kind(n) != "mul":
+                continue
+            f = g.factors(n)
+            normed = [y for y in f if g.is_call(y, "rsqrt") or "rsqrt" in g.call_names(y)
+                      or (g.is_call(y, "sqrt") or "sqrt" in g.call_names(y))]
+            if not normed:
+                continue
+            sources = set()
+            for y in normed:
+                sources |= set(self.loads(y))
+            for y in f:
+                if y in normed:
+                    continue
+                cand = [y]
+                if g.kind(y) == "add" and one is not None and one in g.node(y)[1:]:
+                    cand = [t for t in g.node(y)[1:] if t != one]
+                for c in cand:
+                    if g.kind(c) == "load" and c not in sources and self._row_indexed(g.node(c)[1]) \
+                            and not self._repeats_over_rows(g.node(c)[1]) \
+                            and not any(self.same_data(c, s) or self._per_channel_weight(c, s) for s in sources):
+                        return True
+        return False
+
+    def _repeats_over_rows(self, addr: int) -> bool:
+        """An address whose row index goes through `%` (`W + (row % G) * D + cols`): a weight
+        per group of rows, not a per-row gate."""
+        g = self.g
+        return any(g.kind(n) == "other" and g.node(n)[1] == "Mod" for n in g.walk([addr], into_pointers=False))
+
     def _gated_by_a_row_tensor(self, f: tuple[int, ...], x: int, r: int) -> bool:
         """Another factor of the stored product is a tensor loaded per row, like x itself (not a
         per-column weight): `rms(x) * w * gate`, a gated norm Liger does not ship."""
@@ -1016,6 +1051,19 @@ NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_nor
                       "modulated_rms_norm"})
 
 
+def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
+    """Two or more reciprocal roots over rows of different tensors (q and k in one kernel)."""
+    inputs: list[set[int]] = []
+    for r in m.live:
+        if g.is_call(r, "rsqrt", "sqrt"):
+            bases: set[int] = set()
+            for ld in g.value_loads(r):
+                bases |= _bases(g, g.node(ld)[1])
+            if bases and all(not (bases & other) for other in inputs):
+                inputs.append(bases)
+    return len(inputs) >= 2
+
+
 def _norm_output_reduced(g: KernelGraph, m: "_Matcher") -> bool:
     """A live row reduction whose input is built from the norm's reciprocal root (the normalised
     values), multiplied with a value loaded from a tensor the norm statistics never read: the
@@ -1110,6 +1158,13 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in NORM_OPS and _norms_several_tensors(g, m):
+        # q and k (or several heads' tensors) normalised in one launch: Liger's norm takes one
+        return Recognition(None, ordered, "several tensors normalised in one launch")
+    if op in NORM_OPS - {"modulated_rms_norm"} and m.norm_scaled_by_row_tensor():
+        # norm(x) * gate or norm(x) * (1 + scale[row]) + shift: a gated or modulated norm Liger
+        # does not ship in that form (its modulated RMSNorm is reported as such)
+        return Recognition(None, ordered, "norm fused with a per-row gate or modulation")
     if op in NORM_OPS and _norm_output_reduced(g, m):
         # the normalised values are reduced again (q/k norm inside a recurrence or an attention
         # score, a norm fused into a dot product): Liger's norm would be the first half of it
