@@ -206,6 +206,8 @@ class _Matcher:
                             powers.add(f.count(x))
                             continue
                         powers.add(1)
+                        if self._computed_input(x):
+                            continue   # the norm of a combination the kernel computes: a fused prologue
                         if self._gated_by_a_row_tensor(f, x, r):
                             continue   # rms(x) * w * g with g another activation: a gated norm
                         if self._modulated(f, x, r):
@@ -312,12 +314,26 @@ class _Matcher:
                 cand = [y]
                 if g.kind(y) == "add" and one is not None and one in g.node(y)[1:]:
                     cand = [t for t in g.node(y)[1:] if t != one]
-                for c in cand:
+                for c in [ld for c0 in cand for ld in self._loads_through_phi(c0)]:
                     if g.kind(c) == "load" and c not in sources and self._row_indexed(g.node(c)[1]) \
                             and not self._repeats_over_rows(g.node(c)[1]) \
                             and not any(self.same_data(c, s) or self._per_channel_weight(c, s) for s in sources):
                         return True
         return False
+
+    def _computed_input(self, x: int) -> bool:
+        """The normalised value is computed from several loaded tensors by more than a residual
+        add: `residual + update * scale`, a weighted sum of streams (`sum_c x_c * p_c`)."""
+        g = self.g
+        node = g.node(g.unmask(x))
+        if node[0] == "phi":   # a loop-carried accumulator or a constexpr branch: any alternative
+            return any(self._computed_input(alt) for alt in node[1:] if isinstance(alt, int))
+        if node[0] != "add":
+            return False
+        def loads_in(t: int) -> int:   # through calls whose operands the value summary skips (inline asm)
+            return sum(1 for n in g.walk([t], into_pointers=False) if g.kind(n) == "load")
+        return any((g.kind(t) in ("mul", "call") and loads_in(t) >= 2)
+                   or g.is_call(t, "inline_asm_elementwise") for t in node[1:])
 
     def _repeats_over_rows(self, addr: int) -> bool:
         """An address whose row index goes through `%` (`W + (row % G) * D + cols`): a weight
@@ -1052,15 +1068,14 @@ NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_nor
 
 
 def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
-    """Two or more reciprocal roots over rows of different tensors (q and k in one kernel)."""
-    inputs: list[set[int]] = []
-    for r in m.live:
-        if g.is_call(r, "rsqrt", "sqrt"):
-            bases: set[int] = set()
-            for ld in g.value_loads(r):
-                bases |= _bases(g, g.node(ld)[1])
-            if bases and all(not (bases & other) for other in inputs):
-                inputs.append(bases)
+    """Two or more reciprocal roots of row statistics over different values (q and k in one
+    kernel, a norm of the sum that another norm's output fed: a sandwich norm)."""
+    inputs: list[frozenset[int]] = []
+    for r in sorted(m.live):
+        if g.is_call(r, "rsqrt", "sqrt") and "sum" in g.call_names(r):
+            loads = g.value_loads(r)
+            if loads and loads not in inputs:
+                inputs.append(loads)
     return len(inputs) >= 2
 
 
