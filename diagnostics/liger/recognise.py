@@ -294,13 +294,16 @@ class _Matcher:
 
     def norm_scaled_by_row_tensor(self) -> bool:
         """A stored product of the normalised values (a factor built from the reciprocal root)
-        and a tensor loaded per row (a gate), or `1 + scale` with scale loaded per row (AdaLN)."""
+        and a tensor loaded per row (a gate), or `1 + scale` with scale loaded per row (AdaLN), or
+        a per-row tensor added to them after the norm (a residual epilogue)."""
         g = self.g
         one = g.find(("const", 1.0))
         for n in self.live:
-            if g.kind(n) != "mul":
+            if g.kind(n) not in ("mul", "add"):
                 continue
-            f = g.factors(n)
+            # a product with the normalised values, or a sum of them and another tensor
+            # (`rms(x) * w + residual`: the residual added after the norm)
+            f = g.factors(n) if g.kind(n) == "mul" else g.node(n)[1:]
             normed = [y for y in f if g.is_call(y, "rsqrt") or "rsqrt" in g.call_names(y)
                       or (g.is_call(y, "sqrt") or "sqrt" in g.call_names(y))]
             if not normed:

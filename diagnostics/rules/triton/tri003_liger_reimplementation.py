@@ -9,6 +9,7 @@ offsets and dtype handling that a private copy has to keep up by itself.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator
 
@@ -182,6 +183,17 @@ BACKWARD_NAME = re.compile(r"bwd|backward|grad", re.I)
 POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns this advice off)"
 
 
+def _variant_of(name: str, reported: str) -> bool:
+    """`name` is the backward of, or a variant of, a kernel already reported for the same op in
+    this file: named as a backward, or sharing most of its name (`layer_norm_fwd_kernel` and
+    `layer_norm_fwd_kernel_row`)."""
+    if BACKWARD_NAME.search(name):
+        return True
+    a, b = name.lstrip("_"), reported.lstrip("_")
+    common = len(os.path.commonprefix([a, b]))
+    return common >= max(8, 0.6 * min(len(a), len(b)))
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels or not advice_wanted(ctx.source.path):
         return   # Liger's own source and tests keep their kernels on purpose
@@ -190,7 +202,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     if provider_reason(ctx.source.path, ctx.source.text) is not None:
         return   # the kernels are this package's product (an aten provider, a vendored copy)
     helpers = {k.name: k.node for k in ctx.kernels}
-    reported: set[str] = set()
+    reported: dict[str, list[str]] = {}
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
@@ -200,14 +212,18 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
+            key = "+".join(sorted({op for _, op in branches[1]}))
+            if any(_variant_of(kernel.name, other) for other in reported.get(key, [])):
+                continue
+            reported.setdefault(key, []).append(kernel.name)
             finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
             yield _name_anchor(ctx, kernel, finding)
             continue
         if result.op is None or NOT_A_DROP_IN in result.differs:
             continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
-        if result.op in reported and BACKWARD_NAME.search(kernel.name):
-            continue   # the backward of an op already reported in this file: one finding per op
-        reported.add(result.op)
+        if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
+            continue   # the op's backward or another variant of one kernel: one finding per op
+        reported.setdefault(result.op, []).append(kernel.name)
         op = OPS[result.op]
         finding = ctx.finding(kernel.node, _message(kernel, op, result.differs) + POLICY,
                               [] if result.differs else [_fix(ctx, kernel, op)])
