@@ -190,6 +190,8 @@ class _Matcher:
                     if self._gathered(x):
                         continue   # rows picked through an index (an embedding lookup): fused work
                     centred = self.centred(x)
+                    if centred and self._computed_input(centred[0]):
+                        continue   # LayerNorm of a gated residual sum or another combination
                     if centred:
                         weights = [v for w in f if w not in (r, x) for v in self._loads_through_phi(w)]
                         scalar = self._program_scalar_weight(weights)
@@ -1070,6 +1072,16 @@ NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_nor
                       "modulated_rms_norm"})
 
 
+def _glu_with_another_tensor(g: KernelGraph) -> bool:
+    """The stored values read three or more loads: gate, up, and something else (a routing
+    weight, a delta added after the activation). Liger's GLU reads gate and up only."""
+    loads: set[int] = set()
+    for st in g.stores:
+        if not st.atomic:
+            loads |= g.value_loads(st.value)
+    return len(loads) >= 3
+
+
 def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
     """Two or more reciprocal roots of row statistics over different values (q and k in one
     kernel, a norm of the sum that another norm's output fed: a sandwich norm)."""
@@ -1176,6 +1188,9 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in ("swiglu", "geglu") and _glu_with_another_tensor(g):
+        # silu(gate) * up scaled by the routed top-k weight, plus a LoRA delta: fused work
+        return Recognition(None, ordered, "gated activation fused with another tensor")
     if op in NORM_OPS and _norms_several_tensors(g, m):
         # q and k (or several heads' tensors) normalised in one launch: Liger's norm takes one
         return Recognition(None, ordered, "several tensors normalised in one launch")
