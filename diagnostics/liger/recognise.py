@@ -1072,6 +1072,26 @@ NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_nor
                       "modulated_rms_norm"})
 
 
+def _exp_weights_another_tensor(g: KernelGraph, m: "_Matcher") -> bool:
+    """A live row sum of a product of an `exp` term and a loaded tensor that the exponent does
+    not read (`sum(acc_i * exp2(m_i - m_max))`)."""
+    for n in m.live:
+        if not g.is_call(n, "sum") or len(g.node(n)) < 3:
+            continue
+        arg = g.node(n)[2]
+        if g.kind(arg) != "mul":
+            continue
+        f = g.factors(arg)
+        exps = [y for y in f if {"exp", "exp2"} & (g.call_names(y) | ({g.node(y)[1]} if g.kind(y) == "call" else set()))]
+        if not exps:
+            continue
+        exp_loads = set().union(*(g.value_loads(y) for y in exps))
+        others = [y for y in f if y not in exps]
+        if any(g.value_loads(y) and not (g.value_loads(y) & exp_loads) for y in others):
+            return True
+    return False
+
+
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
     """The stored values read three or more loads: gate, up, and something else (a routing
     weight, a delta added after the activation). Liger's GLU reads gate and up only."""
@@ -1206,6 +1226,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
         # a scan, or the amax of a quantisation step
         return Recognition(None, ordered, "elementwise op fused with a row reduction")
+    if op == "softmax" and _exp_weights_another_tensor(g, m):
+        # sum(exp(m_i - max) * acc_i): an attention output or a split-KV merge of partial
+        # results, weighted by softmax terms; no softmax tensor is produced
+        return Recognition(None, ordered, "softmax weights applied to another tensor (attention or a split-KV merge)")
     if op == "softmax" and m.calls("argmax", "argmin", "sort", "topk", "histogram"):
         # MoE routing: a softmax over expert logits that also picks the top-k (argmax, sort);
         # Liger's softmax returns the probabilities only
