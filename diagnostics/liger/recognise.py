@@ -1208,6 +1208,10 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in ("swiglu", "geglu", "rope") and m.calls("split", "interleave"):
+        # pairs taken apart with tl.split (x[..., 0::2], x[..., 1::2]): interleaved [gate, up] or
+        # interleaved rotation pairs, a layout Liger's ops (separate gate and up, halves) do not take
+        return Recognition(None, ordered, "interleaved pairs split in the kernel (not Liger's layout)")
     if op in ("swiglu", "geglu") and _glu_with_another_tensor(g):
         # silu(gate) * up scaled by the routed top-k weight, plus a LoRA delta: fused work
         return Recognition(None, ordered, "gated activation fused with another tensor")
