@@ -337,8 +337,7 @@ class _Matcher:
             return False
         def loads_in(t: int) -> int:   # through calls whose operands the value summary skips (inline asm)
             return sum(1 for n in g.walk([t], into_pointers=False) if g.kind(n) == "load")
-        return any((g.kind(t) in ("mul", "call") and loads_in(t) >= 2)
-                   or g.is_call(t, "inline_asm_elementwise") for t in node[1:])
+        return any(loads_in(t) >= 2 or g.is_call(t, "inline_asm_elementwise") for t in node[1:])
 
     def _repeats_over_rows(self, addr: int) -> bool:
         """An address whose row index goes through `%` (`W + (row % G) * D + cols`): a weight

@@ -183,6 +183,32 @@ BACKWARD_NAME = re.compile(r"bwd|backward|grad", re.I)
 POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns this advice off)"
 
 
+# The kernel's own words say its numerics are deliberate: it rounds like a reference on purpose.
+PARITY_WORDS = re.compile(r"round(?:s|ed|ing)?\b[^\n]{0,60}\b(?:differently|parity|match(?:es|ing)?|same points)"
+                          r"|bit[- ]?exact|bitwise|torch\.equal", re.I)
+_NARROW = {"bfloat16", "float16"}
+
+
+def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
+    """The kernel keeps a rounding on purpose, so Liger's op (which rounds otherwise) is not what
+    its author wants: a comment or docstring in or just above it says so (`1 / sqrt rounds
+    differently from rsqrt`, `matching aten`, `bit-exact`), or it rounds an intermediate to a
+    16-bit type and back in the middle of the op (`(x * c).to(tl.bfloat16).to(tl.float32)`)."""
+    first = max(kernel.node.lineno - 4, 0)
+    last = kernel.node.end_lineno or kernel.node.lineno
+    if PARITY_WORDS.search("\n".join(ctx.source.lines[first:last])):
+        return True
+    for call in kernel.calls():
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "to" and isinstance(func.value, ast.Call):
+            inner = func.value
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr == "to" and inner.args \
+                    and isinstance(inner.args[0], ast.Attribute) and inner.args[0].attr in _NARROW \
+                    and call.args and isinstance(call.args[0], ast.Attribute) and call.args[0].attr == "float32":
+                return True
+    return False
+
+
 def _variant_of(name: str, reported: str) -> bool:
     """`name` is the backward of, or a variant of, a kernel already reported for the same op in
     this file: named as a backward, or sharing most of its name (`layer_norm_fwd_kernel` and
@@ -206,6 +232,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
+        if _deliberate_numerics(ctx, kernel):
+            continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
         graph = build_graph(kernel, ctx.imports, helpers)
         if graph is None:
             continue
