@@ -16,7 +16,7 @@ STUDY = ROOT / "benchmarks" / "realworld" / "liger_study.py"
 # Issue 16's targets: recall >= 0.9 on standalone re-implementations, <= 2% of files that
 # implement no Liger op flagged. Measured 2026-12-01: recall 57/61 = 0.93 (from 0.54), 0/169 flagged;
 # after issue 26 (variants Liger does not ship are not positives; the provider scope off for recall):
-# 41/44 = 0.93, 0/169 flagged, 0 findings in 102 labelled files of provider packages.
+# 39/42 = 0.93, 0/169 flagged, 0 findings in 102 labelled files of provider packages.
 RECALL_FLOOR = 0.9
 FALSE_FLAG_CEILING = 0.02
 
@@ -39,10 +39,10 @@ def measured():
 
 
 def test_the_labels_cover_enough_files(measured):
-    # 61 labelled positives, less the seventeen Liger does not serve (drop_in = no: interleaved RoPE, exact GELU,
-    # q and k normed in one launch, fused prologues and epilogues, rounding kept on purpose: not a
+    # 61 labelled positives, less the nineteen Liger does not serve (drop_in = no: interleaved RoPE, exact GELU,
+    # q and k normed in one launch, fused prologues and epilogues, rounding kept on purpose, varlen rows: not a
     # finding by the policy)
-    assert measured.positives >= 42 and measured.negatives >= 150, (measured.positives, measured.negatives)
+    assert measured.positives >= 40 and measured.negatives >= 150, (measured.positives, measured.negatives)
 
 
 def test_recall_on_standalone_reimplementations(measured):

@@ -294,7 +294,7 @@ class _Matcher:
         return bool(g.value_loads(addr)) or any(
             g.kind(n) == "mul" and "program_id" in g.call_names(n) for n in g.walk([addr], into_pointers=False))
 
-    def norm_scaled_by_row_tensor(self) -> bool:
+    def norm_scaled_by_row_tensor(self, group_weights: bool = False) -> bool:
         """A stored product of the normalised values (a factor built from the reciprocal root)
         and a tensor loaded per row (a gate), or `1 + scale` with scale loaded per row (AdaLN), or
         a per-row tensor added to them after the norm (a residual epilogue)."""
@@ -322,7 +322,8 @@ class _Matcher:
                 for c in [ld for c0 in cand for ld in self._loads_through_phi(c0)]:
                     if g.kind(c) == "load" and c not in sources and self._row_indexed(g.node(c)[1]) \
                             and not self._repeats_over_rows(g.node(c)[1]) \
-                            and not any(self.same_data(c, s) or self._per_channel_weight(c, s) for s in sources):
+                            and not any(self.same_data(c, s) or (group_weights and self._per_channel_weight(c, s))
+                                        for s in sources):
                         return True
         return False
 
@@ -1207,6 +1208,10 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in ("rope", "qwen2vl_mrope") and any(g.value_loads(st.ptr) for st in g.stores if not st.atomic):
+        # rows written at loaded offsets (varlen sequences from cu_seqlens, a token permutation):
+        # Liger's RoPE takes dense (batch, heads, seq, dim) tensors
+        return Recognition(None, ordered, "rotation of rows placed through loaded offsets (varlen)")
     if op in ("swiglu", "geglu", "rope") and m.calls("split", "interleave"):
         # pairs taken apart with tl.split (x[..., 0::2], x[..., 1::2]): interleaved [gate, up] or
         # interleaved rotation pairs, a layout Liger's ops (separate gate and up, halves) do not take
@@ -1217,7 +1222,7 @@ def recognise(g: KernelGraph) -> Recognition:
     if op in NORM_OPS and _norms_several_tensors(g, m):
         # q and k (or several heads' tensors) normalised in one launch: Liger's norm takes one
         return Recognition(None, ordered, "several tensors normalised in one launch")
-    if op in NORM_OPS - {"modulated_rms_norm"} and m.norm_scaled_by_row_tensor():
+    if op in NORM_OPS - {"modulated_rms_norm"} and m.norm_scaled_by_row_tensor(group_weights=op == "group_norm"):
         # norm(x) * gate or norm(x) * (1 + scale[row]) + shift: a gated or modulated norm Liger
         # does not ship in that form (its modulated RMSNorm is reported as such)
         return Recognition(None, ordered, "norm fused with a per-row gate or modulation")
