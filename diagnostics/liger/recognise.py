@@ -333,7 +333,11 @@ class _Matcher:
         g = self.g
         node = g.node(g.unmask(x))
         if node[0] == "phi":   # a loop-carried accumulator or a constexpr branch: any alternative
-            return any(self._computed_input(alt) for alt in node[1:] if isinstance(alt, int))
+            alts = [alt for alt in node[1:] if isinstance(alt, int)]
+            loaded = [alt for alt in alts if g.kind(alt) == "load"]
+            if len(loaded) >= 2 and len({frozenset(_bases(g, g.node(a)[1])) for a in loaded}) >= 2:
+                return True    # one of several tensors, chosen per program: several norms in one launch
+            return any(self._computed_input(alt) for alt in alts)
         if node[0] != "add":
             return False
         def loads_in(t: int) -> int:   # through calls whose operands the value summary skips (inline asm)
@@ -1102,6 +1106,18 @@ def _glu_with_another_tensor(g: KernelGraph) -> bool:
     return len(loads) >= 3
 
 
+def _stored_repeatedly(g: KernelGraph) -> bool:
+    """A store whose address moves with a loop variable that its value does not read: the same
+    values written once per iteration (`for r in tl.static_range(REPEATS): tl.store(out + r * D, y)`)."""
+    for st in g.stores:
+        if st.atomic:
+            continue
+        in_addr = {n for n in g.walk([st.ptr], into_pointers=False) if g.kind(n) == "var"}
+        if in_addr and g.value_loads(st.value) and not in_addr & g.walk([st.value]):
+            return True   # (a constant written in a loop, zeroing a gradient, is not a copy)
+    return False
+
+
 def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
     """Two or more reciprocal roots of row statistics over different values (q and k in one
     kernel, a norm of the sum that another norm's output fed: a sandwich norm)."""
@@ -1219,6 +1235,9 @@ def recognise(g: KernelGraph) -> Recognition:
     if op in ("swiglu", "geglu") and _glu_with_another_tensor(g):
         # silu(gate) * up scaled by the routed top-k weight, plus a LoRA delta: fused work
         return Recognition(None, ordered, "gated activation fused with another tensor")
+    if _stored_repeatedly(g):
+        # the same values written at several places (a norm expanded to REPEATS copies)
+        return Recognition(None, ordered, "output written several times (an expand fused in)")
     if op in NORM_OPS and _norms_several_tensors(g, m):
         # q and k (or several heads' tensors) normalised in one launch: Liger's norm takes one
         return Recognition(None, ordered, "several tensors normalised in one launch")
