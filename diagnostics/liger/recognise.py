@@ -1125,9 +1125,25 @@ def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
     for r in sorted(m.live):
         if g.is_call(r, "rsqrt", "sqrt") and "sum" in g.call_names(r):
             loads = g.value_loads(r)
+            if any(_pointer_chosen_per_program(g, ld) for ld in loads):
+                return True    # `row_in = q_ptr + ... if pid_task == 0 else kv_ptr + ...`
             if loads and loads not in inputs:
                 inputs.append(loads)
     return len(inputs) >= 2
+
+
+def _pointer_chosen_per_program(g: KernelGraph, load: int) -> bool:
+    """The load's address starts from one of several tensors, chosen by a branch (a phi whose
+    alternatives are built on different pointer parameters)."""
+    addr = g.node(load)[1]
+    terms = g.node(addr)[1:] if g.kind(addr) == "add" else (addr,)
+    for t in (addr, *terms):
+        node = g.node(t)
+        if node[0] == "phi":
+            bases = [frozenset(_bases(g, alt)) for alt in node[1:] if isinstance(alt, int)]
+            if len({b for b in bases if b}) >= 2:
+                return True
+    return False
 
 
 def _norm_output_reduced(g: KernelGraph, m: "_Matcher") -> bool:
