@@ -209,6 +209,18 @@ def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
     return False
 
 
+def _matmul_without_log(kernel: Kernel) -> bool:
+    """The kernel calls a `dot` and nothing named like a log: the recogniser would read it as a
+    matmul or attention kernel (no Liger op), so its graph is not built (a cheap screen; fused
+    linear cross-entropy, the one op with a dot, takes a log for its log-sum-exp)."""
+    names = set()
+    for call in kernel.calls():
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        names.add(name)
+    return "dot" in names and not any("log" in n for n in names)
+
+
 def _variant_of(name: str, reported: str) -> bool:
     """`name` is the backward of, or a variant of, a kernel already reported for the same op in
     this file: named as a backward, or sharing most of its name (`layer_norm_fwd_kernel` and
@@ -232,6 +244,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
+        if _matmul_without_log(kernel):
+            continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
         if _deliberate_numerics(ctx, kernel):
             continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
         graph = build_graph(kernel, ctx.imports, helpers)
