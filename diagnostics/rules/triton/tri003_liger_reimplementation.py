@@ -148,7 +148,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
     candidates = specialisations(kernel)
     if not found:
         # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
-        candidates = [(p, vs) for p, vs in candidates if any(isinstance(v, str) for v in vs)]
+        # whose strings name an activation (other selectors, `MODE == "top_k"`, choose no Liger op)
+        candidates = [(p, vs) for p, vs in candidates
+                      if any(isinstance(v, str) and ACTIVATION_WORD.search(v) for v in vs)]
     for param, values in candidates:
         ops = []
         for value in values:
@@ -161,6 +163,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
         if len(distinct) >= 2 or (distinct and op is None and chooser):
             return param, ops
     return None
+
+
+ACTIVATION_WORD = re.compile(r"silu|swish|gelu|tanh|relu|sigmoid|glu|softmax|norm|rope|rotary", re.I)
 
 
 def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -> str:
