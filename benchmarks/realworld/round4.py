@@ -96,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.corpus.is_dir():
         print(f"no corpus at {args.corpus} (build it with benchmarks/realworld/corpus.py)", file=sys.stderr)
         return 2
+    gems = args.corpus / "flag-gems" / "flag_gems"
+    if gems.is_dir() and not (gems / "__init__.py").is_file():
+        # corpus.py now keeps the modules that register aten implementations (flag_gems/__init__.py
+        # makes flag-gems a provider of the ops, which TRI003 must see); an older build lacks them
+        print(f"{args.corpus} was built before corpus.py kept aten registration modules: rebuild it with "
+              f"`python benchmarks/realworld/corpus.py --dest {args.corpus}` (reuses the downloads)", file=sys.stderr)
+        return 2
     findings, files, kernels = lint_corpus(args.corpus)
     by_rule = Counter(f["code"] for f in findings)
     default_codes = sorted(r.rule.code for r in all_rules() if r.rule.default)
