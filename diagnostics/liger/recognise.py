@@ -8,7 +8,14 @@ re-implementation worth flagging:
   cross-entropy (whose logits come from the dot);
 * a kernel that also quantises (casts to 8-bit) or scatters through loaded indices (a KV-cache
   write) does other work Liger does not do;
-* a kernel in which two unrelated ops are found (RMSNorm + RoPE) is a fused kernel.
+* a kernel in which two unrelated ops are found (RMSNorm + RoPE) is a fused kernel;
+* fused forms and variants Liger does not ship are no finding (issue 26, the Liger-first policy's
+  own exceptions): a norm of a computed combination, scaled by a per-row gate or modulation, with
+  a residual added after it, over several tensors in one launch, or whose output is reduced again;
+  a GLU reading a third tensor; pairs split with `tl.split` (interleaved layouts); a softmax
+  inside a top-k selection or weighting another tensor (attention, split-KV merge); RoPE over
+  rows placed through loaded offsets (varlen); an op fused with a gather through loaded indices;
+  an output written several times.
 Ops that contain another (cross-entropy contains a softmax, JSD contains KL terms, fused
 add + RMSNorm contains RMSNorm) keep only the larger one.
 """

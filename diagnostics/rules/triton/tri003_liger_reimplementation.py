@@ -5,6 +5,13 @@ never from the kernel's name. Severity is information: Liger is not always faste
 hand-written kernel (on an H200 its RMSNorm forward reached 60% of copy bandwidth where eager
 PyTorch reached 76%), so the point is maintenance: Liger's op has a tested backward, int64
 offsets and dtype handling that a private copy has to keep up by itself.
+
+In the default set (issue 26: the Liger-first policy is the project's rule). Quiet where the
+policy does not apply: Liger's own tree, tests, references, providers of the ops (a package that
+registers its kernels as aten implementations, a vendored copy: `liger.scope.provider_reason`),
+variants and fused forms Liger does not ship (`liger.recognise`), kernels that keep a rounding on
+purpose, and projects that set `liger-first = false` in `[tool.tritonify]`. One finding per op and
+file (an op's backward and a variant of one kernel are not reported again).
 """
 from __future__ import annotations
 
