@@ -12,7 +12,8 @@ What it does:
 2. draws a stratified sample with a fixed seed (`sample.draw`): `PER_RULE` findings of every default
    rule, all of them where a rule has fewer;
 3. joins labels by (path, line, code) from every `labels/round4_*.csv`, so labels given once carry
-   over when the sample is drawn again on a merged tree (a new rule's rows come with empty labels);
+   over when the sample is drawn again on a merged tree (a new rule's rows come with empty labels),
+   and keeps every labelled finding the tree still reports even where the new draw misses it;
 4. prints, per rule: findings, labelled, TP/FP/NOISE, precision, and the estimated true findings
    per 1,000 kernels (each rule's findings times its measured precision).
 
@@ -109,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     sample = draw(findings, size=sum(min(n, QUOTA.get(c, PER_RULE)) for c, n in by_rule.items()), seed=SEED,
                   min_per_rule=PER_RULE, fixed=QUOTA)
     labels = existing_labels()
+    # a finding labelled before stays in the round while the tree still reports it, even where a
+    # changed tree draws another sample: no label is lost to a re-draw
+    drawn = {(f["code"], f["path"], f["line"]) for f in sample}
+    sample += [f for f in findings if (f["code"], f["path"], f["line"]) in labels
+               and (f["code"], f["path"], f["line"]) not in drawn]
+    sample.sort(key=lambda f: (f["code"], f["path"], f["line"]))
     rows = []
     for i, f in enumerate(sample, 1):
         old = labels.get((f["code"], f["path"], f["line"]), {})
