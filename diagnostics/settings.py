@@ -108,6 +108,9 @@ class Settings:
     max_file_bytes: int = MAX_FILE_BYTES
     root: Path | None = None                           # folder of the pyproject that set these
     target: str = "auto"                               # hardware where detection finds none (diagnostics/target.py)
+    # The Liger-first policy (TRI003): a kernel that re-implements an op Liger-Kernel ships is
+    # reported; `liger-first = false` in [tool.tritonify] turns that advice off for the project.
+    liger_first: bool = True
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         code = code.upper()
@@ -290,7 +293,7 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     if not isinstance(table, dict):
         raise SettingsError(f"expected a table, got {_describe(table)}")
     known = {"select", "ignore", "extend-select", "extend_select", "severity", "exclude", "per-file-ignores",
-             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint", "target"}
+             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint", "target", "liger-first", "liger_first"}
     unknown = set(table) - known
     if unknown:
         raise SettingsError(f"unknown key(s): {', '.join(sorted(unknown))}")
@@ -304,6 +307,9 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise SettingsError(f"{key}: expected a positive integer (bytes), got {_describe(max_bytes)}")
     extend_key, extend_select = _table_value(table, "extend-select", "extend_select", default=[])
+    liger_key, liger_first = _table_value(table, "liger-first", "liger_first", default=True)
+    if not isinstance(liger_first, bool):
+        raise SettingsError(f"{liger_key}: expected true or false, got {_describe(liger_first)}")
     return Settings(
         select=tuple(_codes(table.get("select", []), "select")),
         ignore=tuple(_codes(table.get("ignore", []), "ignore")),
@@ -314,6 +320,7 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
         max_file_bytes=max_bytes,
         root=root,
         target=_target(table.get("target", "auto")),
+        liger_first=liger_first,
     )
 
 

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "benchmarks" / "realworld" / "liger_study.py"
 
 # Issue 16's targets: recall >= 0.9 on standalone re-implementations, <= 2% of files that
-# implement no Liger op flagged. Measured 2026-12-01: recall 57/61 = 0.93 (from 0.54), 0/169 flagged.
+# implement no Liger op flagged. Measured 2026-12-01: recall 57/61 = 0.93 (from 0.54), 0/169 flagged;
+# after issue 26 (variants Liger does not ship are not positives; the provider scope off for recall):
+# 39/42 = 0.93, 0/169 flagged, 0 findings in 102 labelled files of provider packages.
 RECALL_FLOOR = 0.9
 FALSE_FLAG_CEILING = 0.02
 
@@ -37,7 +39,10 @@ def measured():
 
 
 def test_the_labels_cover_enough_files(measured):
-    assert measured.positives >= 60 and measured.negatives >= 150, (measured.positives, measured.negatives)
+    # 61 labelled positives, less the nineteen Liger does not serve (drop_in = no: interleaved RoPE, exact GELU,
+    # q and k normed in one launch, fused prologues and epilogues, rounding kept on purpose, varlen rows: not a
+    # finding by the policy)
+    assert measured.positives >= 40 and measured.negatives >= 150, (measured.positives, measured.negatives)
 
 
 def test_recall_on_standalone_reimplementations(measured):
@@ -46,6 +51,12 @@ def test_recall_on_standalone_reimplementations(measured):
 
 def test_files_implementing_no_liger_op_are_rarely_flagged(measured):
     assert measured.false_flag_rate <= FALSE_FLAG_CEILING, measured.false_flags
+
+
+def test_no_finding_in_a_provider_package(measured):
+    """Issue 26: a package whose kernels are its product (aten implementations, vendored copies)."""
+    assert measured.provider_files > 0
+    assert measured.provider_findings == []
 
 
 def test_liger_kernels_own_package_gets_no_advice(measured):

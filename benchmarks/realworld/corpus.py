@@ -1,7 +1,8 @@
 """Rebuild the real-world corpus: Triton code from pinned PyPI packages nobody here wrote.
 
 Each package is fetched with `pip download --no-deps` (nothing is installed or run) and the
-`.py` members of its wheel or sdist that mention Triton are copied out, keeping the package's
+`.py` members of its wheel or sdist that mention Triton (or register aten implementations through
+`torch.library`, which makes the package a provider of the ops) are copied out, keeping the package's
 own layout (`<corpus>/<package>/<pkg>/sub/mod.py`), since imports between modules are part of
 what is measured. The fetched code is not committed; this script and the labels are.
 
@@ -39,6 +40,10 @@ PACKAGES: list[tuple[str, tuple[str, ...] | None]] = [
 ]
 
 TRITON_MENTION = re.compile(rb"\btriton\b")
+# Modules that register a package's kernels as PyTorch's aten implementations (flag-gems does it in
+# `flag_gems/__init__.py`, which never says "triton"): kept, since they make the package a provider
+# of the ops (diagnostics/liger/scope.py), which TRI003 must see.
+ATEN_REGISTRATION = re.compile(rb"""Library\(\s*["']aten["']\s*,\s*["']IMPL["']|library\.(?:impl|register_kernel)\(\s*["']aten::""")
 KERNEL_DECORATOR = re.compile(rb"^\s*@\s*(?:[\w.]+\.)?(?:jit|autotune|heuristics)\b", re.M)
 
 
@@ -91,7 +96,7 @@ def build(dest: Path) -> dict:
         for rel, data in members(archive):
             if prefixes and not rel.startswith(prefixes):
                 continue
-            if not TRITON_MENTION.search(data):
+            if not TRITON_MENTION.search(data) and not ATEN_REGISTRATION.search(data):
                 continue
             out = pkg_dir / rel
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,15 @@ op. This script lints each file with TRI003 alone and counts:
 * wrong op: positive files where TRI003 fires but names another op;
 * false flags: negative files where TRI003 fires at all;
 * Liger-Kernel's own package (`liger-kernel/` in the corpus): every TRI003/TRI023 finding there
-  is a library told to use itself.
+  is a library told to use itself;
+* providers: labelled files that TRI003's provider scope quiets (a package that registers its
+  kernels as aten implementations, a copy adapted from Liger's source, vendored code:
+  diagnostics/liger/scope.py) must get no finding at all.
+
+Recall and false flags measure the recogniser: they are counted with the provider scope off (a
+provider's re-implementation is still one; the scope, measured on its own, keeps it quiet). A file
+labelled `drop_in = no` (Liger ships another function: the exact-erf GeGLU against Liger's tanh
+form) is not a positive: the policy reports only what Liger's op can replace.
 
     python benchmarks/realworld/liger_study.py [--corpus DIR] [-v]
 
@@ -25,6 +33,8 @@ from pathlib import Path
 
 from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.liger.api import OPS
+from tritonify.diagnostics.liger.scope import provider_reason
+from tritonify.diagnostics.rules.triton import tri003_liger_reimplementation as tri003
 from tritonify.diagnostics.settings import Settings
 
 LABELS = Path(__file__).parent / "labels" / "liger_files.csv"
@@ -45,6 +55,8 @@ class Study:
     false_flags: list[str] = field(default_factory=list)
     liger_files: int = 0
     liger_findings: list[str] = field(default_factory=list)
+    provider_files: int = 0
+    provider_findings: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)       # labelled files not in this corpus
 
     @property
@@ -63,9 +75,17 @@ def _titles(op: str) -> tuple[str, ...]:
     return (f"re-implements {entry.title} ",) if entry else ()
 
 
-def _findings(path: Path, codes: tuple[str, ...]):
+def _findings(path: Path, codes: tuple[str, ...], scope: bool = True):
     text = path.read_bytes()
-    result = lint_text(text, str(path), Settings(select=codes))
+    if scope:
+        result = lint_text(text, str(path), Settings(select=codes))
+    else:
+        saved = tri003.provider_reason
+        tri003.provider_reason = lambda path, text: None
+        try:
+            result = lint_text(text, str(path), Settings(select=codes))
+        finally:
+            tri003.provider_reason = saved
     return [f for f in result.findings if f.code in codes]
 
 
@@ -78,7 +98,12 @@ def measure(corpus: Path, labels: Path = LABELS) -> Study:
         if not path.is_file():
             study.absent.append(row["path"])
             continue
-        messages = [f.message for f in _findings(path, ("TRI003",))]
+        if provider_reason(str(path), path.read_text(encoding="utf-8", errors="replace")) is not None:
+            study.provider_files += 1
+            study.provider_findings += [f"{row['path']}:{f.line}" for f in _findings(path, ("TRI003",))]
+        if row["op"] != "none" and row.get("drop_in") == "no":
+            continue   # Liger ships a different function: not a finding by the policy
+        messages = [f.message for f in _findings(path, ("TRI003",), scope=False)]
         if row["op"] == "none":
             study.negatives += 1
             if messages:
@@ -113,11 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"recall: {len(s.found)}/{s.positives} = {s.recall:.2f}  (wrong op {len(s.wrong_op)}, missed {len(s.missed)})")
     print(f"false flags: {len(s.false_flags)}/{s.negatives} = {s.false_flag_rate:.1%}")
     print(f"liger-kernel's own package: {len(s.liger_findings)} TRI003/TRI023 findings in {s.liger_files} files")
+    print(f"labelled files in a provider package: {len(s.provider_findings)} TRI003 findings in {s.provider_files} files")
     if s.absent:
         print(f"labelled files not in this corpus: {len(s.absent)}")
     if args.verbose:
         for title, items in (("wrong op", s.wrong_op), ("missed", s.missed), ("false flags", s.false_flags),
-                             ("in liger-kernel", s.liger_findings)):
+                             ("in liger-kernel", s.liger_findings), ("in a provider", s.provider_findings)):
             for item in items:
                 print(f"  {title}: {item}")
     return 0

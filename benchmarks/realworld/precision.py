@@ -4,7 +4,9 @@
     python benchmarks/realworld/precision.py --check   # exit 1 when either is stale (tests/test_precision_study.py)
 
 Labels: `benchmarks/realworld/labels/round<N>_<part>.csv` (columns id, code, path, line, severity,
-label, reason, message; label TP, FP or NOISE). Precision is TP / labelled. A rule's page gets
+label, reason, message; label TP, FP or NOISE, by the written standard in CONTRIBUTING.md,
+"Labelling findings": TP only where the author would act; spec hygiene every backend resolves the
+same way is NOISE). A labelled row must carry its reason. Precision is TP / labelled. A rule's page gets
 a "Measured precision" section between `<!-- precision:start -->` and `<!-- precision:end -->`;
 the README's rule table (diagnostics/rule_table.py) reads the same JSON.
 """
@@ -40,6 +42,9 @@ def load_rounds() -> dict[str, dict[str, dict[str, int]]]:
                     continue
                 if label not in VALID:
                     raise SystemExit(f"{part.name}: row {row.get('id')}: label {label!r} is not one of {VALID}")
+                if not (row.get("reason") or "").strip():
+                    raise SystemExit(f"{part.name}: row {row.get('id')}: labelled {label} without a reason "
+                                     "(the standard asks one line per finding: CONTRIBUTING.md, Labelling findings)")
                 counts = per_rule.setdefault(row["code"], dict.fromkeys(VALID, 0))
                 counts[label] += 1
     return {r: dict(sorted(v.items())) for r, v in sorted(rounds.items(), key=lambda kv: int(kv[0]))}
@@ -81,7 +86,8 @@ def page_section(code: str, data: dict) -> str:
         lines += [line, ""]
     if rows:
         lines += ["Hand-labelled findings on the real-world corpus (`benchmarks/realworld/`: pinned PyPI",
-                  "packages that ship Triton kernels; labels in `benchmarks/realworld/labels/`).", "",
+                  "packages that ship Triton kernels; labels in `benchmarks/realworld/labels/`), by the written",
+                  "standard (CONTRIBUTING.md, \"Labelling findings\": TP only where the author would act).", "",
                   "| round | labelled | TP | FP | NOISE | precision |", "| --- | --- | --- | --- | --- | --- |", *rows]
     else:
         lines.append("Not measured: the rule had no finding in the labelled samples of the real-world corpus.")

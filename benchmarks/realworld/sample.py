@@ -5,9 +5,11 @@
 
 Every rule gets at least `--min-per-rule` findings (all of them when it has fewer); the rest of
 the sample is spread over rules by volume, except rules given their own `--quota CODE=N`. The CSV has empty `label` and `reason` columns for the
-labeller: TP (a real hazard, or an improvement a kernel engineer wants here), FP (the hazard is
-not there, or cannot happen here), NOISE (true but unwanted: intentional, once per row,
-cosmetic, a duplicate of another finding).
+labeller, who follows the written standard (CONTRIBUTING.md, "Labelling findings"): TP where the
+author would act (a real bug, a measured cost on the target, a Liger op the project could call
+instead), FP (the hazard is not there, or cannot happen here), NOISE (true but unwanted:
+intentional, once per row, cosmetic, a duplicate, or spec hygiene every backend resolves the same
+way). `round4.py` draws the default-set round with this module and joins earlier labels.
 """
 from __future__ import annotations
 

@@ -8,7 +8,14 @@ re-implementation worth flagging:
   cross-entropy (whose logits come from the dot);
 * a kernel that also quantises (casts to 8-bit) or scatters through loaded indices (a KV-cache
   write) does other work Liger does not do;
-* a kernel in which two unrelated ops are found (RMSNorm + RoPE) is a fused kernel.
+* a kernel in which two unrelated ops are found (RMSNorm + RoPE) is a fused kernel;
+* fused forms and variants Liger does not ship are no finding (issue 26, the Liger-first policy's
+  own exceptions): a norm of a computed combination, scaled by a per-row gate or modulation, with
+  a residual added after it, over several tensors in one launch, or whose output is reduced again;
+  a GLU reading a third tensor; pairs split with `tl.split` (interleaved layouts); a softmax
+  inside a top-k selection or weighting another tensor (attention, split-KV merge); RoPE over
+  rows placed through loaded offsets (varlen); an op fused with a gather through loaded indices;
+  an output written several times.
 Ops that contain another (cross-entropy contains a softmax, JSD contains KL terms, fused
 add + RMSNorm contains RMSNorm) keep only the larger one.
 """
@@ -42,6 +49,8 @@ REDUCTIONS = frozenset({"sum", "max", "min", "rsqrt", "sqrt", "cumsum", "dot", "
 GATE_FORBIDS = frozenset({"exp", "log", "softplus", "sum", "rsqrt", "sqrt"})
 # Liger ops that are elementwise: a kernel that also reduces rows does other work.
 ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+# Ops whose definition reads through loaded indices (the target logit; cos/sin at positions).
+GATHERING_OPS = frozenset({"cross_entropy", "fused_linear_cross_entropy", "rope", "qwen2vl_mrope"})
 # Random numbers: sampling or dropout, which no Liger op does.
 RANDOM = frozenset({"rand", "randn", "randint", "randint4x", "rand4x", "philox"})
 
@@ -188,6 +197,8 @@ class _Matcher:
                     if self._gathered(x):
                         continue   # rows picked through an index (an embedding lookup): fused work
                     centred = self.centred(x)
+                    if centred and self._computed_input(centred[0]):
+                        continue   # LayerNorm of a gated residual sum or another combination
                     if centred:
                         weights = [v for w in f if w not in (r, x) for v in self._loads_through_phi(w)]
                         scalar = self._program_scalar_weight(weights)
@@ -204,6 +215,10 @@ class _Matcher:
                             powers.add(f.count(x))
                             continue
                         powers.add(1)
+                        if self._computed_input(x):
+                            continue   # the norm of a combination the kernel computes: a fused prologue
+                        if self._gated_by_a_row_tensor(f, x, r):
+                            continue   # rms(x) * w * g with g another activation: a gated norm
                         if self._modulated(f, x, r):
                             found.add("modulated_rms_norm")
                         else:
@@ -285,6 +300,69 @@ class _Matcher:
         g = self.g
         return bool(g.value_loads(addr)) or any(
             g.kind(n) == "mul" and "program_id" in g.call_names(n) for n in g.walk([addr], into_pointers=False))
+
+    def norm_scaled_by_row_tensor(self, group_weights: bool = False) -> bool:
+        """A stored product of the normalised values (a factor built from the reciprocal root)
+        and a tensor loaded per row (a gate), or `1 + scale` with scale loaded per row (AdaLN), or
+        a per-row tensor added to them after the norm (a residual epilogue)."""
+        g = self.g
+        one = g.find(("const", 1.0))
+        for n in self.live:
+            if g.kind(n) not in ("mul", "add"):
+                continue
+            # a product with the normalised values, or a sum of them and another tensor
+            # (`rms(x) * w + residual`: the residual added after the norm)
+            f = g.factors(n) if g.kind(n) == "mul" else g.node(n)[1:]
+            normed = [y for y in f if g.is_call(y, "rsqrt") or "rsqrt" in g.call_names(y)
+                      or (g.is_call(y, "sqrt") or "sqrt" in g.call_names(y))]
+            if not normed:
+                continue
+            sources = set()
+            for y in normed:
+                sources |= set(self.loads(y))
+            for y in f:
+                if y in normed:
+                    continue
+                cand = [y]
+                if g.kind(y) == "add" and one is not None and one in g.node(y)[1:]:
+                    cand = [t for t in g.node(y)[1:] if t != one]
+                for c in [ld for c0 in cand for ld in self._loads_through_phi(c0)]:
+                    if g.kind(c) == "load" and c not in sources and self._row_indexed(g.node(c)[1]) \
+                            and not self._repeats_over_rows(g.node(c)[1]) \
+                            and not any(self.same_data(c, s) or (group_weights and self._per_channel_weight(c, s))
+                                        for s in sources):
+                        return True
+        return False
+
+    def _computed_input(self, x: int) -> bool:
+        """The normalised value is computed from several loaded tensors by more than a residual
+        add: `residual + update * scale`, a weighted sum of streams (`sum_c x_c * p_c`)."""
+        g = self.g
+        node = g.node(g.unmask(x))
+        if node[0] == "phi":   # a loop-carried accumulator or a constexpr branch: any alternative
+            alts = [alt for alt in node[1:] if isinstance(alt, int)]
+            loaded = [alt for alt in alts if g.kind(alt) == "load"]
+            if len(loaded) >= 2 and len({frozenset(_bases(g, g.node(a)[1])) for a in loaded}) >= 2:
+                return True    # one of several tensors, chosen per program: several norms in one launch
+            return any(self._computed_input(alt) for alt in alts)
+        if node[0] != "add":
+            return False
+        def loads_in(t: int) -> int:   # through calls whose operands the value summary skips (inline asm)
+            return sum(1 for n in g.walk([t], into_pointers=False) if g.kind(n) == "load")
+        return any(loads_in(t) >= 2 or g.is_call(t, "inline_asm_elementwise") for t in node[1:])
+
+    def _repeats_over_rows(self, addr: int) -> bool:
+        """An address whose row index goes through `%` (`W + (row % G) * D + cols`): a weight
+        per group of rows, not a per-row gate."""
+        g = self.g
+        return any(g.kind(n) == "other" and g.node(n)[1] == "Mod" for n in g.walk([addr], into_pointers=False))
+
+    def _gated_by_a_row_tensor(self, f: tuple[int, ...], x: int, r: int) -> bool:
+        """Another factor of the stored product is a tensor loaded per row, like x itself (not a
+        per-column weight): `rms(x) * w * gate`, a gated norm Liger does not ship."""
+        g = self.g
+        return any(y not in (x, r) and g.kind(y) == "load" and not self.same_data(y, x)
+                   and self._row_indexed(g.node(y)[1]) for y in f)
 
     def _modulated(self, f: tuple[int, ...], x: int, r: int) -> bool:
         """A factor `1 + scale` where scale is loaded per row (its address follows the program
@@ -949,13 +1027,20 @@ class _Matcher:
             self.__dict__["rope_interleaved"] = True
         return True
 
+    def interleaved_loads(self) -> bool:
+        """Two live loads of one tensor at neighbouring doubled indices (x[2i], x[2i+1]): the
+        rotation, however it is spelled (fma, q and k in one kernel), pairs interleaved lanes."""
+        g = self.g
+        loads = [(n, _bases(g, g.node(n)[1])) for n in sorted(self.live) if g.kind(n) == "load"]
+        return any(ba & bb and self._interleaved(a, b)
+                   for i, (a, ba) in enumerate(loads) for b, bb in loads[i + 1:])
+
     def _interleaved(self, la: int, lb: int) -> bool:
         """The two rotated values are neighbours (x[2i], x[2i+1]): both addresses scale the
         element index by 2 and differ in one term (the +1 or the element stride)."""
         g = self.g
         a, b = g.node(la)[1], g.node(lb)[1]
-        ta, tb = set(_terms(g, a)), set(_terms(g, b))
-        if len(ta ^ tb) != 1:
+        if a == b:
             return False
         two = g.find(("const", 2.0))
         if two is None:
@@ -992,6 +1077,116 @@ def _bases(g: KernelGraph, ptr: int) -> set[int]:
         if node[0] == "call" and node[1] == "where" and len(node) == 5:
             out |= {c for c in node[3:5] if g.kind(c) == "param"}
     return out
+
+
+NORM_OPS = frozenset({"rms_norm", "layer_norm", "fused_add_rms_norm", "group_norm", "poly_norm",
+                      "modulated_rms_norm"})
+
+
+def _exp_weights_another_tensor(g: KernelGraph, m: "_Matcher") -> bool:
+    """A live row sum of a product of an `exp` term and a loaded tensor that the exponent does
+    not read (`sum(acc_i * exp2(m_i - m_max))`)."""
+    for n in m.live:
+        if not g.is_call(n, "sum") or len(g.node(n)) < 3:
+            continue
+        arg = g.node(n)[2]
+        if g.kind(arg) != "mul":
+            continue
+        f = g.factors(arg)
+        exps = [y for y in f if {"exp", "exp2"} & (g.call_names(y) | ({g.node(y)[1]} if g.kind(y) == "call" else set()))]
+        if not exps:
+            continue
+        exp_loads = set().union(*(g.value_loads(y) for y in exps))
+        others = [y for y in f if y not in exps]
+        if any(g.value_loads(y) and not (g.value_loads(y) & exp_loads) for y in others):
+            return True
+    return False
+
+
+def _glu_with_another_tensor(g: KernelGraph) -> bool:
+    """The stored values read three or more loads: gate, up, and something else (a routing
+    weight, a delta added after the activation). Liger's GLU reads gate and up only."""
+    loads: set[int] = set()
+    for st in g.stores:
+        if not st.atomic:
+            loads |= g.value_loads(st.value)
+    return len(loads) >= 3
+
+
+def _stored_repeatedly(g: KernelGraph) -> bool:
+    """A store whose address moves with a loop variable that its value does not read: the same
+    values written once per iteration (`for r in tl.static_range(REPEATS): tl.store(out + r * D, y)`)."""
+    for st in g.stores:
+        if st.atomic:
+            continue
+        in_addr = {n for n in g.walk([st.ptr], into_pointers=False) if g.kind(n) == "var"}
+        if in_addr and g.value_loads(st.value) and not in_addr & g.walk([st.value]):
+            return True   # (a constant written in a loop, zeroing a gradient, is not a copy)
+    return False
+
+
+def _norms_several_tensors(g: KernelGraph, m: "_Matcher") -> bool:
+    """Two or more reciprocal roots of row statistics over different values (q and k in one
+    kernel, a norm of the sum that another norm's output fed: a sandwich norm)."""
+    inputs: list[frozenset[int]] = []
+    for r in sorted(m.live):
+        if g.is_call(r, "rsqrt", "sqrt") and "sum" in g.call_names(r):
+            loads = g.value_loads(r)
+            if any(_pointer_chosen_per_program(g, ld) for ld in loads):
+                return True    # `row_in = q_ptr + ... if pid_task == 0 else kv_ptr + ...`
+            if loads and loads not in inputs:
+                inputs.append(loads)
+    return len(inputs) >= 2
+
+
+def _pointer_chosen_per_program(g: KernelGraph, load: int) -> bool:
+    """The load's address starts from one of several tensors, chosen by a branch (a phi whose
+    alternatives are built on different pointer parameters)."""
+    addr = g.node(load)[1]
+    terms = g.node(addr)[1:] if g.kind(addr) == "add" else (addr,)
+    for t in (addr, *terms):
+        node = g.node(t)
+        if node[0] == "phi":
+            bases = [frozenset(_bases(g, alt)) for alt in node[1:] if isinstance(alt, int)]
+            if len({b for b in bases if b}) >= 2:
+                return True
+    return False
+
+
+def _norm_output_reduced(g: KernelGraph, m: "_Matcher") -> bool:
+    """A live row reduction whose input is built from the norm's reciprocal root (the normalised
+    values), multiplied with a value loaded from a tensor the norm statistics never read: the
+    norm's output goes into a further dot product with three or more other tensors. A norm backward (`sum(dy * w * x_hat)`) reads
+    only the norm's own inputs and the gradient and is not this."""
+    roots = [n for n in m.live if g.is_call(n, "rsqrt", "sqrt")]
+    if not roots:
+        return False
+    stat_loads: set[int] = set()
+    for r in roots:
+        stat_loads |= g.value_loads(r)
+    stat_bases: set[int] = set()
+    for ld in stat_loads:
+        stat_bases |= _bases(g, g.node(ld)[1])
+    for n in m.live:
+        if not g.is_call(n, "sum"):
+            continue
+        arg = g.node(n)[2] if len(g.node(n)) > 2 else None
+        if arg is None or not isinstance(arg, int) or not ({"rsqrt", "sqrt"} & g.call_names(arg)):
+            continue
+        other = [ld for ld in g.value_loads(arg) if ld not in stat_loads]
+        bases: set[int] = set()
+        for ld in other:
+            bases |= _bases(g, g.node(ld)[1])
+        # a loaded tensor that is not a per-channel weight (1-D over the normalised axis) nor the
+        # gradient of the norm's output: a recurrent state, keys, another operand
+        if len(bases - stat_bases) >= 3:
+            return True
+    return False
+
+
+def _gathers_by_loaded_index(g: KernelGraph) -> bool:
+    """A load whose address holds a value loaded by the kernel (`scale[ids]`): a gather."""
+    return any(g.kind(n) == "load" and g.value_loads(g.node(n)[1]) for n in range(len(g.nodes)))
 
 
 def _indirect_store(g: KernelGraph) -> bool:
@@ -1052,10 +1247,49 @@ def recognise(g: KernelGraph) -> Recognition:
     if len(kept) > 1:
         return Recognition(None, ordered, "fused kernel: " + " + ".join(sorted(kept)))
     op = next(iter(kept))
+    if op in ("rope", "qwen2vl_mrope") and any(g.value_loads(st.ptr) for st in g.stores if not st.atomic):
+        # rows written at loaded offsets (varlen sequences from cu_seqlens, a token permutation):
+        # Liger's RoPE takes dense (batch, heads, seq, dim) tensors
+        return Recognition(None, ordered, "rotation of rows placed through loaded offsets (varlen)")
+    if op in ("swiglu", "geglu", "rope") and m.calls("split", "interleave"):
+        # pairs taken apart with tl.split (x[..., 0::2], x[..., 1::2]): interleaved [gate, up] or
+        # interleaved rotation pairs, a layout Liger's ops (separate gate and up, halves) do not take
+        return Recognition(None, ordered, "interleaved pairs split in the kernel (not Liger's layout)")
+    if op in ("swiglu", "geglu") and _glu_with_another_tensor(g):
+        # silu(gate) * up scaled by the routed top-k weight, plus a LoRA delta: fused work
+        return Recognition(None, ordered, "gated activation fused with another tensor")
+    if _stored_repeatedly(g):
+        # the same values written at several places (a norm expanded to REPEATS copies)
+        return Recognition(None, ordered, "output written several times (an expand fused in)")
+    if op in NORM_OPS and _norms_several_tensors(g, m):
+        # q and k (or several heads' tensors) normalised in one launch: Liger's norm takes one
+        return Recognition(None, ordered, "several tensors normalised in one launch")
+    if op in NORM_OPS - {"modulated_rms_norm"} and m.norm_scaled_by_row_tensor(group_weights=op == "group_norm"):
+        # norm(x) * gate or norm(x) * (1 + scale[row]) + shift: a gated or modulated norm Liger
+        # does not ship in that form (its modulated RMSNorm is reported as such)
+        return Recognition(None, ordered, "norm fused with a per-row gate or modulation")
+    if op in NORM_OPS and _norm_output_reduced(g, m):
+        # the normalised values are reduced again (q/k norm inside a recurrence or an attention
+        # score, a norm fused into a dot product): Liger's norm would be the first half of it
+        return Recognition(None, ordered, "norm fused into a further reduction of its output")
     if op in ELEMENTWISE_OPS and m.calls("sum", "max", "min"):
         # Liger's GLUs and RoPE are elementwise; a row reduction beside one is a norm backward,
         # a scan, or the amax of a quantisation step
         return Recognition(None, ordered, "elementwise op fused with a row reduction")
+    if op == "softmax" and _exp_weights_another_tensor(g, m):
+        # sum(exp(m_i - max) * acc_i): an attention output or a split-KV merge of partial
+        # results, weighted by softmax terms; no softmax tensor is produced
+        return Recognition(None, ordered, "softmax weights applied to another tensor (attention or a split-KV merge)")
+    if op == "softmax" and m.calls("argmax", "argmin", "sort", "topk", "histogram"):
+        # MoE routing: a softmax over expert logits that also picks the top-k (argmax, sort);
+        # Liger's softmax returns the probabilities only
+        return Recognition(None, ordered, "softmax inside a top-k selection (routing)")
+    if op not in GATHERING_OPS and _gathers_by_loaded_index(g):
+        # rows or tables read through loaded indices: per-expert scales at the routed ids, token
+        # rows of an embedding. Liger's ops take dense tensors; the gather is work they do not do
+        # (cross-entropy's own gather of the target logit is part of the op, and RoPE's cos/sin at
+        # loaded positions is what Liger's `position_ids` does)
+        return Recognition(None, ordered, "fused with a gather through loaded indices")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))
@@ -1066,17 +1300,17 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
     ("" when Liger's op is a drop-in)."""
     if op == "geglu" and m.__dict__.get("geglu_exact"):
         return ("this kernel uses the exact erf GELU, Liger's GeGLU the tanh approximation "
-                "(the two GELUs differ by up to 5e-4 in float64); not a drop-in")
+                "(the two GELUs differ by up to 5e-4 in float64): not a drop-in")
     if op == "rms_norm" and m.__dict__.get("rms_gemma"):
         return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
                 "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
                 "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma(hidden_size, eps=1e-6)` (weight initialised to zeros)")
-    if op in ("rope",) and m.__dict__.get("rope_interleaved"):
+    if op in ("rope",) and (m.__dict__.get("rope_interleaved") or m.interleaved_loads()):
         return ("this kernel rotates interleaved pairs (x[2i], x[2i+1], GPT-J style) where Liger's RoPE rotates "
                 "halves (x[i], x[i + d/2], Hugging Face style with duplicated cos/sin): not a drop-in without "
                 "permuting q, k and the cos/sin layout")
     if op == "kl_div" and m._lse_nodes():
         return ("this kernel takes logits and computes their log-softmax itself, where Liger's KL takes "
                 "log-probabilities as `input` (and probabilities as `target`, or log-probabilities with "
-                "`log_target=True`): only partly a drop-in, after `torch.log_softmax` on the inputs")
+                "`log_target=True`): not a drop-in (only after `torch.log_softmax` on the inputs)")
     return ""

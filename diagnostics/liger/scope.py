@@ -12,14 +12,21 @@ copy. It is noise, or wrong, in three places:
   engine's model code keeps `nn.LayerNorm`/`nn.RMSNorm` where its own fused layers do not apply;
 * on a reference implementation kept beside a kernel to check it: a function whose name says it is
   one (`rms_norm_ref`, `reference_swiglu`, `naive_softmax`, `torch_cross_entropy`), in a file that
-  also defines Triton kernels.
+  also defines Triton kernels;
+* (TRI003) in a provider of these ops, whose kernels are its product rather than a private copy:
+  a package that registers its kernels as the implementations of PyTorch's own operators
+  (`torch.library.Library("aten", "IMPL")`, `@torch.library.impl("aten::...")`, in the file or in
+  an `__init__.py` of a package above it: flag-gems, a batch-invariant aten override), a copy
+  of Liger's own source kept in another tree (a file that cites Liger-Kernel's source as where
+  it was adapted from), and vendored third-party code (`third_party/`, `vendor/` folders).
 """
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 LIGER_PACKAGE = "liger_kernel"
 TEST_FOLDERS = frozenset({"test", "tests"})
@@ -84,3 +91,47 @@ def reference_spans(nodes: Iterable[ast.AST]) -> list[tuple[int, int]]:
 
 def in_spans(line: int, spans: list[tuple[int, int]]) -> bool:
     return any(a <= line <= b for a, b in spans)
+
+
+# `torch.library.Library("aten", "IMPL")` and the decorator forms that register an aten kernel.
+_ATEN_REGISTRATION = re.compile(
+    r"""Library\(\s*["']aten["']\s*,\s*["']IMPL["']|library\.(?:impl|register_kernel)\(\s*["']aten::""")
+# A comment or docstring that cites Liger-Kernel's source as where the code comes from.
+_LIGER_SOURCE = re.compile(r"Liger-Kernel/(?:blob|tree)/|liger_kernel/ops/\w+\.py", re.I)
+VENDORED_FOLDERS = frozenset({"third_party", "third-party", "thirdparty", "vendor", "_vendor", "vendored"})
+
+
+def registers_aten(text: str) -> bool:
+    """The module registers kernels as implementations of PyTorch's aten operators."""
+    return "aten" in text and bool(_ATEN_REGISTRATION.search(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _package_registers_aten(folder: str) -> bool:
+    """An `__init__.py` of this folder, or of a folder up to eight levels above it, registers aten
+    kernels (a folder without one is walked through: a namespace package, or a partial copy)."""
+    here = Path(folder)
+    for d in (here, *here.parents)[:9]:
+        init = d / "__init__.py"
+        if not init.is_file():
+            continue
+        try:
+            if init.stat().st_size <= 2_000_000 and registers_aten(init.read_text(encoding="utf-8", errors="replace")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def provider_reason(path: str, text: str) -> str | None:
+    """Why this file is part of a provider of the ops (its kernels are the product), or None."""
+    parts = _parts(path)
+    if any(p.lower() in VENDORED_FOLDERS for p in parts[:-1]):
+        return "vendored third-party code"
+    if _LIGER_SOURCE.search(text):
+        return "a copy adapted from Liger-Kernel's own source"
+    if registers_aten(text):
+        return "registers its kernels as PyTorch aten implementations"
+    if path and not path.startswith("<") and _package_registers_aten(str(Path(path).resolve().parent)):
+        return "part of a package that registers its kernels as PyTorch aten implementations"
+    return None

@@ -189,3 +189,26 @@ def test_results_unpacked_from_a_helper_are_not_taken_for_tiles():
         tl.store(w_ptr + idx, route_scale / total)
     """
     assert lint(code, "TRI016") == []
+
+
+def test_a_loop_carried_accumulator_is_reported_as_a_compile_error():
+    """Issue 26: under torch.compile the fp64 scalar makes a loop-carried fp32 accumulator fp64,
+    which Triton rejects: the message says so, instead of a slowdown."""
+    code = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        acc += tl.exp(x * scale)
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+"""
+    found = lint(code, "TRI016")
+    assert len(found) == 1
+    assert "loop-carried `acc`" in found[0].message and "compile error" in found[0].message
+    plain = code.replace("        acc += tl.exp(x * scale)\n", "        tl.store(out_ptr + offs, tl.exp(x * scale), mask=offs < n)\n")
+    assert all("loop-carried" not in f.message for f in lint(plain, "TRI016"))

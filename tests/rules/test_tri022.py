@@ -75,3 +75,25 @@ def test_gated_prints_asserts_and_host_prints_are_quiet():
         print("done")
     """
     assert lint(code, "TRI022") == []
+
+
+def test_private_function_nothing_uses_is_quiet():
+    """Issue 26: prints in a private jit function that its module never calls or launches are dead
+    code; the same function once called from a kernel, or a public one, is reported."""
+    code = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _debug_dump(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("x", tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+@triton.jit
+def kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.float32))
+"""
+    assert lint(code, "TRI022") == []
+    called = code.replace("    tl.store(x_ptr", "    _debug_dump(x_ptr, BLOCK)\n    tl.store(x_ptr")
+    assert [f.line for f in lint(called, "TRI022")] == [7]
+    public = code.replace("_debug_dump", "debug_dump")
+    assert [f.line for f in lint(public, "TRI022")] == [7]

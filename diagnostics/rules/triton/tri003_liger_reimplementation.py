@@ -5,17 +5,26 @@ never from the kernel's name. Severity is information: Liger is not always faste
 hand-written kernel (on an H200 its RMSNorm forward reached 60% of copy bandwidth where eager
 PyTorch reached 76%), so the point is maintenance: Liger's op has a tested backward, int64
 offsets and dtype handling that a private copy has to keep up by itself.
+
+In the default set (issue 26: the Liger-first policy is the project's rule). Quiet where the
+policy does not apply: Liger's own tree, tests, references, providers of the ops (a package that
+registers its kernels as aten implementations, a vendored copy: `liger.scope.provider_reason`),
+variants and fused forms Liger does not ship (`liger.recognise`), kernels that keep a rounding on
+purpose, and projects that set `liger-first = false` in `[tool.tritonify]`. One finding per op and
+file (an op's backward and a variant of one kernel are not reported again).
 """
 from __future__ import annotations
 
 import ast
+import os
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
 from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
 from tritonify.diagnostics.liger.recognise import recognise
-from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function
+from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, provider_reason
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -27,9 +36,11 @@ RULE = Rule(
     summary="hand-written kernel re-implements an op Liger-Kernel ships",
     severity=Severity.INFO,
     fixable=True, safe_fix=False,
-    # Opt-in: 0 of 31 findings were true positives in round 2 of the real-world study
-    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
-    default=False,
+    # Default (issue 26): the Liger-first policy is the project's rule. Quiet in providers of the ops
+    # (Liger's own tree, vendored copies, aten implementations: diagnostics/liger/scope.py) and
+    # when [tool.tritonify] sets `liger-first = false`; round 4 of the real-world study measures it
+    # (benchmarks/realworld/labels/round4_*.csv).
+    default=True,
 )
 
 HELPER_STEMS = {
@@ -144,7 +155,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
     candidates = specialisations(kernel)
     if not found:
         # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
-        candidates = [(p, vs) for p, vs in candidates if any(isinstance(v, str) for v in vs)]
+        # whose strings name an activation (other selectors, `MODE == "top_k"`, choose no Liger op)
+        candidates = [(p, vs) for p, vs in candidates
+                      if any(isinstance(v, str) and ACTIVATION_WORD.search(v) for v in vs)]
     for param, values in candidates:
         ops = []
         for value in values:
@@ -159,6 +172,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
     return None
 
 
+ACTIVATION_WORD = re.compile(r"silu|swish|gelu|tanh|relu|sigmoid|glu|softmax|norm|rope|rotary", re.I)
+
+
 def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -> str:
     parts = []
     for value, key in ops:
@@ -171,24 +187,98 @@ def _branch_message(kernel: Kernel, param: str, ops: list[tuple[object, str]]) -
             + f"; Liger-Kernel {LIGER_VERSION} ships each with a tested backward")
 
 
+# `_differences_from_liger` says this when Liger's op computes another function: no finding then
+# (policy: a variant is a finding only when Liger ships that variant).
+NOT_A_DROP_IN = "not a drop-in"
+# A kernel named as an op's backward (`_rms_norm_bwd_kernel`, `swiglu_fwdbwd_kernel`, `*_grad_*`).
+BACKWARD_NAME = re.compile(r"bwd|backward|grad", re.I)
+POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns this advice off)"
+
+
+# The kernel's own words say its numerics are deliberate: it rounds like a reference on purpose.
+PARITY_WORDS = re.compile(r"round(?:s|ed|ing)?\b[^\n]{0,60}\b(?:differently|parity|match(?:es|ing)?|same points)"
+                          r"|bit[- ]?exact|bitwise|torch\.equal", re.I)
+_NARROW = {"bfloat16", "float16"}
+
+
+def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
+    """The kernel keeps a rounding on purpose, so Liger's op (which rounds otherwise) is not what
+    its author wants: a comment or docstring in or just above it says so (`1 / sqrt rounds
+    differently from rsqrt`, `matching aten`, `bit-exact`), or it rounds an intermediate to a
+    16-bit type and back in the middle of the op (`(x * c).to(tl.bfloat16).to(tl.float32)`)."""
+    first = max(kernel.node.lineno - 4, 0)
+    last = kernel.node.end_lineno or kernel.node.lineno
+    if PARITY_WORDS.search("\n".join(ctx.source.lines[first:last])):
+        return True
+    for call in kernel.calls():
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "to" and isinstance(func.value, ast.Call):
+            inner = func.value
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr == "to" and inner.args \
+                    and isinstance(inner.args[0], ast.Attribute) and inner.args[0].attr in _NARROW \
+                    and call.args and isinstance(call.args[0], ast.Attribute) and call.args[0].attr == "float32":
+                return True
+    return False
+
+
+def _matmul_without_log(kernel: Kernel) -> bool:
+    """The kernel calls a `dot` and nothing named like a log: the recogniser would read it as a
+    matmul or attention kernel (no Liger op), so its graph is not built (a cheap screen; fused
+    linear cross-entropy, the one op with a dot, takes a log for its log-sum-exp)."""
+    names = set()
+    for call in kernel.calls():
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        names.add(name)
+    return "dot" in names and not any("log" in n for n in names)
+
+
+def _variant_of(name: str, reported: str) -> bool:
+    """`name` is the backward of, or a variant of, a kernel already reported for the same op in
+    this file: named as a backward, or sharing most of its name (`layer_norm_fwd_kernel` and
+    `layer_norm_fwd_kernel_row`)."""
+    if BACKWARD_NAME.search(name):
+        return True
+    a, b = name.lstrip("_"), reported.lstrip("_")
+    common = len(os.path.commonprefix([a, b]))
+    return common >= max(8, 0.6 * min(len(a), len(b)))
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels or not advice_wanted(ctx.source.path):
         return   # Liger's own source and tests keep their kernels on purpose
+    if getattr(ctx.settings, "liger_first", True) is False:
+        return   # the project opted out of the Liger-first policy
+    if provider_reason(ctx.source.path, ctx.source.text) is not None:
+        return   # the kernels are this package's product (an aten provider, a vendored copy)
     helpers = {k.name: k.node for k in ctx.kernels}
+    reported: dict[str, list[str]] = {}
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
+        if _matmul_without_log(kernel):
+            continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
+        if _deliberate_numerics(ctx, kernel):
+            continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
         graph = build_graph(kernel, ctx.imports, helpers)
         if graph is None:
             continue
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
-            finding = ctx.finding(kernel.node, _branch_message(kernel, *branches), [])
+            key = "+".join(sorted({op for _, op in branches[1]}))
+            if any(_variant_of(kernel.name, other) for other in reported.get(key, [])):
+                continue
+            reported.setdefault(key, []).append(kernel.name)
+            finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
             yield _name_anchor(ctx, kernel, finding)
             continue
-        if result.op is None:
-            continue
+        if result.op is None or NOT_A_DROP_IN in result.differs:
+            continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
+            continue   # the op's backward or another variant of one kernel: one finding per op
+        reported.setdefault(result.op, []).append(kernel.name)
         op = OPS[result.op]
-        finding = ctx.finding(kernel.node, _message(kernel, op, result.differs), [] if result.differs else [_fix(ctx, kernel, op)])
+        finding = ctx.finding(kernel.node, _message(kernel, op, result.differs) + POLICY,
+                              [] if result.differs else [_fix(ctx, kernel, op)])
         yield _name_anchor(ctx, kernel, finding)

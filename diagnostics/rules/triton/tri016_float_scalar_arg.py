@@ -561,10 +561,41 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             snippet = ctx.segment(use)
             if len(snippet) > 40:
                 snippet = snippet[:37] + "..."
-            yield ctx.finding(
-                use,
-                f"`{name}` is a Python-float kernel argument: launched from torch.compile/Inductor it "
-                f"arrives as fp64 and `{snippet}` is promoted to FP64; {why} (Liger-Kernel#1350: 56.1 us vs 108.5 us on H100); "
-                f"add `{name} = {tl}.cast({name}, {tl}.float32)` at the top of the kernel or make it `tl.constexpr`",
-                fixes,
-            )
+            carried = _loop_carried_target(ctx, kernel, use)
+            if carried is not None:
+                message = (
+                    f"`{name}` is a Python-float kernel argument: launched from torch.compile/Inductor it arrives as "
+                    f"fp64, so `{snippet}` makes the loop-carried `{carried}` fp64 while it enters the loop as fp32: "
+                    f"Triton rejects the kernel there (a compile error under torch.compile, not a slowdown); "
+                    f"add `{name} = {tl}.cast({name}, {tl}.float32)` at the top of the kernel or make it `tl.constexpr`")
+            else:
+                message = (
+                    f"`{name}` is a Python-float kernel argument: launched from torch.compile/Inductor it "
+                    f"arrives as fp64 and `{snippet}` is promoted to FP64; {why} (Liger-Kernel#1350: 56.1 us vs 108.5 us on H100); "
+                    f"add `{name} = {tl}.cast({name}, {tl}.float32)` at the top of the kernel or make it `tl.constexpr`")
+            yield ctx.finding(use, message, fixes)
+
+
+def _loop_carried_target(ctx: PythonContext, kernel, use: ast.AST) -> str | None:
+    """The name a loop carries that this use is folded into (`acc += x * eps`, `acc = acc * eps`
+    inside a `for`/`while`, `acc` bound before the loop to a `tl.zeros`/`tl.full` tile): under
+    torch.compile the fp64 scalar turns the carried value fp64 while it enters the loop as fp32,
+    which Triton's code generator rejects."""
+    stmt = next((a for a in ctx.ancestors(use) if isinstance(a, (ast.AugAssign, ast.Assign))), None)
+    if stmt is None:
+        return None
+    target = stmt.target if isinstance(stmt, ast.AugAssign) else (stmt.targets[0] if len(stmt.targets) == 1 else None)
+    if not isinstance(target, ast.Name):
+        return None
+    if isinstance(stmt, ast.Assign) and not any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(stmt.value)):
+        return None
+    loop = next((a for a in ctx.ancestors(stmt) if isinstance(a, (ast.For, ast.While))), None)
+    if loop is None:
+        return None
+    for node in ast.walk(kernel.node):
+        if isinstance(node, ast.Assign) and node.lineno < loop.lineno and isinstance(node.value, ast.Call) \
+                and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets):
+            func = node.value.func
+            if isinstance(func, ast.Attribute) and func.attr in ("zeros", "full", "zeros_like"):
+                return target.id
+    return None

@@ -1,0 +1,147 @@
+"""TRI003 in the default set (issue 26): the Liger-first policy and its exceptions.
+
+Each class of false reading seen on real code stays quiet, next to the plain op that is reported:
+providers of the ops, `liger-first = false`, and the fused forms Liger does not ship."""
+import textwrap
+
+import pytest
+
+from tritonify.diagnostics.engine import lint_text
+from tritonify.diagnostics.settings import Settings, SettingsError, from_table
+
+from tests.lintutil import lint
+
+HEAD = "import triton\nimport triton.language as tl\n\n"
+
+RMS = """
+@triton.jit
+def rms_kernel(x_ptr, w_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + row * n + cols, {out}, mask=mask)
+"""
+
+
+def tri003(body: str, path: str = "my_project/ops/norm.py"):
+    return lint(HEAD + textwrap.dedent(body), "TRI003", path=path)
+
+
+def test_plain_rms_norm_is_reported_by_default_and_says_how_to_turn_it_off():
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    found = [f for f in lint_text(code, "my_project/ops/norm.py", Settings()).findings if f.code == "TRI003"]
+    assert len(found) == 1
+    assert "re-implements RMSNorm" in found[0].message
+    assert "`liger-first = false` in [tool.tritonify]" in found[0].message
+
+
+def test_liger_first_false_turns_it_off():
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    off = from_table({"liger-first": False})
+    assert [f for f in lint_text(code, "my_project/ops/norm.py", off).findings if f.code == "TRI003"] == []
+    with pytest.raises(SettingsError, match="liger-first: expected true or false"):
+        from_table({"liger-first": "no"})
+
+
+def test_a_package_registering_aten_implementations_is_a_provider(tmp_path):
+    pkg = tmp_path / "gems"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('import torch\naten_lib = torch.library.Library("aten", "IMPL")\n')
+    (pkg / "ops" / "__init__.py").write_text("")
+    path = pkg / "ops" / "rms_norm.py"
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    path.write_text(code)
+    assert lint(code, "TRI003", path=str(path)) == []
+    assert lint(code, "TRI003", path=str(tmp_path / "elsewhere.py"))   # the same kernel outside it
+
+
+def test_a_file_registering_aten_kernels_and_vendored_code_are_quiet():
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    registered = 'lib = torch.library.Library("aten", "IMPL")\n' + code
+    assert lint(registered, "TRI003", path="my_project/ops/norm.py") == []
+    assert lint(code, "TRI003", path="my_project/third_party/norm.py") == []
+
+
+@pytest.mark.parametrize("out", [
+    "x * rstd * w + tl.load(r_ptr + row * n + cols, mask=mask)",          # residual added after the norm
+    "x * rstd * w * tl.load(g_ptr + row * n + cols, mask=mask)",          # a per-row gate
+])
+def test_a_norm_fused_with_a_per_row_tensor_is_quiet(out):
+    body = RMS.replace("def rms_kernel(x_ptr,", "def rms_kernel(r_ptr, g_ptr, x_ptr,").format(out=out)
+    assert tri003(body) == []
+
+
+def test_q_and_k_normalised_in_one_launch_is_quiet():
+    body = """
+    @triton.jit
+    def qk_norm(q_ptr, k_ptr, wq_ptr, wk_ptr, oq_ptr, ok_ptr, n, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        q = tl.load(q_ptr + row * n + cols, mask=mask, other=0.0)
+        k = tl.load(k_ptr + row * n + cols, mask=mask, other=0.0)
+        tl.store(oq_ptr + row * n + cols, q * tl.rsqrt(tl.sum(q * q, 0) / n + eps) * tl.load(wq_ptr + cols, mask=mask), mask=mask)
+        tl.store(ok_ptr + row * n + cols, k * tl.rsqrt(tl.sum(k * k, 0) / n + eps) * tl.load(wk_ptr + cols, mask=mask), mask=mask)
+    """
+    assert tri003(body) == []
+
+
+def test_a_norm_of_a_computed_combination_is_quiet():
+    body = RMS.replace("x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)",
+                       "x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0) + "
+                       "tl.load(u_ptr + row * n + cols, mask=mask) * tl.load(s_ptr + cols, mask=mask)") \
+        .replace("def rms_kernel(x_ptr,", "def rms_kernel(u_ptr, s_ptr, x_ptr,").format(out="x * rstd * w")
+    assert tri003(body) == []
+
+
+def test_rounding_kept_on_purpose_is_quiet():
+    body = RMS.format(out="x * rstd * w")
+    commented = body.replace("    rstd = tl.rsqrt(", "    # 1 / sqrt on purpose: it rounds differently from rsqrt\n    rstd = tl.rsqrt(")
+    assert tri003(commented) == []
+    assert tri003(RMS.format(out="(x * rstd).to(tl.bfloat16).to(tl.float32) * w")) == []
+
+
+SOFTMAX = """
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    p = e / tl.sum(e, 0)
+    {tail}
+"""
+
+
+def test_softmax_reported_but_not_routing_nor_weights_on_another_tensor():
+    plain = SOFTMAX.format(tail="tl.store(y_ptr + row * n + cols, p, mask=mask)")
+    assert len(tri003(plain, path="my_project/ops/softmax.py")) == 1
+    routing = SOFTMAX.format(tail="tl.store(y_ptr + row, tl.argmax(p, 0))")
+    assert tri003(routing, path="my_project/ops/softmax.py") == []
+    merge = SOFTMAX.replace("def softmax_kernel(x_ptr,", "def softmax_kernel(v_ptr, x_ptr,").format(
+        tail="tl.store(y_ptr + row, tl.sum(e * tl.load(v_ptr + row * n + cols, mask=mask, other=0.0), 0) / tl.sum(e, 0))")
+    assert tri003(merge, path="my_project/ops/softmax.py") == []
+
+
+def test_a_glu_reading_a_third_tensor_is_quiet():
+    body = """
+    @triton.jit
+    def swiglu(a_ptr, b_ptr, w_ptr, c_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        a = tl.load(a_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + offs, mask=mask, other=0.0)
+        tl.store(c_ptr + offs, a * tl.sigmoid(a) * b{extra}, mask=mask)
+    """
+    assert len(tri003(body.format(extra=""), path="my_project/ops/act.py")) == 1
+    assert tri003(body.format(extra=" * tl.load(w_ptr + tl.program_id(0))"), path="my_project/ops/act.py") == []
+
+
+def test_one_finding_per_op_for_a_kernel_and_its_backward():
+    fwd = RMS.format(out="x * rstd * w")
+    bwd = fwd.replace("def rms_kernel(", "def rms_bwd_kernel(")
+    assert len(tri003(fwd + bwd)) == 1
