@@ -36,30 +36,39 @@ RULE = Rule(
 _FACTORIES = {"empty", "zeros", "ones", "randn", "rand"}
 
 
-def _nchw_unpack(host: ast.FunctionDef, name: str) -> tuple[str, str] | None:
-    """(C name, W name) from ``N, C, H, W = name.shape`` in ``host``."""
-    for node in ast.walk(host):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
-                and len(node.targets[0].elts) == 4 and all(isinstance(e, ast.Name) for e in node.targets[0].elts) \
-                and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == name:
-            elts = node.targets[0].elts
-            return elts[1].id, elts[3].id
-    return None
+class _Host:
+    """What the rule reads of one launching function, read once (a function launching many kernels
+    was walked again for every kernel and argument: quadratic in the kernels)."""
+
+    def __init__(self, ctx: PythonContext, host: ast.FunctionDef):
+        text = ctx.segment(host)
+        self.reorders = "channels_last" in text or "memory_format" in text or "permute" in text
+        self.unpacked: dict[str, tuple[str, str]] = {}   # `N, C, H, W = x.shape` -> x: (C, W)
+        self.bound: dict[str, list[ast.Assign]] = {}
+        for node in ast.walk(host):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.bound.setdefault(target.id, []).append(node)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                    and len(node.targets[0].elts) == 4 and all(isinstance(e, ast.Name) for e in node.targets[0].elts) \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                    and isinstance(node.value.value, ast.Name):
+                elts = node.targets[0].elts
+                self.unpacked.setdefault(node.value.value.id, (elts[1].id, elts[3].id))
 
 
-def _nchw_memory(ctx: PythonContext, host: ast.FunctionDef, arg: ast.expr) -> str | None:
+def _nchw_memory(ctx: PythonContext, host: _Host, arg: ast.expr) -> str | None:
     """The tensor's name when the function shows it is contiguous NCHW memory, else None."""
-    text = ctx.segment(host)
-    if "channels_last" in text or "memory_format" in text or "permute" in text:
+    if host.reorders:
         return None
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "contiguous" \
             and not arg.args and not arg.keywords and isinstance(arg.func.value, ast.Name):
         return arg.func.value.id
     if not isinstance(arg, ast.Name):
         return None
-    bound = [n for n in ast.walk(host) if isinstance(n, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets)]
+    bound = host.bound.get(arg.id, [])
     if len(bound) != 1 or not isinstance(bound[0].value, ast.Call):
         return None
     call = bound[0].value
@@ -114,15 +123,19 @@ def _pointer_offsets(kernel, pointer: str) -> list[ast.AST]:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    hosts: dict[int, _Host] = {}
     for kernel in ctx.kernels:
         for launch in launches(ctx, kernel):
             if launch.host is None:
                 continue
+            host = hosts.get(id(launch.host))
+            if host is None:
+                host = hosts[id(launch.host)] = _Host(ctx, launch.host)
             for pointer, arg in launch.args.items():
-                tensor = _nchw_memory(ctx, launch.host, arg)
+                tensor = _nchw_memory(ctx, host, arg)
                 if tensor is None:
                     continue
-                names = _nchw_unpack(launch.host, tensor)
+                names = host.unpacked.get(tensor)
                 if names is None:
                     continue
                 c_host, w_host = names
