@@ -157,3 +157,18 @@ test('what crosses the boundary is read from commands.json, never restated by ha
             `${file} restates which commands run workspace code: use contract.ts`);
     }
 });
+
+test('every contract file the extension compiles in is packaged into the .vsix', () => {
+    // A JSON file imported from ../contract is loaded at run time from out/contract/: the .vsix's
+    // allow-list (.vscodeignore) must keep it, or the extension fails to activate.
+    const dir = path.join(ROOT, 'extension');
+    const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8').split('\n').map((l) => l.trim());
+    const imported = new Set<string>();
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+        for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/from '\.\.\/contract\/([\w.]+\.json)'/g)) {
+            imported.add(m[1]);
+        }
+    }
+    assert.ok(imported.has('commands.json') && imported.has('protocol.json'));
+    assert.deepEqual([...imported].filter((name) => !ignore.includes(`!out/contract/${name}`)), []);
+});
