@@ -1,0 +1,681 @@
+"""What each value inside a `@triton.jit` function is: pointer or number, scalar or block, its rank.
+
+The inference the compile-break rules (TRI024-TRI031) share. For every expression of a kernel it
+knows, where the source makes it certain:
+
+- `kind`: "pointer", "int", "float", "bool", "none", "dtype", "tuple", "block_pointer", "str";
+- `block`: True for a block (a tensor of rank >= 1), False for a scalar;
+- `rank`: the number of dimensions of a block (0 for a scalar);
+- `constexpr`: a compile-time value (a literal, a `tl.constexpr` parameter, `tl.static_range`).
+
+Where it does not follow, a field is None: unknown stays unknown, and a rule fires only on what
+is known. Sources of knowledge:
+
+- literals; `tl.arange` (an int32 block of rank 1), `tl.zeros`/`tl.full` (rank = the shape's
+  length, kind from the dtype), `tl.program_id` (an int scalar), `tl.load` (a block exactly when its
+  pointer is one), reductions (`tl.sum(x, axis)` drops one dimension, no axis gives a scalar),
+  elementwise math, `tl.where`, `tl.dot` (rank 2), `tl.make_block_ptr`, `.to()`, broadcasting of
+  binary operators (a block if either side is one; the larger rank);
+- kernel parameters: a parameter is always a scalar (or a tuple, when the launch passes one);
+  `tl.constexpr` annotations; the launch sites in the same file (`kernel[grid](...)`): a torch tensor
+  makes the parameter a pointer, `x.data_ptr()`, `x.stride(0)`, `x.numel()`, `x.shape[0]` or an int
+  literal an int, a float literal a float, `None` none, `x.shape`/a tuple a tuple; with no launch
+  in the file, a parameter named `*_ptr`, `*_ptrs`, `*_pointer` or `ptr` is taken to be a pointer
+  (the naming convention of Triton's tutorials);
+- helpers (jit functions called from kernels) start from the types at their call sites in the
+  same file, when every call site agrees, else unknown.
+
+A name assigned more than once has the join of all its values seen so far (fields that differ
+become unknown), and loop bodies are read twice, so a value carried around a loop is joined with
+its value from the previous iteration.
+
+The leading underscore keeps the registry from loading it as a rule.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.rules.triton._launch_sites import launches
+from tritonify.diagnostics.triton_ast import Kernel, tl_name
+
+
+@dataclass(frozen=True)
+class VType:
+    kind: str | None = None
+    block: bool | None = None
+    rank: int | None = None
+    constexpr: bool = False
+    origin: str | None = None       # for a parameter: what the launch passes (for messages)
+
+    @property
+    def is_tensor(self) -> bool:
+        """Certainly a Triton run-time value (a `tl.tensor`), not a Python/constexpr one."""
+        return (not self.constexpr and self.kind in ("pointer", "int", "float", "bool")
+                and self.block is not None)
+
+
+UNKNOWN = VType()
+
+
+def join(a: VType | None, b: VType) -> VType:
+    if a is None:
+        return b
+    if a == b:
+        return a
+    return VType(kind=a.kind if a.kind == b.kind else None,
+                 block=a.block if a.block == b.block else None,
+                 rank=a.rank if a.rank == b.rank else None,
+                 constexpr=a.constexpr and b.constexpr,
+                 origin=a.origin if a.origin == b.origin else None)
+
+
+def scalar(kind: str | None, constexpr: bool = False, origin: str | None = None) -> VType:
+    return VType(kind=kind, block=False, rank=0, constexpr=constexpr, origin=origin)
+
+
+def block(kind: str | None, rank: int | None) -> VType:
+    return VType(kind=kind, block=True, rank=rank)
+
+
+_FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15",
+                 "float8e4b8", "float8e5b16", "fp16", "bf16", "fp32", "fp64"}
+_INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+_ELEMENTWISE_FLOAT = {"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "sigmoid",
+                      "erf", "fdiv", "div_rn", "softmax", "floor", "ceil"}
+_ELEMENTWISE_SAME = {"abs", "cumsum", "cumprod", "flip", "sort", "clamp", "fma", "umulhi",
+                     "multiple_of", "max_contiguous", "max_constancy", "assume"}
+_REDUCTIONS = {"sum": None, "max": None, "min": None, "xor_sum": None, "reduce_or": None,
+               "argmax": "int", "argmin": "int"}
+_POINTER_NAMES = ("_ptr", "_ptrs", "_pointer")
+_TORCH_TENSOR_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "tensor",
+                           "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+                           "empty_strided", "linspace", "as_tensor", "from_numpy", "cat", "stack", "matmul",
+                           "where", "softmax", "exp", "abs", "relu", "sigmoid"}
+_TENSOR_METHODS = {"contiguous", "view", "reshape", "to", "flatten", "float", "half", "bfloat16", "clone",
+                   "cuda", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze", "view_as",
+                   "reshape_as", "new_empty", "new_zeros", "new_ones", "detach", "type_as", "abs", "exp",
+                   "narrow", "select", "expand_as", "int", "long", "double", "mul", "add", "sub", "div"}
+_INT_METHODS = {"data_ptr", "stride", "numel", "size", "dim", "element_size", "nelement", "item"}
+
+
+def dtype_kind(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if name in _FLOAT_DTYPES:
+        return "float"
+    if name in _INT_DTYPES:
+        return "int"
+    if name == "int1":
+        return "bool"
+    return None
+
+
+class HostTypes:
+    """What a host expression passed at a launch is (a tensor, an int, a float...), read, not run."""
+
+    def __init__(self, ctx: PythonContext, host: ast.FunctionDef | None):
+        self.ctx, self.host = ctx, host
+        self._values: dict[str, list[ast.expr]] | None = None
+
+    def _bindings(self) -> dict[str, list[ast.expr]]:
+        if self._values is None:
+            values: dict[str, list[ast.expr]] = {}
+            scope = self.host if self.host is not None else self.ctx.tree
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            values.setdefault(target.id, []).append(node.value)
+                        elif isinstance(target, (ast.Tuple, ast.List)):
+                            for i, elt in enumerate(target.elts):
+                                if isinstance(elt, ast.Name):
+                                    same = (isinstance(node.value, (ast.Tuple, ast.List))
+                                            and len(node.value.elts) == len(target.elts))
+                                    values.setdefault(elt.id, []).append(
+                                        node.value.elts[i] if same else ast.Constant(value=...))
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+                    values.setdefault(node.target.id, []).append(node.value)
+                elif isinstance(node, (ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+                    target = getattr(node, "target", None)
+                    for n in ast.walk(target) if target is not None else ():
+                        if isinstance(n, ast.Name):
+                            values.setdefault(n.id, []).append(ast.Constant(value=...))
+            self._values = values
+        return self._values
+
+    def kind(self, expr: ast.expr, depth: int = 0) -> tuple[str, str] | None:
+        """("tensor" | "int" | "float" | "none" | "bool" | "tuple", how it was seen), or None."""
+        if depth > 4:
+            return None
+        text = ast.unparse(expr)
+        if isinstance(expr, ast.Constant):
+            value = expr.value
+            if value is None:
+                return "none", text
+            if isinstance(value, bool):
+                return "bool", text
+            if isinstance(value, int):
+                return "int", text
+            if isinstance(value, float):
+                return "float", text
+            return None
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return "tuple", text
+        if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+            return "tuple", text
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
+            return ("int", text) if not isinstance(expr.slice, ast.Slice) else ("tuple", text)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute):
+                if func.attr in _INT_METHODS and not (func.attr == "size" and not expr.args):
+                    return "int", text
+                if func.attr in ("stride", "size") and not expr.args:
+                    return "tuple", text
+                base = func.value
+                if isinstance(base, ast.Name) and base.id == "torch" and func.attr in _TORCH_TENSOR_FACTORIES:
+                    return "tensor", text
+                if func.attr in _TENSOR_METHODS:
+                    inner = self.kind(base, depth + 1)
+                    if inner is not None and inner[0] == "tensor":
+                        return "tensor", text
+            if isinstance(func, ast.Name) and func.id in ("int", "len"):
+                return "int", text
+            if isinstance(func, ast.Name) and func.id == "float":
+                return "float", text
+            if isinstance(func, ast.Name) and func.id in ("tuple", "list"):
+                return "tuple", text
+            return None
+        if isinstance(expr, ast.Name):
+            values = self._bindings().get(expr.id)
+            if not values:
+                return None
+            kinds = {self.kind(v, depth + 1) for v in values}
+            first = next(iter(kinds))
+            if len({k[0] if k else None for k in kinds}) == 1 and first is not None:
+                return first[0], text if len(values) > 1 else f"{text} = {ast.unparse(values[0])}"
+            return None
+        if isinstance(expr, ast.BinOp):
+            left, right = self.kind(expr.left, depth + 1), self.kind(expr.right, depth + 1)
+            if left and right and left[0] == right[0] == "int" and not isinstance(expr.op, ast.Div):
+                return "int", text
+        return None
+
+
+_PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "none", "bool": "int",
+               "tuple": "tuple"}
+
+
+def _param_type(ctx: PythonContext, kernel: Kernel, name: str, constexpr: bool,
+                seen: list[tuple[str, str, int]] | None) -> VType:
+    if constexpr:
+        return VType(block=False, rank=0, constexpr=True)
+    if seen:
+        kinds = {k for k, _, _ in seen}
+        if len(kinds) == 1:
+            kind = _PARAM_KIND[next(iter(kinds))]
+            how, line = seen[0][1], seen[0][2]
+            origin = f"the launch on line {line} passes `{how}`"
+            if kind == "tuple":
+                return VType(kind="tuple", origin=origin)
+            return scalar(kind, origin=origin)
+        return VType(block=False, rank=0)
+    lowered = name.lower()
+    if lowered == "ptr" or lowered.endswith(_POINTER_NAMES):
+        return scalar("pointer", origin="named as a pointer")
+    return VType(block=False, rank=0)
+
+
+def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[str, str, int]] | None]:
+    """Per parameter: what each launch in the file passes (None once one launch is unreadable)."""
+    out: dict[str, list[tuple[str, str, int]] | None] = {}
+    found = launches(ctx, kernel)
+    if not found:
+        return out
+    for launch in found:
+        host = HostTypes(ctx, launch.host)
+        for name in kernel.param_names:
+            expr = launch.args.get(name)
+            if name in out and out[name] is None:
+                continue
+            if expr is None:
+                out[name] = None
+                continue
+            kind = host.kind(expr)
+            if kind is None:
+                out[name] = None
+            else:
+                out.setdefault(name, []).append((kind[0], kind[1], launch.call.lineno))
+    return out
+
+
+class KernelTypes:
+    """Types of every expression of one jit function (see the module docstring)."""
+
+    def __init__(self, ctx: PythonContext, kernel: Kernel, params: dict[str, VType] | None = None):
+        self.ctx, self.kernel = ctx, kernel
+        self.env: dict[str, VType] = {}
+        self.types: dict[ast.AST, VType] = {}
+        self.loop_carried: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        self.calls: list[tuple[str, list[VType]]] = []
+        if params is None:
+            kinds = _launch_kinds(ctx, kernel)
+            params = {p.name: _param_type(ctx, kernel, p.name, p.constexpr, kinds.get(p.name))
+                      for p in kernel.params}
+        self.env.update(params)
+        constexpr_names = kernel.constexpr_names
+        for name in constexpr_names:
+            if name in self.env:
+                self.env[name] = replace(self.env[name], constexpr=True)
+        self._block(kernel.node.body)
+
+    # -- queries -------------------------------------------------------------------------------
+    def of(self, node: ast.AST) -> VType:
+        return self.types.get(node, UNKNOWN)
+
+    # -- statements ----------------------------------------------------------------------------
+    def _block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self._stmt(stmt)
+
+    def _assign(self, target: ast.expr, value: VType, value_node: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = join(self.env.get(target.id), value) if target.id in self._assigned else value
+            self._assigned.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) else None
+            for i, elt in enumerate(target.elts):
+                if elts is not None and len(elts) == len(target.elts):
+                    self._assign(elt, self.of(elts[i]))
+                else:
+                    self._assign(elt, UNKNOWN)
+        elif isinstance(target, ast.Subscript):
+            self.expr(target.value)
+            self.expr(target.slice)
+
+    @property
+    def _assigned(self) -> set[str]:
+        if not hasattr(self, "_assigned_names"):
+            self._assigned_names: set[str] = set()
+        return self._assigned_names
+
+    def _stmt(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value)
+            for target in stmt.targets:
+                self._assign(target, value, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                value = self.expr(stmt.value)
+                annotation = ast.unparse(stmt.annotation)
+                if annotation.endswith("constexpr"):
+                    value = replace(value, constexpr=True)
+                self._assign(stmt.target, value, stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Name):
+                current = self.env.get(stmt.target.id, UNKNOWN)
+                value = self._binop(stmt.op, current, self.expr(stmt.value))
+                self._assign(stmt.target, value)
+            else:
+                self.expr(stmt.value)
+                self._assign(stmt.target, UNKNOWN)
+        elif isinstance(stmt, ast.For):
+            iterator = stmt.iter
+            self.expr(iterator)
+            static = (isinstance(iterator, ast.Call)
+                      and tl_name(self.ctx.imports, iterator.func) == "static_range")
+            var = scalar("int", constexpr=static) if self._is_range(iterator) else UNKNOWN
+            before = dict(self.env)
+            for _ in range(2):
+                self._assign(stmt.target, var)
+                self._block(stmt.body)
+            if not static:
+                self._note_loop_carried(stmt, before)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, ast.While):
+            before = dict(self.env)
+            for _ in range(2):
+                self.expr(stmt.test)
+                self._block(stmt.body)
+            self._note_loop_carried(stmt, before)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, ast.If):
+            self.expr(stmt.test)
+            self._block(stmt.body)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, ast.With):
+            for item in stmt.items:
+                self.expr(item.context_expr)
+            self._block(stmt.body)
+        elif isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
+            self.expr(stmt.value)
+        elif isinstance(stmt, ast.Assert):
+            self.expr(stmt.test)
+
+    def _is_range(self, node: ast.expr) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Name) and node.func.id == "range":
+            return True
+        return tl_name(self.ctx.imports, node.func) in ("range", "static_range")
+
+    def _note_loop_carried(self, loop: ast.stmt, before: dict[str, VType]) -> None:
+        """Names a loop reassigns from a scalar to a block (Triton rejects the change of type)."""
+        for node in ast.walk(loop):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+                value = node.value
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+                value = node
+            else:
+                continue
+            for target in targets:
+                if not isinstance(target, ast.Name) or target.id not in before:
+                    continue
+                initial = before[target.id]
+                new = self.of(value) if not isinstance(value, ast.AugAssign) else self.of(value.value)
+                if isinstance(value, ast.AugAssign):
+                    new = self._binop(value.op, initial, new)
+                if initial.block is False and new.block is True and not initial.constexpr \
+                        and initial.kind in ("int", "float") and self._assigned_before(target.id, loop):
+                    self.loop_carried.append((target.id, loop, initial, new, node))
+
+    def _assigned_before(self, name: str, loop: ast.stmt) -> bool:
+        """Assigned in the kernel before the loop (a parameter counts)."""
+        if name in self.kernel.param_names:
+            return True
+        for node in ast.walk(self.kernel.node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno < loop.lineno:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    return True
+        return False
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expr(self, node: ast.expr) -> VType:
+        value = self._expr(node)
+        previous = self.types.get(node)
+        self.types[node] = value if previous is None else join(previous, value)
+        return value
+
+    def _binop(self, op: ast.operator, a: VType, b: VType) -> VType:
+        blk = True if (a.block or b.block) else (False if a.block is False and b.block is False else None)
+        rank = None
+        if blk is False:
+            rank = 0
+        elif a.rank is not None and b.rank is not None:
+            rank = max(a.rank, b.rank)
+        kinds = {a.kind, b.kind}
+        kind: str | None
+        if "pointer" in kinds:
+            other = b.kind if a.kind == "pointer" else a.kind
+            if isinstance(op, (ast.Add, ast.Sub)) and other in ("int", "bool") and not (
+                    a.kind == b.kind == "pointer"):
+                kind = "pointer"
+            elif a.kind == b.kind == "pointer" and isinstance(op, ast.Sub):
+                kind = "int"
+            else:
+                kind = None
+        elif None in kinds or kinds & {"none", "tuple", "dtype", "str", "block_pointer"}:
+            kind = None
+        elif isinstance(op, ast.Div):
+            kind = "float"
+        elif "float" in kinds:
+            kind = "float"
+        elif isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and kinds == {"bool"}:
+            kind = "bool"
+        else:
+            kind = "int"
+        return VType(kind=kind, block=blk, rank=rank, constexpr=a.constexpr and b.constexpr)
+
+    def _expr(self, node: ast.expr) -> VType:
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if value is None:
+                return scalar("none", constexpr=True)
+            if isinstance(value, bool):
+                return scalar("bool", constexpr=True)
+            if isinstance(value, int):
+                return scalar("int", constexpr=True)
+            if isinstance(value, float):
+                return scalar("float", constexpr=True)
+            if isinstance(value, str):
+                return scalar("str", constexpr=True)
+            return UNKNOWN
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id, UNKNOWN)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node.op, self.expr(node.left), self.expr(node.right))
+        if isinstance(node, ast.UnaryOp):
+            inner = self.expr(node.operand)
+            if isinstance(node.op, ast.Not):
+                return replace(inner, kind="bool" if inner.kind else None)
+            return inner
+        if isinstance(node, ast.Compare):
+            parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+            result = parts[0]
+            for part in parts[1:]:
+                result = self._binop(ast.Add(), replace(result, kind="int"), replace(part, kind="int"))
+            return replace(result, kind="bool" if all(p.kind for p in parts) else None)
+        if isinstance(node, ast.BoolOp):
+            parts = [self.expr(v) for v in node.values]
+            result = parts[0]
+            for part in parts[1:]:
+                result = join(result, part)
+            return result
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test)
+            return join(self.expr(node.body), self.expr(node.orelse))
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            for elt in node.elts:
+                self.expr(elt)
+            return VType(kind="tuple")
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child)
+        return UNKNOWN
+
+    def _subscript(self, node: ast.Subscript) -> VType:
+        value = self.expr(node.value)
+        self.expr(node.slice)
+        if value.block is not True:
+            return UNKNOWN
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        rank = 0
+        for part in parts:
+            if isinstance(part, ast.Constant) and part.value is None:
+                rank += 1
+            elif isinstance(part, ast.Slice) and part.lower is None and part.upper is None and part.step is None:
+                rank += 1
+            else:
+                return UNKNOWN
+        return block(value.kind, rank)
+
+    def _attribute(self, node: ast.Attribute) -> VType:
+        name = tl_name(self.ctx.imports, node)
+        if name is not None:
+            if dtype_kind(name) or name in ("int1", "pointer_type"):
+                return VType(kind="dtype", constexpr=True)
+            return UNKNOWN
+        value = self.expr(node.value)
+        if node.attr == "dtype":
+            return VType(kind="dtype", constexpr=True)
+        if node.attr == "T" and value.block:
+            return value
+        return UNKNOWN
+
+    def _dtype_arg(self, node: ast.expr | None) -> str | None:
+        if node is None:
+            return None
+        name = tl_name(self.ctx.imports, node)
+        if name is not None:
+            return dtype_kind(name)
+        if isinstance(node, ast.Call) and tl_name(self.ctx.imports, node.func) == "pointer_type":
+            return "pointer"
+        return None
+
+    def _call(self, node: ast.Call) -> VType:
+        func = node.func
+        name = tl_name(self.ctx.imports, func)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+        kw_nodes = {k.arg: k.value for k in node.keywords if k.arg}
+        if name is None and isinstance(func, ast.Attribute):
+            base = self.expr(func.value)
+            if func.attr == "to" and base.block is not None:
+                target = self._dtype_arg(node.args[0] if node.args else kw_nodes.get("dtype"))
+                return replace(base, kind=target, constexpr=False)
+            if func.attr in ("trans", "permute", "reshape", "view", "broadcast_to", "expand_dims") and base.block:
+                return block(base.kind, None)
+            return UNKNOWN
+        if name is None:
+            if isinstance(func, ast.Name):
+                self.calls.append((func.id, args))
+                if func.id in ("min", "max") and args:
+                    result = args[0]
+                    for a in args[1:]:
+                        result = self._binop(ast.Add(), result, a)
+                    return result
+                if func.id in ("float",):
+                    return scalar("float", constexpr=all(a.constexpr for a in args))
+                if func.id in ("int", "len"):
+                    return scalar("int", constexpr=all(a.constexpr for a in args))
+            return UNKNOWN
+        if name in ("program_id", "num_programs"):
+            return scalar("int")
+        if name == "arange":
+            return block("int", 1)
+        if name in ("zeros", "full"):
+            shape = node.args[0] if node.args else kw_nodes.get("shape")
+            dtype = node.args[-1] if len(node.args) >= (2 if name == "zeros" else 3) else kw_nodes.get("dtype")
+            rank = len(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else None
+            return block(self._dtype_arg(dtype), rank)
+        if name in ("zeros_like", "full_like"):
+            return replace(args[0], constexpr=False) if args else UNKNOWN
+        if name == "load":
+            pointer = args[0] if args else kwargs.get("pointer", UNKNOWN)
+            if pointer.kind == "block_pointer":
+                return block(None, pointer.rank)
+            if pointer.block is True:
+                return block(None, pointer.rank)
+            if pointer.block is False and pointer.kind == "pointer":
+                mask = kwargs.get("mask")
+                if mask is None or mask.block is False:
+                    return scalar(None)
+            return UNKNOWN
+        if name == "make_block_ptr":
+            shape = node.args[4] if len(node.args) > 4 else kw_nodes.get("block_shape")
+            rank = len(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else None
+            return VType(kind="block_pointer", rank=rank)
+        if name == "advance":
+            return args[0] if args else UNKNOWN
+        if name in _REDUCTIONS:
+            if not args:
+                return UNKNOWN
+            x = args[0]
+            axis_node = node.args[1] if len(node.args) > 1 else kw_nodes.get("axis")
+            kind = _REDUCTIONS[name] or x.kind
+            if name in ("max", "min") and len(node.args) > 1 and not (
+                    isinstance(axis_node, ast.Constant) and isinstance(axis_node.value, int)):
+                if axis_node is not None and not isinstance(axis_node, (ast.Constant, ast.UnaryOp)):
+                    return UNKNOWN
+            if axis_node is None or (isinstance(axis_node, ast.Constant) and axis_node.value is None):
+                if "keep_dims" in kw_nodes:
+                    return UNKNOWN
+                return scalar(kind) if x.block is not None else UNKNOWN
+            if x.rank is not None and "keep_dims" not in kw_nodes:
+                return scalar(kind) if x.rank <= 1 else block(kind, x.rank - 1)
+            return VType(kind=kind)
+        if name in _ELEMENTWISE_FLOAT:
+            x = args[0] if args else UNKNOWN
+            return VType(kind="float", block=x.block, rank=x.rank)
+        if name in _ELEMENTWISE_SAME:
+            x = args[0] if args else UNKNOWN
+            return replace(x, constexpr=False)
+        if name in ("maximum", "minimum") and len(args) == 2:
+            return self._binop(ast.Add(), args[0], args[1])
+        if name == "where" and len(args) == 3:
+            result = self._binop(ast.Add(), args[1], args[2])
+            shaped = self._binop(ast.Add(), replace(args[0], kind="int"), replace(result, kind="int"))
+            return replace(shaped, kind=result.kind)
+        if name == "dot":
+            return block("float" if all(a.kind == "float" for a in args[:2]) else None, 2)
+        if name in ("trans", "permute", "reshape", "view", "broadcast_to", "expand_dims", "ravel",
+                    "interleave", "join", "cat"):
+            x = args[0] if args else UNKNOWN
+            return block(x.kind, None) if x.block else UNKNOWN
+        if name == "cast" and args:
+            target = self._dtype_arg(node.args[1] if len(node.args) > 1 else kw_nodes.get("dtype"))
+            return replace(args[0], kind=target, constexpr=False)
+        if name == "cdiv" and len(args) == 2:
+            return self._binop(ast.FloorDiv(), args[0], args[1])
+        if name in ("rand", "randn"):
+            offsets = args[1] if len(args) > 1 else kwargs.get("offset", UNKNOWN)
+            return VType(kind="float", block=offsets.block, rank=offsets.rank)
+        return UNKNOWN
+
+
+def _call_site_params(ctx: PythonContext, helper: Kernel, callers: list[KernelTypes]) -> dict[str, VType] | None:
+    """A helper's parameter types from its calls in the file's kernels (None if it has none)."""
+    seen: dict[str, VType] = {}
+    found = False
+    for caller in callers:
+        for name, args in caller.calls:
+            if name != helper.name:
+                continue
+            found = True
+            for param, value in zip(helper.param_names, args):
+                seen[param] = join(seen.get(param), replace(value, origin=None))
+    if not found:
+        return None
+    constexpr = helper.constexpr_names
+    out = {}
+    for p in helper.params:
+        if p.name in constexpr:
+            out[p.name] = VType(block=False, rank=0, constexpr=True)
+        else:
+            out[p.name] = seen.get(p.name, UNKNOWN)
+    return out
+
+
+def kernel_types(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
+    """Types of every jit function of the file, computed once per file."""
+    return ctx.per_file(("kernel-types",), lambda: _infer(ctx))
+
+
+def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
+    out: dict[ast.FunctionDef, KernelTypes] = {}
+    kernels = list(ctx.kernels)
+    roots = [k for k in kernels if not k.is_helper]
+    for kernel in roots:
+        returns = any(isinstance(n, ast.Return) and n.value is not None for n in kernel.walk())
+        if returns and not launches(ctx, kernel):
+            # A device function called from kernels elsewhere: its parameters may be blocks.
+            out[kernel.node] = KernelTypes(ctx, kernel, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN
+                                                    for p in kernel.params})
+        else:
+            out[kernel.node] = KernelTypes(ctx, kernel)
+    pending = [k for k in kernels if k.is_helper]
+    for _ in range(3):
+        still = []
+        for helper in pending:
+            params = _call_site_params(ctx, helper, list(out.values()))
+            if params is None:
+                still.append(helper)
+                continue
+            out[helper.node] = KernelTypes(ctx, helper, params)
+        pending = still
+    for helper in pending:
+        out[helper.node] = KernelTypes(ctx, helper, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN
+                                                for p in helper.params})
+    return out

@@ -1,0 +1,102 @@
+"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument this Triton lacks.
+
+`tl.tanh`, `tl.libdevice.exp`, `tl.math.pow`, `tl.load(..., dtype=...)`, `tl.sum(x, keepdims=True)`,
+`tl.program_id(3)`: the kernel stops compiling with an `AttributeError`/`TypeError` inside
+Triton's code generator. What exists is read from `diagnostics/triton_api/api.json` (every Triton
+release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), for the
+version installed in the environment (else the newest). Checked: attribute paths under
+`triton.language` (`tl.X`, `tl.math.X`, `tl.extra.cuda.libdevice.X`, through any import alias),
+keywords and the number of positional arguments of the functions called, required arguments,
+`tl.program_id`/`tl.num_programs` axes (0, 1 or 2), and methods called on a value the type
+inference knows is a Triton tensor.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._types import kernel_types
+from tritonify.diagnostics.triton_api import for_version
+from tritonify.diagnostics.triton_ast import tl_name
+
+RULE = Rule(
+    code="TRI026",
+    name="unknown-triton-api",
+    summary="triton.language name, keyword or argument that the installed Triton does not have",
+    severity=Severity.ERROR,
+    fixable=False,
+)
+
+# Attributes of `tl.tensor` set in its constructor (not methods of the class body).
+_TENSOR_ATTRIBUTES = {"shape", "dtype", "type", "numel", "handle"}
+
+
+def _short(path: str) -> str:
+    return path.replace("triton.language", "tl", 1)
+
+
+def _call_problem(api, path: str, call: ast.Call) -> str | None:
+    sig = api.signature(path)
+    if sig is None:
+        return None
+    params = sig["params"]
+    if not sig["varkw"]:
+        for kw in call.keywords:
+            if kw.arg and kw.arg not in params:
+                return f"`{_short(path)}` has no keyword `{kw.arg}` (it takes {', '.join(params) or 'none'})"
+    if sig.get("class") or sig["varargs"] or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(kw.arg is None for kw in call.keywords):
+        return None
+    if len(call.args) > len(params):
+        return f"`{_short(path)}` takes at most {len(params)} positional arguments ({', '.join(params)}), not {len(call.args)}"
+    given = set(params[:len(call.args)]) | {kw.arg for kw in call.keywords}
+    missing = [p for p in sig["required"] if p not in given]
+    if missing:
+        return f"`{_short(path)}` needs `{'`, `'.join(missing)}`"
+    return None
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    api = for_version()
+    all_types = kernel_types(ctx)
+    for kernel in ctx.kernels:
+        reported: set[int] = set()
+        for node in kernel.walk():
+            if isinstance(node, ast.Attribute) and not isinstance(ctx.parents.get(node), ast.Attribute):
+                path = ctx.imports.resolve(node)
+                if not path:
+                    continue
+                missing = api.lookup(path)
+                if missing is None:
+                    continue
+                module, name = missing
+                hint = api.suggestion(module, name)
+                reported.add(id(node))
+                yield ctx.finding(node, f"`{_short(module)}` has no `{name}` in Triton {api.version}: the "
+                                        f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}")
+            elif isinstance(node, ast.Call):
+                path = ctx.imports.resolve(node.func)
+                if path and path.startswith("triton.language.") and id(node.func) not in reported \
+                        and api.lookup(path) is None:
+                    problem = _call_problem(api, path, node)
+                    if problem:
+                        yield ctx.finding(node, f"{problem} in Triton {api.version}: the kernel does not compile")
+                        continue
+                name = tl_name(ctx.imports, node.func)
+                if name in ("program_id", "num_programs"):
+                    axis = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+                    if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value not in (0, 1, 2):
+                        yield ctx.finding(axis, f"`tl.{name}` axis must be 0, 1 or 2, not {axis.value}: a grid has "
+                                                "three dimensions; fold the others into one axis (`pid // n`, `pid % n`)")
+                        continue
+                if name is None and isinstance(node.func, ast.Attribute) and kernel.node in all_types:
+                    method = node.func.attr
+                    t = all_types[kernel.node].of(node.func.value)
+                    if t.is_tensor and t.kind != "pointer" and method not in api.tensor_methods \
+                            and method not in _TENSOR_ATTRIBUTES and not method.startswith("__"):
+                        yield ctx.finding(node.func, f"a Triton tensor has no method `{method}` in Triton "
+                                                     f"{api.version}: the kernel does not compile; use the "
+                                                     f"`tl.` function instead")
