@@ -56,6 +56,15 @@ class VType:
                 and self.block is not None)
 
 
+    @property
+    def is_runtime(self) -> bool:
+        """A Triton run-time value (scalar or block) of any element type, not a constexpr, None or a
+        tuple. A parameter no launch in the file describes is left out (it may be a tuple)."""
+        return (not self.constexpr and self.block is not None and self.origin != UNLAUNCHED
+                and self.kind not in ("none", "tuple", "dtype", "str", "block_pointer"))
+
+
+UNLAUNCHED = "no launch in this file"
 UNKNOWN = VType()
 
 
@@ -211,7 +220,14 @@ _PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "non
 def _param_type(ctx: PythonContext, kernel: Kernel, name: str, constexpr: bool,
                 seen: list[tuple[str, str, int]] | None) -> VType:
     if constexpr:
-        return VType(block=False, rank=0, constexpr=True)
+        kinds = {k for k, _, _ in seen or ()}
+        kind = _PARAM_KIND[kinds.pop()] if len(kinds) == 1 else None
+        param = kernel.param(name)
+        if param is not None and isinstance(param.default, ast.Constant) and seen is None:
+            kind = HostTypes(ctx, None).kind(param.default)
+            kind = _PARAM_KIND[kind[0]] if kind else None
+        return VType(kind=kind if kind not in ("pointer", "tuple") else None, block=False, rank=0,
+                     constexpr=True)
     if seen:
         kinds = {k for k, _, _ in seen}
         if len(kinds) == 1:
@@ -225,7 +241,7 @@ def _param_type(ctx: PythonContext, kernel: Kernel, name: str, constexpr: bool,
     lowered = name.lower()
     if lowered == "ptr" or lowered.endswith(_POINTER_NAMES):
         return scalar("pointer", origin="named as a pointer")
-    return VType(block=False, rank=0)
+    return VType(block=False, rank=0, origin=UNLAUNCHED)
 
 
 def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[str, str, int]] | None]:
