@@ -36,7 +36,7 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
      ("TRI024",)),
     ("arange", r"arange|Shape element \d+ must have type `constexpr", ("TRI004", "TRI019")),
     ("dot_operands", r"equal ranks|reduction dimensions|K >= 16|operands must", ("TRI028", "TRI005")),
-    ("non_jit_call", r"Did you forget to add @triton.jit|'function' object has no attribute 'fn'", ("TRI020",)),
+    ("non_jit_call", r"Did you forget to add @triton.jit|'function' object has no attribute 'fn'", ("TRI031", "TRI027")),
     ("unsupported_construct",
      r"unsupported AST node|Cannot have `return`|Cannot access global|is not defined|only tuple comprehensions",
      ("TRI020",)),
@@ -47,9 +47,9 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
      r"Loop-carried variable|Mismatched type|redefines it|inconsistent types", ("TRI030",)),
     ("shape_mismatch", r"make_shape_compatible|Expected pointer argument to have shape|permute dims", ("TRI021",)),
     ("python_sequence_in_kernel", r"AssertionError with no message|list index out of range|is not in list",
-     ("TRI020",)),
+     ("TRI027",)),
     ("loop_bounds", r"For lower bound|For upper bound|range\.__init__", ("TRI029",)),
-    ("block_pointer", r"shape/strides/offsets|padding_option", ("TRI031",)),
+    ("block_pointer", r"shape/strides/offsets|padding_option", ()),
 ]
 
 

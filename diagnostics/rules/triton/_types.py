@@ -274,7 +274,10 @@ class KernelTypes:
         self.ctx, self.kernel = ctx, kernel
         self.env: dict[str, VType] = {}
         self.types: dict[ast.AST, VType] = {}
+        # (name, the loop or `if`, its type before, its new type, the assignment) where Triton
+        # rejects the change: a scalar becoming a block or the reverse, or a block changing rank.
         self.loop_carried: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        self.branch_changes: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
         self.calls: list[tuple[str, list[VType]]] = []
         if params is None:
             kinds = _launch_kinds(ctx, kernel)
@@ -348,19 +351,22 @@ class KernelTypes:
                 self._assign(stmt.target, var)
                 self._block(stmt.body)
             if not static:
-                self._note_loop_carried(stmt, before)
+                self._note_changes(stmt, before, self.loop_carried)
             self._block(stmt.orelse)
         elif isinstance(stmt, ast.While):
             before = dict(self.env)
             for _ in range(2):
                 self.expr(stmt.test)
                 self._block(stmt.body)
-            self._note_loop_carried(stmt, before)
+            self._note_changes(stmt, before, self.loop_carried)
             self._block(stmt.orelse)
         elif isinstance(stmt, ast.If):
-            self.expr(stmt.test)
+            test = self.expr(stmt.test)
+            before = dict(self.env)
             self._block(stmt.body)
             self._block(stmt.orelse)
+            if test.is_runtime and test.block is False:
+                self._note_changes(stmt, before, self.branch_changes)
         elif isinstance(stmt, ast.With):
             for item in stmt.items:
                 self.expr(item.context_expr)
@@ -377,28 +383,33 @@ class KernelTypes:
             return True
         return tl_name(self.ctx.imports, node.func) in ("range", "static_range")
 
-    def _note_loop_carried(self, loop: ast.stmt, before: dict[str, VType]) -> None:
-        """Names a loop reassigns from a scalar to a block (Triton rejects the change of type)."""
-        for node in ast.walk(loop):
-            targets: list[ast.expr] = []
+    def _note_changes(self, stmt: ast.stmt, before: dict[str, VType], into: list) -> None:
+        """Names the loop or branch reassigns with another shape than they had before it."""
+        for node in ast.walk(stmt):
             if isinstance(node, ast.Assign):
-                targets = node.targets
-                value = node.value
+                targets, value = node.targets, node.value
             elif isinstance(node, ast.AugAssign):
-                targets = [node.target]
-                value = node
+                targets, value = [node.target], node.value
             else:
                 continue
             for target in targets:
                 if not isinstance(target, ast.Name) or target.id not in before:
                     continue
                 initial = before[target.id]
-                new = self.of(value) if not isinstance(value, ast.AugAssign) else self.of(value.value)
-                if isinstance(value, ast.AugAssign):
-                    new = self._binop(value.op, initial, new)
-                if initial.block is False and new.block is True and not initial.constexpr \
-                        and initial.kind in ("int", "float") and self._assigned_before(target.id, loop):
-                    self.loop_carried.append((target.id, loop, initial, new, node))
+                new = self.of(value)
+                if isinstance(node, ast.AugAssign):
+                    new = self._binop(node.op, initial, new)
+                # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
+                if (initial.constexpr and (target.id in self.kernel.param_names
+                                           or initial.kind not in ("int", "float", "bool"))) \
+                        or new.constexpr or initial.block is None or new.block is None:
+                    continue
+                if initial.kind not in ("int", "float", "bool") and initial.block is False:
+                    continue
+                changed = initial.block != new.block or (
+                    initial.block and initial.rank is not None and new.rank is not None and initial.rank != new.rank)
+                if changed and self._assigned_before(target.id, stmt):
+                    into.append((target.id, stmt, initial, new, node))
 
     def _assigned_before(self, name: str, loop: ast.stmt) -> bool:
         """Assigned in the kernel before the loop (a parameter counts)."""
@@ -473,6 +484,9 @@ class KernelTypes:
             return inner
         if isinstance(node, ast.Compare):
             parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+            if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) or any(
+                    p.kind == "none" for p in parts):
+                return scalar("bool", constexpr=True)
             result = parts[0]
             for part in parts[1:]:
                 result = self._binop(ast.Add(), replace(result, kind="int"), replace(part, kind="int"))

@@ -86,6 +86,13 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                    "`:` (\"unsupported tensor index\"); select with "
                                    "`tl.sum(tl.where(offs == i, x, 0), axis=0)` or load the element itself")
                     yield ctx.finding(node, message)
+                elif not isinstance(node.ctx, ast.Store) and value.is_runtime and value.block is False:
+                    what = "a pointer" if value.kind == "pointer" else "a Triton scalar"
+                    hint = (f"load the element: `tl.load({ast.unparse(node.value)} + {ast.unparse(node.slice)})`"
+                            if value.kind == "pointer" else "a scalar has no elements")
+                    yield ctx.finding(node, f"`{ast.unparse(node)}`: `{ast.unparse(node.value)}` is {what}, which "
+                                            "cannot be indexed inside a kernel (\"Did you forget to add "
+                                            f"@triton.jit ?\"); {hint}")
                 elif isinstance(node.ctx, ast.Store) and value.is_runtime and value.block is False:
                     yield ctx.finding(node, f"`{ast.unparse(node)} = ...`: `{ast.unparse(node.value)}` is a "
                                             "Triton scalar, which has no item assignment; store through a pointer "
