@@ -99,6 +99,21 @@ class Api:
         return HINTS.get(name, "")
 
 
+def versions() -> list[str]:
+    """Every recorded Triton version, oldest first."""
+    return sorted(_data(), key=_key)
+
+
+def history(path: str, present: bool = True) -> list[str]:
+    """The recorded versions in which the dotted path exists (present) or not."""
+    out = []
+    for version in sorted(_data(), key=_key):
+        found = _api(version).lookup(path) is None
+        if found == present:
+            out.append(version)
+    return out
+
+
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
 

@@ -213,6 +213,11 @@ class HostTypes:
         return None
 
 
+_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid",
+                   "warmup", "stream", "device", "launch_cooperative_grid", "launch_pdl", "waves_per_eu",
+                   "matrix_instr_nonkdim", "kpack", "num_consumer_groups", "num_buffers_warp_spec",
+                   "extern_libs", "debug", "sanitize_overflow"}
+
 _PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "none", "bool": "int",
                "tuple": "tuple"}
 
@@ -250,6 +255,11 @@ def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[st
     found = launches(ctx, kernel)
     if not found:
         return out
+    params = set(kernel.param_names)
+    for launch in found:
+        unknown = {k.arg for k in launch.call.keywords if k.arg} - params - _LAUNCH_OPTIONS
+        if unknown or len(launch.call.args) > len(params):
+            return {}   # the name launches another function as well (a local `kernel = a if c else b`)
     for launch in found:
         host = HostTypes(ctx, launch.host)
         for name in kernel.param_names:
@@ -301,8 +311,7 @@ class KernelTypes:
 
     def _assign(self, target: ast.expr, value: VType, value_node: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
-            self.env[target.id] = join(self.env.get(target.id), value) if target.id in self._assigned else value
-            self._assigned.add(target.id)
+            self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) else None
             for i, elt in enumerate(target.elts):
@@ -314,11 +323,20 @@ class KernelTypes:
             self.expr(target.value)
             self.expr(target.slice)
 
-    @property
-    def _assigned(self) -> set[str]:
-        if not hasattr(self, "_assigned_names"):
-            self._assigned_names: set[str] = set()
-        return self._assigned_names
+    @staticmethod
+    def _merge(a: dict[str, VType], b: dict[str, VType]) -> dict[str, VType]:
+        """The environment after two paths meet: a name bound on one path only is unknown."""
+        return {name: join(a[name], b[name]) if name in a and name in b else UNKNOWN
+                for name in {*a, *b}}
+
+    def _loop(self, stmt: ast.stmt, run_once) -> None:
+        before = dict(self.env)
+        run_once()
+        first = dict(self.env)
+        self.env = self._merge(before, first)
+        run_once()
+        self.env = self._merge(before, self.env)
+        return before, first
 
     def _stmt(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -346,27 +364,33 @@ class KernelTypes:
             static = (isinstance(iterator, ast.Call)
                       and tl_name(self.ctx.imports, iterator.func) == "static_range")
             var = scalar("int", constexpr=static) if self._is_range(iterator) else UNKNOWN
-            before = dict(self.env)
-            for _ in range(2):
+
+            def once():
                 self._assign(stmt.target, var)
                 self._block(stmt.body)
+            before, first = self._loop(stmt, once)
             if not static:
-                self._note_changes(stmt, before, self.loop_carried)
+                self._note_changes(stmt, stmt.body, before, first, self.loop_carried)
             self._block(stmt.orelse)
         elif isinstance(stmt, ast.While):
-            before = dict(self.env)
-            for _ in range(2):
+            def once():
                 self.expr(stmt.test)
                 self._block(stmt.body)
-            self._note_changes(stmt, before, self.loop_carried)
+            before, first = self._loop(stmt, once)
+            self._note_changes(stmt, stmt.body, before, first, self.loop_carried)
             self._block(stmt.orelse)
         elif isinstance(stmt, ast.If):
             test = self.expr(stmt.test)
             before = dict(self.env)
             self._block(stmt.body)
+            then_env = self.env
+            self.env = dict(before)
             self._block(stmt.orelse)
+            else_env = self.env
+            self.env = self._merge(then_env, else_env)
             if test.is_runtime and test.block is False:
-                self._note_changes(stmt, before, self.branch_changes)
+                self._note_changes(stmt, stmt.body, before, then_env, self.branch_changes)
+                self._note_changes(stmt, stmt.orelse, before, else_env, self.branch_changes)
         elif isinstance(stmt, ast.With):
             for item in stmt.items:
                 self.expr(item.context_expr)
@@ -383,33 +407,36 @@ class KernelTypes:
             return True
         return tl_name(self.ctx.imports, node.func) in ("range", "static_range")
 
-    def _note_changes(self, stmt: ast.stmt, before: dict[str, VType], into: list) -> None:
-        """Names the loop or branch reassigns with another shape than they had before it."""
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AugAssign):
-                targets, value = [node.target], node.value
-            else:
+    def _note_changes(self, stmt: ast.stmt, body: list[ast.stmt], before: dict[str, VType],
+                      after: dict[str, VType], into: list) -> None:
+        """Names bound before `stmt` that its body rebinds with another shape (scalar/block/rank)."""
+        assigned: dict[str, ast.AST] = {}
+        for inner in body:
+            for node in ast.walk(inner):
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, node)
+        for name, node in assigned.items():
+            if name not in before or name not in after:
                 continue
-            for target in targets:
-                if not isinstance(target, ast.Name) or target.id not in before:
-                    continue
-                initial = before[target.id]
-                new = self.of(value)
-                if isinstance(node, ast.AugAssign):
-                    new = self._binop(node.op, initial, new)
-                # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
-                if (initial.constexpr and (target.id in self.kernel.param_names
-                                           or initial.kind not in ("int", "float", "bool"))) \
-                        or new.constexpr or initial.block is None or new.block is None:
-                    continue
-                if initial.kind not in ("int", "float", "bool") and initial.block is False:
-                    continue
-                changed = initial.block != new.block or (
-                    initial.block and initial.rank is not None and new.rank is not None and initial.rank != new.rank)
-                if changed and self._assigned_before(target.id, stmt):
-                    into.append((target.id, stmt, initial, new, node))
+            initial, new = before[name], after[name]
+            # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
+            if (initial.constexpr and (name in self.kernel.param_names
+                                       or initial.kind not in ("int", "float", "bool"))) \
+                    or new.constexpr or initial.block is None or new.block is None:
+                continue
+            if initial.kind not in ("int", "float", "bool") and initial.block is False:
+                continue
+            changed = initial.block != new.block or (
+                initial.block and initial.rank is not None and new.rank is not None and initial.rank != new.rank)
+            if changed:
+                into.append((name, stmt, initial, new, node))
 
     def _assigned_before(self, name: str, loop: ast.stmt) -> bool:
         """Assigned in the kernel before the loop (a parameter counts)."""
@@ -589,6 +616,8 @@ class KernelTypes:
             shape = node.args[0] if node.args else kw_nodes.get("shape")
             dtype = node.args[-1] if len(node.args) >= (2 if name == "zeros" else 3) else kw_nodes.get("dtype")
             rank = len(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else None
+            if rank == 0:
+                return scalar(self._dtype_arg(dtype))   # `tl.full((), 0, tl.int32)` is a scalar
             return block(self._dtype_arg(dtype), rank)
         if name in ("zeros_like", "full_like"):
             return replace(args[0], constexpr=False) if args else UNKNOWN
@@ -676,6 +705,22 @@ def _call_site_params(ctx: PythonContext, helper: Kernel, callers: list[KernelTy
         else:
             out[p.name] = seen.get(p.name, UNKNOWN)
     return out
+
+
+# Path segments of code written for a vendor's fork of Triton (Ascend, Cambricon, Kunlunxin, ...),
+# whose language differs from triton-lang's: the compile-break rules do not judge it.
+_VENDOR_SEGMENTS = ("ascend", "npu", "cambricon", "mlu", "kunlunxin", "kunlun", "xpu", "metax", "mthreads",
+                    "musa", "iluvatar", "hygon", "dcu", "enflame", "gcu", "tsingmicro", "sunrise", "aipu",
+                    "ppu", "spacemit", "arm")
+
+
+def vendor_fork(path: str) -> bool:
+    """A file whose path names a vendor backend (`backend/_ascend/`, `triton_ascend.py`)."""
+    for segment in path.replace("\\", "/").lower().split("/"):
+        words = segment.removesuffix(".py").replace("-", "_").split("_")
+        if any(w in _VENDOR_SEGMENTS for w in words):
+            return True
+    return False
 
 
 def kernel_types(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:

@@ -16,7 +16,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._access_calls import accesses
-from tritonify.diagnostics.rules.triton._types import KernelTypes, kernel_types
+from tritonify.diagnostics.rules.triton._types import KernelTypes, kernel_types, vendor_fork
 
 RULE = Rule(
     code="TRI024",
@@ -39,7 +39,22 @@ def origin(types: KernelTypes, expr: ast.expr) -> str | None:
     return None
 
 
+def _guarded(ctx: PythonContext, node: ast.AST, expr: ast.expr) -> bool:
+    """Under an `if`/conditional expression whose test names a value of the pointer expression
+    (`if x_ptr is not None:`, `if isinstance(n, tl.tensor) and n.dtype.is_ptr():`)."""
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
+            if names & {n.id for n in ast.walk(anc.test) if isinstance(n, ast.Name)}:
+                return True
+        if isinstance(anc, ast.FunctionDef):
+            break
+    return False
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
     all_types = kernel_types(ctx)
     for kernel in ctx.kernels:
         types = all_types.get(kernel.node)
@@ -48,7 +63,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         for access in accesses(ctx, kernel):
             pointer = access.args["pointer"]
             t = types.of(pointer)
-            if t.kind not in _ARTICLE:
+            if t.kind not in _ARTICLE or _guarded(ctx, access.call, pointer):
                 continue
             shape = "block" if t.block else "scalar" if t.block is False else "value"
             why = origin(types, pointer)

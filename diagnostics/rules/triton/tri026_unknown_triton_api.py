@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import kernel_types
-from tritonify.diagnostics.triton_api import for_version
+from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
+from tritonify.diagnostics.triton_api import for_version, history, versions
 from tritonify.diagnostics.triton_ast import tl_name
 
 RULE = Rule(
@@ -38,6 +38,31 @@ def _short(path: str) -> str:
     return path.replace("triton.language", "tl", 1)
 
 
+# Modules of triton.language that are not recorded (`tl.core.X` is resolved to `tl.X`).
+_UNRECORDED = {"core", "standard", "semantic", "random", "_utils", "target_info"}
+
+
+def _through_private_module(node: ast.Attribute) -> bool:
+    chain = node.value
+    while isinstance(chain, ast.Attribute):
+        if chain.attr in _UNRECORDED:
+            return True
+        chain = chain.value
+    return node.attr.startswith("_")
+
+
+def _version_guarded(ctx: PythonContext, fn: ast.FunctionDef) -> bool:
+    """Defined under a module-level `if`/`try` (one definition per Triton version, chosen on import)."""
+    return any(isinstance(anc, (ast.If, ast.Try)) for anc in ctx.ancestors(fn))
+
+
+def _keyword_history(path: str, keyword: str) -> str:
+    had = [v for v in versions() if (s := for_version(v).signature(path)) and keyword in s["params"]]
+    if not had:
+        return ""
+    return f"; `{keyword}` exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
+
+
 def _call_problem(api, path: str, call: ast.Call) -> str | None:
     sig = api.signature(path)
     if sig is None:
@@ -46,7 +71,8 @@ def _call_problem(api, path: str, call: ast.Call) -> str | None:
     if not sig["varkw"]:
         for kw in call.keywords:
             if kw.arg and kw.arg not in params:
-                return f"`{_short(path)}` has no keyword `{kw.arg}` (it takes {', '.join(params) or 'none'})"
+                return (f"`{_short(path)}` has no keyword `{kw.arg}` (it takes {', '.join(params) or 'none'})"
+                        f"{_keyword_history(path, kw.arg)}")
     if sig.get("class") or sig["varargs"] or any(isinstance(a, ast.Starred) for a in call.args) \
             or any(kw.arg is None for kw in call.keywords):
         return None
@@ -60,30 +86,41 @@ def _call_problem(api, path: str, call: ast.Call) -> str | None:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
     api = for_version()
     all_types = kernel_types(ctx)
     for kernel in ctx.kernels:
+        if _version_guarded(ctx, kernel.node):
+            continue
         reported: set[int] = set()
         for node in kernel.walk():
             if isinstance(node, ast.Attribute) and not isinstance(ctx.parents.get(node), ast.Attribute):
                 path = ctx.imports.resolve(node)
-                if not path:
+                if not path or _through_private_module(node):
                     continue
                 missing = api.lookup(path)
                 if missing is None:
                     continue
                 module, name = missing
                 hint = api.suggestion(module, name)
+                had = history(f"{module}.{name}")
+                if had:
+                    hint = (f"it exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
+                            + f" (pin that version, or port the code){'; ' + hint if hint else ''}")
                 reported.add(id(node))
                 yield ctx.finding(node, f"`{_short(module)}` has no `{name}` in Triton {api.version}: the "
                                         f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}")
             elif isinstance(node, ast.Call):
                 path = ctx.imports.resolve(node.func)
                 if path and path.startswith("triton.language.") and id(node.func) not in reported \
+                        and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)) \
                         and api.lookup(path) is None:
                     problem = _call_problem(api, path, node)
                     if problem:
-                        yield ctx.finding(node, f"{problem} in Triton {api.version}: the kernel does not compile")
+                        head, _, tail = problem.partition("; ")
+                        yield ctx.finding(node, f"{head} in Triton {api.version}: the kernel does not compile"
+                                                f"{'; ' + tail if tail else ''}")
                         continue
                 name = tl_name(ctx.imports, node.func)
                 if name in ("program_id", "num_programs"):

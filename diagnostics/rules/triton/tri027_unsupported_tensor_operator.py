@@ -12,7 +12,6 @@ Inside a kernel a run-time value is a `tl.tensor`, and only some Python syntax m
   loop variable): a tuple is indexed at compile time only; loop with `tl.static_range`;
 - `a < b < c` with a run-time operand, in the Triton versions that reject it ("simultaneous
   multiple comparison is not supported", before 3.7): write `(a < b) & (b < c)`;
-- `and`/`or` on blocks ("Boolean value of Tensor with more than one value is ambiguous"): use `&`/`|`;
 - `len(x)`, `float(x)`, `int(x)` of a run-time tensor.
 
 Whether a value is a tensor, a block or a constexpr comes from the type inference (`_types.py`);
@@ -26,7 +25,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import kernel_types
+from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
 from tritonify.diagnostics.triton_api import for_version
 
 RULE = Rule(
@@ -55,6 +54,8 @@ def _bad_index(node: ast.expr) -> bool:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
     api = for_version()
     all_types = kernel_types(ctx)
     for kernel in ctx.kernels:
@@ -86,7 +87,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                    "`:` (\"unsupported tensor index\"); select with "
                                    "`tl.sum(tl.where(offs == i, x, 0), axis=0)` or load the element itself")
                     yield ctx.finding(node, message)
-                elif not isinstance(node.ctx, ast.Store) and value.is_runtime and value.block is False:
+                elif not isinstance(node.ctx, ast.Store) and value.is_runtime and value.block is False \
+                        and _bad_index(node.slice):
                     what = "a pointer" if value.kind == "pointer" else "a Triton scalar"
                     hint = (f"load the element: `tl.load({ast.unparse(node.value)} + {ast.unparse(node.slice)})`"
                             if value.kind == "pointer" else "a scalar has no elements")
@@ -120,26 +122,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                     yield ctx.finding(node, f"`{ast.unparse(node)}`: Triton {api.version} rejects a chained "
                                             "comparison of run-time values (\"simultaneous multiple comparison is "
                                             "not supported\"); write `(a < b) & (b < c)`", fixes)
-            elif isinstance(node, (ast.If, ast.While)) and types.of(node.test).block is True \
-                    and not types.of(node.test).constexpr:
-                yield ctx.finding(node.test, f"`{'if' if isinstance(node, ast.If) else 'while'} "
-                                             f"{ast.unparse(node.test)}:` tests a block: a branch needs one truth "
-                                             "value (\"Boolean value of Tensor with more than one value is "
-                                             "ambiguous\"); select per element with `tl.where`, or reduce first")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
                     and not isinstance(ctx.parents.get(node), ast.For) \
                     and any(types.of(a).is_runtime for a in node.args) and "range" not in kernel.param_names:
                 yield ctx.finding(node, f"`{ast.unparse(node)}` outside a `for` statement is Python's range, "
                                         "which needs Python ints, and gets a Triton run-time value; loop with "
                                         "`for i in range(...)` directly (a list cannot hold run-time values)")
-            elif isinstance(node, ast.BoolOp):
-                blocks = [v for v in node.values if types.of(v).block is True and not types.of(v).constexpr]
-                if blocks:
-                    op = "&" if isinstance(node.op, ast.And) else "|"
-                    yield ctx.finding(node, f"`{'and' if op == '&' else 'or'}` on the block "
-                                            f"`{ast.unparse(blocks[0])}`: Python asks for one truth value "
-                                            "(\"Boolean value of Tensor with more than one value is ambiguous\"); "
-                                            f"use `{op}` with each side in brackets")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
                     and node.func.id in ("len", "float", "int") and node.func.id not in kernel.param_names:
                 arg = types.of(node.args[0])

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import VType, kernel_types
+from tritonify.diagnostics.rules.triton._types import VType, kernel_types, vendor_fork
 
 RULE = Rule(
     code="TRI030",
@@ -34,6 +34,8 @@ def _describe(t: VType) -> str:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
     all_types = kernel_types(ctx)
     for kernel in ctx.kernels:
         types = all_types.get(kernel.node)

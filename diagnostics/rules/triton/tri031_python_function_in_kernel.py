@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._types import vendor_fork
 
 RULE = Rule(
     code="TRI031",
@@ -44,6 +45,8 @@ def _triton_alias(ctx: PythonContext) -> str | None:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
     if ctx.tree is None:
         return
     kernels = {k.name for k in ctx.kernels}
