@@ -341,6 +341,10 @@ class KernelTypes:
     def _stmt(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
+            if value.constexpr and value.kind in ("int", "float", "bool"):
+                # Triton turns a Python number bound without `: tl.constexpr` into a tensor
+                # (`_sanitize_value` in CodeGenerator.visit_Assign, 3.2 to 3.9).
+                value = replace(value, constexpr=False)
             for target in stmt.targets:
                 self._assign(target, value, stmt.value)
         elif isinstance(stmt, ast.AnnAssign):

@@ -12,7 +12,9 @@ Inside a kernel a run-time value is a `tl.tensor`, and only some Python syntax m
   loop variable): a tuple is indexed at compile time only; loop with `tl.static_range`;
 - `a < b < c` with a run-time operand, in the Triton versions that reject it ("simultaneous
   multiple comparison is not supported", before 3.7): write `(a < b) & (b < c)`;
-- `len(x)`, `float(x)`, `int(x)` of a run-time tensor.
+- `len(x)`, `float(x)`, `int(x)` of a run-time tensor;
+- `x_ptr.shape[0]` on a pointer or scalar (its shape is `()` in the kernel: "list index out of range");
+- `p[i]` on a pointer or scalar (`tl.load(p + i)` is meant: "Did you forget to add @triton.jit ?").
 
 Whether a value is a tensor, a block or a constexpr comes from the type inference (`_types.py`);
 unknown values are left alone.
@@ -76,6 +78,13 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                             f"{api.version}); write `x * x` for a square, or "
                                             "`libdevice.pow(x, y)` (`from triton.language.extra import libdevice`)",
                                       fixes)
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "shape" and types.of(node.value.value).is_runtime \
+                    and types.of(node.value.value).block is False:
+                base = ast.unparse(node.value.value)
+                what = "a pointer" if types.of(node.value.value).kind == "pointer" else "a scalar"
+                yield ctx.finding(node, f"`{ast.unparse(node)}`: `{base}` is {what}, whose shape is `()` inside a "
+                                        "kernel (\"list index out of range\"); pass the size as an argument")
             elif isinstance(node, ast.Subscript):
                 value = types.of(node.value)
                 if value.block is True and not value.constexpr and value.kind != "tuple" and _bad_index(node.slice):
