@@ -35,7 +35,7 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
      r"Unsupported ptr type|Expected `base` to be a pointer|cannot cast pointer|invalid operands of type pointer",
      ("TRI024",)),
     ("arange", r"arange|Shape element \d+ must have type `constexpr", ("TRI004", "TRI019")),
-    ("dot_operands", r"equal ranks|reduction dimensions|K >= 16|operands must", ("TRI028", "TRI005")),
+    ("dot_operands", r"equal ranks|reduction dimensions|K >= 16|operands must", ("TRI028", "TRI021", "TRI005")),
     ("non_jit_call", r"Did you forget to add @triton.jit|'function' object has no attribute 'fn'", ("TRI031", "TRI027")),
     ("unsupported_construct",
      r"unsupported AST node|Cannot have `return`|Cannot access global|is not defined|only tuple comprehensions",
@@ -91,6 +91,29 @@ def kernel_lines(program: str, function: str | None, span: list[int] | None) -> 
     return lines
 
 
+def launched_functions(program: str) -> set[str]:
+    """The jit functions the program launches (`k[grid](...)` somewhere) and those they call."""
+    tree = ast.parse(program)
+    jits = _jit_functions(tree)
+    todo = [n.func.value.id for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in jits:
+            continue
+        seen.add(name)
+        todo.extend(c.func.id for c in ast.walk(jits[name]) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name))
+    return seen
+
+
+def _function_at(program: str, line: int) -> str | None:
+    for node in ast.walk(ast.parse(program)):
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= node.end_lineno:
+            return node.name
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("built")
@@ -118,14 +141,20 @@ def main() -> None:
         result = lint_text(program, str(path), settings)
         errors = [f for f in result.findings if f.severity == Severity.ERROR]
         if entry["outcome"] == "passed":
-            bucket = per_class.setdefault("(compiled and ran)", {"programs": 0, "false_alarm": 0})
+            bucket = per_class.setdefault("(compiled and ran)", {"programs": 0, "false_alarm": 0,
+                                                                  "false_alarm_in_launched_kernel": 0})
             bucket["programs"] += 1
+            launched = launched_functions(program)
+            in_launched = [f for f in errors if _function_at(program, f.line) in launched]
             if errors:
                 bucket["false_alarm"] += 1
                 for f in errors:
                     alarms[f.code] = alarms.get(f.code, 0) + 1
+            if in_launched:
+                bucket["false_alarm_in_launched_kernel"] += 1
             rows.append({"id": entry["id"], "outcome": "passed",
-                         "errors": [[f.code, f.line, f.message[:160]] for f in errors]})
+                         "errors": [[f.code, f.line, f.message[:160]] for f in errors],
+                         "errors_in_launched_kernels": len(in_launched)})
             continue
         error = entry["error"]
         cause, codes = cause_of(error["message"])
@@ -159,6 +188,7 @@ def main() -> None:
         "caught_rate": round(caught / max(1, len(rejected)), 4),
         "ran": passed["programs"], "ran_with_error_finding": passed["false_alarm"],
         "false_alarm_rate": round(passed["false_alarm"] / max(1, passed["programs"]), 4),
+        "ran_with_error_in_a_launched_kernel": passed.get("false_alarm_in_launched_kernel", 0),
         "false_alarm_codes": alarms, "lint_seconds": round(elapsed, 1),
     }
     out = args.out or ("results/freshcode/report_" + ("all" if args.select else "default"))
@@ -177,7 +207,9 @@ def main() -> None:
           f"the failing kernel: **{caught} ({100 * summary['caught_rate']:.1f}%)**, on the failing line: "
           f"{summary['caught_on_right_line']}.",
           f"- Compiled and ran: {summary['ran']}; with any error finding: **{summary['ran_with_error_finding']} "
-          f"({100 * summary['false_alarm_rate']:.1f}%)** {alarms or ''}.",
+          f"({100 * summary['false_alarm_rate']:.1f}%)** {alarms or ''}; in a kernel the program has a launch of "
+          f"(`k[grid](...)`, maybe on a path the test does not take): {summary['ran_with_error_in_a_launched_kernel']}. "
+          "A finding in a kernel the run never compiled is neither confirmed nor refuted by it.",
           "",
           "| cause class | rules | rejected | right line | elsewhere in kernel | other cause only | missed |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]

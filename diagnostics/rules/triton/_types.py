@@ -711,6 +711,16 @@ def _call_site_params(ctx: PythonContext, helper: Kernel, callers: list[KernelTy
     return out
 
 
+def dot_rank_problem(types: KernelTypes, call: ast.Call) -> tuple[ast.expr, str] | None:
+    """A `tl.dot` operand whose known rank is below 2: (the operand, "a scalar" | "a 1-D block").
+    TRI028 reports it; TRI021 leaves such calls to TRI028."""
+    for operand in call.args[:2]:
+        t = types.of(operand)
+        if t.rank is not None and t.rank < 2 and (t.block is True or t.is_runtime):
+            return operand, "a scalar" if t.rank == 0 else "a 1-D block"
+    return None
+
+
 # Path segments of code written for a vendor's fork of Triton (Ascend, Cambricon, Kunlunxin, ...),
 # whose language differs from triton-lang's: the compile-break rules do not judge it.
 _VENDOR_SEGMENTS = ("ascend", "npu", "cambricon", "mlu", "kunlunxin", "kunlun", "xpu", "metax", "mthreads",

@@ -4,7 +4,8 @@
 loaded through a single pointer, a reduction without an axis) or a 1-D block (`tl.arange`-indexed
 row) stops the compile with "input and other must have equal ranks >= 2"; an int operand with a
 float one with "Both operands must be same dtype". Ranks and kinds come from the type inference
-(`_types.py`). For a dot product of vectors write `tl.sum(a * b, axis=0)`.
+(`_types.py`). For a dot product of vectors write `tl.sum(a * b, axis=0)`. TRI021 (opt-in) checks
+`tl.dot` sizes where it knows them and leaves the ranks this rule reports to it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import dot_rank_problem, kernel_types, vendor_fork
 from tritonify.diagnostics.triton_ast import tl_name
 
 RULE = Rule(
@@ -38,14 +39,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if tl_name(ctx.imports, call.func) != "dot" or len(call.args) < 2:
                 continue
             a, b = call.args[0], call.args[1]
-            for operand in (a, b):
-                t = types.of(operand)
-                if t.rank is not None and t.rank < 2 and (t.block is True or t.is_runtime):
-                    what = "a scalar" if t.rank == 0 else "a 1-D block"
-                    yield ctx.finding(operand, f"`{ast.unparse(operand)}` is {what}: `tl.dot` needs 2-D blocks "
-                                               "(\"input and other must have equal ranks >= 2\"); for a vector "
-                                               "product write `tl.sum(a * b, axis=0)`, or load 2-D tiles")
-                    break
+            problem = dot_rank_problem(types, call)
+            if problem is not None:
+                operand, what = problem
+                yield ctx.finding(operand, f"`{ast.unparse(operand)}` is {what}: `tl.dot` needs 2-D blocks "
+                                           "(\"input and other must have equal ranks >= 2\"); for a vector "
+                                           "product write `tl.sum(a * b, axis=0)`, or load 2-D tiles")
             else:
                 ka, kb = types.of(a).kind, types.of(b).kind
                 if {ka, kb} == {"int", "float"}:
