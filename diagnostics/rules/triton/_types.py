@@ -142,8 +142,12 @@ class HostTypes:
                                 if isinstance(elt, ast.Name):
                                     same = (isinstance(node.value, (ast.Tuple, ast.List))
                                             and len(node.value.elts) == len(target.elts))
+                                    sizes = (isinstance(node.value, ast.Attribute) and node.value.attr == "shape") or (
+                                        isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                                        and node.value.func.attr in ("size", "stride") and not node.value.args)
                                     values.setdefault(elt.id, []).append(
-                                        node.value.elts[i] if same else ast.Constant(value=...))
+                                        node.value.elts[i] if same else ast.Constant(value=0) if sizes
+                                        else ast.Constant(value=...))
                 elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
                     values.setdefault(node.target.id, []).append(node.value)
                 elif isinstance(node, (ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
@@ -672,6 +676,8 @@ class KernelTypes:
             shaped = self._binop(ast.Add(), replace(args[0], kind="int"), replace(result, kind="int"))
             return replace(shaped, kind=result.kind)
         if name == "dot":
+            if any(a.rank is not None and a.rank < 2 for a in args[:2]):
+                return UNKNOWN   # TRI028's error; no second finding downstream
             return block("float" if all(a.kind == "float" for a in args[:2]) else None, 2)
         if name in ("trans", "permute", "reshape", "view", "broadcast_to", "expand_dims", "ravel",
                     "interleave", "join", "cat"):
