@@ -50,7 +50,10 @@ def locate(program: str, record: dict) -> dict:
     message, pointed = innermost_message(record.get("message") or "")
     if not message and compile_info.get("inner"):
         inner = compile_info["inner"]
-        message = inner["message"] or f"{inner['type']} with no message"
+        # A failure inside a `triton.language` function (tl.zeros, tl.sum): the outer message is
+        # only the call site; the cause is the inner error's own innermost message.
+        message = innermost_message(inner["message"])[0] if inner["message"] else ""
+        message = message or f"{inner['type']} with no message"
     lines = program.splitlines()
     tree = ast.parse(program)
     spans = _jit_spans(tree)

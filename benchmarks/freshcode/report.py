@@ -36,13 +36,14 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
      ("TRI024",)),
     ("arange", r"arange|Shape element \d+ must have type `constexpr", ("TRI004", "TRI019")),
     ("dot_operands", r"equal ranks|reduction dimensions|K >= 16|operands must", ("TRI028", "TRI021", "TRI005")),
-    ("non_jit_call", r"Did you forget to add @triton.jit|'function' object has no attribute 'fn'", ("TRI031", "TRI027")),
+    ("non_jit_call", r"Did you forget to add @triton.jit|'function' object has no attribute 'fn'", ("TRI031", "TRI027", "TRI026")),
     ("unsupported_construct",
      r"unsupported AST node|Cannot have `return`|Cannot access global|is not defined|only tuple comprehensions",
      ("TRI020",)),
     ("unknown_api",
      r"has no attribute|unexpected keyword argument|required positional argument|multiple values for argument"
-     r"|object is not callable|program_id axis", ("TRI026",)),
+     r"|object is not callable|program_id axis|create_reduce\(\): incompatible|'constexpr_type' object has no "
+     r"attribute 'scalar'", ("TRI026",)),
     ("type_changes_in_branch_or_loop",
      r"Loop-carried variable|Mismatched type|redefines it|inconsistent types", ("TRI030",)),
     ("shape_mismatch", r"make_shape_compatible|Expected pointer argument to have shape|permute dims", ("TRI021",)),

@@ -127,6 +127,12 @@ def installed_version() -> str | None:
     forced = os.environ.get("TRITONIFY_TRITON_VERSION")
     if forced:
         return forced
+    return _distribution_version()
+
+
+@lru_cache(maxsize=1)
+def _distribution_version() -> str | None:
+    """The `triton` distribution's version from its metadata (read once per process)."""
     try:
         return metadata.version("triton")
     except metadata.PackageNotFoundError:

@@ -34,15 +34,14 @@ The leading underscore keeps the registry from loading it as a rule.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._launch_sites import launches
 from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
 
-@dataclass(frozen=True)
-class VType:
+class VType(NamedTuple):
     kind: str | None = None
     block: bool | None = None
     rank: int | None = None
@@ -264,8 +263,11 @@ def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[st
         unknown = {k.arg for k in launch.call.keywords if k.arg} - params - _LAUNCH_OPTIONS
         if unknown or len(launch.call.args) > len(params):
             return {}   # the name launches another function as well (a local `kernel = a if c else b`)
+    hosts: dict[int, HostTypes] = ctx.per_file(("host-types",), dict)
     for launch in found:
-        host = HostTypes(ctx, launch.host)
+        host = hosts.get(id(launch.host))
+        if host is None:
+            host = hosts[id(launch.host)] = HostTypes(ctx, launch.host)
         for name in kernel.param_names:
             expr = launch.args.get(name)
             if name in out and out[name] is None:
@@ -292,6 +294,8 @@ class KernelTypes:
         # rejects the change: a scalar becoming a block or the reverse, or a block changing rank.
         self.loop_carried: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
         self.branch_changes: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        self._assigned_in: dict[tuple[int, int], dict[str, ast.AST]] = {}
+        self._tl_names: dict[int, str | None] = {}
         self.calls: list[tuple[str, list[VType]]] = []
         if params is None:
             kinds = _launch_kinds(ctx, kernel)
@@ -301,8 +305,14 @@ class KernelTypes:
         constexpr_names = kernel.constexpr_names
         for name in constexpr_names:
             if name in self.env:
-                self.env[name] = replace(self.env[name], constexpr=True)
+                self.env[name] = self.env[name]._replace(constexpr=True)
         self._block(kernel.node.body)
+
+    def _tl_name(self, node: ast.AST) -> str | None:
+        key = id(node)
+        if key not in self._tl_names:
+            self._tl_names[key] = tl_name(self.ctx.imports, node)
+        return self._tl_names[key]
 
     # -- queries -------------------------------------------------------------------------------
     def of(self, node: ast.AST) -> VType:
@@ -334,12 +344,15 @@ class KernelTypes:
                 for name in {*a, *b}}
 
     def _loop(self, stmt: ast.stmt, run_once) -> None:
+        """Read a loop body; again (from the merged head) only when the first reading changed a
+        value bound before the loop, since only then can the second differ."""
         before = dict(self.env)
         run_once()
         first = dict(self.env)
         self.env = self._merge(before, first)
-        run_once()
-        self.env = self._merge(before, self.env)
+        if any(before[name] != value for name, value in first.items() if name in before):
+            run_once()
+            self.env = self._merge(before, self.env)
         return before, first
 
     def _stmt(self, stmt: ast.stmt) -> None:
@@ -348,7 +361,7 @@ class KernelTypes:
             if value.constexpr and value.kind in ("int", "float", "bool"):
                 # Triton turns a Python number bound without `: tl.constexpr` into a tensor
                 # (`_sanitize_value` in CodeGenerator.visit_Assign, 3.2 to 3.9).
-                value = replace(value, constexpr=False)
+                value = value._replace(constexpr=False)
             for target in stmt.targets:
                 self._assign(target, value, stmt.value)
         elif isinstance(stmt, ast.AnnAssign):
@@ -356,7 +369,7 @@ class KernelTypes:
                 value = self.expr(stmt.value)
                 annotation = ast.unparse(stmt.annotation)
                 if annotation.endswith("constexpr"):
-                    value = replace(value, constexpr=True)
+                    value = value._replace(constexpr=True)
                 self._assign(stmt.target, value, stmt.value)
         elif isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.target, ast.Name):
@@ -370,7 +383,7 @@ class KernelTypes:
             iterator = stmt.iter
             self.expr(iterator)
             static = (isinstance(iterator, ast.Call)
-                      and tl_name(self.ctx.imports, iterator.func) == "static_range")
+                      and self._tl_name(iterator.func) == "static_range")
             var = scalar("int", constexpr=static) if self._is_range(iterator) else UNKNOWN
 
             def once():
@@ -413,49 +426,45 @@ class KernelTypes:
             return False
         if isinstance(node.func, ast.Name) and node.func.id == "range":
             return True
-        return tl_name(self.ctx.imports, node.func) in ("range", "static_range")
+        return self._tl_name(node.func) in ("range", "static_range")
 
     def _note_changes(self, stmt: ast.stmt, body: list[ast.stmt], before: dict[str, VType],
                       after: dict[str, VType], into: list) -> None:
         """Names bound before `stmt` that its body rebinds with another shape (scalar/block/rank)."""
-        assigned: dict[str, ast.AST] = {}
-        for inner in body:
-            for node in ast.walk(inner):
-                if isinstance(node, ast.Assign):
-                    targets = node.targets
-                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                    targets = [node.target]
-                else:
-                    continue
-                for target in targets:
-                    if isinstance(target, ast.Name):
-                        assigned.setdefault(target.id, node)
-        for name, node in assigned.items():
-            if name not in before or name not in after:
-                continue
-            initial, new = before[name], after[name]
-            # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
-            if (initial.constexpr and (name in self.kernel.param_names
-                                       or initial.kind not in ("int", "float", "bool"))) \
-                    or new.constexpr or initial.block is None or new.block is None:
-                continue
-            if initial.kind not in ("int", "float", "bool") and initial.block is False:
-                continue
-            changed = initial.block != new.block or (
-                initial.block and initial.rank is not None and new.rank is not None and initial.rank != new.rank)
-            if changed:
-                into.append((name, stmt, initial, new, node))
+        changed_names = [name for name, value in after.items()
+                         if name in before and before[name] != value and self._shape_changed(name, before[name], value)]
+        if not changed_names:
+            return
+        key = (id(stmt), id(body))
+        assigned = self._assigned_in.get(key)
+        if assigned is None:
+            assigned = {}
+            for inner in body:
+                for node in ast.walk(inner):
+                    if isinstance(node, ast.Assign):
+                        targets = node.targets
+                    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                        targets = [node.target]
+                    else:
+                        continue
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            assigned.setdefault(target.id, node)
+            self._assigned_in[key] = assigned
+        for name in changed_names:
+            node = assigned.get(name)
+            if node is not None:
+                into.append((name, stmt, before[name], after[name], node))
 
-    def _assigned_before(self, name: str, loop: ast.stmt) -> bool:
-        """Assigned in the kernel before the loop (a parameter counts)."""
-        if name in self.kernel.param_names:
-            return True
-        for node in ast.walk(self.kernel.node):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno < loop.lineno:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                    return True
-        return False
+    def _shape_changed(self, name: str, initial: VType, new: VType) -> bool:
+        # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
+        if (initial.constexpr and (name in self.kernel.param_names or initial.kind not in ("int", "float", "bool"))) \
+                or new.constexpr or initial.block is None or new.block is None:
+            return False
+        if initial.kind not in ("int", "float", "bool") and initial.block is False:
+            return False
+        return initial.block != new.block or bool(
+            initial.block and initial.rank is not None and new.rank is not None and initial.rank != new.rank)
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> VType:
@@ -515,7 +524,7 @@ class KernelTypes:
         if isinstance(node, ast.UnaryOp):
             inner = self.expr(node.operand)
             if isinstance(node.op, ast.Not):
-                return replace(inner, kind="bool" if inner.kind else None)
+                return inner._replace(kind="bool" if inner.kind else None)
             return inner
         if isinstance(node, ast.Compare):
             parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
@@ -524,8 +533,8 @@ class KernelTypes:
                 return scalar("bool", constexpr=True)
             result = parts[0]
             for part in parts[1:]:
-                result = self._binop(ast.Add(), replace(result, kind="int"), replace(part, kind="int"))
-            return replace(result, kind="bool" if all(p.kind for p in parts) else None)
+                result = self._binop(ast.Add(), result._replace(kind="int"), part._replace(kind="int"))
+            return result._replace(kind="bool" if all(p.kind for p in parts) else None)
         if isinstance(node, ast.BoolOp):
             parts = [self.expr(v) for v in node.values]
             result = parts[0]
@@ -567,7 +576,7 @@ class KernelTypes:
         return block(value.kind, rank)
 
     def _attribute(self, node: ast.Attribute) -> VType:
-        name = tl_name(self.ctx.imports, node)
+        name = self._tl_name(node)
         if name is not None:
             if dtype_kind(name) or name in ("int1", "pointer_type"):
                 return VType(kind="dtype", constexpr=True)
@@ -582,16 +591,16 @@ class KernelTypes:
     def _dtype_arg(self, node: ast.expr | None) -> str | None:
         if node is None:
             return None
-        name = tl_name(self.ctx.imports, node)
+        name = self._tl_name(node)
         if name is not None:
             return dtype_kind(name)
-        if isinstance(node, ast.Call) and tl_name(self.ctx.imports, node.func) == "pointer_type":
+        if isinstance(node, ast.Call) and self._tl_name(node.func) == "pointer_type":
             return "pointer"
         return None
 
     def _call(self, node: ast.Call) -> VType:
         func = node.func
-        name = tl_name(self.ctx.imports, func)
+        name = self._tl_name(func)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
         kw_nodes = {k.arg: k.value for k in node.keywords if k.arg}
@@ -599,7 +608,7 @@ class KernelTypes:
             base = self.expr(func.value)
             if func.attr == "to" and base.block is not None:
                 target = self._dtype_arg(node.args[0] if node.args else kw_nodes.get("dtype"))
-                return replace(base, kind=target, constexpr=False)
+                return base._replace(kind=target, constexpr=False)
             if func.attr in ("trans", "permute", "reshape", "view", "broadcast_to", "expand_dims") and base.block:
                 return block(base.kind, None)
             return UNKNOWN
@@ -628,7 +637,7 @@ class KernelTypes:
                 return scalar(self._dtype_arg(dtype))   # `tl.full((), 0, tl.int32)` is a scalar
             return block(self._dtype_arg(dtype), rank)
         if name in ("zeros_like", "full_like"):
-            return replace(args[0], constexpr=False) if args else UNKNOWN
+            return args[0]._replace(constexpr=False) if args else UNKNOWN
         if name == "load":
             pointer = args[0] if args else kwargs.get("pointer", UNKNOWN)
             if pointer.kind == "block_pointer":
@@ -668,13 +677,13 @@ class KernelTypes:
             return VType(kind="float", block=x.block, rank=x.rank)
         if name in _ELEMENTWISE_SAME:
             x = args[0] if args else UNKNOWN
-            return replace(x, constexpr=False)
+            return x._replace(constexpr=False)
         if name in ("maximum", "minimum") and len(args) == 2:
             return self._binop(ast.Add(), args[0], args[1])
         if name == "where" and len(args) == 3:
             result = self._binop(ast.Add(), args[1], args[2])
-            shaped = self._binop(ast.Add(), replace(args[0], kind="int"), replace(result, kind="int"))
-            return replace(shaped, kind=result.kind)
+            shaped = self._binop(ast.Add(), args[0]._replace(kind="int"), result._replace(kind="int"))
+            return shaped._replace(kind=result.kind)
         if name == "dot":
             if any(a.rank is not None and a.rank < 2 for a in args[:2]):
                 return UNKNOWN   # TRI028's error; no second finding downstream
@@ -685,7 +694,7 @@ class KernelTypes:
             return block(x.kind, None) if x.block else UNKNOWN
         if name == "cast" and args:
             target = self._dtype_arg(node.args[1] if len(node.args) > 1 else kw_nodes.get("dtype"))
-            return replace(args[0], kind=target, constexpr=False)
+            return args[0]._replace(kind=target, constexpr=False)
         if name == "cdiv" and len(args) == 2:
             return self._binop(ast.FloorDiv(), args[0], args[1])
         if name in ("rand", "randn"):
@@ -704,7 +713,7 @@ def _call_site_params(ctx: PythonContext, helper: Kernel, callers: list[KernelTy
                 continue
             found = True
             for param, value in zip(helper.param_names, args):
-                seen[param] = join(seen.get(param), replace(value, origin=None))
+                seen[param] = join(seen.get(param), value._replace(origin=None))
     if not found:
         return None
     constexpr = helper.constexpr_names

@@ -51,6 +51,32 @@ def _through_private_module(node: ast.Attribute) -> bool:
     return node.attr.startswith("_")
 
 
+_REDUCTIONS = {"max": "maximum", "min": "minimum", "sum": None, "argmax": None, "argmin": None,
+               "xor_sum": None, "reduce_or": None, "cumsum": None, "cumprod": None}
+
+
+def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
+    """`tl.max(x, 0.0)`, `tl.min(a, n)`: the second argument of a reduction is its axis, which must
+    be a constexpr int (or None); `tl.max(0, x)` reduces a Python number."""
+    axis = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    elementwise = _REDUCTIONS[name]
+    hint = (f"; for the element-wise {elementwise} of two values use `tl.{elementwise}(a, b)`"
+            if elementwise else "")
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, (int, float)) \
+            and not isinstance(call.args[0].value, bool):
+        return (f"`{ast.unparse(call)}` reduces the number `{ast.unparse(call.args[0])}`: `tl.{name}` takes a "
+                f"tensor and an axis{hint}")
+    if axis is None:
+        return None
+    t = types.of(axis)
+    bad = (isinstance(axis, ast.Constant) and isinstance(axis.value, float)) or t.block is True or (
+        t.is_runtime and not isinstance(axis, ast.Constant))
+    if not bad:
+        return None
+    return (f"`{ast.unparse(call)}`: the second argument of `tl.{name}` is the axis to reduce, which must be a "
+            f"constexpr int, and `{ast.unparse(axis)}` is not{hint}")
+
+
 def _version_guarded(ctx: PythonContext, fn: ast.FunctionDef) -> bool:
     """Defined under a module-level `if`/`try` (one definition per Triton version, chosen on import)."""
     return any(isinstance(anc, (ast.If, ast.Try)) for anc in ctx.ancestors(fn))
@@ -94,8 +120,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         if _version_guarded(ctx, kernel.node):
             continue
         reported: set[int] = set()
-        for node in kernel.walk():
-            if isinstance(node, ast.Attribute) and not isinstance(ctx.parents.get(node), ast.Attribute):
+        nodes = kernel.nodes
+        inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and id(node) not in inner:
                 path = ctx.imports.resolve(node)
                 if not path or _through_private_module(node):
                     continue
@@ -123,6 +151,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                                 f"{'; ' + tail if tail else ''}")
                         continue
                 name = tl_name(ctx.imports, node.func)
+                if name in _REDUCTIONS and kernel.node in all_types:
+                    problem = _reduction_problem(all_types[kernel.node], node, name)
+                    if problem:
+                        yield ctx.finding(node, problem)
+                        continue
                 if name in ("program_id", "num_programs"):
                     axis = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
                     if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value not in (0, 1, 2):

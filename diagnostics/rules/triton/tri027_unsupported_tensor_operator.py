@@ -64,7 +64,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         types = all_types.get(kernel.node)
         if types is None:
             continue
-        for node in kernel.walk():
+        loop_iters = {id(n.iter) for n in kernel.nodes if isinstance(n, ast.For)}
+        for node in kernel.nodes:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and "__pow__" not in api.tensor_methods:
                 left, right = types.of(node.left), types.of(node.right)
                 if left.is_runtime or right.is_runtime:
@@ -132,7 +133,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                             "comparison of run-time values (\"simultaneous multiple comparison is "
                                             "not supported\"); write `(a < b) & (b < c)`", fixes)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
-                    and not isinstance(ctx.parents.get(node), ast.For) \
+                    and id(node) not in loop_iters \
                     and any(types.of(a).is_runtime for a in node.args) and "range" not in kernel.param_names:
                 yield ctx.finding(node, f"`{ast.unparse(node)}` outside a `for` statement is Python's range, "
                                         "which needs Python ints, and gets a Triton run-time value; loop with "

@@ -58,13 +58,19 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
                for n in ast.walk(t) if isinstance(n, ast.Name)}
     alias = _triton_alias(ctx)
+    if not plain:
+        return
     for kernel in ctx.kernels:
-        local = _local_names(kernel.node)
+        local: set[str] | None = None
         for call in kernel.calls():
             if not isinstance(call.func, ast.Name):
                 continue
             fn = plain.get(call.func.id)
-            if fn is None or fn.decorator_list or call.func.id in local or call.func.id in rebound:
+            if fn is None or fn.decorator_list or call.func.id in rebound:
+                continue
+            if local is None:
+                local = _local_names(kernel.node)
+            if call.func.id in local:
                 continue
             fixes = []
             if alias:
