@@ -64,6 +64,7 @@ class VType(NamedTuple):
 
 
 UNLAUNCHED = "no launch in this file"
+
 UNKNOWN = VType()
 
 
@@ -81,6 +82,11 @@ def join(a: VType | None, b: VType) -> VType:
 
 def scalar(kind: str | None, constexpr: bool = False, origin: str | None = None) -> VType:
     return VType(kind=kind, block=False, rank=0, constexpr=constexpr, origin=origin)
+
+
+_CONSTANTS = {type(None): scalar("none", constexpr=True), bool: scalar("bool", constexpr=True),
+              int: scalar("int", constexpr=True), float: scalar("float", constexpr=True),
+              str: scalar("str", constexpr=True)}
 
 
 def block(kind: str | None, rank: int | None) -> VType:
@@ -130,8 +136,9 @@ class HostTypes:
     def _bindings(self) -> dict[str, list[ast.expr]]:
         if self._values is None:
             values: dict[str, list[ast.expr]] = {}
-            scope = self.host if self.host is not None else self.ctx.tree
-            for node in ast.walk(scope):
+            # A launch at module level reads module-level bindings only (not every function's).
+            nodes = ast.walk(self.host) if self.host is not None else iter(self.ctx.tree.body)
+            for node in nodes:
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
                         if isinstance(target, ast.Name):
@@ -252,10 +259,17 @@ def _param_type(ctx: PythonContext, kernel: Kernel, name: str, constexpr: bool,
     return VType(block=False, rank=0, origin=UNLAUNCHED)
 
 
+def _launches(ctx: PythonContext, kernel: Kernel):
+    cache: dict[int, list] = ctx.per_file(("kernel-launches",), dict)
+    if id(kernel.node) not in cache:
+        cache[id(kernel.node)] = launches(ctx, kernel)
+    return cache[id(kernel.node)]
+
+
 def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[str, str, int]] | None]:
     """Per parameter: what each launch in the file passes (None once one launch is unreadable)."""
     out: dict[str, list[tuple[str, str, int]] | None] = {}
-    found = launches(ctx, kernel)
+    found = _launches(ctx, kernel)
     if not found:
         return out
     params = set(kernel.param_names)
@@ -468,9 +482,15 @@ class KernelTypes:
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> VType:
-        value = self._expr(node)
+        kind = type(node)
+        if kind is ast.Name:            # the commonest node: no memo needed beyond the environment
+            value = self.env.get(node.id, UNKNOWN)
+        elif kind is ast.Constant:
+            value = _CONSTANTS.get(type(node.value), UNKNOWN)
+        else:
+            value = self._expr(node)
         previous = self.types.get(node)
-        self.types[node] = value if previous is None else join(previous, value)
+        self.types[node] = value if previous is None or previous == value else join(previous, value)
         return value
 
     def _binop(self, op: ast.operator, a: VType, b: VType) -> VType:
@@ -762,8 +782,8 @@ def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     kernels = list(ctx.kernels)
     roots = [k for k in kernels if not k.is_helper]
     for kernel in roots:
-        returns = any(isinstance(n, ast.Return) and n.value is not None for n in kernel.walk())
-        if returns and not launches(ctx, kernel):
+        returns = any(isinstance(n, ast.Return) and n.value is not None for n in kernel.nodes)
+        if returns and not _launches(ctx, kernel):
             # A device function called from kernels elsewhere: its parameters may be blocks.
             out[kernel.node] = KernelTypes(ctx, kernel, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN
                                                     for p in kernel.params})

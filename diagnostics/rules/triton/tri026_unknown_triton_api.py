@@ -42,6 +42,19 @@ def _short(path: str) -> str:
 _UNRECORDED = {"core", "standard", "semantic", "random", "_utils", "target_info"}
 
 
+def _rooted_in_triton(ctx: PythonContext, node: ast.Attribute, roots: dict[str, bool]) -> bool:
+    """The chain starts at a name bound to a module of triton (`tl`, `triton`, `libdevice`)."""
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id not in roots:
+        path = ctx.imports.resolve(root) or ""
+        roots[root.id] = path == "triton" or path.startswith("triton.")
+    return roots[root.id]
+
+
 def _through_private_module(node: ast.Attribute) -> bool:
     chain = node.value
     while isinstance(chain, ast.Attribute):
@@ -79,7 +92,8 @@ def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
 
 def _version_guarded(ctx: PythonContext, fn: ast.FunctionDef) -> bool:
     """Defined under a module-level `if`/`try` (one definition per Triton version, chosen on import)."""
-    return any(isinstance(anc, (ast.If, ast.Try)) for anc in ctx.ancestors(fn))
+    return any(isinstance(stmt, (ast.If, ast.Try)) and stmt.lineno <= fn.lineno <= stmt.end_lineno
+               for stmt in ctx.tree.body)
 
 
 def _keyword_history(path: str, keyword: str) -> str:
@@ -116,6 +130,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         return
     api = for_version()
     all_types = kernel_types(ctx)
+    roots: dict[str, bool] = {}
     for kernel in ctx.kernels:
         if _version_guarded(ctx, kernel.node):
             continue
@@ -124,6 +139,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         for node in nodes:
             if isinstance(node, ast.Attribute) and id(node) not in inner:
+                if not _rooted_in_triton(ctx, node, roots):
+                    continue
                 path = ctx.imports.resolve(node)
                 if not path or _through_private_module(node):
                     continue
