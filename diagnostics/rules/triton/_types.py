@@ -779,6 +779,8 @@ def kernel_types(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
 
 def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     out: dict[ast.FunctionDef, KernelTypes] = {}
+    if vendor_fork(ctx.source.path):
+        return out          # no rule judges a vendor fork's kernels
     kernels = list(ctx.kernels)
     roots = [k for k in kernels if not k.is_helper]
     for kernel in roots:

@@ -79,8 +79,8 @@ def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
             and not isinstance(call.args[0].value, bool):
         return (f"`{ast.unparse(call)}` reduces the number `{ast.unparse(call.args[0])}`: `tl.{name}` takes a "
                 f"tensor and an axis{hint}")
-    if axis is None:
-        return None
+    if axis is None or not call.args or types.of(call.args[0]).block is not True:
+        return None     # a scalar input: Triton returns it as it is (Liger's softmax relies on that)
     t = types.of(axis)
     bad = (isinstance(axis, ast.Constant) and isinstance(axis.value, float)) or t.block is True or (
         t.is_runtime and not isinstance(axis, ast.Constant))
