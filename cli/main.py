@@ -6,26 +6,19 @@ Adding one means adding one file; this dispatcher finds it.
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
 
 from tritonify.cli import commands
 from tritonify.infra import exit_codes
+from tritonify.infra.discovery import discover
 from tritonify.infra.version import __version__
 
 
 def _command_modules(only: str | None = None):
     """Every sub-command module, or just `only`'s when it names one: `tritonify profile` then
     starts ncu without first importing the lint engine and the other commands (~0.1-0.2 s)."""
-    names = [info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_")]
-    if only in names:
-        names = [only]
-    mods = []
-    for name in names:
-        mod = importlib.import_module(f"{commands.__name__}.{name}")
-        if hasattr(mod, "NAME") and hasattr(mod, "run"):
-            mods.append(mod)
+    mods = discover(commands, kind="command", name_pattern=r"[a-z][a-z0-9_]*",
+                    required=("NAME", "HELP", "add_arguments", "run"), only=only)
     mods.sort(key=lambda m: getattr(m, "ORDER", 50))
     return mods
 

@@ -14,8 +14,6 @@ Adding a rule means adding those three files: nothing else is edited.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +21,7 @@ from types import ModuleType
 from typing import Callable, Iterable
 
 from tritonify.diagnostics.model import Finding, Fix, Severity
+from tritonify.infra.discovery import DiscoveryError, discover
 from tritonify.references import RULES
 
 @dataclass(frozen=True)
@@ -78,16 +77,16 @@ def all_rules() -> tuple[RegisteredRule, ...]:
     import tritonify.diagnostics.rules as rules_pkg
 
     found: dict[str, RegisteredRule] = {}
-    for info in pkgutil.walk_packages(rules_pkg.__path__, prefix=rules_pkg.__name__ + "."):
-        if info.ispkg or info.name.rsplit(".", 1)[-1].startswith("_"):
-            continue
-        mod = importlib.import_module(info.name)
-        rule = getattr(mod, "RULE", None)
-        check = getattr(mod, "check", None)
-        if isinstance(rule, Rule) and callable(check):
-            if rule.code in found:
-                raise RuntimeError(f"duplicate rule code {rule.code} in {info.name} and {found[rule.code].module.__name__}")
-            found[rule.code] = RegisteredRule(rule, check, mod)
+    for mod in discover(rules_pkg, kind="rule", name_pattern=r"(tri|cud)\d{3}_[a-z0-9_]+",
+                        required=("RULE", "check"), recursive=True):
+        rule, check = mod.RULE, mod.check
+        if not isinstance(rule, Rule) or not callable(check):
+            raise DiscoveryError(f"{mod.__name__}: RULE must be a Rule and check a function")
+        if rule.code.lower() != mod.__name__.rsplit(".", 1)[-1][:6]:
+            raise DiscoveryError(f"{mod.__name__}: its RULE's code {rule.code} differs from its file name")
+        if rule.code in found:
+            raise DiscoveryError(f"duplicate rule code {rule.code} in {mod.__name__} and {found[rule.code].module.__name__}")
+        found[rule.code] = RegisteredRule(rule, check, mod)
     return tuple(found[c] for c in sorted(found))
 
 

@@ -37,10 +37,20 @@ def templates_block() -> str:
     return module.table()
 
 
+def conv_block() -> str:
+    """The convolution templates' tables, from the committed records (gpu/templates/readme_table.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_table", ROOT / "gpu" / "templates" / "readme_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.conv_table()
+
+
 def blocks() -> dict[str, str]:
     from tritonify.diagnostics.rule_table import markdown
 
-    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block()}
+    return {"rules": markdown(), "examples": examples_block(), "templates": templates_block(), "conv": conv_block()}
 
 
 def render(text: str) -> str:

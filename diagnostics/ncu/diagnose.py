@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tritonify.diagnostics.ncu.context import Context, Hit, Missing, NotAssessed
 from tritonify.diagnostics.ncu.details_page import NcuRule, by_launch, parse_details
+from tritonify.diagnostics.ncu.families import family_fix
 from tritonify.diagnostics.ncu.lines import LineProfile, attribute
 from tritonify.diagnostics.ncu.ncu_rules import compare
 from tritonify.diagnostics.ncu.paths import read_local
@@ -106,6 +107,8 @@ def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
             if cause in found and h.pattern.letter in effects and cause != h.pattern.letter:
                 h.explained_by = cause
                 break
+    for h in hits:  # a kernel family with its own fix for this pattern (a convolution: NHWC, padded channels)
+        h.fix = h.fix or family_fix(h.pattern.letter, launch.kernel)
     hits.sort(key=lambda h: (h.explained_by is not None, -h.impact, h.pattern.letter))
     return Diagnosis(launch, hits, list(rules or []), profile, missing, limiter)
 

@@ -25,6 +25,8 @@ import torch
 import triton
 import triton.language as tl
 
+from tritonify.kernels.bench.timing import events_ms
+
 ROWS_BIG, COLS = 600_000, 4096
 
 
@@ -60,7 +62,7 @@ def timing_case() -> dict:
     y = torch.empty_like(x)
     out = {}
     for wide in (False, True):
-        ms = triton.testing.do_bench(lambda wide=wide: copy_rows_kernel[(8192,)](x, y, x.stride(0), COLS, WIDE=wide, BLOCK=COLS))
+        ms = events_ms(lambda wide=wide: copy_rows_kernel[(8192,)](x, y, x.stride(0), COLS, WIDE=wide, BLOCK=COLS), warmup_ms=25, rep_ms=100)
         out["int64" if wide else "int32"] = ms * 1e3
     return out
 
@@ -173,7 +175,7 @@ def gemv_case() -> dict:
         y = torch.empty(m, device="cuda", dtype=torch.float32)
         kernel[(m // bm,)](w, x, y, k, BLOCK_M=bm, BLOCK_K=bk)
         err = float((y - ref).abs().max())
-        ms = triton.testing.do_bench(lambda kernel=kernel, y=y, bm=bm, bk=bk: kernel[(m // bm,)](w, x, y, k, BLOCK_M=bm, BLOCK_K=bk))
+        ms = events_ms(lambda kernel=kernel, y=y, bm=bm, bk=bk: kernel[(m // bm,)](w, x, y, k, BLOCK_M=bm, BLOCK_K=bk), warmup_ms=25, rep_ms=100)
         gbs = w.numel() * 2 / (ms * 1e-3) / 1e9
         out[name] = {"us": ms * 1e3, "GB/s": gbs, "max_abs_err": err}
     return out

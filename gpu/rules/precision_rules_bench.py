@@ -1,7 +1,8 @@
 """Measure what the precision rules (TRI002, TRI013, TRI015, TRI016, TRI017) claim, on a GPU.
 
 Run on a CUDA machine: `python gpu/rules/precision_rules_bench.py [out.md]`. Prints a Markdown
-table (and writes it to out.md when given). Each figure is a `triton.testing.do_bench` median.
+table (and writes it to out.md when given). Each figure is a `triton.testing.do_bench` mean, through the project's one
+timer (`tritonify.kernels.bench.timing.events_ms`).
 
 * TRI016: SwiGLU-style `silu(a * s) * b` (bf16 8192x3072) with the scalar `s` fp32, fp64 (what
   Inductor passes; simulated by casting the argument to fp64 behind a constexpr flag) and fp64
@@ -112,7 +113,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, PRECISION: tl.constexpr,
 
 
 def bench(fn) -> float:
-    return triton.testing.do_bench(fn, warmup=50, rep=300)
+    from tritonify.kernels.bench.timing import events_ms
+
+    return events_ms(fn, warmup_ms=50, rep_ms=300)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """Measure what the synchronisation and softmax rules (TRI008, TRI010, TRI012, TRI018) claim, on a GPU.
 
 Run on a CUDA machine: `python gpu/rules/sync_rules_bench.py [out.md]`. Prints a Markdown table
-(and writes it to out.md when given). Timings are `triton.testing.do_bench` medians.
+(and writes it to out.md when given). Timings are `triton.testing.do_bench` means, through the project's one timer
+(`tritonify.kernels.bench.timing.events_ms`).
 `--smoke` runs every kernel once at toy sizes (works under TRITON_INTERPRET=1 on a CPU) to check
 the script itself.
 
@@ -272,7 +273,9 @@ def _time(fn) -> float:
     if SMOKE:
         fn()
         return float("nan")
-    return triton.testing.do_bench(fn, warmup=25, rep=200)
+    from tritonify.kernels.bench.timing import events_ms
+
+    return events_ms(fn, warmup_ms=25, rep_ms=200)
 
 
 def main() -> int:

@@ -36,34 +36,10 @@ import triton
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import three_way  # noqa: E402  (the same baselines as the three-way table)
+from tritonify.kernels.bench.timing import graph_ms, graph_of_calls_us  # noqa: E402
 
 T0 = time.time()
 BF16 = torch.bfloat16
-
-
-def graph_us(fn, calls=20, replays=5):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
-    del g
-    return statistics.median(times)
 
 
 def check(got, ref):
@@ -300,10 +276,8 @@ def main(argv):
                 print(f"autotuner {tmpl}.{attr}: {[str(v) for v in value.cache.values()]}", flush=True)
     def timed(timer, call):
         if timer == "triton":
-            from triton.testing import do_bench_cudagraph
-
-            return 1e3 * do_bench_cudagraph(call, rep=40)
-        return graph_us(call, calls=1000 if timer == "graph1000" else 20, replays=3 if timer == "graph1000" else 5)
+            return 1e3 * graph_ms(call, rep_ms=40)
+        return graph_of_calls_us(call, calls=1000 if timer == "graph1000" else 20, replays=3 if timer == "graph1000" else 5)
 
     def name(label, timer):
         return label if timer == "graph" and len(timers) == 1 else f"{label} [{timer}]"

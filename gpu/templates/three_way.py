@@ -25,12 +25,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
-import os
 import sys
 import time
 import traceback
 from pathlib import Path
+
+# The timings themselves live in the project's one timer (kernels/bench/timing.py).
+from tritonify.kernels.bench.timing import (
+    cuda_host_us as host_us,
+    cuda_issue_us as issue_us,
+    events_ms,
+    graph_ms,
+    three_timings,
+)
 
 T0 = time.time()
 BF16 = "bfloat16"
@@ -83,11 +90,10 @@ def env_record():
 
 def copy_gbps():
     import torch
-    from triton.testing import do_bench
 
     a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
     b = torch.empty_like(a)
-    ms = do_bench(lambda: b.copy_(a), warmup=10, rep=50)
+    ms = events_ms(lambda: b.copy_(a), warmup_ms=10, rep_ms=50)
     return 2 * a.numel() / (ms * 1e-3) / 1e9
 
 
@@ -149,54 +155,12 @@ def fwd_bwd(fn, args):
     return call
 
 
-def three_timings(call, graph=True):
-    import torch
-    from triton.testing import do_bench, do_bench_cudagraph
-
-    call()
-    torch.cuda.synchronize()
-    # do_bench times max(1, rep / estimate) calls: with a fixed 40 ms a call of 41 ms is timed once, so
-    # the budget grows with the call to at least ten timed calls (and ten per graph replay)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    call()
-    end.record()
-    end.synchronize()
-    rep = max(40.0, 10 * start.elapsed_time(end))
-    rec = {"events_us": 1e3 * do_bench(call, warmup=10, rep=rep), "rep_ms": round(rep, 1)}
-    if graph:
-        try:
-            rec["graph_us"] = 1e3 * do_bench_cudagraph(call, rep=rep)
-        except Exception as exc:  # noqa: BLE001 - a host sync in the call (Liger's CE backward)
-            torch.cuda.synchronize()
-            from tritonify.kernels.bench.timing import reset_rng_after_failed_capture
-
-            reset_rng_after_failed_capture()
-            rec["graph_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
-    return rec
-
-
-def host_us(call):
-    import torch
-    from tritonify.kernels.bench.timing import host_us_per_call
-
-    return host_us_per_call(call, torch.cuda.synchronize)
-
-
-def issue_us(call):
-    import torch
-    from tritonify.kernels.bench.timing import host_issue_us_per_call
-
-    return host_issue_us_per_call(call, torch.cuda.synchronize)
-
-
 # --------------------------------------------------------------------------- sections
 def section_ce(log, budget):
     """Cross-entropy forward + backward: template (three gradient destinations), Liger, compile, eager."""
     import torch
     import torch.nn.functional as F
     from liger_kernel.transformers.functional import liger_cross_entropy
-    from triton.testing import do_bench
 
     m = module("cross_entropy")
     compiled = torch.compile(lambda x, t: F.cross_entropy(x.float(), t))
@@ -250,10 +214,10 @@ def section_ce(log, budget):
                 fwd_only = base.clone()
                 rec = {"kind": "ce", "shape": [rows, vocab], "impl": label, "max_abs_grad_err": err,
                        "loss_abs_err": loss_err, "peak_extra_mib": peak_extra / 2**20,
-                       "fwd_bwd_events_us": 1e3 * do_bench(step, warmup=10, rep=80),
-                       "pass2": 1e3 * do_bench(step, warmup=5, rep=80),
-                       "leaf_backward_events_us": 1e3 * do_bench(leaf_step, warmup=5, rep=60),
-                       "fwd_events_us": 1e3 * do_bench(lambda: fn(fwd_only), warmup=10, rep=40)}
+                       "fwd_bwd_events_us": 1e3 * events_ms(step, warmup_ms=10, rep_ms=80),
+                       "pass2": 1e3 * events_ms(step, warmup_ms=5, rep_ms=80),
+                       "leaf_backward_events_us": 1e3 * events_ms(leaf_step, warmup_ms=5, rep_ms=60),
+                       "fwd_events_us": 1e3 * events_ms(lambda: fn(fwd_only), warmup_ms=10, rep_ms=40)}
                 log(**rec)
                 del x
             except Exception as exc:  # noqa: BLE001
@@ -290,9 +254,7 @@ def section_host(log, budget, names):
                     rec["fwd_grad_issue_us"] = issue_us(lambda: fn(*gargs))
                 rec["fwd_bwd_host_us"] = host_us(fwd_bwd(fn, gargs))
                 if label == "template":  # the GPU time of the same call: a host time at or under it is GPU-bound
-                    from triton.testing import do_bench_cudagraph
-
-                    rec["fwd_graph_us"] = 1e3 * do_bench_cudagraph(lambda: fn(*args), rep=20)
+                    rec["fwd_graph_us"] = 1e3 * graph_ms(lambda: fn(*args), rep_ms=20)
             except Exception as exc:  # noqa: BLE001
                 rec["error"] = f"{type(exc).__name__}: {exc}"[:300]
             log(**rec)

@@ -17,11 +17,11 @@ import time
 
 import torch
 import triton
-from triton.testing import do_bench_cudagraph
 
 from tritonify.kernels.bench import baselines as baselines_mod
 from tritonify.kernels.bench.discovery import load_contracts
 from tritonify.kernels.bench.inputs import dtype_of, nbytes
+from tritonify.kernels.bench.timing import graph_ms
 
 PLAN = {"rms_norm": (16384, 4096), "softmax": (16384, 4096), "cross_entropy": (8192, 128256),
         "linear_gelu": (8192, 4096, 14336), "swiglu": (16384, 4096), "add_rms_norm": (16384, 4096)}
@@ -37,7 +37,7 @@ def _name(tuner) -> str:
 def bench(fn) -> float:
     fn()
     torch.cuda.synchronize()
-    return do_bench_cudagraph(fn, rep=60)
+    return graph_ms(fn, rep_ms=60)
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,7 @@
 Datasheet rates are leads; every result is shown as a fraction of what this GPU measurably does:
 * copy bandwidth: a 1 GiB device-to-device ``copy_`` of random bf16, counting bytes read + written;
 * bf16 matmul rate: an 8192x8192x8192 ``torch.matmul`` on random data (2*M*N*K FLOPs).
-Both are ``triton.testing.do_bench`` medians. The cache file (``$TRITONIFY_CACHE_DIR`` or
+Both are ``triton.testing.do_bench`` medians (``timing.events_ms``). The cache file (``$TRITONIFY_CACHE_DIR`` or
 ``~/.cache/tritonify``)/ceilings.json is keyed by GPU name and UUID, so a second machine measures again.
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ import json
 import os
 import time
 from pathlib import Path
+
+from tritonify.kernels.bench.timing import events_ms
 
 COPY_BYTES = 1 << 30
 MATMUL_N = 8192
@@ -41,26 +43,24 @@ def _write_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def _copy_ms(torch, do_bench, as_list) -> float:
+def _copy_ms(torch) -> float:
     src = torch.randn(COPY_BYTES // 2, device="cuda", dtype=torch.bfloat16)
     dst = torch.empty_like(src)
-    return as_list(do_bench(lambda: dst.copy_(src), warmup=25, rep=200, quantiles=[0.5]))[0]
+    return events_ms(lambda: dst.copy_(src), warmup_ms=25, rep_ms=200, statistic="median")
 
 
-def _matmul_ms(torch, do_bench, as_list) -> float:
+def _matmul_ms(torch) -> float:
     a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=torch.bfloat16)
-    return as_list(do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, quantiles=[0.5]))[0]
+    return events_ms(lambda: torch.matmul(a, b), warmup_ms=25, rep_ms=200, statistic="median")
 
 
 def measure() -> dict:
     """Measure both ceilings on the current CUDA device (about two seconds)."""
     import torch
-    from triton.testing import do_bench
-    from tritonify.kernels.bench.timing import as_list
 
-    copy_ms = _copy_ms(torch, do_bench, as_list)
-    mm_ms = _matmul_ms(torch, do_bench, as_list)
+    copy_ms = _copy_ms(torch)
+    mm_ms = _matmul_ms(torch)
     torch.cuda.empty_cache()
     return {
         "copy_gbps": 2 * COPY_BYTES / (copy_ms * 1e-3) / 1e9,

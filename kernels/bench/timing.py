@@ -250,6 +250,107 @@ def calls_per_graph(probe_ms: float, sets: int, target_ms: float = 1.0, limit: i
     return int(min(max(calls, sets), max(limit, sets)))
 
 
+# --------------------------------------------------------------------------- device scripts' timings
+# The three timings of /work/shared/facts/h200.md, one recipe each, for the scripts under gpu/ (the
+# harness above uses GpuTimer). Every GPU figure in results/ comes from here or from GpuTimer.
+# do_bench and do_bench_cudagraph return the mean of their repetitions by default; `statistic`
+# names what is returned.
+
+def events_budget_ms(call: Callable[[], Any]) -> float:
+    """A repetition budget of at least ten timed calls: do_bench times max(1, rep / estimate) calls, so
+    with a fixed 40 ms a 41 ms call would be timed once. One call, timed with events, sizes it."""
+    import torch
+
+    call()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    return max(40.0, 10 * start.elapsed_time(end))
+
+
+def events_ms(call: Callable[[], Any], *, warmup_ms: float = 10, rep_ms: float | None = None,
+              statistic: str = "mean") -> float:
+    """What an eager loop sees: ``triton.testing.do_bench`` (CUDA events, the L2 flushed before every
+    repetition), milliseconds per call; the budget grows with the call (``events_budget_ms``)."""
+    from triton.testing import do_bench
+
+    rep = events_budget_ms(call) if rep_ms is None else rep_ms
+    if statistic not in ("mean", "median", "min"):
+        raise ValueError(f"unknown statistic {statistic!r} (mean, median, min)")
+    return float(do_bench(call, warmup=warmup_ms, rep=rep, return_mode=statistic))
+
+
+def graph_ms(call: Callable[[], Any], *, rep_ms: float = 40) -> float:
+    """The kernel's own time: ``triton.testing.do_bench_cudagraph`` (the mean of replays of a graph of
+    back-to-back calls), milliseconds per call; the launcher's Python stays out."""
+    from triton.testing import do_bench_cudagraph
+
+    return float(do_bench_cudagraph(call, rep=rep_ms))
+
+
+def graph_of_calls_us(call: Callable[[], Any], *, calls: int = 20, replays: int = 5) -> float:
+    """Microseconds per call: the median over ``replays`` of one graph of ``calls`` back-to-back calls,
+    each replay timed with events (no L2 flush between the calls: consecutive steps of a model)."""
+    import torch
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            call()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / calls)
+    del graph
+    return statistics.median(times)
+
+
+def three_timings(call: Callable[[], Any], graph: bool = True) -> dict:
+    """The events and graph timings of one call in microseconds, with the events budget used
+    (``rep_ms``); a call that cannot be captured (a host sync inside it) gets ``graph_error``."""
+    import torch
+
+    rep = events_budget_ms(call)
+    rec = {"events_us": 1e3 * events_ms(call, rep_ms=rep), "rep_ms": round(rep, 1)}
+    if graph:
+        try:
+            rec["graph_us"] = 1e3 * graph_ms(call, rep_ms=rep)
+        except Exception as exc:  # noqa: BLE001 - a host sync in the call (Liger's CE backward)
+            torch.cuda.synchronize()
+            reset_rng_after_failed_capture()
+            rec["graph_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    return rec
+
+
+def cuda_host_us(call: Callable[[], Any]) -> float:
+    """``host_us_per_call`` synchronised with the current CUDA device."""
+    import torch
+
+    return host_us_per_call(call, torch.cuda.synchronize)
+
+
+def cuda_issue_us(call: Callable[[], Any]) -> float:
+    """``host_issue_us_per_call`` synchronised with the current CUDA device."""
+    import torch
+
+    return host_issue_us_per_call(call, torch.cuda.synchronize)
+
+
 def make_timer(name: str) -> Timer:
     """The timer a job spec names: "gpu" (default) or "wallclock"."""
     if name == "gpu":

@@ -209,6 +209,13 @@ _TEMPLATES = (
              "geglu_sigmoid", "geglu_sigmoid", "GeGLUSigmoid",
              {"hidden": "GEGLU_SIGMOID_HIDDEN", "dtype": "GEGLU_SIGMOID_DTYPE"},
              "gate * sigmoid(1.702 gate) * up (a different function from the tanh/erf GELU)"),
+    Template("conv2d", "Conv2d, NHWC implicit GEMM (bias, residual, SiLU fused; dgrad and wgrad)", ["conv2d"],
+             "conv2d", "conv2d", "Conv2d", {"channels": "CONV2D_CHANNELS", "dtype": "CONV2D_DTYPE"},
+             "act(conv2d(x, w) + bias + residual) on tl.dot; dgrad by stride-phase subproblems, wgrad as dz^T im2col(x)"),
+    Template("causal_conv1d", "Depthwise causal conv1d, NLC (the Mamba short conv; SiLU fused, forward + backward)",
+             ["causal_conv1d"], "causal_conv1d", "causal_conv1d", "CausalConv1d",
+             {"channels": "CAUSAL_CONV1D_CHANNELS", "dtype": "CAUSAL_CONV1D_DTYPE"},
+             "silu(bias + sum_k w[c, k] x[t - 3 + k, c]) over [batch, seqlen, channels]; width up to 4"),
 )
 
 

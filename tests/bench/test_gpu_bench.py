@@ -141,3 +141,25 @@ def test_a_baseline_that_cannot_be_captured_does_not_break_the_next_shape(tmp_pa
         assert shape["results"]["kernel"]["timing"]["method"] == "cuda_graph"
         synced = shape["results"]["syncing"]["timing"]
         assert synced["method"] == "do_bench" and "capture failed" in synced["note"]
+
+
+def test_the_device_scripts_timings_agree_with_the_bytes_they_move():
+    """events_ms, graph_ms, graph_of_calls_us and three_timings on a 256 MiB copy: each lands between
+    the copy's floor at the H200's measured ceiling (about 4.3 TB/s read + write) and ten times it,
+    and the graph and events figures of the same copy agree within a factor of two."""
+    from tritonify.kernels.bench import timing
+
+    src = torch.randn(1 << 27, device="cuda", dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    call = lambda: dst.copy_(src)  # noqa: E731
+    floor_us = 2 * src.numel() * 2 / 5e12 * 1e6   # bytes read + written at 5 TB/s, above the ceiling
+    rec = timing.three_timings(call)
+    values = {"events": rec["events_us"], "graph": rec["graph_us"],
+              "events_median": 1e3 * timing.events_ms(call, statistic="median"),
+              "graph_ms": 1e3 * timing.graph_ms(call),
+              "graph_of_calls": timing.graph_of_calls_us(call, calls=10, replays=3)}
+    for name, us in values.items():
+        assert floor_us < us < 10 * floor_us, (name, us, floor_us)
+    assert 0.5 < rec["graph_us"] / rec["events_us"] < 2.0
+    assert rec["rep_ms"] >= 40.0
+    assert torch.equal(dst, src)

@@ -18,6 +18,7 @@ from tritonify.kernels.sweep.pool import run_pool
 from tests.sweep.conftest import kill_quietly, lineage_lines, wait_for_pids
 
 
+@pytest.mark.slow
 def test_two_slots_a_killed_worker_is_retried_elsewhere_and_recorded_once(sweep_case, tmp_path):
     kernel, env, seen, marker = sweep_case
     specs = bench_jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(2, 8), (3, 8), (4, 8)], baselines=["eager"],

@@ -26,6 +26,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_killed_ray_worker_is_retried_and_its_job_recorded_once(local_ray, sweep_case, tmp_path):
     kernel, env, _seen, marker = sweep_case
     specs = bench_jobs.expand_sweep([f"{kernel}::affine_kernel"], shapes=[(3, 8), (2, 8)], baselines=["eager"],

@@ -513,7 +513,7 @@ def test_linear_gelu_refuses_mismatched_features():
 
 # the contract each template ships must pass the benchmark harness's own correctness check
 # (poisoned output buffers, float64 reference) at a small shape of the same rank
-_SMALL = {2: (5, 130), 3: (37, 24, 301)}
+_SMALL = {2: (5, 130), 3: (37, 24, 301), 7: (2, 9, 7, 24, 20, 3, 2)}
 
 
 @pytest.mark.parametrize("name", [t.name for t in list_templates()])
@@ -565,6 +565,12 @@ def _compile_cases():
         "fused_linear_cross_entropy": (lambda m, h, w: m.fused_linear_cross_entropy(h, w, target),
                                        lambda m, h, w: m.fused_linear_cross_entropy_reference(h, w, target),
                                        (r(6, 16), r(70, 16, scale=0.25))),
+        "conv2d": (lambda m, x, w, b, res: m.conv2d(x, w, b, res, 2, 1, "silu"),
+                   lambda m, x, w, b, res: m.conv2d_reference(x, w, b, res, 2, 1, "silu"),
+                   (r(2, 7, 9, 24), r(20, 3, 3, 24, scale=0.1), r(20, scale=0.1), r(2, 4, 5, 20))),
+        "causal_conv1d": (lambda m, x, w, b: m.causal_conv1d(x, w, b, "silu"),
+                          lambda m, x, w, b: m.causal_conv1d_reference(x, w, b, "silu"),
+                          (r(2, 19, 40), r(40, 4, scale=0.5), r(40, scale=0.1))),
     }
 
 
@@ -593,3 +599,201 @@ def test_torch_compile_traces_each_template_without_a_graph_break(name):
     assert_close(got, ref, torch.float32, f"{name}: compiled output", scale=4)
     for i, (a, b) in enumerate(zip(got_in, ref_in)):
         assert_close(a.grad, b.grad, torch.float32, f"{name}: compiled gradient of input {i}", scale=4)
+
+
+# --------------------------------------------------------------------------- conv2d, causal conv1d
+# (N, H, W, C_in, C_out, R, stride, epilogue): the channel-block K loop (C_in >= 32) and the flat
+# (r, s, c) loop (C_in = 3, 20), stride 1 and 2 (dgrad's phase subproblems, phases with no tap for a
+# 1x1 at stride 2), channel counts that are no multiple of any block, with and without the epilogue
+CONV2D_CASES = [
+    (2, 7, 9, 20, 24, 3, 1, "bias+residual+silu"),
+    (2, 9, 7, 40, 36, 3, 2, "bias+residual+silu"),
+    (1, 8, 8, 3, 16, 3, 2, "bias+silu"),
+    (2, 6, 6, 40, 20, 1, 1, "residual"),
+    (2, 9, 9, 40, 20, 1, 2, ""),
+]
+
+
+def _conv2d_case(m, case, dtype, g):
+    batch, H, W, c_in, c_out, R, stride, epilogue = case
+    pad = R // 2
+    out_h, out_w = m.conv2d_out_size(H, R, stride, pad), m.conv2d_out_size(W, R, stride, pad)
+    x = randn(batch, H, W, c_in, dtype=dtype, gen=g)
+    w = randn(c_out, R, R, c_in, dtype=dtype, gen=g, scale=(R * R * c_in) ** -0.5)
+    b = randn(c_out, dtype=dtype, gen=g, scale=0.1) if "bias" in epilogue else None
+    res = randn(batch, out_h, out_w, c_out, dtype=dtype, gen=g) if "residual" in epilogue else None
+    return (x, w, b, res), dict(stride=stride, padding=pad, activation="silu" if "silu" in epilogue else None)
+
+
+def _check_conv2d(m, case, dtype, g, backward=True):
+    tensors, kw = _conv2d_case(m, case, dtype, g)
+    ks = [leaf(t) if t is not None else None for t in tensors]
+    rs = [as_reference(t) if t is not None else None for t in tensors]
+    y = m.conv2d(*ks, **kw)
+    yr = m.conv2d_reference(*rs, **kw)
+    assert y.dtype == dtype and y.shape == yr.shape
+    assert_close(y, yr, dtype, f"y {case}", scale=2)
+    if not backward:
+        return
+    dy = randn(*y.shape, dtype=dtype, gen=g)
+    y.backward(dy)
+    yr.backward(dy.double())
+    for got, ref, what in zip(ks, rs, ("dx", "dweight", "dbias", "dresidual")):
+        if got is not None:
+            assert_close(got.grad, ref.grad, dtype, f"{what} {case}", scale=8)  # sums of many rounded products
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", CONV2D_CASES, ids=str)
+def test_conv2d_forward_dgrad_wgrad(dtype, case):
+    _check_conv2d(MODULES["conv2d"], case, dtype, fresh_generator())
+
+
+class _OneConfig:
+    """Run ``kernel`` (an autotuner) with ``config`` alone: the tuner's cache and the launcher's plans
+    are emptied before and after, so nothing tuned for one config is reused for the next."""
+
+    def __init__(self, kernel, launcher, config):
+        self.kernel, self.launcher, self.config = kernel, launcher, config
+
+    def __enter__(self):
+        self.saved = self.kernel.configs
+        self.kernel.configs, self.kernel.cache = [self.config], {}
+        self.launcher.plans.clear()
+
+    def __exit__(self, *exc):
+        self.kernel.configs, self.kernel.cache = self.saved, {}
+        self.launcher.plans.clear()
+
+
+def _conv2d_every_config():
+    m = MODULES["conv2d"]
+    # TMA configs: on the GPU where the device has them (Hopper); on the interpreter, which runs host
+    # descriptors, always (forced below)
+    fwd = m._CONV2D_FWD_POINTER_CONFIGS + m._CONV2D_FWD_TMA_CONFIGS if DEVICE == "cpu" else m._CONV2D_FWD_ALL_CONFIGS
+    every = ([("fwd", c) for c in fwd] + [("dgrad", c) for c in m._CONV2D_DGRAD_ALL_CONFIGS]
+             + [("wgrad", c) for c in m._CONV2D_WGRAD_ALL_CONFIGS])
+    # TRITONIFY_CONV_CONFIG_SHARD=i/n: the i-th of n shares (a device run checks them in parallel processes)
+    shard = os.environ.get("TRITONIFY_CONV_CONFIG_SHARD")
+    if shard:
+        i, n = (int(v) for v in shard.split("/"))
+        every = every[i::n]
+    return every
+
+
+@pytest.mark.parametrize("which,config", _conv2d_every_config(), ids=lambda v: str(v) if isinstance(v, str) else str(v.kwargs))
+def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch):
+    """Each configuration alone (the autotuner could pick any), on the cases each kernel's paths
+    take: channel blocks and the flat K loop, stride 1 and 2; bf16 (the benchmarked dtype) and fp32."""
+    m = MODULES["conv2d"]
+    if config.kwargs.get("USE_TMA") and DEVICE == "cpu":
+        monkeypatch.setattr(m, "_tma_available", lambda: True)
+    kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
+                        "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
+                        "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch)}[which]
+    g = fresh_generator()
+    with _OneConfig(kernel, launcher, config):
+        for case in (CONV2D_CASES[1], CONV2D_CASES[2]):
+            # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
+            # interpreter every dtype takes the same fp32 dot (_fp32_dot), so bf16 alone says it all there
+            two_byte_only = config.kwargs.get("USE_TMA") or DEVICE == "cpu"
+            for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
+                _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+
+
+def test_conv2d_tma_weight_descriptor_pads_channels_to_16_bytes(monkeypatch):
+    """The descriptor's strides are multiples of 16 bytes (C_in = 20 bf16 is 40 bytes: padded to 24
+    channels, zeros in the pad) and its block is set by the config's pre-hook."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    w = randn(8, 3, 3, 20, dtype=torch.bfloat16, gen=fresh_generator())
+    desc = m._conv2d_weight_descriptor(w)
+    assert list(desc.shape) == [8, 9, 24] and all(s * 2 % 16 == 0 for s in desc.strides[:-1])
+    assert torch.equal(desc.base[:, :, :20], w.reshape(8, 9, 20)) and not desc.base[:, :, 20:].any()
+    m._conv2d_weight_block({"w_desc": desc, "BLOCK_N": 128, "BLOCK_K": 64})
+    assert desc.block_shape == [128, 1, 64]
+
+
+def test_conv2d_fold_bn_matches_conv_then_batchnorm_in_eval_mode():
+    m, g = MODULES["conv2d"], fresh_generator()
+    x, w, b = randn(2, 6, 7, 40, dtype=torch.float32, gen=g), randn(24, 3, 3, 40, dtype=torch.float32, gen=g, scale=0.05), randn(24, dtype=torch.float32, gen=g)
+    bn = torch.nn.BatchNorm2d(24).to(DEVICE).eval()
+    with torch.no_grad():
+        bn.running_mean.copy_(randn(24, dtype=torch.float32, gen=g))
+        bn.running_var.copy_(randn(24, dtype=torch.float32, gen=g).abs() + 0.5)
+        bn.weight.copy_(randn(24, dtype=torch.float32, gen=g))
+        bn.bias.copy_(randn(24, dtype=torch.float32, gen=g))
+        fw, fb = m.conv2d_fold_bn(w, b, bn)
+        got = m.conv2d(x, fw, fb, padding=1)
+        ref = bn.double()(m.conv2d_reference(x.double(), w.double(), b.double(), padding=1).permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+    assert_close(got, ref, torch.float32, "conv + folded BN", scale=2)
+
+
+def test_conv2d_refuses_what_it_does_not_compute():
+    m = MODULES["conv2d"]
+    x, w = torch.randn(1, 5, 5, 8, device=DEVICE), torch.randn(4, 3, 3, 8, device=DEVICE)
+    with pytest.raises(ValueError, match="channels"):
+        m.conv2d(x, torch.randn(4, 3, 3, 6, device=DEVICE))
+    with pytest.raises(ValueError, match="activation"):
+        m.conv2d(x, w, activation="gelu")
+    with pytest.raises(ValueError, match="NHWC"):
+        m.conv2d(x[0], w)
+    with pytest.raises(ValueError, match="residual"):
+        m.conv2d(x, w, residual=torch.randn(1, 5, 5, 4, device=DEVICE))
+
+
+CAUSAL_CONV1D_CASES = [(2, 37, 70, 4, "silu", True), (1, 600, 33, 3, None, True), (2, 45, 20, 2, "silu", False),
+                       (1, 1100, 17, 4, "silu", True)]
+
+
+def _check_causal_conv1d(m, case, dtype, g):
+    batch, seqlen, channels, width, activation, has_bias = case
+    x = randn(batch, seqlen, channels, dtype=dtype, gen=g)
+    w = randn(channels, width, dtype=dtype, gen=g, scale=0.5)
+    b = randn(channels, dtype=dtype, gen=g, scale=0.1) if has_bias else None
+    ks = [leaf(t) if t is not None else None for t in (x, w, b)]
+    rs = [as_reference(t) if t is not None else None for t in (x, w, b)]
+    y = m.causal_conv1d(*ks, activation)
+    yr = m.causal_conv1d_reference(*rs, activation)
+    assert_close(y, yr, dtype, f"y {case}")
+    dy = randn(*y.shape, dtype=dtype, gen=g)
+    y.backward(dy)
+    yr.backward(dy.double())
+    assert_close(ks[0].grad, rs[0].grad, dtype, f"dx {case}", scale=2)
+    assert_close(ks[1].grad, rs[1].grad, dtype, f"dweight {case}", scale=8)  # a sum over batch * seqlen
+    if has_bias:
+        assert_close(ks[2].grad, rs[2].grad, dtype, f"dbias {case}", scale=8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", CAUSAL_CONV1D_CASES, ids=str)
+def test_causal_conv1d_forward_backward(dtype, case):
+    _check_causal_conv1d(MODULES["causal_conv1d"], case, dtype, fresh_generator())
+
+
+def _causal_conv1d_every_config():
+    m = MODULES["causal_conv1d"]
+    return ([("fwd", c) for c in m._CAUSAL_CONV1D_FWD_ALL_CONFIGS]
+            + [("bwd", c) for c in m._CAUSAL_CONV1D_BWD_ALL_CONFIGS])
+
+
+@pytest.mark.parametrize("which,config", _causal_conv1d_every_config(), ids=lambda v: str(v) if isinstance(v, str) else str(v.kwargs))
+def test_causal_conv1d_every_autotune_config_against_float64(which, config):
+    m = MODULES["causal_conv1d"]
+    kernel, launcher = {"fwd": (m._causal_conv1d_fwd_kernel, m._causal_conv1d_fwd_launch),
+                        "bwd": (m._causal_conv1d_bwd_kernel, m._causal_conv1d_bwd_launch)}[which]
+    g = fresh_generator()
+    with _OneConfig(kernel, launcher, config):
+        for case in (CAUSAL_CONV1D_CASES[0], CAUSAL_CONV1D_CASES[3]):
+            _check_causal_conv1d(m, case, torch.bfloat16, g)
+
+
+def test_causal_conv1d_refuses_what_it_does_not_compute():
+    m = MODULES["causal_conv1d"]
+    x = torch.randn(1, 8, 6, device=DEVICE)
+    with pytest.raises(ValueError, match="width"):
+        m.causal_conv1d(x, torch.randn(6, 5, device=DEVICE))
+    with pytest.raises(ValueError, match="channels"):
+        m.causal_conv1d(x, torch.randn(7, 4, device=DEVICE))
+    with pytest.raises(ValueError, match="activation"):
+        m.causal_conv1d(x, torch.randn(6, 4, device=DEVICE), activation="relu")

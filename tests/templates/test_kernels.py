@@ -23,6 +23,8 @@ def _run_checks(env_updates: dict[str, str], timeout: int) -> subprocess.Complet
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(660)  # the child has 600 s (the suite's 300 s default would stop it first)
 def test_every_template_forward_and_backward_on_the_cpu_interpreter():
     pytest.importorskip("torch")
     pytest.importorskip("triton")

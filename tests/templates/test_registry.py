@@ -11,7 +11,7 @@ import pytest
 from tritonify.kernels.templates import get_template, list_templates
 
 EXPECTED = {"rms_norm", "add_rms_norm", "swiglu", "cross_entropy", "fused_linear_cross_entropy", "softmax",
-            "linear_gelu", "tanh_glu", "relu2_glu", "geglu_sigmoid"}
+            "linear_gelu", "tanh_glu", "relu2_glu", "geglu_sigmoid", "conv2d", "causal_conv1d"}
 
 
 def _names(text: str) -> set[str]:

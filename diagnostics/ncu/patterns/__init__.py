@@ -18,24 +18,22 @@ Adding a pattern is this module, its page in references/patterns/ and its tests
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import re
 from functools import lru_cache
 from types import ModuleType
 
-_NAME = re.compile(r"^[a-z]_[a-z0-9_]+$")
-
+from tritonify.infra.discovery import DiscoveryError, discover
 
 @lru_cache(maxsize=1)
 def detectors() -> tuple[ModuleType, ...]:
-    mods = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if not _NAME.match(info.name):
-            continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(mod, "PATTERN") and hasattr(mod, "detect"):
-            mods.append(mod)
+    """Every pattern module; one that would not register raises DiscoveryError (never skipped)."""
+    import sys
+
+    mods = discover(sys.modules[__name__], kind="pattern", name_pattern=r"[a-z]_[a-z0-9_]+",
+                    required=("PATTERN", "detect"))
+    for mod in mods:
+        own = mod.__name__.rsplit(".", 1)[-1]
+        if mod.PATTERN.letter.lower() != own[0]:
+            raise DiscoveryError(f"{mod.__name__}: its PATTERN's letter {mod.PATTERN.letter} differs from its file name")
     return tuple(mods)
 
 

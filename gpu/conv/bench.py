@@ -1,0 +1,402 @@
+"""The convolution templates on the H200 in one device call: compile every tile config in parallel,
+then time the templates beside cuDNN, cuDNN + separate epilogue ops and torch.compile (bf16).
+
+    python gpu/conv/bench.py OUT_DIR [--budget S] [--workers N]    (run by gpu/conv/run_on_h200.sh)
+    python gpu/conv/bench.py --precompile-worker OUT_DIR INDEX N      (internal: one compile worker)
+
+Sections, each stopping at the time budget, records appended to ``OUT_DIR/conv.jsonl``:
+
+* ``fwd``: conv2d forward at ResNet-50's layers, batch 32 and 128 (SHAPES), plain (template vs
+  ``F.conv2d`` on channels-last tensors, cuDNN with ``cudnn.benchmark``) and with the fused epilogue
+  ``silu(conv + bias + residual)`` (template vs cuDNN followed by the separate add and SiLU ops);
+  each key's autotune timings of every tile config (the sweep) are recorded too;
+* ``conv1d``: depthwise causal conv1d + SiLU, forward and forward + backward, template vs ``F.conv1d``
+  (cuDNN, groups = channels) + SiLU on the [batch, channels, seqlen] view of NLC tensors;
+* ``train``: conv2d + bias + residual + SiLU forward + dgrad + wgrad (``torch.autograd.grad``), template
+  vs eager (cuDNN) vs ``torch.compile`` of the same function, at TRAIN_SHAPES.
+
+Timing: ``tritonify.kernels.bench.timing.GpuTimer`` (the project's one timer): ``graph_us`` is CUDA-graph
+replay (calls per graph from a probe, do_bench over replays with the L2 flushed before each replay),
+``events_us`` do_bench with CUDA events and the L2 flush; medians of the second of two passes.
+Inputs are leaf tensors as a user builds them (``torch.randn`` in NHWC, the weight in
+[C_out, R, S, C_in]); the cuDNN baselines get the channels-last NCHW views of the same memory.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+T0 = time.time()
+
+# (name, H=W of the input, C_in, C_out, kernel, stride): ResNet-50's bottleneck layers (torchvision v1.5:
+# the stride on the 3x3), the stride-2 1x1 downsample projections, and a 3x3 with C_in = 3
+SHAPES = [
+    ("s1.3x3", 56, 64, 64, 3, 1), ("s1.1x1a", 56, 256, 64, 1, 1), ("s1.1x1b", 56, 64, 256, 1, 1),
+    ("s2.3x3/2", 56, 128, 128, 3, 2), ("s2.3x3", 28, 128, 128, 3, 1), ("s2.1x1a", 28, 512, 128, 1, 1),
+    ("s2.1x1b", 28, 128, 512, 1, 1), ("s2.down/2", 56, 256, 512, 1, 2),
+    ("s3.3x3/2", 28, 256, 256, 3, 2), ("s3.3x3", 14, 256, 256, 3, 1), ("s3.1x1a", 14, 1024, 256, 1, 1),
+    ("s3.1x1b", 14, 256, 1024, 1, 1), ("s3.down/2", 28, 512, 1024, 1, 2),
+    ("s4.3x3/2", 14, 512, 512, 3, 2), ("s4.3x3", 7, 512, 512, 3, 1), ("s4.1x1a", 7, 2048, 512, 1, 1),
+    ("s4.1x1b", 7, 512, 2048, 1, 1), ("s4.down/2", 14, 1024, 2048, 1, 2),
+    ("rgb.3x3", 224, 3, 64, 3, 1),
+]
+BATCHES = (32, 128)
+TRAIN_SHAPES = ["s1.3x3", "s2.3x3/2", "s3.3x3", "s4.3x3", "s1.1x1a", "s3.1x1b"]
+CONV1D_SHAPES = [(4, 2048, 4096), (4, 8192, 4096), (4, 2048, 8192), (4, 8192, 8192)]  # (batch, seqlen, channels)
+
+
+def shape_of(name):
+    return next(s for s in SHAPES if s[0] == name)
+
+
+def left(budget):
+    return budget - (time.time() - T0)
+
+
+class Log:
+    def __init__(self, out: Path):
+        self.f = (out / "conv.jsonl").open("a")
+
+    def __call__(self, **rec):
+        rec["t"] = round(time.time() - T0, 1)
+        line = json.dumps(rec, default=str)
+        self.f.write(line + "\n")
+        self.f.flush()
+        print(line, flush=True)
+
+
+def env_record():
+    import torch
+    import triton
+
+    p = torch.cuda.get_device_properties(0)
+    return {"kind": "env", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpu": p.name,
+            "sms": p.multi_processor_count, "python": sys.version.split()[0], "torch": torch.__version__,
+            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "triton": triton.__version__}
+
+
+# --------------------------------------------------------------------------- inputs
+def conv_inputs(name, batch, grad=False):
+    import torch
+
+    from tritonify.kernels.templates import conv2d as m
+
+    _, hw, c_in, c_out, k, stride = shape_of(name)
+    pad = k // 2
+    out = m.conv2d_out_size(hw, k, stride, pad)
+    bf = torch.bfloat16
+    x = torch.randn(batch, hw, hw, c_in, dtype=bf, device="cuda")
+    w = torch.randn(c_out, k, k, c_in, dtype=bf, device="cuda") / (k * k * c_in) ** 0.5
+    b = 0.1 * torch.randn(c_out, dtype=bf, device="cuda")
+    r = torch.randn(batch, out, out, c_out, dtype=bf, device="cuda")
+    if grad:
+        x, w, b, r = (t.requires_grad_() for t in (x, w, b, r))
+    return x, w, b, r, stride, pad
+
+
+def conv1d_inputs(shape, grad=False):
+    import torch
+
+    batch, seqlen, channels = shape
+    bf = torch.bfloat16
+    x = torch.randn(batch, seqlen, channels, dtype=bf, device="cuda")
+    w = torch.randn(channels, 4, dtype=bf, device="cuda") / 2
+    b = 0.1 * torch.randn(channels, dtype=bf, device="cuda")
+    if grad:
+        x, w, b = (t.requires_grad_() for t in (x, w, b))
+    return x, w, b
+
+
+# --------------------------------------------------------------------------- compile workers
+def precompile_tasks(kinds=None):
+    """(kind, shape name or conv1d shape, batch, config index, variant): every tile config of every
+    kernel at every benchmarked key, so the main process's autotuning finds each one compiled."""
+    from tritonify.kernels.templates import causal_conv1d as c1
+    from tritonify.kernels.templates import conv2d as m
+
+    tasks = []
+    for name, *_ in SHAPES:
+        for i in range(len(m._CONV2D_FWD_CONFIGS)):
+            tasks += [("fwd", name, 32, i, "plain"), ("fwd", name, 32, i, "fused")]
+            if name in TRAIN_SHAPES:
+                tasks.append(("fwd", name, 32, i, "train"))
+    for name in TRAIN_SHAPES:
+        tasks += [("dgrad", name, 32, i, "") for i in range(len(m._CONV2D_DGRAD_CONFIGS))]
+        tasks += [("wgrad", name, 32, i, "") for i in range(len(m._CONV2D_WGRAD_CONFIGS))]
+    for shape in CONV1D_SHAPES:
+        tasks += [("c1fwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_FWD_CONFIGS))]
+        tasks += [("c1bwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_BWD_CONFIGS))]
+    return [t for t in tasks if kinds is None or t[0] in kinds]
+
+
+def run_task(task):
+    import torch
+
+    from tritonify.kernels.templates import causal_conv1d as c1
+    from tritonify.kernels.templates import conv2d as m
+
+    kind, shape, batch, index, variant = task
+    kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
+                        "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
+                        "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch),
+                        "c1fwd": (c1._causal_conv1d_fwd_kernel, c1._causal_conv1d_fwd_launch),
+                        "c1bwd": (c1._causal_conv1d_bwd_kernel, c1._causal_conv1d_bwd_launch)}[kind]
+    saved = kernel.configs
+    kernel.configs, kernel.cache = [saved[index]], {}
+    launcher.plans.clear()
+    try:
+        with torch.no_grad():
+            if kind in ("c1fwd", "c1bwd"):
+                x, w, b = conv1d_inputs(shape)
+                if kind == "c1fwd":
+                    c1.causal_conv1d_forward(x, w, b, "silu")
+                else:
+                    c1.causal_conv1d_backward(torch.randn_like(x), x, w, b, "silu")
+                return
+            x, w, b, r, stride, pad = conv_inputs(shape, batch)
+            if kind == "fwd":
+                if variant == "plain":
+                    m.conv2d_forward(x, w, None, None, stride, pad)
+                else:
+                    m.conv2d_forward(x, w, b, r, stride, pad, "silu", keep_z=variant == "train")
+            elif kind == "dgrad":
+                m.conv2d_dgrad(torch.randn_like(r), w, x.shape, stride, pad)
+            else:
+                m.conv2d_wgrad(torch.randn_like(r), x, w.shape, stride, pad)
+        torch.cuda.synchronize()
+    finally:
+        kernel.configs, kernel.cache = saved, {}
+        launcher.plans.clear()
+
+
+def precompile_worker(out: Path, index: int, workers: int) -> int:
+    kinds = os.environ.get("CONV_PRECOMPILE_KINDS")
+    tasks = precompile_tasks(kinds.split(",") if kinds else None)[index::workers]
+    failures = []
+    for task in tasks:
+        try:
+            run_task(task)
+        except Exception as exc:  # noqa: BLE001 - a config that cannot run here is recorded, not fatal
+            failures.append({"task": task, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    (out / f"precompile_{index}.json").write_text(json.dumps({"tasks": len(tasks), "failures": failures}))
+    return 0
+
+
+def precompile(log, out: Path, workers: int):
+    start = time.time()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    procs = [subprocess.Popen([sys.executable, __file__, "--precompile-worker", str(out), str(i), str(workers)],
+                              env=env) for i in range(workers)]
+    for p in procs:
+        p.wait()
+    failures, tasks = [], 0
+    for i in range(workers):
+        path = out / f"precompile_{i}.json"
+        if path.exists():
+            rec = json.loads(path.read_text())
+            tasks += rec["tasks"]
+            failures += rec["failures"]
+            path.unlink()
+    log(kind="precompile", tasks=tasks, workers=workers, seconds=round(time.time() - start, 1),
+        failures=failures[:20], failed=len(failures))
+
+
+# --------------------------------------------------------------------------- timing
+_TIMER = None
+_TIMER_MS = {"warmup_ms": 10, "rep_ms": 40}
+
+
+def timings(call, events=True):
+    """{"graph_us", "events_us"} of a no-argument call through the project's GpuTimer."""
+    import torch
+
+    from tritonify.kernels.bench.timing import GpuTimer, calls_per_graph
+
+    global _TIMER
+    if _TIMER is None:
+        _TIMER = GpuTimer(**_TIMER_MS)
+    call()
+    torch.cuda.synchronize()
+    probe = _TIMER.probe_ms(call)
+    graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+    rec = {"graph_us": round(1e3 * graph.p50_ms, 2), "graph_method": graph.method, "noisy": graph.noisy}
+    if events:
+        rec["events_us"] = round(1e3 * _TIMER.measure(call).p50_ms, 2)
+    return rec
+
+
+def config_sweep(kernel):
+    """The autotuner's own timings of every config at the last key it tuned (ms, median)."""
+    timings_ = getattr(kernel, "configs_timings", None) or {}
+    return {str(c.all_kwargs()): (round(float(t[0] if isinstance(t, (list, tuple)) else t) * 1e3, 2))
+            for c, t in timings_.items()}
+
+
+def best_config(kernel):
+    c = getattr(kernel, "best_config", None)
+    return str(c.all_kwargs()) if c is not None else None
+
+
+def section_fwd(log, budget):
+    import torch
+    import torch.nn.functional as F
+
+    from tritonify.kernels.templates import conv2d as m
+
+    for batch in BATCHES:
+        for name, *_ in SHAPES:
+            if left(budget) < 0:
+                log(kind="skipped", section="fwd", reason="budget")
+                return
+            try:
+                x, w, b, r, stride, pad = conv_inputs(name, batch)
+                xc, wc = x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2)  # channels_last NCHW views
+                rc = r.permute(0, 3, 1, 2)
+                with torch.no_grad():
+                    y = m.conv2d(x, w, stride=stride, padding=pad)
+                    sweep_plain, best_plain = config_sweep(m._conv2d_fwd_kernel), best_config(m._conv2d_fwd_kernel)
+                    ref = F.conv2d(xc.double(), wc.double(), stride=stride, padding=pad).permute(0, 2, 3, 1)
+                    err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
+                    yf = m.conv2d(x, w, b, r, stride, pad, "silu")
+                    sweep_fused, best_fused = config_sweep(m._conv2d_fwd_kernel), best_config(m._conv2d_fwd_kernel)
+                    reff = F.silu(F.conv2d(xc.double(), wc.double(), b.double(), stride=stride, padding=pad)
+                                  + rc.double()).permute(0, 2, 3, 1)
+                    errf = ((yf.double() - reff).abs().max() / reff.abs().max()).item()
+                    rec = {"kind": "fwd", "shape": name, "batch": batch, "max_rel_err": err, "max_rel_err_fused": errf,
+                           "best_plain": best_plain, "best_fused": best_fused}
+                    rec["template"] = timings(lambda: m.conv2d(x, w, stride=stride, padding=pad))
+                    rec["cudnn"] = timings(lambda: F.conv2d(xc, wc, stride=stride, padding=pad))
+                    rec["template_fused"] = timings(lambda: m.conv2d(x, w, b, r, stride, pad, "silu"), events=False)
+                    rec["cudnn_epilogue"] = timings(
+                        lambda: F.silu(F.conv2d(xc, wc, b, stride=stride, padding=pad) + rc), events=False)
+                if batch == BATCHES[0]:
+                    rec["sweep_plain_ms"], rec["sweep_fused_ms"] = sweep_plain, sweep_fused
+                log(**rec)
+            except Exception as exc:  # noqa: BLE001
+                log(kind="error", section="fwd", shape=name, batch=batch, error=f"{type(exc).__name__}: {exc}"[:400],
+                    trace=traceback.format_exc()[-1500:])
+                torch.cuda.synchronize()
+
+
+def section_conv1d(log, budget):
+    import torch
+    import torch.nn.functional as F
+
+    from tritonify.kernels.templates import causal_conv1d as c1
+
+    def cudnn(x, w, b):
+        seqlen = x.shape[1]
+        y = F.conv1d(x.transpose(1, 2), w.unsqueeze(1), b, padding=3, groups=x.shape[2])[..., :seqlen]
+        return F.silu(y).transpose(1, 2)
+
+    for shape in CONV1D_SHAPES:
+        if left(budget) < 0:
+            log(kind="skipped", section="conv1d", reason="budget")
+            return
+        try:
+            x, w, b = conv1d_inputs(shape, grad=True)
+            dy = torch.randn_like(x)
+            ours = lambda: c1.causal_conv1d(x, w, b, "silu")  # noqa: E731
+            base = lambda: cudnn(x, w, b)  # noqa: E731
+            y = ours()
+            gx, gw, gb = torch.autograd.grad(y, (x, w, b), dy)
+            xd, wd, bd = (t.detach().double().requires_grad_() for t in (x, w, b))
+            yr = c1.causal_conv1d_reference(xd, wd, bd, "silu")
+            rx, rw, rb = torch.autograd.grad(yr, (xd, wd, bd), dy.double())
+            errs = {k: ((g.double() - r).abs().max() / r.abs().max()).item()
+                    for k, g, r in (("y", y, yr), ("dx", gx, rx), ("dw", gw, rw), ("db", gb, rb))}
+            rec = {"kind": "conv1d", "shape": list(shape), "max_rel_err": errs}
+            with torch.no_grad():
+                rec["template_fwd"] = timings(ours)
+                rec["cudnn_fwd"] = timings(base)
+            rec["template_fwd_bwd"] = timings(lambda: torch.autograd.grad(ours(), (x, w, b), dy))
+            rec["cudnn_fwd_bwd"] = timings(lambda: torch.autograd.grad(base(), (x, w, b), dy))
+            log(**rec)
+        except Exception as exc:  # noqa: BLE001
+            log(kind="error", section="conv1d", shape=list(shape), error=f"{type(exc).__name__}: {exc}"[:400],
+                trace=traceback.format_exc()[-1500:])
+            torch.cuda.synchronize()
+
+
+def section_train(log, budget, with_compile=True):
+    import torch
+
+    from tritonify.kernels.templates import conv2d as m
+
+    def module(x, w, b, r, stride, pad):  # the function torch.compile and eager run
+        return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
+
+    for batch in BATCHES:
+        for name in TRAIN_SHAPES:
+            if left(budget) < 0:
+                log(kind="skipped", section="train", reason="budget")
+                return
+            try:
+                x, w, b, r, stride, pad = conv_inputs(name, batch, grad=True)
+                leaves = (x, w, b, r)
+                y = m.conv2d(x, w, b, r, stride, pad, "silu")
+                dy = torch.randn_like(y)
+                grads = torch.autograd.grad(y, leaves, dy)
+                refs = [t.detach().double().requires_grad_() for t in leaves]
+                yr = module(*refs, stride, pad)
+                ref_grads = torch.autograd.grad(yr, refs, dy.double())
+                errs = {k: ((g.double() - rg).abs().max() / rg.abs().max()).item()
+                        for k, g, rg in zip(("y", "dx", "dw", "db", "dres"), (y, *grads), (yr, *ref_grads))}
+                rec = {"kind": "train", "shape": name, "batch": batch, "max_rel_err": errs,
+                       "best_dgrad": best_config(m._conv2d_dgrad_kernel), "best_wgrad": best_config(m._conv2d_wgrad_kernel)}
+                rec["template"] = timings(lambda: torch.autograd.grad(m.conv2d(x, w, b, r, stride, pad, "silu"), leaves, dy))
+                rec["eager"] = timings(lambda: torch.autograd.grad(module(x, w, b, r, stride, pad), leaves, dy))
+                if with_compile and batch == BATCHES[0] and left(budget) > 30:
+                    start = time.time()
+                    compiled = torch.compile(module, dynamic=False)
+                    torch.autograd.grad(compiled(x, w, b, r, stride, pad), leaves, dy)
+                    rec["compile_s"] = round(time.time() - start, 1)
+                    rec["compile"] = timings(lambda: torch.autograd.grad(compiled(x, w, b, r, stride, pad), leaves, dy))
+                log(**rec)
+            except Exception as exc:  # noqa: BLE001
+                log(kind="error", section="train", shape=name, batch=batch, error=f"{type(exc).__name__}: {exc}"[:400],
+                    trace=traceback.format_exc()[-1500:])
+                torch.cuda.synchronize()
+
+
+def main(argv):
+    if argv and argv[0] == "--precompile-worker":
+        return precompile_worker(Path(argv[1]), int(argv[2]), int(argv[3]))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--budget", type=float, default=400)
+    ap.add_argument("--workers", type=int, default=10)
+    ap.add_argument("--sections", default="fwd,conv1d,train")
+    ap.add_argument("--no-precompile", action="store_true")
+    ap.add_argument("--precompile-only", action="store_true")
+    ap.add_argument("--rep-ms", type=int, default=40, help="GpuTimer's repetitions per pass (warm-up: a quarter)")
+    args = ap.parse_args(argv)
+    _TIMER_MS.update(warmup_ms=max(5, args.rep_ms // 4), rep_ms=args.rep_ms)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import torch
+
+    torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest algorithm per shape: the strongest baseline
+    log = Log(out)
+    if not args.no_precompile:
+        log(**env_record())
+    if not args.no_precompile:
+        precompile(log, out, args.workers)
+    if args.precompile_only:
+        return 0
+    sections = args.sections.split(",")
+    for section, fn in (("fwd", section_fwd), ("conv1d", section_conv1d), ("train", section_train)):
+        if section in sections:
+            fn(log, args.budget)
+    log(kind="done", seconds=round(time.time() - T0, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

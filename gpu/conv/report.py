@@ -1,0 +1,94 @@
+"""Tables from the convolution benchmark's records (``gpu/conv/bench.py``'s conv.jsonl).
+
+    python gpu/conv/report.py RECORDS.jsonl            # print the Markdown tables
+    (gpu/templates/readme_table.py's ``conv_table`` puts them in the README from results/conv_h200/)
+
+Ratios are baseline time / template time from the same record (the same run, the same timer: CUDA-graph
+replay); above 1.00x the template is faster.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def _us(rec: dict | None, key: str = "graph_us") -> float | None:
+    return (rec or {}).get(key)
+
+
+def _ratio(base: dict | None, ours: dict | None, key: str = "graph_us") -> str:
+    b, t = _us(base, key), _us(ours, key)
+    return f"{b / t:.2f}x" if b and t else "-"
+
+
+def _fmt(v: float | None) -> str:
+    return f"{v:,.1f}" if v else "-"
+
+
+def env_line(recs: list[dict]) -> str:
+    env = next((r for r in recs if r.get("kind") == "env"), {})
+    return (f"{env.get('gpu', 'GPU?')}, device clock {env.get('date', '?')}, torch {env.get('torch')}, "
+            f"triton {env.get('triton')}, cuDNN {env.get('cudnn')}")
+
+
+def _layer(name: str, shapes) -> str:
+    for s in shapes:
+        if s[0] == name:
+            _, hw, c_in, c_out, k, stride = s
+            return f"{name} ({hw}, {c_in}->{c_out}, {k}x{k}/{stride})"
+    return name
+
+
+def tables(recs: list[dict], shapes) -> str:
+    fwd = [r for r in recs if r.get("kind") == "fwd"]
+    out = ["**conv2d forward** (bf16, NHWC; cuDNN through `F.conv2d` on the channels-last views, "
+           "`cudnn.benchmark` on; fused = `silu(conv + bias + residual)` in the template's epilogue against "
+           "cuDNN's conv with bias followed by the separate add and SiLU ops):", "",
+           "| layer (H=W, C_in->C_out, k/stride) | batch | template us | cuDNN us | vs cuDNN | fused us | "
+           "cuDNN + add + SiLU us | fused vs separate |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in fwd:
+        out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
+                   f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))} | "
+                   f"{_fmt(_us(r.get('template_fused')))} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
+                   f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))} |")
+    c1 = [r for r in recs if r.get("kind") == "conv1d"]
+    if c1:
+        out += ["", "**depthwise causal conv1d + SiLU** (bf16, NLC, width 4; baseline `F.conv1d` with "
+                "groups = channels (cuDNN) + `F.silu`):", "",
+                "| batch x seqlen x channels | fwd us | vs F.conv1d | fwd+bwd us | vs F.conv1d |", "| --- | --- | --- | --- | --- |"]
+        for r in c1:
+            out.append(f"| {'x'.join(map(str, r['shape']))} | {_fmt(_us(r.get('template_fwd')))} | "
+                       f"{_ratio(r.get('cudnn_fwd'), r.get('template_fwd'))} | {_fmt(_us(r.get('template_fwd_bwd')))} | "
+                       f"{_ratio(r.get('cudnn_fwd_bwd'), r.get('template_fwd_bwd'))} |")
+    tr = [r for r in recs if r.get("kind") == "train"]
+    if tr:
+        out += ["", "**conv2d + bias + residual + SiLU, forward + dgrad + wgrad** (`torch.autograd.grad` of all "
+                "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function):", "",
+                "| layer | batch | template us | vs eager | vs compile |", "| --- | --- | --- | --- | --- |"]
+        for r in tr:
+            out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
+                       f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} |")
+    errors = [r for r in recs if r.get("kind") == "error"]
+    if errors:
+        out += ["", f"{len(errors)} case(s) failed in this run: " + "; ".join(
+            f"{e.get('section')} {e.get('shape')} {e.get('batch', '')}: {e.get('error', '')[:80]}" for e in errors[:6])]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench import SHAPES
+
+    recs = load(Path(argv[0]))
+    print(env_line(recs))
+    print(tables(recs, SHAPES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,665 @@
+"""Conv2d as an implicit GEMM on ``tl.dot``, NHWC, forward + dgrad + wgrad, with fused epilogues.
+
+Forward: ``y = act(conv2d(x, w) + bias + residual)`` (ResNet's order: the residual joins before the
+activation; BatchNorm in eval mode folds into ``w`` and ``bias`` on the host, ``conv2d_fold_bn``).
+The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K = R * S * C_in:
+
+* x is NHWC (``x.permute(0, 2, 3, 1)`` of an NCHW tensor, or a ``channels_last`` tensor, which is
+  the same memory), so one output pixel's K slice of one filter tap is C_in contiguous values;
+* the weight [C_out, R, S, C_in] is read as the matrix [C_out, R*S*C_in] (a 2-D load per K block);
+* the flat row index m is decomposed into (n, out_y, out_x), and the input row of tap (r, s) is
+  (n, out_y * stride - pad + r, out_x * stride - pad + s), masked outside the image (the zero padding);
+* the K loop walks (tap, channel block); with fewer than 32 input channels (an RGB stem) it walks the
+  flat (r, s, c) index instead, so three channels do not pad a 64-wide block per tap;
+* on Hopper (and where the installed Triton has host tensor descriptors) some configurations read the
+  weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
+  of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned; the autotuner picks
+  between them and the plain pointer loads;
+* the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S): the tiling depends on the output
+  size and the stride, and a key on the batch or the input height would re-tune every batch size.
+
+Backward (``Conv2dFunction``): dz = dy * act'(z) (z, the pre-activation, is kept by the forward when
+there is an activation), d residual = dz, d bias = dz summed over pixels,
+
+* dgrad (dx) is an implicit GEMM over input pixels, M = batch * H * W, N = C_in, K = taps * C_out.
+  With stride > 1 it is decomposed into stride_h * stride_w subproblems, one per input phase
+  (y mod stride, x mod stride): each phase receives only the taps r with (y + pad - r) divisible by
+  the stride, so no program walks (and masks away) the taps that do not reach its pixels. One GEMM
+  over every tap would spend (stride_h * stride_w - 1) / (stride_h * stride_w) of its K loop (3/4 at
+  stride 2) on masked-off loads;
+* wgrad (dw) is grad_out^T x im2col(input): M = C_out, N = R*S*C_in, K = batch * out_h * out_w, the
+  im2col rows gathered on the fly (never materialised), the long K split over programs that add into
+  an fp32 buffer.
+
+Dilation 1 and groups 1 only. Accumulation is fp32; fp32 inputs use IEEE fp32 products, not TF32.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+CONV2D_CHANNELS = 64
+CONV2D_DTYPE = "bfloat16"
+
+try:  # host-side tensor descriptors (Triton 3.4+): the TMA path
+    from triton.tools.tensor_descriptor import TensorDescriptor as _TensorDescriptor
+except ImportError:  # an older Triton: the pointer path alone
+    _TensorDescriptor = None
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _autotune_configs(configs):
+    """Every config on a GPU; the first alone on the CPU interpreter, which cannot time a choice."""
+    return configs[:1] if _interpreting() or not torch.cuda.is_available() else configs
+
+
+def _fp32_dot(dtype) -> bool:
+    """tl.dot on fp32 operands with IEEE products: for fp32 tensors (no TF32 rounding), and for every
+    dtype under the CPU interpreter, whose bf16 tl.dot returned garbage (Triton 3.9, seen here); bf16
+    and fp16 values are exact in fp32, and the GPU's tensor cores accumulate in fp32 too."""
+    return dtype == torch.float32 or _interpreting()
+
+
+def _tma_available() -> bool:
+    """TMA descriptors: Hopper or newer, a Triton with host descriptors, not the interpreter."""
+    return (_TensorDescriptor is not None and not _interpreting() and torch.cuda.is_available()
+            and torch.cuda.get_device_capability()[0] >= 9)
+
+
+def _conv2d_weight_block(nargs):
+    """A TMA config's pre-hook: the descriptor's block is the config's (BLOCK_N, 1, BLOCK_K) tile."""
+    if nargs.get("w_desc") is not None:
+        nargs["w_desc"].block_shape = [nargs["BLOCK_N"], 1, nargs["BLOCK_K"]]
+
+
+def _conv2d_prune(configs, named_args, **kwargs):
+    """The TMA configs only where the launcher made a descriptor (bf16/fp16 on Hopper, not the flat K loop)."""
+    kept = [c for c in configs if not c.kwargs.get("USE_TMA") or named_args.get("w_desc") is not None]
+    return kept or [_conv2d_config(64, 64, 64, 4, 4)]
+
+
+def _conv2d_config(bm, bn, bk, warps, stages, tma=False):
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "USE_TMA": tma},
+                         num_warps=warps, num_stages=stages, pre_hook=_conv2d_weight_block if tma else None)
+
+
+_CONV2D_FWD_POINTER_CONFIGS = [
+    _conv2d_config(128, 128, 64, 8, 3),
+    _conv2d_config(128, 64, 64, 4, 4),
+    _conv2d_config(64, 64, 64, 4, 4),
+    _conv2d_config(128, 256, 64, 8, 3),
+    _conv2d_config(64, 128, 64, 4, 4),
+]
+_CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d_config(128, 256, 64, 8, 3, tma=True)]
+_CONV2D_FWD_ALL_CONFIGS = _CONV2D_FWD_POINTER_CONFIGS + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else [])
+_CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
+
+_CONV2D_DGRAD_ALL_CONFIGS = [
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+    triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+]
+_CONV2D_WGRAD_ALL_CONFIGS = [
+    triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=4),
+    triton.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=4, num_stages=4),
+]
+_CONV2D_DGRAD_CONFIGS = _autotune_configs(_CONV2D_DGRAD_ALL_CONFIGS)
+_CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
+
+_CONV2D_ELEMENTWISE_CONFIGS = _autotune_configs([
+    triton.Config({"BLOCK": 2048}, num_warps=8),
+    triton.Config({"BLOCK": 1024}, num_warps=4),
+    triton.Config({"BLOCK": 4096}, num_warps=8),
+])
+
+_CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
+
+
+@triton.autotune(configs=_CONV2D_FWD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+                 prune_configs_by={"early_config_prune": _conv2d_prune})
+@triton.jit
+def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
+                       batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w,
+                       R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
+                       SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                       USE_TMA: tl.constexpr):
+    """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual)."""
+    M = batch * out_h * out_w
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(C_out, BLOCK_N)
+    pid = tl.program_id(0)
+    group = pid // (GROUP_M * num_n)  # GROUP_M row tiles share each weight tile while it is in L2
+    first_m = group * GROUP_M
+    rows = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % (GROUP_M * num_n)) % rows
+    pid_n = (pid % (GROUP_M * num_n)) // rows
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    m_ok = offs_m < M
+    n_ok = offs_n < C_out
+    out_x = offs_m % out_w
+    out_y = (offs_m // out_w) % out_h
+    img = offs_m // (out_w * out_h)
+    in_y0 = out_y * stride_h - pad_h
+    in_x0 = out_x * stride_w - pad_w
+    K = R * S * C_in
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if GATHER_K:
+        for k0 in range(0, K, BLOCK_K):
+            offs_k = k0 + tl.arange(0, BLOCK_K)
+            c = offs_k % C_in
+            tap = offs_k // C_in
+            iy = in_y0[:, None] + (tap // S)[None, :]
+            ix = in_x0[:, None] + (tap % S)[None, :]
+            a_ok = m_ok[:, None] & (offs_k < K)[None, :] & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
+            pixel = (img[:, None] * H + iy) * W + ix
+            a = tl.load(x_ptr + pixel.to(tl.int64) * C_in + c[None, :], mask=a_ok, other=0.0)
+            b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + offs_k[:, None],
+                        mask=n_ok[None, :] & (offs_k < K)[:, None], other=0.0)
+            if FP32_DOT:
+                acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a, b, acc)
+    else:
+        c_blocks = tl.cdiv(C_in, BLOCK_K)
+        for it in range(0, R * S * c_blocks):
+            tap = it // c_blocks
+            c0 = (it - tap * c_blocks) * BLOCK_K
+            iy = in_y0 + tap // S
+            ix = in_x0 + tap % S
+            row_ok = m_ok & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
+            offs_c = c0 + tl.arange(0, BLOCK_K)
+            c_ok = offs_c < C_in
+            pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
+            a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+            if USE_TMA:  # [BLOCK_N, 1, BLOCK_K] from [C_out, R*S, C_in_padded]; out-of-range reads are zeros
+                b = tl.trans(w_desc.load([pid_n * BLOCK_N, tap, c0]).reshape(BLOCK_N, BLOCK_K))
+            else:
+                b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + (tap * C_in + offs_c)[:, None],
+                            mask=n_ok[None, :] & c_ok[:, None], other=0.0)
+            if FP32_DOT:
+                acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a, b, acc)
+
+    out = offs_m[:, None].to(tl.int64) * C_out + offs_n[None, :]
+    ok = m_ok[:, None] & n_ok[None, :]
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_RESIDUAL:
+        acc += tl.load(res_ptr + out, mask=ok, other=0.0).to(tl.float32)
+    if STORE_Z:
+        tl.store(z_ptr + out, acc.to(z_ptr.dtype.element_ty), mask=ok)
+    if SILU:
+        acc = acc * tl.sigmoid(acc)
+    tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
+
+
+@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
+@triton.jit
+def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w, C_out,
+                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """dx for the input pixels of one phase (y mod stride_h, x mod stride_w) = program_id(2): only the
+    taps that reach that phase are walked (stride 1: one phase, every tap)."""
+    phase = tl.program_id(2)
+    phase_y = phase // stride_w
+    phase_x = phase % stride_w
+    rows_y = tl.cdiv(H, stride_h)  # the phase's pixels: y = phase_y + stride_h * j (masked at H)
+    rows_x = tl.cdiv(W, stride_w)
+    # tap r reaches phase_y when (phase_y + pad_h - r) is a multiple of stride_h
+    r_first = (phase_y + pad_h) % stride_h
+    s_first = (phase_x + pad_w) % stride_w
+    taps_r = tl.maximum(tl.cdiv(R - r_first, stride_h), 0)
+    taps_s = tl.maximum(tl.cdiv(S - s_first, stride_w), 0)
+
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    jx = offs_m % rows_x
+    jy = (offs_m // rows_x) % rows_y
+    img = offs_m // (rows_x * rows_y)
+    in_y = phase_y + jy * stride_h
+    in_x = phase_x + jx * stride_w
+    m_ok = (img < batch) & (in_y < H) & (in_x < W)
+    n_ok = offs_n < C_in
+    K = R * S * C_in
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    co_blocks = tl.cdiv(C_out, BLOCK_K)
+    for it in range(0, taps_r * taps_s * co_blocks):
+        tap = it // co_blocks
+        co0 = (it - tap * co_blocks) * BLOCK_K
+        r = r_first + (tap // taps_s) * stride_h
+        s = s_first + (tap % taps_s) * stride_w
+        # exact divisions: (in_y + pad_h - r) is a multiple of stride_h (kept non-negative before //)
+        oy = (in_y + pad_h - r + stride_h * R) // stride_h - R
+        ox = (in_x + pad_w - s + stride_w * S) // stride_w - S
+        row_ok = m_ok & (oy >= 0) & (oy < out_h) & (ox >= 0) & (ox < out_w)
+        offs_co = co0 + tl.arange(0, BLOCK_K)
+        co_ok = offs_co < C_out
+        pixel = ((img * out_h + oy) * out_w + ox).to(tl.int64) * C_out
+        a = tl.load(dz_ptr + pixel[:, None] + offs_co[None, :], mask=row_ok[:, None] & co_ok[None, :], other=0.0)
+        b = tl.load(w_ptr + offs_co[:, None].to(tl.int64) * K + (r * S + s) * C_in + offs_n[None, :],
+                    mask=co_ok[:, None] & n_ok[None, :], other=0.0)
+        if FP32_DOT:
+            acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+        else:
+            acc = tl.dot(a, b, acc)
+    out = (((img * H + in_y) * W + in_x).to(tl.int64) * C_in)[:, None] + offs_n[None, :]
+    tl.store(dx_ptr + out, acc.to(dx_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
+
+
+@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+                 restore_value=["dw_ptr"])
+@triton.jit
+def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w, C_out,
+                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr,
+                         GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """dw[C_out, R*S*C_in] += dz^T @ im2col(x) over this program's share (program_id(2)) of the pixels;
+    dw is an fp32 buffer the launcher zeroed."""
+    M = batch * out_h * out_w  # the reduction
+    RSC = R * S * C_in
+    offs_co = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    co_ok = offs_co < C_out
+    if GATHER_K:  # columns are the flat (r, s, c) index
+        offs_col = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+        col_ok = offs_col < RSC
+        c = offs_col % C_in
+        tap_r = (offs_col // C_in) // S
+        tap_s = (offs_col // C_in) % S
+    else:  # columns are one tap's block of channels
+        c_blocks = tl.cdiv(C_in, BLOCK_N)
+        tap = tl.program_id(1) // c_blocks
+        c = (tl.program_id(1) - tap * c_blocks) * BLOCK_N + tl.arange(0, BLOCK_N)
+        col_ok = c < C_in
+        tap_r = tap // S + tl.zeros((BLOCK_N,), dtype=tl.int32)
+        tap_s = tap % S + tl.zeros((BLOCK_N,), dtype=tl.int32)
+        offs_col = (tap // S * S + tap % S) * C_in + c
+    splits = tl.num_programs(2)
+    chunk = tl.cdiv(tl.cdiv(M, BLOCK_K), splits) * BLOCK_K
+    start = tl.program_id(2) * chunk
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(start, tl.minimum(start + chunk, M), BLOCK_K):
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        k_ok = offs_k < M
+        ox = offs_k % out_w
+        oy = (offs_k // out_w) % out_h
+        img = offs_k // (out_w * out_h)
+        dzt = tl.load(dz_ptr + offs_k[:, None].to(tl.int64) * C_out + offs_co[None, :],
+                      mask=k_ok[:, None] & co_ok[None, :], other=0.0)
+        iy = (oy * stride_h - pad_h)[:, None] + tap_r[None, :]
+        ix = (ox * stride_w - pad_w)[:, None] + tap_s[None, :]
+        b_ok = k_ok[:, None] & col_ok[None, :] & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
+        pixel = (img[:, None] * H + iy) * W + ix
+        b = tl.load(x_ptr + pixel.to(tl.int64) * C_in + c[None, :], mask=b_ok, other=0.0)
+        if FP32_DOT:
+            acc = tl.dot(tl.trans(dzt).to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+        else:
+            acc = tl.dot(tl.trans(dzt), b, acc)
+    out = offs_co[:, None].to(tl.int64) * RSC + offs_col[None, :]
+    tl.atomic_add(dw_ptr + out, acc, mask=co_ok[:, None] & col_ok[None, :])
+
+
+@triton.autotune(configs=_CONV2D_ELEMENTWISE_CONFIGS, key=["n_elements"])
+@triton.jit
+def _conv2d_silu_bwd_kernel(dy_ptr, z_ptr, dz_ptr, n_elements, BLOCK: tl.constexpr):
+    """dz = dy * silu'(z), silu'(z) = s (1 + z (1 - s)) with s = sigmoid(z)."""
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    z = tl.load(z_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    s = tl.sigmoid(z)
+    tl.store(dz_ptr + offsets, (dy * s * (1.0 + z * (1.0 - s))).to(dz_ptr.dtype.element_ty), mask=mask)
+
+
+class _Launcher:
+    """``kernel[grid](*args, **constexprs)``; after the first call for a key, the compiled kernel itself.
+
+    The first call for a key goes through Triton (autotuning, compilation, heuristics) and records a
+    plan: the compiled kernel, the grid it was launched on and the value of every constexpr parameter.
+    Later calls with the same key launch that plan directly: no autotuner lookup, no argument binding,
+    no grid function. The caller builds ``key`` from what it already knows of its arguments, and the key
+    must hold everything Triton specialises on or the grid depends on: each tensor's dtype and 16-byte
+    alignment (``data_ptr() & 15``), the device, and the value of every scalar argument. Under the
+    interpreter (or with a config pre-hook) every call goes through Triton."""
+
+    def __init__(self, kernel):
+        self.kernel, self.heuristics, self.plans = kernel, [], {}
+        self.direct = not _interpreting() and hasattr(triton, "knobs") and not any(
+            c.pre_hook for c in getattr(kernel, "configs", []))
+        jit = kernel
+        while self.direct and not isinstance(jit, triton.runtime.jit.JITFunction):
+            if hasattr(jit, "values"):  # a triton.heuristics layer
+                self.heuristics.append(jit.values)
+            jit = getattr(jit, "fn", None)
+            self.direct = jit is not None
+        self.params = jit.params if self.direct else []
+        self.runtime = triton.knobs.runtime if self.direct else None
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self.direct = self.direct and self.raw_stream is not None
+
+    def __call__(self, key, grid, *args, **constexprs):
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._first(key, grid, args, constexprs)
+        run, grid, function, packed, tail, compiled = plan
+        enter, leave = self.runtime.launch_enter_hook, self.runtime.launch_exit_hook
+        stream = self.raw_stream(torch._C._cuda_getDevice())
+        if (enter is None or not getattr(enter, "calls", True)) and (leave is None or not getattr(leave, "calls", True)):
+            run(grid[0], grid[1], grid[2], stream, function, packed, None, None, None, *args, *tail)
+        else:  # a launch hook is installed (a profiler): give it what Triton's own launch would
+            values = (*args, *tail)
+            run(grid[0], grid[1], grid[2], stream, function, packed, compiled.launch_metadata(grid, stream, *values),
+                enter, leave, *values)
+        return compiled
+
+    def _first(self, key, grid, args, constexprs):
+        compiled = self.kernel[grid](*args, **constexprs)
+        if not self.direct or compiled is None:
+            return compiled
+        config = getattr(self.kernel, "best_config", None)
+        meta = {**constexprs, **(config.all_kwargs() if config is not None else {})}
+        named = {p.name: a for p, a in zip(self.params, args)}
+        for values in reversed(self.heuristics):
+            meta.update({name: rule({**named, **meta}) for name, rule in values.items()})
+        tail = tuple(meta[p.name] if p.name in meta else p.default for p in self.params[len(args):])
+        grid = tuple(grid({**named, **meta}) if callable(grid) else grid)
+        if len(self.plans) > 1024:
+            self.plans.clear()
+        self.plans[key] = (compiled.run, (*grid, 1, 1)[:3], compiled.function, compiled.packed_metadata, tail, compiled)
+        return compiled
+
+
+_conv2d_fwd_launch = _Launcher(_conv2d_fwd_kernel)
+_conv2d_dgrad_launch = _Launcher(_conv2d_dgrad_kernel)
+_conv2d_wgrad_launch = _Launcher(_conv2d_wgrad_kernel)
+_conv2d_silu_bwd_launch = _Launcher(_conv2d_silu_bwd_kernel)
+
+
+def _pair(v) -> tuple[int, int]:
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def conv2d_out_size(size: int, kernel: int, stride: int, pad: int) -> int:
+    return (size + 2 * pad - kernel) // stride + 1
+
+
+def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
+    """The NHWC [N, H, W, C] view of ``t`` (given NHWC), contiguous."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
+_CONV2D_PADDED_WEIGHTS: dict = {}
+
+
+def _conv2d_weight_descriptor(weight: torch.Tensor):
+    """A TMA descriptor over the weight as [C_out, R*S, C_in_padded] (channels padded with zeros to a
+    multiple of 8, so every stride is a multiple of 16 bytes); None where the path is unavailable."""
+    if not _tma_available() or weight.element_size() != 2:
+        return None
+    c_out, r, s, c_in = weight.shape
+    padded = -(-c_in // 8) * 8
+    w3 = weight.reshape(c_out, r * s, c_in)
+    if padded != c_in or w3.data_ptr() % 16:
+        key = (weight.data_ptr(), weight._version, tuple(weight.shape), weight.dtype)
+        w3 = _CONV2D_PADDED_WEIGHTS.get(key)
+        if w3 is None:
+            w3 = torch.zeros(c_out, r * s, padded, dtype=weight.dtype, device=weight.device)
+            w3[:, :, :c_in] = weight.reshape(c_out, r * s, c_in)
+            _CONV2D_PADDED_WEIGHTS.clear()  # one padded copy at a time: the last weight seen
+            _CONV2D_PADDED_WEIGHTS[key] = w3
+    return _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [64, 1, 64])
+
+
+def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=None, stride=1, padding=0,
+                   activation: str | None = None, keep_z: bool = False):
+    """(y, z) for NHWC x [N, H, W, C_in] and weight [C_out, R, S, C_in]: y = act(conv + bias + residual)
+    as NHWC [N, out_h, out_w, C_out]; z, the pre-activation, when ``keep_z`` and there is an activation."""
+    if x.dim() != 4 or weight.dim() != 4:
+        raise ValueError(f"conv2d: x must be NHWC [N, H, W, C] and weight [C_out, R, S, C_in]; got {tuple(x.shape)} and {tuple(weight.shape)}")
+    if x.shape[3] != weight.shape[3]:
+        raise ValueError(f"conv2d: x has {x.shape[3]} channels, weight expects {weight.shape[3]}")
+    if activation not in (None, "silu"):
+        raise ValueError(f"conv2d: activation {activation!r} is not one of None, 'silu'")
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
+    out_h, out_w = conv2d_out_size(H, R, sh, ph), conv2d_out_size(W, S, sw, pw)
+    if out_h <= 0 or out_w <= 0:
+        raise ValueError(f"conv2d: a {R}x{S} filter with padding {padding} does not fit a {H}x{W} input")
+    x, weight = _conv2d_nhwc(x), weight.contiguous()
+    y = x.new_empty(batch, out_h, out_w, c_out)
+    if residual is not None:
+        if tuple(residual.shape) != tuple(y.shape):
+            raise ValueError(f"conv2d: residual {tuple(residual.shape)} is not the output's NHWC shape {tuple(y.shape)}")
+        residual = _conv2d_nhwc(residual)
+    silu = activation == "silu"
+    z = torch.empty_like(y) if keep_z and silu else None
+    if y.numel() == 0:
+        return y, z
+    gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
+    w_desc = None if gather else _conv2d_weight_descriptor(weight)
+    M = batch * out_h * out_w
+    grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]),)  # noqa: E731
+    flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+    key = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, x.get_device(), x.data_ptr() & 15,
+           weight.data_ptr() & 15, tuple(flags.values()), w_desc is None,
+           None if bias is None else (bias.dtype, bias.data_ptr() & 15),
+           None if residual is None else (residual.dtype, residual.data_ptr() & 15))
+    _conv2d_fwd_launch(key, grid, x, weight, w_desc, bias, residual, z, y, batch, H, W, c_in, out_h, out_w, c_out,
+                       sh, sw, ph, pw, **flags)
+    return y, z
+
+
+def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padding=0) -> torch.Tensor:
+    """dx [N, H, W, C_in] from dz [N, out_h, out_w, C_out] (stride > 1: one subproblem per input phase)."""
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    batch, H, W, c_in = x_shape
+    c_out, R, S, _ = weight.shape
+    out_h, out_w = dz.shape[1], dz.shape[2]
+    dz, weight = _conv2d_nhwc(dz), weight.contiguous()
+    dx = dz.new_empty(batch, H, W, c_in)
+    if dx.numel() == 0:
+        return dx
+    M = batch * (-(-H // sh)) * (-(-W // sw))
+    grid = lambda meta: (-(-M // meta["BLOCK_M"]), -(-c_in // meta["BLOCK_N"]), sh * sw)  # noqa: E731
+    key = (tuple(x_shape), dz.shape, weight.shape, sh, sw, ph, pw, dz.dtype, weight.dtype, dz.get_device(),
+           dz.data_ptr() & 15, weight.data_ptr() & 15)
+    _conv2d_dgrad_launch(key, grid, dz, weight, dx, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
+                         R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
+    return dx
+
+
+def _conv2d_wgrad_splits(tiles: int, reduction: int, block_k: int) -> int:
+    """Programs along the pixel reduction: about two waves of 132 SMs, each at least 8 K blocks long."""
+    want = max(1, -(-264 // max(tiles, 1)))
+    return max(1, min(want, reduction // (8 * block_k)))
+
+
+def conv2d_wgrad(dz: torch.Tensor, x: torch.Tensor, weight_shape, stride=1, padding=0) -> torch.Tensor:
+    """dw [C_out, R, S, C_in] = dz^T @ im2col(x), in x's dtype (summed in fp32)."""
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight_shape
+    out_h, out_w = dz.shape[1], dz.shape[2]
+    dz, x = _conv2d_nhwc(dz), _conv2d_nhwc(x)
+    dw = torch.zeros(c_out, R * S * c_in, dtype=torch.float32, device=x.device)
+    M = batch * out_h * out_w
+    if M == 0:
+        return dw.reshape(c_out, R, S, c_in).to(x.dtype)
+    gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
+
+    def grid(meta):
+        cols = -(-(R * S * c_in) // meta["BLOCK_N"]) if gather else R * S * -(-c_in // meta["BLOCK_N"])
+        tiles = -(-c_out // meta["BLOCK_M"]) * cols
+        return (-(-c_out // meta["BLOCK_M"]), cols, _conv2d_wgrad_splits(tiles, M, meta["BLOCK_K"]))
+
+    key = (x.shape, dz.shape, tuple(weight_shape), sh, sw, ph, pw, dz.dtype, x.dtype, x.get_device(),
+           dz.data_ptr() & 15, x.data_ptr() & 15)
+    _conv2d_wgrad_launch(key, grid, dz, x, dw, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
+                         R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+    return dw.reshape(c_out, R, S, c_in).to(x.dtype)
+
+
+def conv2d_silu_dz(dy: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """d loss / d z = dy * silu'(z) (a new tensor)."""
+    dy = _conv2d_nhwc(dy.reshape(z.shape))
+    dz = torch.empty_like(z)
+    n = z.numel()
+    if n:
+        key = (n, dy.dtype, z.dtype, z.get_device(), dy.data_ptr() & 15, z.data_ptr() & 15)
+        _conv2d_silu_bwd_launch(key, lambda meta: (-(-n // meta["BLOCK"]),), dy, z, dz, n)
+    return dz
+
+
+def conv2d_grads(dz, x, weight, has_bias, stride, padding, needs=(True, True, True, True)):
+    """(dx, dweight, dbias, dresidual) from dz = d loss / d (conv + bias + residual)."""
+    dx = conv2d_dgrad(dz, weight, x.shape, stride, padding) if needs[0] else None
+    dw = conv2d_wgrad(dz, x, weight.shape, stride, padding) if needs[1] else None
+    db = dz.sum((0, 1, 2), dtype=torch.float32).to(dz.dtype) if has_bias and needs[2] else None
+    return dx, dw, db, (dz if needs[3] else None)
+
+
+class Conv2dFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, stride, padding, activation):
+        y, z = conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
+        ctx.save_for_backward(x, weight, z)
+        ctx.conv = (bias is not None, residual is not None, stride, padding)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, z = ctx.saved_tensors
+        has_bias, has_residual, stride, padding = ctx.conv
+        dz = conv2d_silu_dz(dy, z) if z is not None else _conv2d_nhwc(dy)
+        needs = ctx.needs_input_grad
+        dx, dw, db, dr = conv2d_grads(dz, x, weight, has_bias, stride, padding,
+                                      (needs[0], needs[1], needs[2], has_residual and needs[3]))
+        return dx, dw, db, dr, None, None, None
+
+
+def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           residual: torch.Tensor | None = None, stride=1, padding=0, activation: str | None = None) -> torch.Tensor:
+    """``act(F.conv2d(x, w, bias) + residual)`` on NHWC tensors: x [N, H, W, C_in], weight
+    [C_out, R, S, C_in] (an nn.Conv2d weight ``.permute(0, 2, 3, 1)``), residual and the result
+    [N, out_h, out_w, C_out]; activation None or "silu"."""
+    if torch.compiler.is_compiling():  # one custom op: no graph break
+        return _conv2d_fwd_op(x, weight, bias, residual, list(_pair(stride)), list(_pair(padding)), activation)[0]
+    tensors = [t for t in (x, weight, bias, residual) if t is not None]
+    if not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        return conv2d_forward(x, weight, bias, residual, stride, padding, activation)[0]
+    return Conv2dFunction.apply(x, weight, bias, residual, stride, padding, activation)
+
+
+def conv2d_fold_bn(weight: torch.Tensor, bias: torch.Tensor | None, bn: torch.nn.BatchNorm2d):
+    """(weight, bias) of the conv followed by ``bn`` in eval mode (running statistics), folded:
+    w' = w * gamma / sqrt(var + eps) per output channel, b' = (b - mean) * gamma / sqrt(var + eps) + beta.
+    ``weight`` is [C_out, ...] in either layout; computed in fp32, returned in weight's dtype."""
+    scale = bn.weight.float() * torch.rsqrt(bn.running_var.float() + bn.eps)
+    folded_w = (weight.float() * scale.reshape(-1, *([1] * (weight.dim() - 1)))).to(weight.dtype)
+    b = bias.float() if bias is not None else torch.zeros_like(scale)
+    folded_b = ((b - bn.running_mean.float()) * scale + bn.bias.float()).to(weight.dtype)
+    return folded_w, folded_b
+
+
+def _custom_op(fn, fake, grad=None, setup=None):
+    """``fn`` as a torch custom op, so ``torch.compile`` keeps the call whole (no graph break) and never
+    traces its body; ``fake`` gives its outputs' shapes, ``grad``/``setup`` its autograd formula. The
+    op is named after this module and the function, so copies of a template in several files do not
+    collide."""
+    namespace = "tritonify_" + "".join(c if c.isalnum() else "_" for c in __name__)
+    op = torch.library.custom_op(f"{namespace}::{fn.__name__}", fn, mutates_args=())
+    op.register_fake(fake)
+    if grad is not None:
+        op.register_autograd(grad, setup_context=setup)
+    return op
+
+
+def _conv2d_fwd(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, residual: torch.Tensor | None,
+                stride: list[int], padding: list[int], activation: str | None) -> tuple[torch.Tensor, torch.Tensor]:
+    y, z = conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
+    return y, (z if z is not None else y.new_empty(0))
+
+
+def _conv2d_fwd_fake(x, weight, bias, residual, stride, padding, activation):
+    out_h = conv2d_out_size(x.shape[1], weight.shape[1], stride[0], padding[0])
+    out_w = conv2d_out_size(x.shape[2], weight.shape[2], stride[1], padding[1])
+    y = x.new_empty(x.shape[0], out_h, out_w, weight.shape[0])
+    return y, (torch.empty_like(y) if activation == "silu" else y.new_empty(0))
+
+
+def _conv2d_bwd(dy: torch.Tensor, z: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, has_bias: bool,
+                stride: list[int], padding: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    dz = conv2d_silu_dz(dy, z) if z.numel() else _conv2d_nhwc(dy).clone()
+    dx, dw, db, _ = conv2d_grads(dz, x, weight, has_bias, stride, padding, (True, True, has_bias, False))
+    return dx, dw, (db if db is not None else dz.new_empty(0)), dz
+
+
+def _conv2d_bwd_fake(dy, z, x, weight, has_bias, stride, padding):
+    return (torch.empty_like(x), torch.empty_like(weight),
+            dy.new_empty(weight.shape[0] if has_bias else 0), torch.empty_like(dy))
+
+
+def _conv2d_grad(ctx, dy, dz_unused):
+    x, weight, z = ctx.saved_tensors
+    has_bias, has_residual, stride, padding = ctx.conv
+    dx, dw, db, dz = _conv2d_bwd_op(dy, z, x, weight, has_bias, stride, padding)
+    return dx, dw, (db if has_bias else None), (dz if has_residual else None), None, None, None
+
+
+def _conv2d_setup(ctx, inputs, output):
+    x, weight, bias, residual, stride, padding, _ = inputs
+    ctx.save_for_backward(x, weight, output[1])
+    ctx.conv = (bias is not None, residual is not None, stride, padding)
+
+
+_conv2d_bwd_op = _custom_op(_conv2d_bwd, _conv2d_bwd_fake)
+_conv2d_fwd_op = _custom_op(_conv2d_fwd, _conv2d_fwd_fake, grad=_conv2d_grad, setup=_conv2d_setup)
+
+
+def conv2d_reference(x, weight, bias=None, residual=None, stride=1, padding=0, activation=None):
+    """PyTorch eager on the same NHWC tensors: cuDNN's conv on channels-last views, then the epilogue ops."""
+    xc = x.permute(0, 3, 1, 2)  # NCHW view of NHWC memory: channels_last
+    wc = weight.permute(0, 3, 1, 2)
+    z = torch.nn.functional.conv2d(xc, wc, bias, stride=stride, padding=padding).permute(0, 2, 3, 1)
+    if residual is not None:
+        z = z + residual
+    return torch.nn.functional.silu(z) if activation == "silu" else z
+
+
+def conv2d_inputs(shape, dtype, device):
+    """(x, weight, bias, residual, stride, padding, activation) for shape (N, H, W, C_in, C_out, R, stride)."""
+    batch, H, W, c_in, c_out, R, stride = shape
+    x = torch.randn(batch, H, W, c_in, dtype=dtype, device=device)
+    weight = torch.randn(c_out, R, R, c_in, dtype=dtype, device=device) / (R * R * c_in) ** 0.5
+    out_h, out_w = conv2d_out_size(H, R, stride, R // 2), conv2d_out_size(W, R, stride, R // 2)
+    bias = 0.1 * torch.randn(c_out, dtype=dtype, device=device)
+    residual = torch.randn(batch, out_h, out_w, c_out, dtype=dtype, device=device)
+    return x, weight, bias, residual, stride, R // 2, "silu"
+
+
+def _conv2d_contract():
+    """The benchmark contract (``tritonify bench THIS_FILE::conv2d``); None without tritonify."""
+    try:
+        from tritonify.kernels.bench import Contract
+    except ImportError:
+        return None
+    return Contract(kernel="_conv2d_fwd_kernel", name="conv2d", entry=conv2d, inputs=conv2d_inputs,
+                    reference=conv2d_reference,
+                    shapes=[(32, 56, 56, CONV2D_CHANNELS, CONV2D_CHANNELS, 3, 1)], dtype=CONV2D_DTYPE, liger=None,
+                    flops=lambda s: 2 * s[0] * (s[1] // s[6]) * (s[2] // s[6]) * s[4] * s[5] * s[5] * s[3],
+                    target=0.9)
+
+
+CONV2D_CONTRACT = _conv2d_contract()
