@@ -58,3 +58,25 @@ def b(x):
     k[(1,)](x.data_ptr(), BLOCK=128)
 """
     assert lint(code, CODE) == []
+
+
+def test_a_host_name_rebound_from_itself_does_not_recurse():
+    code = HEADER + """
+@triton.jit
+def k(x_addr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_addr + offs, 1.0, mask=offs < n)
+
+def launch(x):
+    n = x.numel()
+    n = n + 1
+    addr = x.data_ptr()
+    addr = addr + 0
+    k[(1,)](addr, n, BLOCK=128)
+"""
+    from tritonify.diagnostics.engine import lint_text
+    from tritonify.diagnostics.settings import Settings
+    import textwrap
+    result = lint_text(textwrap.dedent(code), "kernel.py", Settings(select=(CODE,)))
+    assert not any("gave up" in note for note in result.notes)
+    assert result.error is None

@@ -84,15 +84,10 @@ def _launch(ctx: PythonContext, kernel: Kernel, node: ast.Call) -> Launch | None
 
 
 def _enclosing_function(ctx: PythonContext, node: ast.AST) -> ast.FunctionDef | None:
-    """The innermost function whose lines hold the node (no parent map: most files never need one)."""
-    functions = ctx.per_file(("functions-by-span",), lambda: [
-        n for n in ctx.module_nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))])
-    best = None
-    for fn in functions:
-        if fn.lineno <= node.lineno <= fn.end_lineno and node is not fn and (
-                best is None or fn.lineno >= best.lineno):
-            best = fn
-    return best  # type: ignore[return-value]
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return anc  # type: ignore[return-value]
+    return None
 
 
 class Origin(enum.Enum):

@@ -168,58 +168,67 @@ class HostTypes:
         """("tensor" | "int" | "float" | "none" | "bool" | "tuple", how it was seen), or None."""
         if depth > 4:
             return None
+        found = self._kind(expr, depth)
+        if found is None:
+            return None
         text = ast.unparse(expr)
+        if isinstance(expr, ast.Name) and len(self._bindings().get(expr.id, ())) == 1:
+            text = f"{text} = {ast.unparse(self._bindings()[expr.id][0])}"
+        return found, text
+
+    def _kind(self, expr: ast.expr, depth: int) -> str | None:
+        if depth > 4:
+            return None
         if isinstance(expr, ast.Constant):
             value = expr.value
             if value is None:
-                return "none", text
+                return "none"
             if isinstance(value, bool):
-                return "bool", text
+                return "bool"
             if isinstance(value, int):
-                return "int", text
+                return "int"
             if isinstance(value, float):
-                return "float", text
+                return "float"
             return None
         if isinstance(expr, (ast.Tuple, ast.List)):
-            return "tuple", text
+            return "tuple"
         if isinstance(expr, ast.Attribute) and expr.attr == "shape":
-            return "tuple", text
+            return "tuple"
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
-            return ("int", text) if not isinstance(expr.slice, ast.Slice) else ("tuple", text)
+            return "int" if not isinstance(expr.slice, ast.Slice) else "tuple"
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute):
                 if func.attr in _INT_METHODS and not (func.attr == "size" and not expr.args):
-                    return "int", text
+                    return "int"
                 if func.attr in ("stride", "size") and not expr.args:
-                    return "tuple", text
+                    return "tuple"
                 base = func.value
                 if isinstance(base, ast.Name) and base.id == "torch" and func.attr in _TORCH_TENSOR_FACTORIES:
-                    return "tensor", text
+                    return "tensor"
                 if func.attr in _TENSOR_METHODS:
-                    inner = self.kind(base, depth + 1)
-                    if inner is not None and inner[0] == "tensor":
-                        return "tensor", text
+                    inner = self._kind(base, depth + 1)
+                    if inner == "tensor":
+                        return "tensor"
             if isinstance(func, ast.Name) and func.id in ("int", "len"):
-                return "int", text
+                return "int"
             if isinstance(func, ast.Name) and func.id == "float":
-                return "float", text
+                return "float"
             if isinstance(func, ast.Name) and func.id in ("tuple", "list"):
-                return "tuple", text
+                return "tuple"
             return None
         if isinstance(expr, ast.Name):
             values = self._bindings().get(expr.id)
             if not values:
                 return None
-            kinds = {self.kind(v, depth + 1) for v in values}
-            first = next(iter(kinds))
-            if len({k[0] if k else None for k in kinds}) == 1 and first is not None:
-                return first[0], text if len(values) > 1 else f"{text} = {ast.unparse(values[0])}"
+            kinds = {self._kind(v, depth + 1) for v in values}
+            if len(kinds) == 1 and None not in kinds:
+                return kinds.pop()
             return None
         if isinstance(expr, ast.BinOp):
-            left, right = self.kind(expr.left, depth + 1), self.kind(expr.right, depth + 1)
-            if left and right and left[0] == right[0] == "int" and not isinstance(expr.op, ast.Div):
-                return "int", text
+            left, right = self._kind(expr.left, depth + 1), self._kind(expr.right, depth + 1)
+            if left == right == "int" and not isinstance(expr.op, ast.Div):
+                return "int"
         return None
 
 
