@@ -34,6 +34,7 @@ The leading underscore keeps the registry from loading it as a rule.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import NamedTuple
 
 from tritonify.diagnostics.context import PythonContext
@@ -772,6 +773,7 @@ _VENDOR_SEGMENTS = ("ascend", "npu", "cambricon", "mlu", "kunlunxin", "kunlun", 
                     "ppu", "spacemit", "arm")
 
 
+@lru_cache(maxsize=256)
 def vendor_fork(path: str) -> bool:
     """A file whose path names a vendor backend (`backend/_ascend/`, `triton_ascend.py`)."""
     for segment in path.replace("\\", "/").lower().split("/"):
