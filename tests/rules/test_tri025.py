@@ -46,3 +46,19 @@ def test_a_block_value_through_a_block_pointer_is_fine():
         tl.store(p, tl.load(p, mask=offs < n) * 2, mask=offs < n)
     """
     assert lint(code, CODE) == []
+
+
+def test_a_mask_bound_to_a_name_still_names_the_offsets():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    """
+    (f,) = lint(code, CODE)
+    assert "`out_ptr + offs`" in f.message
+    assert "tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)" in fixed(code, f)

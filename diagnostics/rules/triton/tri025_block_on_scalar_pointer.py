@@ -31,7 +31,14 @@ RULE = Rule(
 
 
 def _offsets_of(types: KernelTypes, mask: ast.expr) -> ast.Name | None:
-    """`offs` in a mask `offs < n` (or `(offs < n) & ...`) when `offs` is an int block."""
+    """`offs` in a mask `offs < n` (or `(offs < n) & ...`, or a name bound once to one) when `offs`
+    is an int block."""
+    if isinstance(mask, ast.Name):
+        bound = [n.value for n in types.kernel.nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == mask.id]
+        if len(bound) != 1:
+            return None
+        mask = bound[0]
     for node in ast.walk(mask):
         if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name):
             t = types.of(node.left)
