@@ -16,6 +16,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._access_calls import accesses
+from tritonify.diagnostics.triton_ast import tl_name
 from tritonify.diagnostics.rules.triton._types import KernelTypes, kernel_types, vendor_fork
 
 RULE = Rule(
@@ -26,6 +27,7 @@ RULE = Rule(
     fixable=False,
 )
 
+_FLOAT_TARGETS = {"float16", "bfloat16", "float32", "float64"}
 _ARTICLE = {"int": "an int", "float": "a float", "bool": "a bool", "none": "None"}
 
 
@@ -39,10 +41,10 @@ def origin(types: KernelTypes, expr: ast.expr) -> str | None:
     return None
 
 
-def _guarded(ctx: PythonContext, node: ast.AST, expr: ast.expr) -> bool:
-    """Under an `if`/conditional expression whose test names a value of the pointer expression
+def _guarded(ctx: PythonContext, node: ast.AST, expr: ast.expr, params: list[str]) -> bool:
+    """Under an `if`/conditional expression whose test names a parameter of the pointer expression
     (`if x_ptr is not None:`, `if isinstance(n, tl.tensor) and n.dtype.is_ptr():`)."""
-    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in params}
     for anc in ctx.ancestors(node):
         if isinstance(anc, (ast.If, ast.IfExp, ast.While)):
             if names & {n.id for n in ast.walk(anc.test) if isinstance(n, ast.Name)}:
@@ -63,7 +65,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         for access in accesses(ctx, kernel):
             pointer = access.args["pointer"]
             t = types.of(pointer)
-            if t.kind not in _ARTICLE or _guarded(ctx, access.call, pointer):
+            if t.kind not in _ARTICLE or _guarded(ctx, access.call, pointer, kernel.param_names):
                 continue
             shape = "block" if t.block else "scalar" if t.block is False else "value"
             why = origin(types, pointer)
@@ -73,3 +75,17 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                        "(\"Unsupported ptr type\"); pass the tensor itself to the kernel (not `.data_ptr()` "
                        "or a size) and add the offsets to that pointer")
             yield ctx.finding(pointer, message)
+        for call in kernel.calls():
+            # `x_ptr.to(tl.float32)`: the pointer itself converted to a number ("cannot cast pointer<fp32>
+            # to fp32"); the value it points to was meant.
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "to" and call.args):
+                continue
+            base = types.of(func.value)
+            target = tl_name(ctx.imports, call.args[0])
+            if base.kind == "pointer" and base.origin not in (None, "named as a pointer") \
+                    and target in _FLOAT_TARGETS:
+                text = ast.unparse(func.value)
+                yield ctx.finding(call, f"`{text}` is a pointer ({base.origin}): `.to({ast.unparse(call.args[0])})` "
+                                        f"converts the address, which Triton rejects (\"cannot cast pointer\"); "
+                                        f"load the value first: `tl.load({text} + offsets).to(...)`")
