@@ -81,3 +81,22 @@ def test_sizes_and_runtime_loops_are_not_shapes():
             tl.store(x_ptr + offs, 0.0, mask=offs < n)
     """
     assert lint(code, "TRI019") == []
+
+
+def test_a_plain_local_bound_to_a_number_is_reported_with_a_constexpr_fix():
+    from tests.lintutil import fixed
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr):
+        block_size = 256
+        offs = tl.program_id(0) * block_size + tl.arange(0, block_size)
+        tl.store(x_ptr + offs, 1.0)
+    """
+    (f,) = lint(code, "TRI019")
+    assert "plain local (line 7)" in f.message
+    out = fixed(code, f)
+    assert "    block_size: tl.constexpr = 256\n" in out
+    compile(out, "fixed.py", "exec")

@@ -31,7 +31,6 @@ def test_messages_carry_the_inferred_shapes():
     messages = [f.message for f in lint_fixture("TRI021.py", "TRI021")]
     assert any("[32, 64]" in m and "[32, 32]" in m and "K 64 vs 32" in m for m in messages)
     assert any("[16, 32] and [16]" in m for m in messages)
-    assert any("tl.sum(a * x[None, :], axis=1)" in m for m in messages)
     assert any("autotune configs" in m for m in messages)
 
 

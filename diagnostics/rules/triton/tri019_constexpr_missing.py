@@ -90,6 +90,43 @@ def _fix(ctx: PythonContext, param: Param) -> Fix | None:
     return Fix(title=f"Annotate `{param.name}: {annotation}`", edits=(edit,), applicability=Applicability.SAFE)
 
 
+def _plain_local(kernel: Kernel, name: str) -> ast.Assign | None:
+    """The one `name = <number expression>` of a kernel local bound nowhere else (no annotation,
+    no loop, no tuple unpacking): Triton makes such a local a run-time tensor."""
+    if kernel.param(name) is not None:
+        return None
+    found: list[ast.Assign] = []
+    for node in kernel.walk():
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name and len(node.targets) == 1:
+                    found.append(node)
+                elif name in {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}:
+                    return None
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension, ast.With, ast.NamedExpr)):
+            target = getattr(node, "target", None)
+            targets = [target] if target is not None else [i.optional_vars for i in getattr(node, "items", [])]
+            if any(t is not None and name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
+                return None
+    if len(found) != 1:
+        return None
+    value = found[0].value
+    numeric = isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool)
+    numeric = numeric or isinstance(value, ast.BinOp) and all(
+        isinstance(n, (ast.Constant, ast.Name, ast.BinOp, ast.operator, ast.Load)) for n in ast.walk(value))
+    return found[0] if numeric else None
+
+
+def _local_fix(ctx: PythonContext, assign: ast.Assign, name: str) -> Fix | None:
+    tl = tl_alias(ctx.imports)
+    if tl is None:
+        return None
+    target = assign.targets[0]
+    line, col, end_line, end_col = ctx.source.node_range(target)
+    edit = Edit(line, col, end_line, end_col, f"{name}: {tl}.constexpr")
+    return Fix(title=f"Annotate `{name}: {tl}.constexpr = ...`", edits=(edit,), applicability=Applicability.SAFE)
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.is_helper or _is_device_function(kernel):
@@ -104,6 +141,16 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             for expr in exprs:
                 for name in _names(expr):
                     param = kernel.param(name.id)
+                    if param is None and name.id not in reported:
+                        assign = _plain_local(kernel, name.id)
+                        if assign is not None:
+                            reported.add(name.id)
+                            fix = _local_fix(ctx, assign, name.id)
+                            yield ctx.finding(name, f"`{name.id}` is {what} but a plain local (line {assign.lineno}): "
+                                                    "Triton makes an unannotated local a run-time tensor and "
+                                                    f"rejects it as a shape; write `{name.id}: tl.constexpr = "
+                                                    f"{ast.unparse(assign.value)}`", [fix] if fix else [])
+                        continue
                     if param is None or name.id in reported or flow.is_constexpr(name.id) or flow.is_local(name.id):
                         continue
                     reported.add(name.id)

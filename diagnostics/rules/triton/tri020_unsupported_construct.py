@@ -326,6 +326,11 @@ class _KernelChecker:
                       "supported\"); iterate a tuple literal such as `(0, 1, 2, 3)`, or use a "
                       "`tl.static_range` loop")
 
+    def _left_to_tri031(self) -> bool:
+        """TRI031 (in the default set) reports a plain function called from a kernel when it runs."""
+        settings = self.ctx.settings
+        return settings is not None and settings.enabled("TRI031", self.ctx.source.path)
+
     def _call(self, call: ast.Call, reported: set[str]) -> Iterator[Finding]:
         name = call.func.id
         if name in self.locals or name in reported:
@@ -338,7 +343,7 @@ class _KernelChecker:
             yield from self._report(
                 call.func, f"`{name}` is not available in a @triton.jit function (NameError \"{name} is not "
                            f"defined\"); {hint}")
-        elif name in self.plain_functions:
+        elif name in self.plain_functions and not self._left_to_tri031():
             reported.add(name)
             yield from self._report(
                 call.func, f"`{name}` is a plain Python function: a kernel can call only @triton.jit functions "

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._types import dot_rank_problem, kernel_types
 from tritonify.diagnostics.rules.triton._shapes import (
     REDUCTIONS,
     KernelShapes,
@@ -105,6 +106,9 @@ class _KernelChecker:
         if a is None or b is None:
             return None
         sa, sb = self.shape(a, self.shapes.rank_scenario), self.shape(b, self.shapes.rank_scenario)
+        types = kernel_types(self.ctx).get(self.kernel.node)
+        if types is not None and dot_rank_problem(types, call) is not None:
+            return None   # a scalar or 1-D operand: TRI028 (in the default set) reports it
         if sa is not None and sb is not None and not (len(sa) == len(sb) and len(sa) in (2, 3)):
             ta, tb = _text(self.ctx, a), _text(self.ctx, b)
             hint = (f"for a matrix-vector product use `tl.sum({ta} * {tb}[None, :], axis=1)`"

@@ -1,0 +1,189 @@
+"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument this Triton lacks.
+
+`tl.tanh`, `tl.libdevice.exp`, `tl.math.pow`, `tl.load(..., dtype=...)`, `tl.sum(x, keepdims=True)`,
+`tl.program_id(3)`: the kernel stops compiling with an `AttributeError`/`TypeError` inside
+Triton's code generator. What exists is read from `diagnostics/triton_api/api.json` (every Triton
+release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), for the
+version installed in the environment (else the newest). Checked: attribute paths under
+`triton.language` (`tl.X`, `tl.math.X`, `tl.extra.cuda.libdevice.X`, through any import alias),
+keywords and the number of positional arguments of the functions called, required arguments,
+`tl.program_id`/`tl.num_programs` axes (0, 1 or 2), and methods called on a value the type
+inference knows is a Triton tensor.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.model import Finding, Severity
+from tritonify.diagnostics.registry import Rule
+from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
+from tritonify.diagnostics.triton_api import for_version, history, versions
+from tritonify.diagnostics.triton_ast import tl_name
+
+RULE = Rule(
+    code="TRI026",
+    name="unknown-triton-api",
+    summary="triton.language name, keyword or argument that the installed Triton does not have",
+    severity=Severity.ERROR,
+    fixable=False,
+)
+
+# Attributes of `tl.tensor` set in its constructor (not methods of the class body).
+_TENSOR_ATTRIBUTES = {"shape", "dtype", "type", "numel", "handle"}
+
+
+def _short(path: str) -> str:
+    return path.replace("triton.language", "tl", 1)
+
+
+# Modules of triton.language that are not recorded (`tl.core.X` is resolved to `tl.X`).
+_UNRECORDED = {"core", "standard", "semantic", "random", "_utils", "target_info"}
+
+
+def _rooted_in_triton(ctx: PythonContext, node: ast.Attribute, roots: dict[str, bool]) -> bool:
+    """The chain starts at a name bound to a module of triton (`tl`, `triton`, `libdevice`)."""
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id not in roots:
+        path = ctx.imports.resolve(root) or ""
+        roots[root.id] = path == "triton" or path.startswith("triton.")
+    return roots[root.id]
+
+
+def _through_private_module(node: ast.Attribute) -> bool:
+    chain = node.value
+    while isinstance(chain, ast.Attribute):
+        if chain.attr in _UNRECORDED:
+            return True
+        chain = chain.value
+    return node.attr.startswith("_")
+
+
+_REDUCTIONS = {"max": "maximum", "min": "minimum", "sum": None, "argmax": None, "argmin": None,
+               "xor_sum": None, "reduce_or": None, "cumsum": None, "cumprod": None}
+
+
+def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
+    """`tl.max(x, 0.0)`, `tl.min(a, n)`: the second argument of a reduction is its axis, which must
+    be a constexpr int (or None); `tl.max(0, x)` reduces a Python number."""
+    axis = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    elementwise = _REDUCTIONS[name]
+    hint = (f"; for the element-wise {elementwise} of two values use `tl.{elementwise}(a, b)`"
+            if elementwise else "")
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, (int, float)) \
+            and not isinstance(call.args[0].value, bool):
+        return (f"`{ast.unparse(call)}` reduces the number `{ast.unparse(call.args[0])}`: `tl.{name}` takes a "
+                f"tensor and an axis{hint}")
+    if axis is None or not call.args or types.of(call.args[0]).block is not True:
+        return None     # a scalar input: Triton returns it as it is (Liger's softmax relies on that)
+    t = types.of(axis)
+    bad = (isinstance(axis, ast.Constant) and isinstance(axis.value, float)) or t.block is True or (
+        t.is_runtime and not isinstance(axis, ast.Constant))
+    if not bad:
+        return None
+    return (f"`{ast.unparse(call)}`: the second argument of `tl.{name}` is the axis to reduce, which must be a "
+            f"constexpr int, and `{ast.unparse(axis)}` is not{hint}")
+
+
+def _version_guarded(ctx: PythonContext, fn: ast.FunctionDef) -> bool:
+    """Defined under a module-level `if`/`try` (one definition per Triton version, chosen on import)."""
+    return any(isinstance(stmt, (ast.If, ast.Try)) and stmt.lineno <= fn.lineno <= stmt.end_lineno
+               for stmt in ctx.tree.body)
+
+
+def _keyword_history(path: str, keyword: str) -> str:
+    had = [v for v in versions() if (s := for_version(v).signature(path)) and keyword in s["params"]]
+    if not had:
+        return ""
+    return f"; `{keyword}` exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
+
+
+def _call_problem(api, path: str, call: ast.Call) -> str | None:
+    sig = api.signature(path)
+    if sig is None:
+        return None
+    params = sig["params"]
+    if not sig["varkw"]:
+        for kw in call.keywords:
+            if kw.arg and kw.arg not in params:
+                return (f"`{_short(path)}` has no keyword `{kw.arg}` (it takes {', '.join(params) or 'none'})"
+                        f"{_keyword_history(path, kw.arg)}")
+    if sig.get("class") or sig["varargs"] or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(kw.arg is None for kw in call.keywords):
+        return None
+    if len(call.args) > len(params):
+        return f"`{_short(path)}` takes at most {len(params)} positional arguments ({', '.join(params)}), not {len(call.args)}"
+    given = set(params[:len(call.args)]) | {kw.arg for kw in call.keywords}
+    missing = [p for p in sig["required"] if p not in given]
+    if missing:
+        return f"`{_short(path)}` needs `{'`, `'.join(missing)}`"
+    return None
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    if vendor_fork(ctx.source.path):
+        return
+    api = for_version()
+    all_types = kernel_types(ctx)
+    roots: dict[str, bool] = {}
+    for kernel in ctx.kernels:
+        if _version_guarded(ctx, kernel.node):
+            continue
+        reported: set[int] = set()
+        nodes = kernel.nodes
+        inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and id(node) not in inner:
+                if not _rooted_in_triton(ctx, node, roots):
+                    continue
+                path = ctx.imports.resolve(node)
+                if not path or _through_private_module(node):
+                    continue
+                missing = api.lookup(path)
+                if missing is None:
+                    continue
+                module, name = missing
+                hint = api.suggestion(module, name)
+                had = history(f"{module}.{name}")
+                if had:
+                    hint = (f"it exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
+                            + f" (pin that version, or port the code){'; ' + hint if hint else ''}")
+                reported.add(id(node))
+                yield ctx.finding(node, f"`{_short(module)}` has no `{name}` in Triton {api.version}: the "
+                                        f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}")
+            elif isinstance(node, ast.Call):
+                path = ctx.imports.resolve(node.func)
+                if path and path.startswith("triton.language.") and id(node.func) not in reported \
+                        and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)) \
+                        and api.lookup(path) is None:
+                    problem = _call_problem(api, path, node)
+                    if problem:
+                        head, _, tail = problem.partition("; ")
+                        yield ctx.finding(node, f"{head} in Triton {api.version}: the kernel does not compile"
+                                                f"{'; ' + tail if tail else ''}")
+                        continue
+                name = tl_name(ctx.imports, node.func)
+                if name in _REDUCTIONS and kernel.node in all_types:
+                    problem = _reduction_problem(all_types[kernel.node], node, name)
+                    if problem:
+                        yield ctx.finding(node, problem)
+                        continue
+                if name in ("program_id", "num_programs"):
+                    axis = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+                    if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value not in (0, 1, 2):
+                        yield ctx.finding(axis, f"`tl.{name}` axis must be 0, 1 or 2, not {axis.value}: a grid has "
+                                                "three dimensions; fold the others into one axis (`pid // n`, `pid % n`)")
+                        continue
+                if name is None and isinstance(node.func, ast.Attribute) and kernel.node in all_types:
+                    method = node.func.attr
+                    t = all_types[kernel.node].of(node.func.value)
+                    if t.is_tensor and t.kind != "pointer" and method not in api.tensor_methods \
+                            and method not in _TENSOR_ATTRIBUTES and not method.startswith("__"):
+                        yield ctx.finding(node.func, f"a Triton tensor has no method `{method}` in Triton "
+                                                     f"{api.version}: the kernel does not compile; use the "
+                                                     f"`tl.` function instead")

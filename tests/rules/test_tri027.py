@@ -1,0 +1,91 @@
+from tritonify.diagnostics.model import Severity
+
+from tests.lintutil import FIXTURES, lint, lint_fixture, marked_lines
+from tests.rules.frontend_check import frontend_errors, marked_kernels, needs_triton
+
+CODE = "TRI027"
+
+
+def test_fixture_flags_exactly_the_marked_lines():
+    findings = lint_fixture(f"{CODE}.py", CODE)
+    assert [f.line for f in findings] == marked_lines(f"{CODE}.py", CODE)
+    assert all(f.severity is Severity.ERROR for f in findings)
+
+
+@needs_triton
+def test_marked_kernels_are_exactly_the_ones_triton_rejects():
+    path = FIXTURES / f"{CODE}.py"
+    errors = frontend_errors(path)
+    expected = marked_kernels(path, CODE)
+    assert set(errors) == set(expected)
+    wrong = {name: errors[name] for name, marked in expected.items() if marked != (errors[name] is not None)}
+    assert wrong == {}
+
+
+from tests.lintutil import fixed  # noqa: E402
+
+CHAINED = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, h, w, H, W):
+    if 0 <= h < H and 0 <= w < W:
+        tl.store(x_ptr + h * W + w, 1.0)
+
+def launch(x):
+    k[(1,)](x, 1, 2, 3, 4)
+"""
+
+
+def test_chained_comparisons_follow_the_triton_version(monkeypatch):
+    monkeypatch.setenv("TRITONIFY_TRITON_VERSION", "3.6.0")
+    findings = lint(CHAINED, CODE)
+    assert len(findings) == 2 and "simultaneous multiple comparison" in findings[0].message
+    out = fixed(CHAINED, findings[0])
+    assert "if ((0 <= h) & (h < H)) and 0 <= w < W:" in out
+    compile(out, "fixed.py", "exec")
+    monkeypatch.setenv("TRITONIFY_TRITON_VERSION", "3.9.0")
+    assert lint(CHAINED, CODE) == []
+
+
+def test_a_square_is_fixed_to_a_product():
+    code = (FIXTURES / "TRI027.py").read_text()
+    pow_finding = next(f for f in lint_fixture("TRI027.py", CODE) if "`x ** 2`" in f.message)
+    assert "tl.store(out_ptr + offs, x * x)" in fixed(code, pow_finding)
+
+
+def test_constexpr_powers_and_tuple_indexing_at_compile_time_are_fine():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, shape, BLOCK: tl.constexpr, P: tl.constexpr):
+        offs = tl.arange(0, BLOCK * 2 ** P)
+        for i in tl.static_range(2):
+            tl.store(x_ptr + offs * shape[i], 1.0)
+
+    def launch(x):
+        k[(1,)](x, x.shape, BLOCK=64, P=1)
+    """
+    assert lint(code, CODE) == []
+
+
+def test_a_tuple_indexed_by_a_run_time_loop_index_is_reported():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, shape, ndim):
+        stride = 1
+        for d in range(ndim):
+            stride *= shape[d]
+        tl.store(x_ptr, stride)
+
+    def launch(x):
+        k[(1,)](x, x.shape, x.dim())
+    """
+    (f,) = lint(code, CODE)
+    assert "`shape[d]`" in f.message and "tl.static_range" in f.message
