@@ -58,16 +58,22 @@ def _spread_index(index: ast.expr) -> bool:
     return False
 
 
+def _is_zeros_buffer(ctx: PythonContext, node: ast.AST) -> bool:
+    """`name = torch.zeros(...)` (or `zeros_like`, `.new_zeros`): one statement that makes a buffer."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and isinstance(node.value, ast.Call):
+        f = node.value.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in _ZEROS:
+            return name == "new_zeros" or (ctx.imports.resolve(f) or "").startswith("torch.")
+    return False
+
+
 def _zeros_buffers(ctx: PythonContext, func: ast.FunctionDef) -> dict[str, ast.Assign]:
     found = {}
     for node in ctx.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Call):
-            f = node.value.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            path = ctx.imports.resolve(f) or ""
-            if name in _ZEROS and (path.startswith("torch.") or name == "new_zeros"):
-                found.setdefault(node.targets[0].id, node)
+        if _is_zeros_buffer(ctx, node):
+            found.setdefault(node.targets[0].id, node)
     return found
 
 
@@ -80,6 +86,10 @@ def _launched(ctx: PythonContext, func: ast.FunctionDef, name: str) -> bool:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    # The screen: a function has a buffer only where the module has one (one walk of the module,
+    # not one walk per function, nested functions included).
+    if not any(_is_zeros_buffer(ctx, n) for n in ctx.module_nodes):
+        return
     for func in (n for n in ctx.module_nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         buffers = _zeros_buffers(ctx, func)
         if not buffers:
