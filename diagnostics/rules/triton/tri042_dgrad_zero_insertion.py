@@ -16,6 +16,7 @@ Quiet where the stride is not a name that says so (no guess at what a spacing me
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -33,8 +34,13 @@ RULE = Rule(
 _ZEROS = {"zeros", "zeros_like", "new_zeros"}
 
 
+# A call of a subscript (`kernel[grid](`): `]`, then blanks, line continuations, closing brackets or
+# comments, then `(`. Without one nothing is launched, so nothing can fire.
+_SUBSCRIPT_CALL = re.compile(r"\][\s\\)]*(?:#[^\n]*\n[\s\\)]*)*\(")
+
+
 def may_fire(text: str) -> bool:
-    return "zeros" in text and "stride" in text
+    return "zeros" in text and "stride" in text and _SUBSCRIPT_CALL.search(text) is not None
 
 
 def _says_stride(node: ast.AST) -> bool:
