@@ -36,11 +36,15 @@ _ZEROS = {"zeros", "zeros_like", "new_zeros"}
 
 # A call of a subscript (`kernel[grid](`): `]`, then blanks, line continuations, closing brackets or
 # comments, then `(`. Without one nothing is launched, so nothing can fire.
-_SUBSCRIPT_CALL = re.compile(r"\][\s\\)]*(?:#[^\n]*\n[\s\\)]*)*\(")
+_GAP = r"[\s\\)]*(?:#[^\n]*\n[\s\\)]*)*"
+_SUBSCRIPT_CALL = re.compile(r"\]" + _GAP + r"\(")
+# A call of `zeros`, `zeros_like` or `new_zeros` (the only buffers the rule reads), the same gap allowed.
+_ZEROS_CALL = re.compile(r"(?<!\w)(?:new_)?zeros(?:_like)?" + _GAP + r"\(")
 
 
 def may_fire(text: str) -> bool:
-    return "zeros" in text and "stride" in text and _SUBSCRIPT_CALL.search(text) is not None
+    return ("zeros" in text and "stride" in text and _ZEROS_CALL.search(text) is not None
+            and _SUBSCRIPT_CALL.search(text) is not None)
 
 
 def _says_stride(node: ast.AST) -> bool:
