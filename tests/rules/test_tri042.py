@@ -30,4 +30,7 @@ def test_files_without_zeros_or_strides_are_not_parsed_for_it():
     from tritonify.diagnostics.rules.triton import tri042_dgrad_zero_insertion as rule
 
     assert not rule.may_fire("x = torch.empty(3)\n")
-    assert rule.may_fire("buf = torch.zeros(n)\nbuf[::stride] = g\n")
+    assert rule.may_fire("buf = torch.zeros(n)\nbuf[::stride] = g\nkernel[grid](buf)\n")
+    assert rule.may_fire("buf = torch.zeros(n)\nbuf[::stride] = g\n(kernel[grid])  # c\n(buf)\n")
+    # nothing launched (no `x[...](`): it cannot fire, so the file is not parsed for it
+    assert not rule.may_fire("buf = torch.zeros(n)\nbuf[::stride] = g\n")

@@ -138,7 +138,7 @@ class HostTypes:
         if self._values is None:
             values: dict[str, list[ast.expr]] = {}
             # A launch at module level reads module-level bindings only (not every function's).
-            nodes = ast.walk(self.host) if self.host is not None else iter(self.ctx.tree.body)
+            nodes = self.ctx.walk(self.host) if self.host is not None else iter(self.ctx.tree.body)
             for node in nodes:
                 if isinstance(node, ast.Assign):
                     for target in node.targets:

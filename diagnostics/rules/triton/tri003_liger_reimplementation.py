@@ -249,10 +249,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         return   # Liger's own source and tests keep their kernels on purpose
     if getattr(ctx.settings, "liger_first", True) is False:
         return   # the project opted out of the Liger-first policy
-    if provider_reason(ctx.source.path, ctx.source.text) is not None:
-        return   # the kernels are this package's product (an aten provider, a vendored copy)
     helpers = {k.name: k.node for k in ctx.kernels}
     reported: dict[str, list[str]] = {}
+    provider_checked = False   # asked once a kernel passes the cheap screens (it reads the text and the folder)
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
             continue  # a helper's work is judged where it is inlined; a reference is kept to check
@@ -260,6 +259,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
         if _deliberate_numerics(ctx, kernel):
             continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
+        if not provider_checked:
+            provider_checked = True
+            if provider_reason(ctx.source.path, ctx.source.text) is not None:
+                return   # the kernels are this package's product (an aten provider, a vendored copy)
         graph = build_graph(kernel, ctx.imports, helpers)
         if graph is None:
             continue

@@ -85,11 +85,16 @@ def _never_used(ctx: PythonContext, kernel) -> bool:
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
-        if _never_used(ctx, kernel):
-            continue  # dead code: its prints never run
+        dead = None  # asked only once the kernel has a print (it scans the whole module)
         for call in kernel.calls():
             kind = _print_kind(ctx, call)
-            if kind is None or in_constexpr_branch(ctx, call, kernel):
+            if kind is None:
+                continue
+            if dead is None:
+                dead = _never_used(ctx, kernel)
+            if dead:
+                break  # dead code: its prints never run
+            if in_constexpr_branch(ctx, call, kernel):
                 continue
             stmt = ctx.parents.get(call)
             fixes = _delete_fix(ctx, stmt) if isinstance(stmt, ast.Expr) else []

@@ -16,6 +16,7 @@ Quiet where the stride is not a name that says so (no guess at what a spacing me
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
@@ -33,8 +34,17 @@ RULE = Rule(
 _ZEROS = {"zeros", "zeros_like", "new_zeros"}
 
 
+# A call of a subscript (`kernel[grid](`): `]`, then blanks, line continuations, closing brackets or
+# comments, then `(`. Without one nothing is launched, so nothing can fire.
+_GAP = r"[\s\\)]*(?:#[^\n]*\n[\s\\)]*)*"
+_SUBSCRIPT_CALL = re.compile(r"\]" + _GAP + r"\(")
+# A call of `zeros`, `zeros_like` or `new_zeros` (the only buffers the rule reads), the same gap allowed.
+_ZEROS_CALL = re.compile(r"(?<!\w)(?:new_)?zeros(?:_like)?" + _GAP + r"\(")
+
+
 def may_fire(text: str) -> bool:
-    return "zeros" in text and "stride" in text
+    return ("zeros" in text and "stride" in text and _ZEROS_CALL.search(text) is not None
+            and _SUBSCRIPT_CALL.search(text) is not None)
 
 
 def _says_stride(node: ast.AST) -> bool:
@@ -58,16 +68,22 @@ def _spread_index(index: ast.expr) -> bool:
     return False
 
 
+def _is_zeros_buffer(ctx: PythonContext, node: ast.AST) -> bool:
+    """`name = torch.zeros(...)` (or `zeros_like`, `.new_zeros`): one statement that makes a buffer."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and isinstance(node.value, ast.Call):
+        f = node.value.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in _ZEROS:
+            return name == "new_zeros" or (ctx.imports.resolve(f) or "").startswith("torch.")
+    return False
+
+
 def _zeros_buffers(ctx: PythonContext, func: ast.FunctionDef) -> dict[str, ast.Assign]:
     found = {}
     for node in ctx.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Call):
-            f = node.value.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            path = ctx.imports.resolve(f) or ""
-            if name in _ZEROS and (path.startswith("torch.") or name == "new_zeros"):
-                found.setdefault(node.targets[0].id, node)
+        if _is_zeros_buffer(ctx, node):
+            found.setdefault(node.targets[0].id, node)
     return found
 
 
@@ -80,6 +96,10 @@ def _launched(ctx: PythonContext, func: ast.FunctionDef, name: str) -> bool:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    # The screen: a function has a buffer only where the module has one (one walk of the module,
+    # not one walk per function, nested functions included).
+    if not any(_is_zeros_buffer(ctx, n) for n in ctx.module_nodes):
+        return
     for func in (n for n in ctx.module_nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         buffers = _zeros_buffers(ctx, func)
         if not buffers:
