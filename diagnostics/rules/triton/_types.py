@@ -34,6 +34,7 @@ The leading underscore keeps the registry from loading it as a rule.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -786,6 +787,15 @@ def vendor_fork(path: str) -> bool:
 def kernel_types(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     """Types of every jit function of the file, computed once per file."""
     return ctx.per_file(("kernel-types",), lambda: _infer(ctx))
+
+
+def typed_kernels(ctx: PythonContext) -> Iterator[tuple[Kernel, KernelTypes]]:
+    """Each kernel of the file with its types (none for a vendor fork's), for the rules built on them."""
+    all_types = kernel_types(ctx)
+    for kernel in ctx.kernels:
+        types = all_types.get(kernel.node)
+        if types is not None:
+            yield kernel, types
 
 
 def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:

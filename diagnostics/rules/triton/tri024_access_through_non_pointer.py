@@ -17,7 +17,7 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._access_calls import accesses
 from tritonify.diagnostics.triton_ast import tl_name
-from tritonify.diagnostics.rules.triton._types import KernelTypes, kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import KernelTypes, typed_kernels
 
 RULE = Rule(
     code="TRI024",
@@ -55,13 +55,7 @@ def _guarded(ctx: PythonContext, node: ast.AST, expr: ast.expr, params: list[str
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if vendor_fork(ctx.source.path):
-        return
-    all_types = kernel_types(ctx)
-    for kernel in ctx.kernels:
-        types = all_types.get(kernel.node)
-        if types is None:
-            continue
+    for kernel, types in typed_kernels(ctx):
         for access in accesses(ctx, kernel):
             pointer = access.args["pointer"]
             t = types.of(pointer)

@@ -19,7 +19,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._access_calls import accesses
-from tritonify.diagnostics.rules.triton._types import KernelTypes, kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import KernelTypes, typed_kernels
 
 RULE = Rule(
     code="TRI025",
@@ -48,13 +48,7 @@ def _offsets_of(types: KernelTypes, mask: ast.expr) -> ast.Name | None:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if vendor_fork(ctx.source.path):
-        return
-    all_types = kernel_types(ctx)
-    for kernel in ctx.kernels:
-        types = all_types.get(kernel.node)
-        if types is None:
-            continue
+    for kernel, types in typed_kernels(ctx):
         for access in accesses(ctx, kernel):
             pointer = access.args["pointer"]
             p = types.of(pointer)

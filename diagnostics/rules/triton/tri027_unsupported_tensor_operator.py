@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import typed_kernels
 from tritonify.diagnostics.triton_api import for_version
 
 RULE = Rule(
@@ -56,14 +56,8 @@ def _bad_index(node: ast.expr) -> bool:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if vendor_fork(ctx.source.path):
-        return
     api = for_version()
-    all_types = kernel_types(ctx)
-    for kernel in ctx.kernels:
-        types = all_types.get(kernel.node)
-        if types is None:
-            continue
+    for kernel, types in typed_kernels(ctx):
         loop_iters = {id(n.iter) for n in kernel.nodes if isinstance(n, ast.For)}
         for node in kernel.nodes:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and "__pow__" not in api.tensor_methods:

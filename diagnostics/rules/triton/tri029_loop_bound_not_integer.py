@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import typed_kernels
 from tritonify.diagnostics.triton_ast import tl_name
 
 RULE = Rule(
@@ -27,13 +27,7 @@ RULE = Rule(
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if vendor_fork(ctx.source.path):
-        return
-    all_types = kernel_types(ctx)
-    for kernel in ctx.kernels:
-        types = all_types.get(kernel.node)
-        if types is None:
-            continue
+    for kernel, types in typed_kernels(ctx):
         for node in kernel.walk():
             if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
                 continue

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._types import VType, kernel_types, vendor_fork
+from tritonify.diagnostics.rules.triton._types import VType, typed_kernels
 
 RULE = Rule(
     code="TRI030",
@@ -34,13 +34,7 @@ def _describe(t: VType) -> str:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if vendor_fork(ctx.source.path):
-        return
-    all_types = kernel_types(ctx)
-    for kernel in ctx.kernels:
-        types = all_types.get(kernel.node)
-        if types is None:
-            continue
+    for kernel, types in typed_kernels(ctx):
         seen: set[tuple[str, int]] = set()
         for where, changes in (("loop", types.loop_carried), ("branch", types.branch_changes)):
             for name, stmt, before, after, node in changes:
