@@ -513,28 +513,18 @@ def register(server: TritonifyServer) -> InspectFeature:
     server.on_settings_changed.append(feature.settings_changed)
     server.on_shutdown.append(feature.stop)
 
-    @server.command(INSPECT)
-    async def inspect_on_request(*args):
-        try:
-            return await feature.inspect_on_request(args)
-        except Exception as exc:
-            server.log(types.MessageType.Error, f"{INSPECT} failed: {exc!r}\n{traceback.format_exc()}")
-            return {"ok": False, "error": f"{INSPECT} failed inside the server: {type(exc).__name__}: {exc}"}
+    def command(name: str, handler, failed: dict) -> None:
+        """Register `handler` for `name`; a failure inside it is logged and answered as `failed` with the error."""
+        @server.command(name)
+        async def run(*args):
+            try:
+                return await handler(args)
+            except Exception as exc:
+                server.log(types.MessageType.Error, f"{name} failed: {exc!r}\n{traceback.format_exc()}")
+                return {**failed, "error": f"{name} failed inside the server: {type(exc).__name__}: {exc}"}
 
-    @server.command(SHOW_ASSEMBLY)
-    async def show_assembly(*args):
-        try:
-            return await feature.show_assembly(args)
-        except Exception as exc:
-            server.log(types.MessageType.Error, f"{SHOW_ASSEMBLY} failed: {exc!r}\n{traceback.format_exc()}")
-            return {"error": f"{SHOW_ASSEMBLY} failed inside the server: {type(exc).__name__}: {exc}"}
-
-    @server.command(COMPILE_WITH_DEFINITIONS)
-    async def compile_with_definitions(*args):
-        try:
-            return await feature.compile_with_definitions(args)
-        except Exception as exc:
-            server.log(types.MessageType.Error, f"{COMPILE_WITH_DEFINITIONS} failed: {exc!r}\n{traceback.format_exc()}")
-            return {"ok": False, "error": f"{COMPILE_WITH_DEFINITIONS} failed inside the server: {type(exc).__name__}: {exc}"}
+    command(INSPECT, feature.inspect_on_request, {"ok": False})
+    command(SHOW_ASSEMBLY, feature.show_assembly, {})
+    command(COMPILE_WITH_DEFINITIONS, feature.compile_with_definitions, {"ok": False})
 
     return feature
