@@ -29,6 +29,8 @@ MAP: list[tuple[str, list[str]]] = [
                             "tests/rules/test_liger_scope.py", "tests/test_liger_api.py", "tests/test_liger_recall.py"]),
     ("diagnostics/ncu/", ["tests/ncu"]),
     ("diagnostics/compile/", ["tests/compile"]),
+    ("tools/ncu/", ["tests/ncu"]),
+    ("tools/compile/", ["tests/compile"]),
     ("diagnostics/cuda/", ["tests/rules/test_cud001.py", "tests/rules/test_cud002.py", "tests/test_cuda_embedded.py"]),
     ("diagnostics/workspace_index.py", ["tests/test_workspace_index.py", "tests/rules"]),
     ("diagnostics/incremental.py", ["tests/test_incremental.py", "tests/server"]),

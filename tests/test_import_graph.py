@@ -5,8 +5,9 @@ Layers, lowest first; a module may import its own layer and the layers below it,
     infra        shared infrastructure (child processes, version, exit codes, NVML): imports nothing else
     contract     the server <-> extension contract (JSON files and their loader): imports nothing else
     references   the Markdown pages and their lookup
-    diagnostics  the analysis: lint engine, rules, ncu, compile
+    diagnostics  the pure analysis: lint engine, rules, ncu pages and patterns, compile findings
     kernels      templates and the benchmark harness (may use the analysis, e.g. to find kernels)
+    tools        what starts processes or runs user code: ncu runs, the report reader, compile children
     server       LSP glue                 \\ glue: nothing below imports them
     cli          the command line          / (cli may start the server; the server never imports cli)
     tritonify    the package root: the version and `python -m tritonify` (nothing imports it)
@@ -28,9 +29,10 @@ ALLOWED = {
     "references": {"infra"},
     "diagnostics": {"infra", "references"},
     "kernels": {"infra", "references", "diagnostics"},
-    "server": {"infra", "contract", "references", "diagnostics", "kernels"},
-    "cli": {"infra", "contract", "references", "diagnostics", "kernels", "server"},
-    "tritonify": {"infra", "contract", "references", "diagnostics", "kernels", "server", "cli"},
+    "tools": {"infra", "references", "diagnostics", "kernels"},
+    "server": {"infra", "contract", "references", "diagnostics", "kernels", "tools"},
+    "cli": {"infra", "contract", "references", "diagnostics", "kernels", "tools", "server"},
+    "tritonify": {"infra", "contract", "references", "diagnostics", "kernels", "tools", "server", "cli"},
 }
 
 

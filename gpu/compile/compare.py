@@ -105,7 +105,7 @@ def _loc_free(ptx: str) -> str:
 
 # ----------------------------------------------------------------------------------- predict
 def predict(path: Path, kernel_name: str, spec: dict, arch: int) -> dict:
-    from tritonify.diagnostics.compile.service import inspect_kernel
+    from tritonify.tools.compile.service import inspect_kernel
 
     result = inspect_kernel(path.read_text(encoding="utf-8"), str(path), kernel_name, target=arch,
                             specialization=spec, listings=("ptx",), trusted=True, use_cache=False, timeout=600)
@@ -298,7 +298,7 @@ def versus_ncu_fixture(raw_csv: Path, only: set | None) -> tuple[dict, list]:
     triton version is in its env.json: when it differs, registers need not agree."""
     import gzip
 
-    from tritonify.diagnostics.compile.service import inspect_kernel
+    from tritonify.tools.compile.service import inspect_kernel
 
     opener = gzip.open if raw_csv.suffix == ".gz" else open
     with opener(raw_csv, "rt") as f:
