@@ -357,9 +357,9 @@ class ReaderProcess:
 
     def __init__(self, ncu: str | None = None):
         env = dict(os.environ)
-        home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/diagnostics/ncu/)
+        home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/tools/ncu/)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), home) if p)
-        self.proc = subprocess.Popen([*module_command("tritonify.diagnostics.ncu.report_reader"), "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([*module_command("tritonify.tools.ncu.report_reader"), "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
 
     def read(self, report: str, kernels: list[str] | None = None, timeout: float = 120) -> dict:

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
-from tritonify.diagnostics.ncu.gpu_info import gpu_info
-from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
+from tritonify.tools.ncu.gpu_info import gpu_info
+from tritonify.tools.ncu.ncu_tool import export_pages, require_ncu
 
 if TYPE_CHECKING:
     from tritonify.diagnostics.ncu.diagnose import Diagnosis
@@ -321,7 +321,7 @@ def _read_and_diagnose(report: str, kernel: str, ncu: str, texts: dict, progress
     """Through `ncu_report` (in the child `reader`, one load of the report) when it works, else
     through `ncu --import --csv` exports (`TRITONIFY_NCU_READER=csv` forces those)."""
     from tritonify.diagnostics.ncu.diagnose import diagnose_pages, diagnose_parsed
-    from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+    from tritonify.tools.ncu.report_reader import ReaderUnavailable, read_report
 
     if reader is not None:
         try:
@@ -345,7 +345,7 @@ def _start_reader(ncu: str, warnings: list[str]):
     """The ncu_report child, started before the profiled run so its imports overlap it."""
     if os.environ.get("TRITONIFY_NCU_READER", "") == "csv":
         return None
-    from tritonify.diagnostics.ncu.report_reader import ReaderProcess
+    from tritonify.tools.ncu.report_reader import ReaderProcess
 
     try:
         return ReaderProcess(ncu)
