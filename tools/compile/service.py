@@ -30,6 +30,7 @@ from tritonify.diagnostics.compile.targets import (
     default_target,
     parse_target,
 )
+from tritonify.kernels.bench.discovery import contract_dtype
 from tritonify.tools.compile import cache as result_cache
 from tritonify.tools.compile.runner import WorkerError, run_worker
 
@@ -90,8 +91,8 @@ def inspect_kernel(text: str, path: str, kernel: str | None, *, target=None, ove
             raise InspectError(f"{path}: name the kernel as FILE::KERNEL (kernels: {names})")
         raise InspectError(f"{path}: no @triton.jit kernel named {kernel!r} (kernels: {names})")
     try:
-        plan = build_plan(tree, found, imports, path=path, overrides=overrides, arg_types=arg_types,
-                          divisible=divisible, pointer_dtype=dtype)
+        plan = build_plan(tree, found, imports, overrides=overrides, arg_types=arg_types, divisible=divisible,
+                          pointer_dtype=dtype, contract_dtype=None if dtype else contract_dtype(path, found.name))
     except SignatureError as exc:
         raise InspectError(str(exc)) from exc
     if specialization is not None:
