@@ -3,23 +3,26 @@
 The child gets a copy of the editor's text (so unsaved edits compile, and line numbers are the
 user's), a JSON request, and an environment that pins what changes the code: no interpreter
 mode, `TRITON_DEFAULT_FP_FUSION` explicit (its default flips in 3.10), and the ptxas log on.
-On timeout the child's whole process group is killed (ptxas included), and `stop_all_workers()`
-kills every running one (the language server calls it at shutdown, so no compile outlives it).
+It writes each cubin beside the copy and names the `cuobjdump` / `nvdisasm` of its Triton; the
+parent runs them on the cubins (`disassemble`). Every process starts through
+`tritonify.infra.child_process` in its own process group: on timeout the group is killed (ptxas
+included), and `stop_all_workers()` kills every running one (the language server calls it at
+shutdown, so no compile outlives it).
 """
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
-from tritonify.infra.child_process import stop_group
+from tritonify.infra.child_process import OK, TIMEOUT, kill_job, run_process
 
 WORKER = Path(__file__).with_name("compile_child.py")
-_RUNNING: set[subprocess.Popen] = set()
+TOOL_TIMEOUT_S = 60.0
+_RUNNING: set[int] = set()          # process groups of the running workers and their tools
 _RUNNING_LOCK = threading.Lock()
 
 
@@ -44,6 +47,23 @@ def child_env(base: dict | None = None) -> dict:
     return env
 
 
+def _run(argv: list[str], *, what: str, timeout_s: float, cwd: str | None = None, env: dict | None = None):
+    """`run_process` with the child's group registered for `stop_all_workers` while it runs."""
+    pids: list[int] = []
+
+    def started(pid: int) -> None:
+        pids.append(pid)
+        with _RUNNING_LOCK:
+            _RUNNING.add(pid)
+
+    try:
+        return run_process(argv, what=what, timeout_s=timeout_s, cwd=cwd, env=env, on_started=started,
+                           kill_grace_s=0, tail_lines=80)
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.difference_update(pids)
+
+
 def run_worker(text: str, path: str, request: dict, *, python: str | None = None, timeout: float = 120.0) -> dict:
     """Compile per `request` in a child; return the worker's JSON result."""
     python = python or sys.executable
@@ -56,41 +76,56 @@ def run_worker(text: str, path: str, request: dict, *, python: str | None = None
                    module_name=f"tritonify_inspect_{stem}")
         req_file = Path(tmp) / "request.json"
         req_file.write_text(json.dumps(req), encoding="utf-8")
-        try:
-            proc = subprocess.Popen([python, str(WORKER), str(req_file)], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, env=child_env(), cwd=tmp,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise WorkerError(f"cannot start {python}: {exc}", kind="no-python") from exc
-        with _RUNNING_LOCK:
-            _RUNNING.add(proc)
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stop_group(proc, 0)
-            out, err = proc.communicate()
+        outcome = _run([python, str(WORKER), str(req_file)], what="the compile worker", timeout_s=timeout,
+                       cwd=tmp, env=child_env())
+        err = outcome.stderr
+        if outcome.status == "not-started":
+            raise WorkerError(f"cannot start {python}: {outcome.message.rpartition(': ')[2]}", kind="no-python")
+        if outcome.status == TIMEOUT:
             raise WorkerError(f"compiling took longer than {timeout:g} s and was stopped "
                               "(a large BLOCK with few warps can keep ptxas busy for minutes)",
                               kind="timeout", stderr=err[-2000:])
-        finally:
-            with _RUNNING_LOCK:
-                _RUNNING.discard(proc)
-        last = next((line for line in reversed(out.splitlines()) if line.startswith("{")), None)
+        last = next((line for line in reversed(outcome.stdout.splitlines()) if line.startswith("{")), None)
         if last is None:
             tail = err.strip()[-1500:]
             if "No module named 'triton'" in err:
                 raise WorkerError(f"{python} cannot import triton: pick the interpreter that has it",
                                   kind="no-triton", stderr=tail)
-            raise WorkerError(f"the compile worker exited with code {proc.returncode} and no result", stderr=tail)
+            raise WorkerError(f"the compile worker exited with code {outcome.returncode} and no result", stderr=tail)
         result = json.loads(last)
+        disassemble(result, request.get("want", []))
         result["compiled_path"] = str(source)
         return result
 
 
+def disassemble(result: dict, want: list[str]) -> None:
+    """Fill each compiled job's `res_usage` (`cuobjdump -res-usage`) and, when wanted, `sass`
+    (`nvdisasm -g -c`) from the cubin the child wrote, with the tools the child named; "" without
+    the tool, `<failed: ...>` when it fails."""
+    tools = result.pop("tools", None) or {}
+    for job in result.get("jobs") or []:
+        cubin = job.pop("cubin", None)
+        if not cubin:
+            continue
+        job["res_usage"] = _run_tool(tools.get("cuobjdump"), ["-res-usage", cubin])
+        if "sass" in want:
+            job["sass"] = _run_tool(tools.get("nvdisasm"), ["-g", "-c", cubin])
+
+
+def _run_tool(tool: str | None, args: list[str]) -> str:
+    if not tool:
+        return ""
+    outcome = _run([tool, *args], what=Path(tool).name, timeout_s=TOOL_TIMEOUT_S)
+    if outcome.status == OK:
+        return outcome.stdout
+    return f"<failed: {(outcome.stderr.strip() or outcome.message)[:300]}>"
+
+
 def stop_all_workers() -> int:
-    """Kill every compile worker still running (with its ptxas); the number killed."""
+    """Kill every compile worker still running (with its ptxas) and the tools reading its cubins;
+    the number killed."""
     with _RUNNING_LOCK:
         running = list(_RUNNING)
-    for proc in running:
-        stop_group(proc, 0)
+    for pid in running:
+        kill_job(pid)
     return len(running)
