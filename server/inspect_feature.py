@@ -32,12 +32,12 @@ from functools import cached_property
 
 from lsprotocol import types
 
-from tritonify.tools.compile.runner import stop_all_workers
 from tritonify.server.analysis import without_bom
 from tritonify.server.app import TritonifyServer
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex, split_lines
+from tritonify.tools.compile.runner import stop_all_workers
 
 SOURCE_KEY = "inspect"
 INSPECT = "tritonify.inspect"   # the request: compile the document's kernels now (and on its saves)
@@ -289,17 +289,15 @@ class InspectFeature:
         workspace: `-I`, run in a temporary folder; nothing of triton is imported, only found)."""
         known = self._triton_found.get(python)
         if known is None:
-            import subprocess
             import tempfile
 
-            try:
-                with tempfile.TemporaryDirectory(prefix="tritonify-probe-") as tmp:
-                    proc = subprocess.run([python, "-I", "-c", "import importlib.util, sys; "
-                                           "sys.exit(importlib.util.find_spec('triton') is None)"],
-                                          cwd=tmp, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
-                known = proc.returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                known = False
+            from tritonify.infra.child_process import OK, run_process
+
+            with tempfile.TemporaryDirectory(prefix="tritonify-probe-") as tmp:
+                outcome = run_process([python, "-I", "-c", "import importlib.util, sys; "
+                                       "sys.exit(importlib.util.find_spec('triton') is None)"],
+                                      what="the triton probe", cwd=tmp, timeout_s=PROBE_TIMEOUT_S, kill_grace_s=0)
+            known = outcome.status == OK
             self._triton_found[python] = known
         return known
 
