@@ -6,9 +6,10 @@ imports and definitions), so it happens here, in a child started through
 listings) is the pure `tritonify.diagnostics.compile`.
 
 Modules (one job each):
-  compile_child  the child process (stdlib + triton only): builds the kernel, compiles, runs cuobjdump/nvdisasm
+  compile_child  the child process (stdlib + triton only): builds the kernel, compiles, writes each cubin
   kernel_source  the source-only build the child uses (none of the file's statements is executed)
-  runner         starts the child with the user's interpreter, timeout, process-group kill
+  runner         starts the child with the user's interpreter (timeout, process-group kill) and
+                 cuobjdump/nvdisasm on its cubins
   cache          on-disk results keyed by the definitions' text, request, target, interpreter, child
   service        the API below
 
