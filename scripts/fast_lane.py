@@ -52,6 +52,7 @@ MAP: list[tuple[str, list[str]]] = [
     ("benchmarks/realworld/", ["tests/test_precision_study.py", "tests/test_corpus_reach.py"]),
     ("README.md", ["tests/test_readme.py"]),
     ("examples/", ["tests/test_readme.py", "tests/rules"]),
+    ("scripts/fast_lane.py", ["tests/test_fast_lane.py"]),
     ("scripts/", ["tests/test_readme.py"]),
     ("gpu/", ["tests/test_one_timer.py"]),
 ]
