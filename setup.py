@@ -14,8 +14,9 @@ FOLDERS = {
     "tritonify": "tritonify",          # the package root only: the version and `python -m tritonify`
     "cli": "tritonify.cli",
     "server": "tritonify.server",
-    "diagnostics": "tritonify.diagnostics",
+    "diagnostics": "tritonify.diagnostics",   # the pure analysis: reads text and reports, starts nothing
     "kernels": "tritonify.kernels",
+    "tools": "tritonify.tools",               # what starts processes or runs user code (ncu, compile children)
     "references": "tritonify.references",
     "infra": "tritonify.infra",
     "contract": "tritonify.contract",     # the server <-> extension contract (JSON), read at run time

@@ -59,7 +59,7 @@ export function serverCommand(inputs: CommandInputs): ServerCommand {
         env.PYTHONPATH = current ? `${inputs.bundledLibs}${path.delimiter}${current}` : inputs.bundledLibs;
     }
     if (inputs.ncuPath) {
-        env.TRITONIFY_NCU = inputs.ncuPath;   // read by diagnostics/ncu/ncu_tool.find_ncu
+        env.TRITONIFY_NCU = inputs.ncuPath;   // read by tools/ncu/ncu_tool.find_ncu
     }
     env.PYTHONUNBUFFERED = '1';
     env.PYTHONIOENCODING = 'utf-8';

@@ -1,8 +1,9 @@
 """Run a long job (benchmark, profile) in a child process that can be watched and stopped.
 
 The one place where Tritonify starts, watches, stops and classifies a child process: the language
-server (`run_job`, async) and the benchmark harness (with the CLI's `bench`) and its
-sweeps (`run_process`, from threads; `tritonify.kernels.bench.bench_jobs`) all come here. Why a child
+server (`run_job`, async), the benchmark harness (with the CLI's `bench`) and its sweeps
+(`run_process`, from threads; `tritonify.kernels.bench.bench_jobs`), the ncu runs and the compile
+children (`tritonify.tools`), the git and interpreter probes all come here. Why a child
 process: a benchmark runs the user's kernels, which may crash the interpreter, exhaust memory or
 hang; none of that may take the caller down with it. So the child:
 
@@ -16,7 +17,10 @@ Every way a job can end gets a one-line message a person can act on (`JobResult.
 
 The core (`run_process`) is synchronous: threads read the pipes and the calling thread waits,
 polling the cancel probe. `run_job` runs that core on a thread of its own, so the server's event
-loop stays free, and hands the callbacks back to the loop.
+loop stays free, and hands the callbacks back to the loop. `PipedChild` is a child started early
+and sent its one request later on stdin (ncu's report reader).
+
+No other module of Tritonify imports `subprocess`, forks or execs (tests/test_import_graph.py).
 """
 from __future__ import annotations
 
@@ -255,6 +259,8 @@ def run_process(
     merge_output: bool = False,
     tail_lines: int = STDERR_TAIL_LINES,
     kill_grace_s: float | None = None,
+    while_running: Callable[[], None] | None = None,
+    sweep: bool = True,
 ) -> JobResult:
     """Run `argv` as a child process and wait (blocking this thread) for it, its timeout, or `cancelled()`.
 
@@ -262,9 +268,12 @@ def run_process(
     is also kept in the tail (the last `tail_lines`). `merge_output` sends the child's stdout into the
     same stream as its stderr (for a child whose result travels in a file), and `stdout` is then empty.
     A stop (timeout, cancel) sends SIGTERM and SIGKILL after `kill_grace_s` (default `KILL_GRACE_S`;
-    0: SIGKILL at once). `timeout_s=None` waits as long as it takes. Never raises for anything the
-    child does; raises TypeError for a string instead of a list, and re-raises an exception of the
-    waiting thread (KeyboardInterrupt) after killing the process group.
+    0: SIGKILL at once). `timeout_s=None` waits as long as it takes. `while_running()` is called
+    once, on this thread, as soon as the child runs (work that overlaps it); what it raises stops the
+    group and propagates. Once the child has exited, what it left in its group is killed, unless
+    `sweep=False`. Never raises for anything the child does; raises TypeError for a string instead
+    of a list, and re-raises an exception of the waiting thread (KeyboardInterrupt, or one of
+    `while_running`) after killing the process group.
     """
     _check_argv(argv)
     grace_s = KILL_GRACE_S if kill_grace_s is None else kill_grace_s
@@ -277,8 +286,6 @@ def run_process(
     except OSError as exc:
         return JobResult(NOT_STARTED, f"cannot start {what}: {argv[0]}: {exc.strerror or exc}")
 
-    if on_started is not None:
-        _safe_call(on_started, proc.pid)
     tail: deque = deque(maxlen=tail_lines)
     chunks: list[bytes] = []
     line_stream = proc.stdout if merge_output else proc.stderr
@@ -287,6 +294,10 @@ def run_process(
         readers[proc.stdout] = _reader(_read_stdout, proc.stdout, chunks)
     stopped_by_us: str | None = None
     try:
+        if on_started is not None:
+            _safe_call(on_started, proc.pid)
+        if while_running is not None:
+            while_running()
         while proc.poll() is None:
             if cancelled is not None and _safe_call(cancelled):
                 stopped_by_us = CANCELLED
@@ -300,7 +311,7 @@ def run_process(
         raise
     if stopped_by_us:
         stop_group(proc, grace_s)
-    else:
+    elif sweep:
         signal_group(proc.pid, signal.SIGKILL)  # grandchildren the job left behind
     deadline = time.monotonic() + READER_WAIT_S
     for reader in readers.values():
@@ -319,6 +330,45 @@ def run_process(
     else:
         status, message = describe_exit(rc if rc is not None else -1, list(tail), what)
     return JobResult(status, message, rc, stdout, list(tail), duration)
+
+
+# ---- a child started early and asked once -----------------------------------------------------
+
+class PipedChild:
+    """A child started now and sent its one request later, on stdin; its answer is what it writes on
+    stdout before it exits (ncu's report reader: it imports ncu_report while the profiled run is
+    still going). In its own process group like every job; `close()` kills the group."""
+
+    def __init__(self, argv: Sequence[str], *, what: str = "child", env: dict | None = None,
+                 cwd: str | None = None):
+        _check_argv(argv)
+        self.what = what
+        self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True)
+
+    def ask(self, request: str, timeout_s: float) -> JobResult:
+        """Send `request`, close stdin, wait up to `timeout_s` for the child to exit (then its group
+        is killed: status TIMEOUT); stdout is the answer, the stderr tail the error lines."""
+        start = time.monotonic()
+        try:
+            out, err = self.proc.communicate(request.encode("utf-8"), timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return JobResult(TIMEOUT, f"{self.what} gave no answer within {timeout_s:g} s; its process group was stopped",
+                             duration_s=time.monotonic() - start)
+        except BaseException:
+            self.close()
+            raise
+        signal_group(self.proc.pid, signal.SIGKILL)   # what it left behind
+        tail = err.decode("utf-8", errors="replace").splitlines()[-STDERR_TAIL_LINES:]
+        status, message = describe_exit(self.proc.returncode, tail, self.what)
+        return JobResult(status, message, self.proc.returncode, out.decode("utf-8", errors="replace"), tail,
+                         time.monotonic() - start)
+
+    def close(self) -> None:
+        """Kill the child's process group (nothing when it is gone) and reap it."""
+        if self.proc.poll() is None:
+            stop_group(self.proc, 0)
 
 
 # ---- the event loop's view --------------------------------------------------------------------

@@ -131,7 +131,7 @@ def applicable_templates(templates: list[Any], analysis: Analysis, line: int) ->
 def template_edit(server: TritonifyServer, analysis: Analysis, name: str, line: int) -> types.WorkspaceEdit | None:
     for template in load_templates(server):
         if getattr(template, "name", None) == name:
-            from tritonify.diagnostics.template_insert import template_insert_edits
+            from tritonify.kernels.templates.insert import template_insert_edits
 
             # imports merged (never duplicated), body placed at module level; a snippet where the client takes one
             snippet = _snippet_edits_supported(server) and analysis.version is not None

@@ -8,7 +8,7 @@ command `tritonify.inspect [uri]` compiles the document's kernels; from then on 
 document compiles it again (never per keystroke: a cold compile takes seconds), until it is
 closed. Only in a trusted workspace, while the setting `inspect.enabled` is on, and for documents
 of at most INSPECT_MAX_CHARS (larger ones are linted, not compiled). What runs: nothing of the file.
-Each kernel is built from its own source text (`mode=SOURCE_ONLY`, diagnostics/compile/
+Each kernel is built from its own source text (`mode=SOURCE_ONLY`, tools/compile/
 kernel_source.py): its `def`, its jit helpers, literal constants, literal autotune configs; a
 kernel that needs more gets a lens "not inspected: needs NAME". How: `inspect_file` in a thread
 of this feature's own executor; it compiles in a child process with the user's interpreter
@@ -32,12 +32,12 @@ from functools import cached_property
 
 from lsprotocol import types
 
-from tritonify.diagnostics.compile.runner import stop_all_workers
 from tritonify.server.analysis import without_bom
 from tritonify.server.app import TritonifyServer
 from tritonify.server.diagnostics_feature import to_diagnostic
 from tritonify.server.documents import lint_path, open_document
 from tritonify.server.positions import LineIndex, split_lines
+from tritonify.tools.compile.runner import stop_all_workers
 
 SOURCE_KEY = "inspect"
 INSPECT = "tritonify.inspect"   # the request: compile the document's kernels now (and on its saves)
@@ -270,7 +270,8 @@ class InspectFeature:
 
     def _compile(self, text: str, path: str, config: CompileConfig) -> tuple[list, str | None]:
         """In the executor's thread: (results, problem). Blocks for seconds on a cache miss."""
-        from tritonify.diagnostics.compile.service import SOURCE_ONLY, InspectError, inspect_file, resolve_target
+        from tritonify.diagnostics.compile.result import InspectError
+        from tritonify.tools.compile.service import SOURCE_ONLY, inspect_file, resolve_target
 
         try:
             arch = self._targets.get(config.target)
@@ -288,17 +289,15 @@ class InspectFeature:
         workspace: `-I`, run in a temporary folder; nothing of triton is imported, only found)."""
         known = self._triton_found.get(python)
         if known is None:
-            import subprocess
             import tempfile
 
-            try:
-                with tempfile.TemporaryDirectory(prefix="tritonify-probe-") as tmp:
-                    proc = subprocess.run([python, "-I", "-c", "import importlib.util, sys; "
-                                           "sys.exit(importlib.util.find_spec('triton') is None)"],
-                                          cwd=tmp, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
-                known = proc.returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                known = False
+            from tritonify.infra.child_process import OK, run_process
+
+            with tempfile.TemporaryDirectory(prefix="tritonify-probe-") as tmp:
+                outcome = run_process([python, "-I", "-c", "import importlib.util, sys; "
+                                       "sys.exit(importlib.util.find_spec('triton') is None)"],
+                                      what="the triton probe", cwd=tmp, timeout_s=PROBE_TIMEOUT_S, kill_grace_s=0)
+            known = outcome.status == OK
             self._triton_found[python] = known
         return known
 
@@ -417,7 +416,7 @@ class InspectFeature:
         return {"ok": True, "message": message + (f" ({', '.join(failed)} not: see the lens)" if failed else "")}
 
     async def show_assembly(self, args: tuple) -> dict:
-        from tritonify.diagnostics.compile.service import InspectError, assembly_view
+        from tritonify.diagnostics.compile.result import InspectError, assembly_view
 
         usage = f"{SHOW_ASSEMBLY} takes the document URI, the kernel name, the variant index and \"sass\" or \"ptx\""
         if len(args) < 3:
@@ -442,7 +441,8 @@ class InspectFeature:
     async def compile_with_definitions(self, args: tuple) -> dict:
         """The command of a "not inspected: needs ..." lens: compile that kernel running the file's
         definitions (worker.load_definitions), because the user asked, in a trusted workspace only."""
-        from tritonify.diagnostics.compile.service import DEFINITIONS, InspectError, inspect_kernel
+        from tritonify.diagnostics.compile.result import InspectError
+        from tritonify.tools.compile.service import DEFINITIONS, inspect_kernel
 
         if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
             return {"ok": False, "error": f"{COMPILE_WITH_DEFINITIONS} takes the document URI and the kernel name"}

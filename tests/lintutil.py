@@ -7,7 +7,7 @@ from pathlib import Path
 from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.fixes import apply_edits, choose_fixes
 from tritonify.diagnostics.settings import Settings
-from tritonify.diagnostics.template_insert import template_insert_edits
+from tritonify.kernels.templates.insert import template_insert_edits
 
 FIXTURES = Path(__file__).parent / "rules" / "fixtures"
 

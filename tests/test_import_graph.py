@@ -5,14 +5,21 @@ Layers, lowest first; a module may import its own layer and the layers below it,
     infra        shared infrastructure (child processes, version, exit codes, NVML): imports nothing else
     contract     the server <-> extension contract (JSON files and their loader): imports nothing else
     references   the Markdown pages and their lookup
-    diagnostics  the analysis: lint engine, rules, ncu, compile
+    diagnostics  the pure analysis: lint engine, rules, ncu pages and patterns, compile findings
     kernels      templates and the benchmark harness (may use the analysis, e.g. to find kernels)
+    tools        what starts processes or runs user code: ncu runs, the report reader, compile children
     server       LSP glue                 \\ glue: nothing below imports them
     cli          the command line          / (cli may start the server; the server never imports cli)
     tritonify    the package root: the version and `python -m tritonify` (nothing imports it)
 
 Every import counts, also those inside functions (a lazy import is still a dependency), and every
 `tritonify.*` import must name a module that exists (found through setup.py's folder mapping).
+
+The cut by side effect: the pure analysis (`diagnostics`, and what it stands on) imports nothing of
+`tools`, and no module but `infra/child_process.py` starts a process: none imports `subprocess`,
+`multiprocessing`, `pty` or `asyncio.subprocess`, or names `os.fork`, `os.exec*`, `os.spawn*`,
+`os.posix_spawn*`, `os.system`, `os.popen`, `asyncio.create_subprocess_*` or a
+`ProcessPoolExecutor` (read statically, like the imports; no exceptions).
 """
 from __future__ import annotations
 
@@ -28,9 +35,10 @@ ALLOWED = {
     "references": {"infra"},
     "diagnostics": {"infra", "references"},
     "kernels": {"infra", "references", "diagnostics"},
-    "server": {"infra", "contract", "references", "diagnostics", "kernels"},
-    "cli": {"infra", "contract", "references", "diagnostics", "kernels", "server"},
-    "tritonify": {"infra", "contract", "references", "diagnostics", "kernels", "server", "cli"},
+    "tools": {"infra", "references", "diagnostics", "kernels"},
+    "server": {"infra", "contract", "references", "diagnostics", "kernels", "tools"},
+    "cli": {"infra", "contract", "references", "diagnostics", "kernels", "tools", "server"},
+    "tritonify": {"infra", "contract", "references", "diagnostics", "kernels", "tools", "server", "cli"},
 }
 
 
@@ -101,6 +109,53 @@ def imports(path: Path, here: str | None = None) -> list[tuple[int, str]]:
     return [(line, name) for line, name in found if name == "tritonify" or name.startswith("tritonify.")]
 
 
+# Modules whose import means starting processes, and the names that start one (a prefix ends in `*`).
+PROCESS_MODULES = ("subprocess", "multiprocessing", "pty", "asyncio.subprocess")
+PROCESS_STARTERS = ("os.fork", "os.forkpty", "os.exec*", "os.spawn*", "os.posix_spawn*", "os.system", "os.popen",
+                    "asyncio.create_subprocess_*", "asyncio.subprocess.create_subprocess_*",
+                    "concurrent.futures.ProcessPoolExecutor")
+PROCESS_RUNNER = "infra/child_process.py"   # the one module that may
+
+
+def _process_module(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in PROCESS_MODULES)
+
+
+def _process_starter(name: str) -> bool:
+    return any(name.startswith(s[:-1]) if s.endswith("*") else name == s for s in PROCESS_STARTERS)
+
+
+def process_starts(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of every import of a process module and every use of a process-starting
+    name in the file, through aliases (`import os as _os; _os.execv`, `from os import fork`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    alias: dict[str, str] = {}       # local name -> the module or object it is bound to
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                if _process_module(a.name):
+                    found.append((node.lineno, a.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                alias[a.asname or a.name] = full
+                if _process_module(node.module) or _process_module(full) or _process_starter(full):
+                    found.append((node.lineno, full))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                parts.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in alias:
+                dotted = ".".join([alias[value.id], *reversed(parts)])
+                if _process_starter(dotted):
+                    found.append((node.lineno, dotted))
+    return sorted(set(found))
+
+
 def package_files() -> list[Path]:
     files = []
     for folder in FOLDERS:
@@ -161,3 +216,46 @@ def test_the_root_holds_only_the_root():
     assert on_disk == ["__init__.py", "__main__.py"], on_disk
     assert module_file("tritonify.cli.main") == ROOT / "cli" / "main.py"
     assert module_file("tritonify.__main__") == ROOT / "tritonify" / "__main__.py"
+
+
+def test_the_analysis_imports_none_of_the_tools():
+    """`tools` (what starts processes or runs user code) sits above the pure side: no layer it
+    stands on may import it, and `tools` imports the analysis, never the glue."""
+    for pure in ("infra", "contract", "references", "diagnostics", "kernels"):
+        assert "tools" not in ALLOWED[pure], pure
+    assert ALLOWED["tools"] <= {"infra", "references", "diagnostics", "kernels"}
+
+
+def test_the_checker_sees_the_analysis_importing_a_tool(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from tritonify.tools.ncu import profile_run\n", encoding="utf-8")
+    found = imports(probe, here="tritonify.diagnostics.ncu.probe")
+    assert (2, "tritonify.tools.ncu.profile_run") in found
+    assert layer("tritonify.tools.ncu.profile_run") == "tools" and "tools" not in ALLOWED["diagnostics"]
+
+
+def test_only_the_process_runner_starts_processes():
+    wrong = []
+    for path in package_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == PROCESS_RUNNER:
+            continue
+        wrong += [f"{rel}:{line}: {name}" for line, name in process_starts(path)]
+    assert not wrong, ("processes started outside infra/child_process.py (use its run_process, run_job or "
+                       "PipedChild):\n" + "\n".join(wrong))
+    assert process_starts(ROOT / PROCESS_RUNNER), "the runner itself is seen starting processes"
+
+
+def test_the_checker_sees_a_planted_process_start(tmp_path):
+    """Every way in: the modules, their members, the os and asyncio starters, through aliases and
+    inside functions; a type name (`asyncio.subprocess.Process` in an annotation) is no start."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import os as _os\nimport asyncio\nfrom concurrent.futures import ProcessPoolExecutor\n"
+        "def f():\n    import subprocess\n    from multiprocessing import Pool\n    _os.execvp('x', ['x'])\n"
+        "    return _os.fork()\n"
+        "async def g(p: asyncio.subprocess.Process):\n    return await asyncio.create_subprocess_exec('x')\n"
+        "from os import posix_spawn as spawn\nos_ok = _os.path.join('a', 'b')\n", encoding="utf-8")
+    assert process_starts(probe) == [
+        (3, "concurrent.futures.ProcessPoolExecutor"), (5, "subprocess"), (6, "multiprocessing.Pool"),
+        (7, "os.execvp"), (8, "os.fork"), (10, "asyncio.create_subprocess_exec"), (11, "os.posix_spawn")]

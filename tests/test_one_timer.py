@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ["gpu", "benchmarks", "kernels", "diagnostics", "server", "cli", "infra"]
+SCANNED = ["gpu", "benchmarks", "kernels", "diagnostics", "tools", "server", "cli", "infra"]
 TIMER = ROOT / "kernels" / "bench" / "timing.py"
 # The primitives a timing recipe is made of.
 PRIMITIVES = {"do_bench", "do_bench_cudagraph", "CUDAGraph", "elapsed_time"}

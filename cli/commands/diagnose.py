@@ -25,7 +25,7 @@ def add_arguments(p):
 
 def run(args) -> int:
     from tritonify.diagnostics.ncu.errors import ProfileError
-    from tritonify.diagnostics.ncu.inputs import load
+    from tritonify.tools.ncu.inputs import load
     from tritonify.diagnostics.ncu.raw_page import PageError
     from tritonify.diagnostics.ncu.render import to_json, to_text
 

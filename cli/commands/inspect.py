@@ -2,7 +2,7 @@
 
 The kernel is compiled for `--target` (default: the local GPU, else sm_90) by Triton in a child
 process running `--python` (default: this interpreter). Running the command is consent to run the
-file's imports and definitions (not its top-level program; see diagnostics/compile/compile_child.py).
+file's imports and definitions (not its top-level program; see tools/compile/compile_child.py).
 Exit code: 0 clean, 1 when a config spills (CMP-K), has low occupancy (CMP-J) or does not compile
 (CMP-FAIL), 2 on bad input.
 """
@@ -46,17 +46,14 @@ def run(args) -> int:
     from tritonify.diagnostics.compile.asm import annotate
     from tritonify.diagnostics.compile.findings import inspect_findings
     from tritonify.diagnostics.compile.render import to_json, to_text
-    from tritonify.diagnostics.compile.service import (
-        InspectError,
-        assembly_view,
-        inspect_kernel,
-    )
+    from tritonify.diagnostics.compile.result import InspectError, assembly_view
     from tritonify.diagnostics.compile.signature import (
         SignatureError,
         parse_assignments,
     )
     from tritonify.diagnostics.settings import MAX_FILE_BYTES
     from tritonify.infra.bounded_read import NotReadable, read_text
+    from tritonify.tools.compile.service import inspect_kernel
 
     file, kernel = _split(args.target)
     path = Path(file)

@@ -110,7 +110,7 @@ def summary_line(diagnoses) -> str:
 
 def run(args) -> int:
     from tritonify.diagnostics.ncu.errors import ProfileError
-    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
+    from tritonify.tools.ncu.profile_run import ProfileRequest, run_profile
     from tritonify.diagnostics.ncu.render import to_json_list, to_text
     from tritonify.kernels.bench.launch import contract_launcher
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonify.diagnostics.compile.service import InspectResult, Position, VariantResult
+from tritonify.diagnostics.compile.result import InspectResult, Position, VariantResult
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.references import page_url
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tritonify.diagnostics.compile.service import InspectResult, VariantResult
+from tritonify.diagnostics.compile.result import InspectResult, VariantResult
 
 
 def summary(v: VariantResult) -> str:

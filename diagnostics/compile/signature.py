@@ -7,7 +7,8 @@ kernel's registers depend on them. Where each value comes from, in order of prec
 2. the kernel's `@triton.autotune` configs (one compile per config; read at run time by the worker,
    placed on their `triton.Config(...)` lines here);
 3. literal keywords at the kernel's launch sites in the same file (`k[grid](..., BLOCK=1024, num_warps=8)`);
-4. the benchmark contract's `dtype` (`Contract(kernel=..., dtype="bfloat16")`) for pointer element types;
+4. the benchmark contract's `dtype` (`Contract(kernel=..., dtype="bfloat16")`) for pointer element types
+   (found beside the file by `tritonify.kernels.bench.discovery.contract_dtype`; the caller passes it);
 5. defaults, each one stated in `Plan.assumptions`: pointers `*fp32` and 16-byte aligned (every torch
    allocation is), integer scalars 4096 (divisible by 16, so Triton adds `tt.divisibility=16` as it
    would at a launch with such sizes), float scalars `fp32`, block-size constexprs 1024 (128/64 for
@@ -21,7 +22,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from tritonify.diagnostics.triton_ast import (
@@ -252,35 +252,13 @@ def _autotune_configs(kernel: Kernel) -> list[ConfigSite]:
     return sites
 
 
-def contract_dtype(path: str | None, kernel: str) -> tuple[str | None, str | None]:
-    """(triton dtype, where) from a `Contract(kernel=KERNEL, dtype=...)` beside the file, by parsing."""
-    if not path:
-        return None, None
-    from tritonify.diagnostics.contract_files import candidate_files
-
-    try:
-        files = candidate_files(Path(path))
-    except OSError:
-        return None, None
-    for file in files:
-        try:
-            tree = ast.parse(Path(file).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and (dotted(node.func) or "").split(".")[-1] == "Contract":
-                names = {_literal(kw.value) for kw in node.keywords if kw.arg in ("kernel", "name")}
-                if kernel in names:
-                    dtype = _literal(getattr(keyword(node, "dtype"), "value", None)) or "bfloat16"
-                    return DTYPES.get(dtype), f"{Path(file).name}:{node.lineno}"
-    return None, None
-
-
-def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: str | None = None,
+def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *,
                overrides: dict | None = None, arg_types: dict | None = None, divisible: bool = True,
-               pointer_dtype: str | None = None) -> Plan:
+               pointer_dtype: str | None = None, contract_dtype: tuple[str, str] | None = None) -> Plan:
     """The compile plan for one kernel. `overrides` are constexprs and options (`--config`);
-    `arg_types` maps parameters to Triton types (`{"x_ptr": "*bf16", "n": "i64"}`)."""
+    `arg_types` maps parameters to Triton types (`{"x_ptr": "*bf16", "n": "i64"}`); pointers are
+    `*pointer_dtype` (`--dtype`), else the benchmark contract's dtype (`contract_dtype`: its torch
+    dtype name and where it is written, `tritonify.kernels.bench.discovery.contract_dtype`), else fp32."""
     overrides = dict(overrides or {})
     arg_types = dict(arg_types or {})
     names = [p.name for p in kernel.params]
@@ -306,7 +284,12 @@ def build_plan(tree: ast.Module, kernel: Kernel, imports: ImportMap, *, path: st
             if value is not None and names[i] not in launch_pos:
                 launch_pos[names[i]] = (value, call.lineno)
 
-    dtype, dtype_from = (pointer_dtype, "--dtype") if pointer_dtype else contract_dtype(path, kernel.name)
+    if pointer_dtype:
+        dtype, dtype_from = pointer_dtype, "--dtype"
+    elif contract_dtype:
+        dtype, dtype_from = DTYPES.get(contract_dtype[0]), contract_dtype[1]
+    else:
+        dtype, dtype_from = None, None
     if dtype and not pointer_dtype:
         assumptions.append(f"pointers are *{dtype} (benchmark contract {dtype_from})")
     elif pointer_dtype:

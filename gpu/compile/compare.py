@@ -105,7 +105,7 @@ def _loc_free(ptx: str) -> str:
 
 # ----------------------------------------------------------------------------------- predict
 def predict(path: Path, kernel_name: str, spec: dict, arch: int) -> dict:
-    from tritonify.diagnostics.compile.service import inspect_kernel
+    from tritonify.tools.compile.service import inspect_kernel
 
     result = inspect_kernel(path.read_text(encoding="utf-8"), str(path), kernel_name, target=arch,
                             specialization=spec, listings=("ptx",), trusted=True, use_cache=False, timeout=600)
@@ -230,6 +230,7 @@ def cpu_rows(arch: int) -> list:
     from triton.compiler import ASTSource
     from tritonify.diagnostics.compile.resources import parse_res_usage
     from tritonify.diagnostics.compile.signature import build_plan, find_kernel
+    from tritonify.kernels.bench.discovery import contract_dtype
 
     sys.path.insert(0, str(PLANTED.parent))
     import planted_triton
@@ -238,7 +239,7 @@ def cpu_rows(arch: int) -> list:
     rows = []
     for name in ("control_copy", "control_softmax", "planted_c_uncoalesced", "control_matmul_fp16"):
         kernel, _, imports = find_kernel(tree, name)
-        plan = build_plan(tree, kernel, imports, path=str(PLANTED))
+        plan = build_plan(tree, kernel, imports, contract_dtype=contract_dtype(PLANTED, name))
         fn = getattr(planted_triton, name)
         constexprs = {k: v for k, v in plan.base_constexprs.items()}
         attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in plan.divisible}
@@ -298,7 +299,7 @@ def versus_ncu_fixture(raw_csv: Path, only: set | None) -> tuple[dict, list]:
     triton version is in its env.json: when it differs, registers need not agree."""
     import gzip
 
-    from tritonify.diagnostics.compile.service import inspect_kernel
+    from tritonify.tools.compile.service import inspect_kernel
 
     opener = gzip.open if raw_csv.suffix == ".gz" else open
     with opener(raw_csv, "rt") as f:

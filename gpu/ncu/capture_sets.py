@@ -40,7 +40,7 @@ LOG: list[dict] = []
 
 def _own_sections():
     sys.path.insert(0, "/tmp/tritonify_path")
-    from tritonify.diagnostics.ncu import profile_run
+    from tritonify.tools.ncu import profile_run
 
     return list(profile_run.SECTIONS), list(profile_run.pattern_metrics())
 

@@ -46,8 +46,8 @@ def run(argv, env=None, timeout=400, stdout=None):
 
 def main() -> int:
     from tritonify.diagnostics.ncu.diagnose import diagnose_pages, diagnose_parsed
-    from tritonify.diagnostics.ncu.profile_run import TRIAGE_SECTIONS, collection_metrics
-    from tritonify.diagnostics.ncu.report_reader import dump_report, parse_dump
+    from tritonify.tools.ncu.profile_run import TRIAGE_SECTIONS, collection_metrics
+    from tritonify.tools.ncu.report_reader import dump_report, parse_dump
     from tritonify.diagnostics.ncu.raw_page import parse_raw
     from tritonify.diagnostics.ncu.details_page import parse_details
     from tritonify.diagnostics.ncu.source_page import parse_source

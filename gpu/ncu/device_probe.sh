@@ -7,7 +7,7 @@ source gpu/ncu/importable.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1; nproc;
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-}"; } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
-python3 -c "import tritonify.cli.main, tritonify.diagnostics.ncu.profile_run; print('import ok')"
+python3 -c "import tritonify.cli.main, tritonify.tools.ncu.profile_run; print('import ok')"
 if [ -n "${READER_PROBE:-}" ]; then
   timeout 200 python3 gpu/ncu/reader_probe.py 2>&1 | tee "$OUT/reader_probe.log" | tail -80
 fi

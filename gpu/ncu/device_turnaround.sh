@@ -8,10 +8,10 @@ source gpu/ncu/importable.sh
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; ncu --version | tail -1; nproc;
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"; } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"; ncu --help | grep -A2 -- "--kill"
-if [ ! -f diagnostics/ncu/sass_warmup.ncu-rep ]; then
-  python3 gpu/ncu/warmup_report.py diagnostics/ncu/sass_warmup.ncu-rep 2>&1 | tail -3
+if [ ! -f tools/ncu/sass_warmup.ncu-rep ]; then
+  python3 gpu/ncu/warmup_report.py tools/ncu/sass_warmup.ncu-rep 2>&1 | tail -3
 fi
-cp diagnostics/ncu/sass_warmup.ncu-rep "$OUT/" 2>/dev/null
+cp tools/ncu/sass_warmup.ncu-rep "$OUT/" 2>/dev/null
 mkdir -p /tmp/sanity && python3 -m tritonify profile gpu/ncu/planted_triton.py::planted_c_uncoalesced --nvtx-range tritonify \
   --format json -o /tmp/sanity/c -- python3 gpu/ncu/run_cases.py --only planted_c_uncoalesced > /tmp/sanity/out.json 2>/tmp/sanity/err.txt
 echo "sanity rc=$?"; python3 -c "import json; d=json.load(open('/tmp/sanity/out.json')); print(d.get('summary'), d.get('error'), d.get('message'))"

@@ -4,5 +4,7 @@
 PKG=/tmp/tritonify_path/tritonify
 rm -rf /tmp/tritonify_path && mkdir -p "$PKG"
 for f in "$PWD"/tritonify/*; do ln -s "$f" "$PKG/"; done
-for d in cli contract diagnostics references kernels server infra; do [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
+# the folders are setup.py's FOLDERS (read, not restated: a new top-level package comes along by itself)
+FOLDERS=$(python3 -c 'import ast; t = ast.parse(open("setup.py").read()); print(" ".join(next(ast.literal_eval(n.value) for n in t.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FOLDERS")))')
+for d in $FOLDERS; do [ "$d" != tritonify ] && [ -e "$PWD/$d" ] && ln -s "$PWD/$d" "$PKG/$d"; done
 export PYTHONPATH=/tmp/tritonify_path PYTHONUNBUFFERED=1

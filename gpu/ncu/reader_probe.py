@@ -29,7 +29,7 @@ KERNELS = ("planted_c_uncoalesced", "control_matmul_fp16")
 
 TIMER = r"""
 import json, sys, time
-from tritonify.diagnostics.ncu.report_reader import load_module
+from tritonify.tools.ncu.report_reader import load_module
 mod = load_module(sys.argv[1])
 out = {}
 def pcs_of(action):
@@ -58,7 +58,7 @@ print(json.dumps(out))
 
 SLICE = r"""
 import json, sys, time
-from tritonify.diagnostics.ncu.report_reader import load_module
+from tritonify.tools.ncu.report_reader import load_module
 t0 = time.time(); mod = load_module(sys.argv[1]); imp = time.time() - t0
 k, n = int(sys.argv[3]), int(sys.argv[4])
 sys.stdin.readline()                      # go: the import is done before the clock starts
@@ -76,7 +76,7 @@ def main() -> int:
     WORK.mkdir()
     env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_CACHE_DIR=str(WORK / "triton_cache"))
     sys.path.insert(0, os.environ.get("PYTHONPATH", "").split(":")[0])
-    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv
+    from tritonify.tools.ncu.profile_run import ProfileRequest, build_ncu_argv
 
     res = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "captures": {}}
     app = [sys.executable, str(HERE / "run_cases.py"), "--only"]

@@ -35,8 +35,8 @@ MARKS = {"connected": "==PROF== Connected", "profiling": "==PROF== Profiling", "
 # ncu has finished, and NVML is not started at all
 SEQUENTIAL = """
 import sys
-import tritonify.diagnostics.ncu.profile_run as p
-from tritonify.diagnostics.ncu.report_reader import ReaderProcess
+import tritonify.tools.ncu.profile_run as p
+from tritonify.tools.ncu.report_reader import ReaderProcess
 class Later:
     def __init__(self, ncu): self.ncu, self.proc = ncu, None
     def read(self, *a, **k): self.proc = ReaderProcess(self.ncu); return self.proc.read(*a, **k)
@@ -82,7 +82,7 @@ def main() -> int:
     app = [sys.executable, str(HERE / "stamp_app.py"), "--only", KERNEL]
     subprocess.run(app, env=env)  # compile once
     sys.path.insert(0, os.environ.get("PYTHONPATH", "").split(":")[0])
-    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv
+    from tritonify.tools.ncu.profile_run import ProfileRequest, build_ncu_argv
 
     def ncu_argv(i, name, extra=(), swap=None):
         req = ProfileRequest(file=str(HERE / "planted_triton.py"), kernel=KERNEL, command=app, nvtx_range="tritonify",
@@ -137,7 +137,7 @@ def main() -> int:
     rep = WORK / "triage_0.ncu-rep"
     if rep.is_file():
         code = ("import cProfile, pstats, io, json, sys, time\n"
-                "from tritonify.diagnostics.ncu.report_reader import dump_report, load_module\n"
+                "from tritonify.tools.ncu.report_reader import dump_report, load_module\n"
                 f"mod = load_module({NCU!r}); pr = cProfile.Profile(); t = time.time(); pr.enable()\n"
                 f"d = dump_report({str(rep)!r}, [{KERNEL!r}], module=mod)\n"
                 "pr.disable(); dt = time.time() - t; s = io.StringIO()\n"

@@ -1,4 +1,4 @@
-"""Capture `diagnostics/ncu/sass_warmup.ncu-rep`: the report the `ncu_report` child reads first.
+"""Capture `tools/ncu/sass_warmup.ncu-rep`: the report the `ncu_report` child reads first.
 
     python3 gpu/ncu/warmup_report.py OUT.ncu-rep     # on a machine with a GPU and ncu
 

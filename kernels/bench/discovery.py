@@ -21,8 +21,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from tritonify.diagnostics.contract_files import candidate_files
 from tritonify.kernels.bench.contract import Contract
+
+
+def contract_path(kernel_file: Path) -> Path:
+    """Where a kernel file's own contract file goes: ``<stem>_contract.py`` beside it."""
+    kernel_file = Path(kernel_file)
+    return kernel_file.with_name(f"{kernel_file.stem}_contract.py")
+
+
+def candidate_files(path: Path) -> list[Path]:
+    """Files that may hold contracts for the kernel file ``path``, existing ones only, in search order
+    (a contract file given as ``path`` is its own only candidate)."""
+    path = Path(path)
+    if path.stem.endswith("_contract") or path.stem.startswith("bench_"):
+        return [path]
+    files = [path, contract_path(path), path.with_name(f"bench_{path.stem}.py")]
+    return [f for f in files if f.is_file()]
 
 
 def parse_target(target: str) -> tuple[str, str | None]:
@@ -102,6 +117,7 @@ class ContractRef:
     name: str          # the kernel (or launcher) name it benchmarks
     file: str
     line: int          # 1-based
+    dtype: str = Contract.dtype   # its ``dtype=`` when a literal, else the Contract's default
 
 
 def _literal_kw(call: ast.Call, name: str) -> str | None:
@@ -144,8 +160,19 @@ def static_contracts(path: Path) -> list[ContractRef]:
                 name = _literal_kw(node, "kernel") or _literal_kw(node, "name") or (
                     _callee_name(entry) if entry is not None else None)
                 if name:
-                    refs.append(ContractRef(name, str(file), node.lineno))
+                    refs.append(ContractRef(name, str(file), node.lineno, _literal_kw(node, "dtype") or Contract.dtype))
     return refs
+
+
+def contract_dtype(path: Path | str | None, kernel: str) -> tuple[str, str] | None:
+    """(torch dtype name, ``file:line``) of the contract for ``kernel`` beside ``path``, by parsing;
+    None without one (the compile inspector's guess for pointer element types)."""
+    if not path:
+        return None
+    for ref in static_contracts(Path(path)):
+        if ref.name == kernel:
+            return ref.dtype, f"{Path(ref.file).name}:{ref.line}"
+    return None
 
 
 def static_perf_reports(path: Path) -> list[ContractRef]:

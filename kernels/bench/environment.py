@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import subprocess
 from pathlib import Path
+
+from tritonify.infra.child_process import run_process
 
 
 def _version(dist: str) -> str | None:
@@ -107,13 +108,10 @@ def git_state(path: Path) -> dict:
     folder = folder if folder.is_dir() else folder.parent
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=False)
+        return run_process(["git", "-C", str(folder), *args], what="git", timeout_s=10, kill_grace_s=0)
 
-    try:
-        head = git("rev-parse", "HEAD")
-        if head.returncode != 0:
-            return {"commit": None, "dirty": None}
-        status = git("status", "--porcelain", "--untracked-files=no")
-        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
-    except (OSError, subprocess.TimeoutExpired):
+    head = git("rev-parse", "HEAD")
+    if not head.ok:
         return {"commit": None, "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}

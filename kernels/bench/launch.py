@@ -35,7 +35,7 @@ def profile_command(file: str, kernel: str) -> list[str] | None:
 
 
 def contract_launcher(file: str, kernel: str) -> tuple[list[str], str] | None:
-    """(argv, NVTX range) for `tritonify.diagnostics.ncu.profile_run.run_profile(..., launcher=)`:
+    """(argv, NVTX range) for `tritonify.tools.ncu.profile_run.run_profile(..., launcher=)`:
     the contract's launcher and the range its measured call runs in; None without a contract."""
     argv = profile_command(file, kernel)
     return (argv, NVTX_RANGE) if argv else None

@@ -184,8 +184,7 @@ def new_contract(kernel_file: Path, kernel_name: str, source_text: str | None = 
     writes and the editor's "Write a benchmark contract" creates. ``source_text`` is the file's text
     (the editor's, unsaved edits included), else it is read. Raises ``ValueError`` saying why there is
     nothing to write: the contract file exists (edit it), the kernel has a contract, or no such kernel."""
-    from tritonify.diagnostics.contract_files import contract_path
-    from tritonify.kernels.bench.discovery import static_contracts
+    from tritonify.kernels.bench.discovery import contract_path, static_contracts
 
     kernel_file = Path(kernel_file)
     dest = contract_path(kernel_file)

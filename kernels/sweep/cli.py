@@ -19,10 +19,9 @@ from tritonify.kernels.sweep.merge import Recorder, merged_result, new_sweep_id
 
 def static_shapes(file: Path, kernel: str | None) -> list[list[int]] | None:
     """The contract's ``shapes=[...]`` when it is a literal (read without importing), else None."""
-    from tritonify.diagnostics.contract_files import candidate_files
     from tritonify.kernels.bench import discovery
 
-    for path in candidate_files(file):
+    for path in discovery.candidate_files(file):
         tree = discovery._parse(path)
         for node in ast.walk(tree) if tree else ():
             if not (isinstance(node, ast.Call) and discovery._callee_name(node.func) == "Contract"):

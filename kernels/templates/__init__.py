@@ -4,7 +4,8 @@ Every template module holds the Triton kernel(s), the launcher with its autotune
 the ``torch.autograd.Function`` where there is a backward, the PyTorch reference and a benchmark
 contract for ``tritonify bench``. This package lists them *statically* (nothing here imports torch
 or triton, so the language server can offer templates without a 2-second import) and renders a
-module's text with its placeholders filled in, as plain text or as an LSP snippet.
+module's text with its placeholders filled in, as plain text or as an LSP snippet. `insert.py`
+(the one module here that is not a template) computes the edits that insert one into a file.
 
 Placeholders:
   name      the identifier prefix every name of the template carries (``rms_norm`` ->

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
-from tritonify.diagnostics.contract_files import candidate_files
 from tritonify.kernels.bench.contract import Contract, ContractError
 from tritonify.kernels.bench.discovery import (
+    candidate_files,
     load_contracts,
     select_contract,
     static_contracts,

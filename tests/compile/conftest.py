@@ -42,7 +42,7 @@ def compile_env(tmp_path_factory):
 @pytest.fixture(scope="session")
 def inspect_fixture(compile_env):
     """inspect(kernel, **kw) on the fixture file, trusted, cached in the session's cache."""
-    from tritonify.diagnostics.compile.service import inspect_kernel
+    from tritonify.tools.compile.service import inspect_kernel
 
     text = FIXTURE.read_text(encoding="utf-8")
 

@@ -2,8 +2,8 @@
 import ast
 import textwrap
 
-from tritonify.diagnostics.compile import compile_child as worker
-from tritonify.diagnostics.compile.cache import (
+from tritonify.tools.compile import compile_child as worker
+from tritonify.tools.compile.cache import (
     definitions_digest,
     load,
     result_key,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 from tritonify.diagnostics.compile.findings import inspect_findings
-from tritonify.diagnostics.compile.service import InspectError, assembly_view
+from tritonify.diagnostics.compile.result import InspectError, assembly_view
 
 from tests.compile.conftest import FIXTURE, marked_line
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import time
 
-from tritonify.diagnostics.compile.cache import definitions_digest
+from tritonify.tools.compile.cache import definitions_digest
 
 KERNEL = '''import triton
 import triton.language as tl

@@ -9,6 +9,7 @@ from tritonify.diagnostics.compile.signature import (
     find_kernel,
     parse_assignments,
 )
+from tritonify.kernels.bench.discovery import contract_dtype
 
 SRC = textwrap.dedent('''
     import triton
@@ -73,7 +74,9 @@ def test_contract_dtype_is_used(tmp_path):
     (tmp_path / "norm_contract.py").write_text(
         "from tritonify.kernels.bench import Contract\n"
         "CONTRACT = Contract(kernel='k', entry=None, inputs=None, reference=None, dtype='bfloat16')\n")
-    p = plan(path=str(kernel_file))
+    found = contract_dtype(kernel_file, "k")
+    assert found == ("bfloat16", "norm_contract.py:2")
+    p = plan(contract_dtype=found)
     assert p.signature["X"] == "*bf16"
     assert any("benchmark contract norm_contract.py:2" in a for a in p.assumptions)
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tritonify.diagnostics.compile.kernel_source import NotLiteral, eval_heuristic, needed_names, read_source
+from tritonify.tools.compile.kernel_source import NotLiteral, eval_heuristic, needed_names, read_source
 
 SOURCE = textwrap.dedent('''\
     import os
@@ -95,7 +95,7 @@ def test_anything_else_in_a_heuristic_is_refused_unevaluated(expr):
 
 def test_compiled_from_source_with_no_statement_of_the_file_run(compile_env, tmp_path):
     pytest.importorskip("triton")
-    from tritonify.diagnostics.compile.service import NOT_INSPECTED, SOURCE_ONLY, inspect_file
+    from tritonify.tools.compile.service import NOT_INSPECTED, SOURCE_ONLY, inspect_file
 
     markers = tmp_path / "markers"
     markers.mkdir()
@@ -116,7 +116,7 @@ def test_compiled_from_source_with_no_statement_of_the_file_run(compile_env, tmp
 
 def test_autotune_configs_that_are_not_literals_are_not_run(compile_env, tmp_path):
     pytest.importorskip("triton")
-    from tritonify.diagnostics.compile.service import SOURCE_ONLY, inspect_kernel
+    from tritonify.tools.compile.service import SOURCE_ONLY, inspect_kernel
 
     marker = tmp_path / "configs-ran"
     text = textwrap.dedent(f'''\
@@ -143,7 +143,7 @@ def test_autotune_configs_that_are_not_literals_are_not_run(compile_env, tmp_pat
 
 def test_a_file_of_many_kernels_compiles_only_the_first_few(compile_env, tmp_path):
     pytest.importorskip("triton")
-    from tritonify.diagnostics.compile.service import NOT_INSPECTED, SOURCE_ONLY, inspect_file
+    from tritonify.tools.compile.service import NOT_INSPECTED, SOURCE_ONLY, inspect_file
 
     one = textwrap.dedent('''\
 

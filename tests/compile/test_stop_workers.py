@@ -6,7 +6,7 @@ import threading
 import time
 
 
-from tritonify.diagnostics.compile.runner import WorkerError, run_worker, stop_all_workers
+from tritonify.tools.compile.runner import WorkerError, run_worker, stop_all_workers
 
 
 def test_stop_all_workers_kills_a_running_compile(tmp_path):

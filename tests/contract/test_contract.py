@@ -110,7 +110,7 @@ def test_a_real_profile_with_the_fake_ncu_follows_the_schema(tmp_path):
     fixtures = ROOT / "tests" / "ncu" / "fixtures"
     code = (
         "import sys\n"
-        "import tritonify.diagnostics.ncu.profile_run as pr\n"
+        "import tritonify.tools.ncu.profile_run as pr\n"
         "pr.gpu_info = lambda: {'available': True, 'name': 'NVIDIA H200', 'driver': '580', 'warnings': []}\n"
         "from tritonify.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"

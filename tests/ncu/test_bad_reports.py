@@ -51,7 +51,7 @@ def test_cell_over_the_csv_limit(tmp_path, capsys):
 
 
 def test_gzip_that_inflates_without_bound(tmp_path, capsys, monkeypatch):
-    from tritonify.diagnostics.ncu import inputs
+    from tritonify.tools.ncu import inputs
 
     monkeypatch.setattr(inputs, "MAX_BYTES", 1 << 20)  # 1 MiB, so the test stays small
     path = tmp_path / "bomb.csv.gz"

@@ -36,7 +36,7 @@ def _gz(path: Path) -> str:
 def diagnoses(kind: str) -> dict:
     if kind == "triage_report":
         from tritonify.diagnostics.ncu.diagnose import diagnose_parsed
-        from tritonify.diagnostics.ncu.report_reader import parse_dump
+        from tritonify.tools.ncu.report_reader import parse_dump
 
         dump = json.loads(_gz(SETS / "triage" / "dump.json.gz"))
         out = diagnose_parsed(*parse_dump(dump), roots=[str(SETS)])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonify.diagnostics.ncu.ncu_tool import find_ncu
+from tritonify.tools.ncu.ncu_tool import find_ncu
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / "gpu" / "ncu"
@@ -75,7 +75,7 @@ def test_profile_names_the_planted_pattern_on_its_line(kernel, letter, tmp_path)
 def test_line_findings_function_for_the_server(tmp_path):
     """What the language server calls on the JSON-free path: Diagnosis -> Finding."""
     from tritonify.diagnostics.ncu.findings import line_findings
-    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
+    from tritonify.tools.ncu.profile_run import ProfileRequest, run_profile
 
     kernel = "planted_c_uncoalesced"
     req = ProfileRequest(file=str(GPU / "planted_triton.py"), kernel=kernel, nvtx_range="tritonify",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tritonify.diagnostics.ncu.errors import ProfileError, classify
-from tritonify.diagnostics.ncu.profile_run import ProfileRequest, build_ncu_argv, run_profile
+from tritonify.tools.ncu.profile_run import ProfileRequest, build_ncu_argv, run_profile
 from tritonify.kernels.bench.launch import contract_launcher
 from tritonify.cli.main import main
 
@@ -24,7 +24,7 @@ H200 = {"available": True, "name": "NVIDIA H200", "driver": "580.159.04", "warni
 def fake_ncu(monkeypatch, tmp_path):
     """A fake ncu on a machine that reports an H200 through NVML."""
     monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
-    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info", lambda: dict(H200))
+    monkeypatch.setattr("tritonify.tools.ncu.profile_run.gpu_info", lambda: dict(H200))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -32,7 +32,7 @@ def fake_ncu(monkeypatch, tmp_path):
 def test_no_gpu_is_reported_as_no_gpu_not_as_a_launcher_crash(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
     monkeypatch.setenv("FAKE_NCU_MODE", "crash")   # the launcher fails, as it does without a GPU
-    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
+    monkeypatch.setattr("tritonify.tools.ncu.profile_run.gpu_info",
                         lambda: {"available": False, "reason": "NVML could not start: Driver Not Loaded"})
     with pytest.raises(ProfileError) as exc:
         run_profile(request(tmp_path))
@@ -40,11 +40,11 @@ def test_no_gpu_is_reported_as_no_gpu_not_as_a_launcher_crash(monkeypatch, tmp_p
 
 
 def test_throttled_clocks_become_warnings(fake_ncu, monkeypatch):
-    from tritonify.diagnostics.ncu.gpu_info import throttle_warnings
+    from tritonify.tools.ncu.gpu_info import throttle_warnings
 
     assert throttle_warnings(0x1) == []  # idle is normal
     assert throttle_warnings(0x4 | 0x40) == ["clocks throttled: software power cap", "clocks throttled: hardware thermal slowdown"]
-    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
+    monkeypatch.setattr("tritonify.tools.ncu.profile_run.gpu_info",
                         lambda: {**H200, "warnings": throttle_warnings(0x4)})
     result = run_profile(request(fake_ncu))
     assert "clocks throttled: software power cap" in result.warnings
@@ -147,7 +147,7 @@ def _wait_for(path: Path, seconds: float = 20.0) -> int:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
 def test_an_error_while_ncu_runs_kills_its_process_group(fake_ncu, monkeypatch):
-    from tritonify.diagnostics.ncu.profile_run import _run_under_ncu
+    from tritonify.tools.ncu.profile_run import _run_under_ncu
 
     pid_file = fake_ncu / "child.pid"
     monkeypatch.setenv("FAKE_NCU_MODE", "hang")
@@ -347,7 +347,7 @@ def test_every_metric_asked_for_by_name_exists_on_the_h200():
     import gzip
     import io
 
-    from tritonify.diagnostics.ncu.profile_run import collection_metrics
+    from tritonify.tools.ncu.profile_run import collection_metrics
 
     sets = FIXTURES / "sets"
     seen = set()

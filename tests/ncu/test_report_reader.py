@@ -19,7 +19,7 @@ import pytest
 from tritonify.diagnostics.ncu.details_page import parse_details
 from tritonify.diagnostics.ncu.lines import attribute
 from tritonify.diagnostics.ncu.raw_page import parse_raw
-from tritonify.diagnostics.ncu.report_reader import ReaderProcess, ReaderUnavailable, parse_dump, read_report
+from tritonify.tools.ncu.report_reader import ReaderProcess, ReaderUnavailable, parse_dump, read_report
 from tritonify.diagnostics.ncu.source_page import parse_source
 
 TRIAGE = Path(__file__).parent / "fixtures" / "h200" / "sets" / "triage"
@@ -137,14 +137,14 @@ def test_without_ncu_report_the_reason_is_given(tmp_path, monkeypatch):
 
 
 def test_profile_falls_back_to_csv_exports_when_the_reader_crashes(tmp_path, monkeypatch):
-    from tritonify.diagnostics.ncu.profile_run import ProfileRequest, run_profile
+    from tritonify.tools.ncu.profile_run import ProfileRequest, run_profile
 
     from .helpers import FIXTURES
 
     d = _fake_ncu_report(tmp_path, "import os, signal\ndef load_report(path):\n    os.kill(os.getpid(), signal.SIGSEGV)\n")
     monkeypatch.setenv("PYTHONPATH", str(d))
     monkeypatch.setenv("TRITONIFY_NCU", str(Path(__file__).parent / "fake_ncu.py"))
-    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info",
+    monkeypatch.setattr("tritonify.tools.ncu.profile_run.gpu_info",
                         lambda: {"available": True, "name": "NVIDIA H200", "warnings": []})
     req = ProfileRequest(file=str(FIXTURES / "planted_triton.py"), kernel="planted_c_uncoalesced",
                          command=[sys.executable, "-c", "pass"], output=str(tmp_path / "r.ncu-rep"))
@@ -157,7 +157,7 @@ def test_profile_falls_back_to_csv_exports_when_the_reader_crashes(tmp_path, mon
 def test_the_warm_up_does_one_sass_lookup_and_never_raises(tmp_path):
     from types import SimpleNamespace
 
-    from tritonify.diagnostics.ncu.report_reader import warm_up
+    from tritonify.tools.ncu.report_reader import warm_up
 
     looked_up = []
     ids = SimpleNamespace(as_uint64=lambda i: 4096 + i)
@@ -174,7 +174,7 @@ def test_the_warm_up_does_one_sass_lookup_and_never_raises(tmp_path):
 
 
 def test_the_warm_up_report_ships_with_the_package():
-    from tritonify.diagnostics.ncu.report_reader import WARMUP_REPORT
+    from tritonify.tools.ncu.report_reader import WARMUP_REPORT
 
     data = WARMUP_REPORT.read_bytes()
     assert 10_000 < len(data) < 200_000

@@ -186,7 +186,7 @@ def test_profile_json_carries_the_roofline(monkeypatch, tmp_path, capsys):
     from .test_profile import FAKE, H200
 
     monkeypatch.setenv("TRITONIFY_NCU", str(FAKE))
-    monkeypatch.setattr("tritonify.diagnostics.ncu.profile_run.gpu_info", lambda: dict(H200))
+    monkeypatch.setattr("tritonify.tools.ncu.profile_run.gpu_info", lambda: dict(H200))
     monkeypatch.chdir(tmp_path)
     main(["profile", f"{FIXTURES / 'planted_triton.py'}::planted_c_uncoalesced", "--format", "json",
           "-o", str(tmp_path / "x"), "--", sys.executable, "-c", "pass"])

@@ -18,7 +18,7 @@ import pytest
 from lsprotocol import types
 
 from tests.server.conftest import open_doc, start
-from tritonify.diagnostics.ncu.ncu_tool import find_ncu
+from tritonify.tools.ncu.ncu_tool import find_ncu
 
 torch = pytest.importorskip("torch")
 

@@ -4,13 +4,16 @@ server's async wrapper hands the work to a thread without leaving its callbacks 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from tritonify.infra import child_process as jobs
-from tritonify.infra.child_process import run_job, run_process
+from tritonify.infra.child_process import PipedChild, run_job, run_process
 
 from tests.server.test_child_process import _alive
 
@@ -92,3 +95,71 @@ def test_cancelling_the_awaiting_task_stops_the_process_group_first():
 
     pid = asyncio.run(main())
     assert not _alive(pid)
+
+
+def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+# A child that starts a grandchild sleeping in its group, writes its pid, and exits or sleeps.
+_PARENT = ("import subprocess, sys, time; g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']);"
+           "open(sys.argv[1], 'w').write(str(g.pid)); time.sleep(float(sys.argv[2]))")
+
+
+def _grandchild(pid_file: Path) -> int:
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        if pid_file.exists() and pid_file.read_text().strip():
+            return int(pid_file.read_text())
+        time.sleep(0.02)
+    raise AssertionError("the child wrote no pid")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
+def test_an_error_in_while_running_stops_the_group_and_propagates(tmp_path):
+    pid_file = tmp_path / "pid"
+
+    def broken():
+        _grandchild(pid_file)
+        raise RuntimeError("overlapping work failed")
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="overlapping work failed"):
+        run_process([PY, "-c", _PARENT, str(pid_file), "30"], timeout_s=60, while_running=broken)
+    assert time.monotonic() - start < 15
+    assert _wait_gone(_grandchild(pid_file))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc")
+@pytest.mark.parametrize("sweep", [True, False])
+def test_what_the_child_left_in_its_group_is_killed_unless_sweep_is_off(tmp_path, sweep):
+    pid_file = tmp_path / "pid"
+    result = run_process([PY, "-c", _PARENT, str(pid_file), "0"], timeout_s=30, sweep=sweep)
+    grandchild = _grandchild(pid_file)
+    try:
+        assert result.ok
+        assert _wait_gone(grandchild, 2.0) is sweep
+    finally:
+        if _alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
+
+
+def test_a_piped_child_answers_its_one_request():
+    child = PipedChild([PY, "-c", "import sys; print(sys.stdin.readline().strip().upper())"], what="echo")
+    answer = child.ask("hello\n", timeout_s=20)
+    assert answer.ok and answer.stdout.strip() == "HELLO" and answer.returncode == 0
+
+
+def test_a_piped_child_that_crashes_or_hangs_says_so():
+    crash = PipedChild([PY, "-c", "import os, signal, sys; sys.stdin.readline(); print('dying', file=sys.stderr); "
+                            "sys.stderr.flush(); os.kill(os.getpid(), signal.SIGSEGV)"], what="the reader")
+    outcome = crash.ask("go\n", timeout_s=20)
+    assert outcome.status == jobs.CRASHED and "SIGSEGV" in outcome.message and outcome.stderr_tail == ["dying"]
+    hang = PipedChild([PY, "-c", "import time; time.sleep(60)"], what="the reader")
+    start = time.monotonic()
+    outcome = hang.ask("go\n", timeout_s=0.5)
+    assert outcome.status == jobs.TIMEOUT and "no answer within 0.5 s" in outcome.message
+    assert time.monotonic() - start < 10 and hang.proc.poll() is not None

@@ -5,7 +5,7 @@ import ast
 from dataclasses import dataclass
 
 from tritonify.diagnostics.fixes import apply_edits
-from tritonify.diagnostics.template_insert import template_insert_edits
+from tritonify.kernels.templates.insert import template_insert_edits
 from tritonify.kernels.templates import get_template, list_templates
 
 from tests.lintutil import apply_template

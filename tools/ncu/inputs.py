@@ -15,8 +15,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonify.diagnostics.ncu.ncu_tool import export_pages, find_ncu
 from tritonify.diagnostics.ncu.errors import ProfileError
+from tritonify.tools.ncu.ncu_tool import export_pages, find_ncu
 
 
 @dataclass
@@ -90,7 +90,7 @@ def load(report: str, sources: list[str] | None = None, details: str | None = No
     if not path.is_file():
         raise ProfileError("not-found", f"{report}: no such file")
     if path.suffix in (".ncu-rep", ".ncu-repz"):
-        from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+        from tritonify.tools.ncu.report_reader import ReaderUnavailable, read_report
 
         try:   # one load of the report through ncu_report (in a child process), else CSV exports
             launches, rules, source_pages, _ = read_report(str(path), ncu=find_ncu())

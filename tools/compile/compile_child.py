@@ -3,6 +3,9 @@ standard library and Triton (not tritonify, which that interpreter may lack).
 
     python compile_child.py REQUEST.json  ->  one JSON object on stdout (the last line)
 
+It starts no process: each cubin is written beside the request's copy of the file and the parent
+runs `cuobjdump` / `nvdisasm` on it (the paths of this Triton's own, in the result's "tools").
+
 Two modes (request "mode"):
   * "source" (what the language server uses on open and save): nothing of the file runs. The
     kernel and its jit helpers are compiled from their source text in a namespace holding only
@@ -41,7 +44,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -299,15 +301,9 @@ def _tool(name: str) -> str | None:
     return path if os.path.exists(path) else None
 
 
-def _run_tool(args: list[str], timeout: float = 60) -> str:
-    try:
-        res = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-        return res.stdout if res.returncode == 0 else f"<failed: {res.stderr.strip()[:300]}>"
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"<failed: {exc}>"
-
-
-def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str], namespace: dict | None = None) -> dict:
+def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str], namespace: dict | None = None,
+                out_dir: str | None = None) -> dict:
+    """Compile one job; its cubin is written into `out_dir` (the parent disassembles it: runner.disassemble)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -358,16 +354,10 @@ def compile_job(fn, heuristics: dict, job: dict, arch: int, want: list[str], nam
         "ptxas_log": log.getvalue(),
         "notes": notes,
     }
-    cubin = ck.asm.get("cubin")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        cuobjdump = _tool("cuobjdump")
-        out["res_usage"] = _run_tool([cuobjdump, "-res-usage", path]) if cuobjdump else ""
-        if "sass" in want:
-            nvdisasm = _tool("nvdisasm")
-            out["sass"] = _run_tool([nvdisasm, "-g", "-c", path]) if nvdisasm else ""
+    fd, path = tempfile.mkstemp(suffix=".cubin", dir=out_dir)
+    with os.fdopen(fd, "wb") as f:
+        f.write(ck.asm.get("cubin"))
+    out["cubin"] = path
     for kind in ("ptx", "ttgir", "ttir", "llir"):
         if kind in want:
             out[kind] = ck.asm.get(kind, "")
@@ -444,10 +434,12 @@ def main(argv: list[str]) -> int:
                 if variants is None:
                     variants = ([dict(_config_dict(c), label=f"config {i}", index=i) for i, c in enumerate(configs)]
                                 if configs else [{"kwargs": {}, "label": "default", "index": None}])
+                result["tools"] = {name: _tool(name) for name in ("cuobjdump", "nvdisasm")}
                 result["jobs"] = []
                 for variant in variants:
                     job = build_job(request, variant)
-                    res = compile_job(fn, heuristics, job, request["arch"], request.get("want", []), namespace)
+                    res = compile_job(fn, heuristics, job, request["arch"], request.get("want", []), namespace,
+                                      out_dir=os.path.dirname(request["path"]))
                     res["variant"] = {k: _jsonable_tree(v) for k, v in variant.items()}
                     res["options"] = job["options"]
                     result["jobs"].append(res)

@@ -1,6 +1,7 @@
 """Find the `ncu` executable and export a report's pages as CSV text.
 
-Every call is an argument list in a child process (never a shell string). A report's pages are
+Every call is an argument list in a child process (never a shell string), started by
+`tritonify.infra.child_process.run_process`. A report's pages are
 exported with the options the parsers expect: the raw page with `--print-units base`, the
 details page, and one source page per kernel with `--print-source cuda,sass`.
 """
@@ -9,10 +10,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from tritonify.diagnostics.ncu.errors import ProfileError
+from tritonify.infra.child_process import OK, TIMEOUT, run_process
 
 
 def find_ncu() -> str | None:
@@ -41,14 +42,14 @@ def require_ncu() -> str:
 
 
 def _export(ncu: str, report: str, args: list[str], timeout: float) -> str:
-    argv = [ncu, "--import", report, "--csv", *args]
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise ProfileError("timeout", f"ncu took more than {timeout:.0f}s to export {report}") from None
-    if p.returncode != 0:
-        raise ProfileError("export-failed", f"ncu could not read {report}", p.stderr.strip()[-2000:] or None)
-    return p.stdout
+    outcome = run_process([ncu, "--import", report, "--csv", *args], what="ncu --import", timeout_s=timeout,
+                          kill_grace_s=0)
+    if outcome.status == TIMEOUT:
+        raise ProfileError("timeout", f"ncu took more than {timeout:.0f}s to export {report}")
+    if outcome.status != OK:
+        raise ProfileError("export-failed", f"ncu could not read {report}",
+                           outcome.stderr.strip()[-2000:] or outcome.message)
+    return outcome.stdout
 
 
 def export_pages(report: str, kernels: list[str] | None = None, *, ncu: str | None = None,

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tritonify.diagnostics.compile.runner import WORKER
+from tritonify.tools.compile.runner import WORKER
 
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Assign, ast.AnnAssign, ast.If, ast.Try)
 

@@ -28,17 +28,15 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tritonify.diagnostics.ncu.errors import ProfileError, classify, tail
-from tritonify.diagnostics.ncu.gpu_info import gpu_info
-from tritonify.diagnostics.ncu.ncu_tool import export_pages, require_ncu
+from tritonify.infra.child_process import NOT_STARTED, TIMEOUT, run_process
+from tritonify.tools.ncu.gpu_info import gpu_info
+from tritonify.tools.ncu.ncu_tool import export_pages, require_ncu
 
 if TYPE_CHECKING:
     from tritonify.diagnostics.ncu.diagnose import Diagnosis
@@ -188,47 +186,30 @@ Launcher = Callable[[str, str], "tuple[list[str], str] | None"]
 
 def _run_under_ncu(argv: list[str], deadline: float, cwd: str | None, progress: Progress,
                    while_running: Callable[[], None] | None = None, sweep: bool = False) -> tuple[int, str]:
-    """Run in a new process group and stream ncu's progress until `deadline` (time.time()); on
-    timeout, on any exception (KeyboardInterrupt, the SIGTERM the profile command turns into
-    one, an error in `while_running`) the whole group is killed before it propagates.
-    `while_running` is called once ncu has started (work that may overlap the run). `sweep`:
-    once ncu has exited, what it leaves in the group (processes of a command ncu stopped) is killed."""
-    from tritonify.infra.child_process import signal_group, stop_group
+    """Run in a new process group (`run_process`) and stream ncu's progress until `deadline`
+    (time.time()); on timeout, on any exception (KeyboardInterrupt, the SIGTERM the profile
+    command turns into one, an error in `while_running`) the whole group is killed before it
+    propagates. `while_running` is called once ncu has started (work that may overlap the run).
+    `sweep`: once ncu has exited, what it leaves in the group (processes of a command ncu stopped) is killed."""
+    lines: list[str] = []
 
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
-                                start_new_session=True, text=True, errors="replace")
-    except FileNotFoundError as exc:
-        raise ProfileError("ncu-missing", f"could not start {argv[0]}: {exc}") from None
-    chunks: list[str] = []
+    def on_line(line: str) -> None:
+        lines.append(line)
+        m = re.search(r'==PROF== Profiling "([^"]+)"', line)
+        if m:
+            progress(f"profiling {m.group(1)}", 50)
 
-    def pump():
-        for line in proc.stdout:  # type: ignore[union-attr]
-            chunks.append(line)
-            m = re.search(r'==PROF== Profiling "([^"]+)"', line)
-            if m:
-                progress(f"profiling {m.group(1)}", 50)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        if while_running is not None:
-            while_running()
-        proc.wait(timeout=max(0.0, deadline - time.time()))
-    except subprocess.TimeoutExpired:
-        stop_group(proc, 5)
-        reader.join(2)
+    outcome = run_process(argv, what="ncu", timeout_s=max(0.0, deadline - time.time()), on_line=on_line, cwd=cwd,
+                          merge_output=True, kill_grace_s=5, while_running=while_running, sweep=sweep)
+    output = "".join(line + "\n" for line in lines)
+    if outcome.status == NOT_STARTED:
+        raise ProfileError("ncu-missing", f"could not start {argv[0]}: {outcome.message.rpartition(': ')[2]}")
+    if outcome.status == TIMEOUT:
         raise ProfileError("timeout", "the launcher did not finish in the time given; its process group was killed",
                            "raise --timeout, or make the launcher run fewer iterations under ncu "
                            "(every profiled launch is replayed tens of times)",
-                           tail("".join(chunks)) or None) from None
-    except BaseException:
-        stop_group(proc, 0)
-        raise
-    if sweep:
-        signal_group(proc.pid, signal.SIGKILL)
-    reader.join(5)
-    return proc.returncode, "".join(chunks)
+                           tail(output) or None)
+    return outcome.returncode, output
 
 
 def _profiled_nothing(code: int, output: str) -> bool:
@@ -321,7 +302,7 @@ def _read_and_diagnose(report: str, kernel: str, ncu: str, texts: dict, progress
     """Through `ncu_report` (in the child `reader`, one load of the report) when it works, else
     through `ncu --import --csv` exports (`TRITONIFY_NCU_READER=csv` forces those)."""
     from tritonify.diagnostics.ncu.diagnose import diagnose_pages, diagnose_parsed
-    from tritonify.diagnostics.ncu.report_reader import ReaderUnavailable, read_report
+    from tritonify.tools.ncu.report_reader import ReaderUnavailable, read_report
 
     if reader is not None:
         try:
@@ -345,7 +326,7 @@ def _start_reader(ncu: str, warnings: list[str]):
     """The ncu_report child, started before the profiled run so its imports overlap it."""
     if os.environ.get("TRITONIFY_NCU_READER", "") == "csv":
         return None
-    from tritonify.diagnostics.ncu.report_reader import ReaderProcess
+    from tritonify.tools.ncu.report_reader import ReaderProcess
 
     try:
         return ReaderProcess(ncu)

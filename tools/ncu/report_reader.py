@@ -26,11 +26,11 @@ import glob
 import importlib
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tritonify.infra.child_process import TIMEOUT, PipedChild
 from tritonify.infra.safe_start import module_command
 from tritonify.diagnostics.ncu.details_page import NcuRule
 from tritonify.diagnostics.ncu.lines import (DIVERGENT, EXCESSIVE, INST, SAMPLES, SECTORS, SHARED_EXCESSIVE,
@@ -357,23 +357,21 @@ class ReaderProcess:
 
     def __init__(self, ncu: str | None = None):
         env = dict(os.environ)
-        home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/diagnostics/ncu/)
+        home = str(Path(__file__).parents[3])   # where this tritonify is importable from (.../tritonify/tools/ncu/)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), home) if p)
-        self.proc = subprocess.Popen([*module_command("tritonify.diagnostics.ncu.report_reader"), "--serve", ncu or ""], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
+        self.child = PipedChild([*module_command("tritonify.tools.ncu.report_reader"), "--serve", ncu or ""],
+                                what="the ncu_report reader", env=env)
 
     def read(self, report: str, kernels: list[str] | None = None, timeout: float = 120) -> dict:
+        outcome = self.child.ask(json.dumps({"report": str(report), "kernels": kernels}) + "\n", timeout)
+        if outcome.status == TIMEOUT:
+            raise ReaderUnavailable(f"ncu_report took more than {timeout:.0f}s to read {report}")
+        if outcome.returncode != 0:
+            last = outcome.stderr.strip()
+            raise ReaderUnavailable(f"the ncu_report reader stopped with code {outcome.returncode}"
+                                    f"{': ' + last.splitlines()[-1] if last else ''}")
         try:
-            out, err = self.proc.communicate(json.dumps({"report": str(report), "kernels": kernels}) + "\n",
-                                             timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.close()
-            raise ReaderUnavailable(f"ncu_report took more than {timeout:.0f}s to read {report}") from None
-        if self.proc.returncode != 0:
-            raise ReaderUnavailable(f"the ncu_report reader stopped with code {self.proc.returncode}"
-                                    f"{': ' + err.strip().splitlines()[-1] if err.strip() else ''}")
-        try:
-            doc = json.loads(out)
+            doc = json.loads(outcome.stdout)
         except ValueError:
             raise ReaderUnavailable("the ncu_report reader wrote no readable answer") from None
         if "error" in doc:
@@ -381,9 +379,7 @@ class ReaderProcess:
         return doc
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.child.close()
 
 
 def read_report(path: str, kernels: list[str] | None = None, *, ncu: str | None = None,
