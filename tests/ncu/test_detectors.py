@@ -17,6 +17,7 @@ def stall(reason):
 # Benign values for every metric some detector needs: a kernel at no roof and with no pattern.
 BENIGN = {
     "launch__sm_count": 132, "launch__grid_size": 1024, "sm__cycles_active.avg": 95.0, "sm__cycles_active.max": 100.0,
+    "gpu__time_duration.sum": 100_000.0,
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": 32.0,
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio": 32.0,
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 40.0,
