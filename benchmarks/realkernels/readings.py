@@ -1,8 +1,8 @@
 """The written reading of each real kernel: why it runs at the speed it does, from its source and its
 `--set full` report (H200, 2026-12-02, runs 1 and 2 of `gpu/realkernels/device_run.sh`), and the
 pattern that names its limiter ("none" where the kernel is at a roof and no change of the kind the
-patterns name would pay). Written before the detectors were changed; Tritonify's first pattern is
-judged against `limiter`.
+patterns name would pay). Written after run 1's report and Tritonify's diagnosis of it were read, and
+before the detectors were changed; Tritonify's first pattern is judged against `limiter`.
 
 Ceilings used: the H200's measured copy bandwidth is 4.0-4.25 TB/s (/work/shared/facts/h200.md), about
 85 % of the DRAM peak ncu reports against; "% of roof" below is ncu's (against the peak).
