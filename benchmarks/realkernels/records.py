@@ -13,6 +13,7 @@ the detectors as they were before this study) and the timings (`results/realkern
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -37,12 +38,13 @@ def _text(path: Path) -> str:
     return (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
 
 
+@functools.lru_cache(maxsize=None)
 def diagnoses(run: str):
     from tritonify.diagnostics.ncu.diagnose import diagnose_pages
 
     d = FIXTURES / run
     sources = [_text(p) for p in sorted((d / "source").glob("*.csv.gz"))]
-    return diagnose_pages(_text(d / "raw.csv.gz"), _text(d / "details.csv.gz"), sources)
+    return tuple(diagnose_pages(_text(d / "raw.csv.gz"), _text(d / "details.csv.gz"), sources))
 
 
 # kernels a launcher's call launches besides its own entries' (recorded, not counted twice)

@@ -224,3 +224,44 @@ def test_n_divergence_and_deprecated_name():
     # sm_80 / older exports only have the deprecated name
     assert fires("N", base=False, **{"smsp__thread_inst_executed_per_inst_executed.ratio": 10.0,
                                      "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": 10.0})
+
+
+# --- classes the real kernels asked for (results/realkernels/realkernels_h200.md) ---------------------
+PER_SM = {"launch__grid_size": 132, "launch__waves_per_multiprocessor": 0.5,
+          "launch__occupancy_limit_registers": 2, "launch__occupancy_limit_warps": 8,
+          "launch__occupancy_limit_shared_mem": 7, "launch__occupancy_limit_blocks": 32,
+          "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 44.0,
+          "sm__throughput.avg.pct_of_peak_sustained_elapsed": 20.0}
+
+
+def test_partial_wave_below_both_roofs_is_a_small_grid_with_the_programs_per_sm():
+    hit = by_letter("A").detect(Context(_launch(PER_SM)))
+    assert hit is not None and hit.evidence["blocks_per_sm_allowed"] == 2
+    assert "264 programs" in hit.fix_text and "registers limit" in hit.message
+
+
+@pytest.mark.parametrize("change", [
+    {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 75.0},   # at the memory roof
+    {"sm__throughput.avg.pct_of_peak_sustained_elapsed": 70.0},         # at the SM roof
+    {"launch__waves_per_multiprocessor": 0.8},                          # most slots filled
+    {"sm__cycles_active.avg": 50.0},                                    # imbalanced: B's, not A's
+    {"launch__occupancy_limit_registers": 1, "launch__occupancy_limit_warps": 1},  # one block per SM fits
+])
+def test_partial_wave_needs_empty_slots_below_both_roofs_and_balanced_sms(change):
+    assert not fires("A", **{k.replace(".", "__DOT__"): v for k, v in {**PER_SM, **change}.items()})
+
+
+def test_short_launch_fires_under_10_us_and_explains_occupancy():
+    assert fires("P", gpu__time_duration__DOT__sum=6500.0)
+    assert not fires("P", gpu__time_duration__DOT__sum=10_000.0)
+    d = diagnose_launch(_launch({"gpu__time_duration.sum": 6500.0, "sm__warps_active.avg.pct_of_peak_sustained_active": 40.0}))
+    assert d.letters[0] == "P"
+    assert next(h for h in d.hits if h.pattern.letter == "J").explained_by == "P"
+
+
+def test_mma_sync_is_not_a_finding_at_the_memory_roof():
+    hmma = {"sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": 3.0,
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 10.0}
+    assert fires("O", **{k.replace(".", "__DOT__"): v for k, v in hmma.items()})
+    assert not fires("O", **{k.replace(".", "__DOT__"): v for k, v in
+                             {**hmma, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 77.0}.items()})
