@@ -350,8 +350,14 @@ def markdown(data: dict) -> str:
             "page-table -> KV load chain at 37.5 % occupancy): the one mismatch, left open.",
             "- Inductor's backward kernels were not captured (autograd runs the backward on its own thread, outside "
             "the NVTX range); the block's forward kernels are the 6 Inductor records.",
-            "- The held-out planted launches: the planted/control fixtures' tests (`tests/ncu/test_patterns_h200.py`, "
-            "`test_capture_sets.py`) pass unchanged with the new detectors; no new device run of them was made.", ""]
+            "- The planted launches stay named: the planted/control fixtures' tests (`tests/ncu/test_patterns_h200.py`, "
+            "`test_capture_sets.py`) pass unchanged, and a fresh `ncu --set full` capture of every case of "
+            "`gpu/ncu/run_cases.py` on the H200 (2026-12-02 01:28 UTC, diagnosed with this branch's detectors: "
+            "`results/realkernels/planted_recheck_h200.json`) named each of the 21 planted kernels (13 Triton, 8 CUDA) "
+            "and the N probe first with its planted pattern, and found nothing on the 8 controls; the probe "
+            "`probe_k_local_gather` got H (shared memory: Triton kept its table on chip). `tests/ncu/test_gpu_e2e.py` "
+            "(`tritonify profile` end to end) passed 5 of 5 in the same call. The issue's 18 held-out launches "
+            "themselves are not in this repository, so they were not re-run as such.", ""]
     return "\n".join(out)
 
 
