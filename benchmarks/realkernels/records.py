@@ -345,9 +345,10 @@ def markdown(data: dict) -> str:
             "## Lineage (`results/realkernels/candidates.jsonl`)", "", *lineage_rows(), "",
             "## What does not pay, and what is not done", "",
             "- vLLM's decode attention: more KV splits (16, 32) and deeper pipelining (num_stages 3, 4), E's fix class, "
-            "ran 0.91-1.0x on both the GQA (at 77 % of the DRAM roof) and the MHA kernel; the MHA kernel's first "
+            "ran 0.90-1.0x on both the GQA (at 77 % of the DRAM roof) and the MHA kernel; the MHA kernel's first "
             "pattern (H, shared-memory conflicts of its reductions) is not its limiter in the reading (the dependent "
-            "page-table -> KV load chain at 37.5 % occupancy): the one mismatch, left open.",
+            "page-table -> KV load chain at 37.5 % occupancy): E now names that chain (lines 110 -> 130 -> 145 -> 167) "
+            "but ranks second (impact 0.13 against H's 0.18): the one mismatch, left open, with no measured fix.",
             "- Inductor's backward kernels were not captured (autograd runs the backward on its own thread, outside "
             "the NVTX range); the block's forward kernels are the 6 Inductor records.",
             "- The planted launches stay named: the planted/control fixtures' tests (`tests/ncu/test_patterns_h200.py`, "

@@ -118,8 +118,17 @@ def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
     limiter = next((h for h in hits if getattr(detector_of(h), "FALLBACK_ONLY", False)), None)
     hits = [h for h in hits if h is not limiter]
     found = {h.pattern.letter for h in hits}
+    causes = {cause: list(effects) for cause, effects in explains().items()}
+    overrides: dict[str, set[str]] = {}
+    for h in hits:  # a cause that explains more on this launch (E with a dependent load chain explains C)
+        more = getattr(detector_of(h), "explains_for", None)
+        if more and more(h):
+            causes.setdefault(h.pattern.letter, []).extend(more(h))
+            overrides[h.pattern.letter] = set(more(h))   # ... and is then not explained by them
     for h in hits:
-        for cause, effects in explains().items():
+        for cause, effects in causes.items():
+            if cause in overrides.get(h.pattern.letter, ()):
+                continue
             if cause in found and h.pattern.letter in effects and cause != h.pattern.letter:
                 h.explained_by = cause
                 break

@@ -265,3 +265,28 @@ def test_mma_sync_is_not_a_finding_at_the_memory_roof():
     assert fires("O", **{k.replace(".", "__DOT__"): v for k, v in hmma.items()})
     assert not fires("O", **{k.replace(".", "__DOT__"): v for k, v in
                              {**hmma, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 77.0}.items()})
+
+
+def test_a_dependent_load_chain_is_latency_and_explains_the_scattered_lanes(monkeypatch):
+    """A gather whose address comes from a loaded index: C (few bytes per sector) and E (long
+    scoreboard) both fire; the chain makes E the cause and its fix the chain's, not a layout change."""
+    from tritonify.diagnostics.ncu import diagnose
+    from tritonify.diagnostics.ncu.lines import LineProfile, LineStats
+
+    lines = {5: LineStats(5, "i = tl.load(idx_ptr + offs)", samples=10, load_sectors=1000),
+             6: LineStats(6, "v = tl.load(x_ptr + i)", samples=90, load_sectors=8000, excessive_load_sectors=7000)}
+    lines[6].stalls["long_sb"] = 45
+    profile = LineProfile("k.py", "k", 1, lines, dependent_loads=[(5, 6)])
+    monkeypatch.setattr(diagnose, "attribute", lambda *a, **k: profile)
+    launch = _launch({stall("long_scoreboard"): 9.0, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
+                      "sm__throughput.avg.pct_of_peak_sustained_elapsed": 10.0})
+    d = diagnose.diagnose_launch(launch, source=object())
+    assert d.primary()[0].pattern.letter == "E"
+    c = next(h for h in d.hits if h.pattern.letter == "C")
+    assert c.explained_by == "E"
+    e = d.primary()[0]
+    assert e.evidence["dependent_load_chain"] == "5 -> 6" and "no layout change helps" in e.fix_text
+    # without the chain, a 45% long-scoreboard share is below E's bar and C stands alone
+    profile.dependent_loads = []
+    d = diagnose.diagnose_launch(launch, source=object())
+    assert d.primary()[0].pattern.letter == "C" and "E" not in d.letters

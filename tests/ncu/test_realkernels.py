@@ -149,3 +149,17 @@ def test_text_puts_the_one_change_first_with_its_gain_and_evidence():
 def test_no_change_is_offered_where_no_pattern_fired():
     d = original("liger_softmax")
     assert d.first_change() is None and d.to_dict()["first_change"] is None
+
+
+# ------------------------------------------------------------------- E: dependent load chains
+def test_the_paged_mha_decode_has_its_dependent_chain_named():
+    d = original("vllm_decode_mha_stage1")
+    e = next(h for h in d.hits if h.pattern.letter == "E")
+    assert e.evidence["dependent_load_chain"] == "110 -> 130 -> 145 -> 167"   # seq len -> block table -> K -> V
+    assert e.fix_text.startswith("a dependent load chain (lines 110 -> 130 -> 145 -> 167)")
+    assert [h.pattern.letter for h in d.hits] == ["H", "E"]   # the open mismatch: H still ranks first
+
+
+def test_coalesced_kernels_show_no_dependent_chain():
+    for key in ("liger_rms_norm_fwd", "liger_swiglu_fwd", "liger_kl_div", "liger_group_norm_fwd"):
+        assert original(key).profile.dependent_loads == [], key
