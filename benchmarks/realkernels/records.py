@@ -279,6 +279,14 @@ def table(data: dict) -> list[str]:
     return rows
 
 
+def _graph_or_events(rec: dict | None) -> str:
+    if not rec or "error" in rec:
+        return "-"
+    if rec.get("graph_us") is not None:
+        return _fmt(rec["graph_us"])
+    return f"{_fmt(rec.get('events_us'))} (events)"
+
+
 def speed_rows(data: dict) -> list[str]:
     rows = ["| launcher | original graph / events (us) | eager | torch.compile | best candidate (graph us, x original) | "
             "run |", "|---|---|---|---|---|---|"]
@@ -291,8 +299,8 @@ def speed_rows(data: dict) -> list[str]:
                    key=lambda nc: nc[1]["graph_us"], default=None)
         cand = "-" if best is None else f"{best[0]}: {best[1]['graph_us']:.1f} ({o['graph_us'] / best[1]['graph_us']:.2f}x)"
         og = _fmt(o.get("graph_us")) + " / " + _fmt(o.get("events_us"))
-        rows.append(f"| {launcher} | {og} | {_fmt(_us(b.get('eager')) or _us(b.get('eager'), 'events_us'))} | "
-                    f"{_fmt(_us(b.get('torch_compile')) or _us(b.get('torch_compile'), 'events_us'))} | {cand} | {b['run']} |")
+        rows.append(f"| {launcher} | {og} | {_graph_or_events(b.get('eager'))} | "
+                    f"{_graph_or_events(b.get('torch_compile'))} | {cand} | {b['run']} |")
     return rows
 
 
