@@ -290,3 +290,14 @@ def test_a_dependent_load_chain_is_latency_and_explains_the_scattered_lanes(monk
     profile.dependent_loads = []
     d = diagnose.diagnose_launch(launch, source=object())
     assert d.primary()[0].pattern.letter == "C" and "E" not in d.letters
+
+
+def test_occupancy_set_by_a_tile_at_its_roof_is_not_a_finding():
+    """A well-tiled matmul with one block per SM (theoretical 12.5 %) at 78 % of its tensor pipe: by
+    design; the same occupancy with the tensor pipe at 40 % (the planted over-staged matmul) is J."""
+    low = {"sm__maximum_warps_per_active_cycle_pct": 12.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 12.4,
+           "launch__occupancy_limit_shared_mem": 1, "sm__throughput.avg.pct_of_peak_sustained_elapsed": 40.0}
+    def at(tensor):
+        m = {**low, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": tensor}
+        return fires("J", **{k.replace(".", "__DOT__"): v for k, v in m.items()})
+    assert not at(78.0) and at(40.0)
