@@ -163,3 +163,11 @@ def test_the_paged_mha_decode_has_its_dependent_chain_named():
 def test_coalesced_kernels_show_no_dependent_chain():
     for key in ("liger_rms_norm_fwd", "liger_swiglu_fwd", "liger_kl_div", "liger_group_norm_fwd"):
         assert original(key).profile.dependent_loads == [], key
+
+
+def test_committed_records_and_readme_block_are_current():
+    """results/realkernels and the README's loop are generated from these pages: regenerate with
+    `python benchmarks/realkernels/records.py` after a detector change."""
+    data = records.build()
+    assert records.readme_block(data) in (ROOT / "README.md").read_text()
+    assert (ROOT / "results" / "realkernels" / "realkernels_h200.md").read_text() == records.markdown(data) + "\n"
