@@ -66,10 +66,14 @@ def profile(only: list[str] | None, with_candidates: list[str] | None = None) ->
                 for _ in range(2):
                     call()
                 torch.cuda.synchronize()
-                torch.cuda.nvtx.range_push("tritonify")
-                call()
-                torch.cuda.synchronize()
-                torch.cuda.nvtx.range_pop()
+                # autograd runs a CUDA backward on a thread of its own, outside this thread's NVTX range
+                # (runs 1-2 missed Inductor's backward kernels so); single-threaded, it runs here.
+                # Added after the runs: not yet tried on the device.
+                with torch.autograd.set_multithreading_enabled(False):
+                    torch.cuda.nvtx.range_push("tritonify")
+                    call()
+                    torch.cuda.synchronize()
+                    torch.cuda.nvtx.range_pop()
                 print(f"profiled {launcher} {name}", file=sys.stderr, flush=True)
         except Exception:  # one bad launcher must not cost the capture
             failed += 1
