@@ -50,6 +50,7 @@ MAP: list[tuple[str, list[str]]] = [
     ("contract/", ["tests/contract", "tests/server"]),
     ("references/", ["tests/test_references.py", "tests/ncu/test_pattern_pages.py", "tests/ncu/test_pages.py"]),
     ("benchmarks/realworld/", ["tests/test_precision_study.py", "tests/test_corpus_reach.py"]),
+    ("benchmarks/realkernels/", ["tests/ncu/test_realkernels.py", "tests/test_realkernels_harness.py"]),
     ("README.md", ["tests/test_readme.py"]),
     ("examples/", ["tests/test_readme.py", "tests/rules"]),
     ("scripts/fast_lane.py", ["tests/test_fast_lane.py"]),

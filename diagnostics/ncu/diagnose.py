@@ -54,6 +54,21 @@ class Diagnosis:
     def roofline(self) -> Roofline:
         return roofline_point(self.launch)
 
+    def first_change(self) -> dict | None:
+        """The one change to make first: the top pattern that no other explains, its fix, the
+        expected gain (its impact: the share of this launch's time the fix could recover, also in
+        microseconds) and the evidence it rests on. None when no pattern fired (the limiter line or
+        the roofline then says where the time goes)."""
+        primary = self.primary()
+        if not primary:
+            return None
+        hit = primary[0]
+        ns = self.launch.get("gpu__time_duration.sum")
+        return {"pattern": hit.pattern.letter, "title": hit.pattern.title, "fix": hit.fix_text,
+                "expected_gain": round(hit.impact, 3),
+                "expected_gain_us": round(hit.impact * ns / 1000, 1) if isinstance(ns, (int, float)) else None,
+                "evidence": hit.message, "lines": hit.lines[:3]}
+
     def to_dict(self) -> dict:
         theirs = [r.to_dict() for r in self.rules if r.type in ("OPT", "WRN")]
         return {
@@ -62,6 +77,7 @@ class Diagnosis:
             "grid": list(self.launch.grid), "block": list(self.launch.block),
             "duration_ns": self.launch.get("gpu__time_duration.sum"),
             "source_file": self.profile.path if self.profile else None,
+            "first_change": self.first_change(),
             "patterns": [h.to_dict() for h in self.hits],
             "not_assessed": [n.to_dict() for n in self.not_assessed],
             "limiter": self.limiter.to_dict() if self.limiter else None,
@@ -102,8 +118,17 @@ def diagnose_launch(launch: Launch, rules: list[NcuRule] | None = None,
     limiter = next((h for h in hits if getattr(detector_of(h), "FALLBACK_ONLY", False)), None)
     hits = [h for h in hits if h is not limiter]
     found = {h.pattern.letter for h in hits}
+    causes = {cause: list(effects) for cause, effects in explains().items()}
+    overrides: dict[str, set[str]] = {}
+    for h in hits:  # a cause that explains more on this launch (E with a dependent load chain explains C)
+        more = getattr(detector_of(h), "explains_for", None)
+        if more and more(h):
+            causes.setdefault(h.pattern.letter, []).extend(more(h))
+            overrides[h.pattern.letter] = set(more(h))   # ... and is then not explained by them
     for h in hits:
-        for cause, effects in explains().items():
+        for cause, effects in causes.items():
+            if cause in overrides.get(h.pattern.letter, ()):
+                continue
             if cause in found and h.pattern.letter in effects and cause != h.pattern.letter:
                 h.explained_by = cause
                 break

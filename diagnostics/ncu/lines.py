@@ -93,6 +93,9 @@ class LineProfile:
     function: str
     def_line: int | None
     lines: dict[int, LineStats]
+    # (line of a global load, line of a later global load whose address is computed from its result):
+    # a dependent load chain, the pointer chase or indexed gather whose latency no layout removes
+    dependent_loads: list[tuple[int, int]] = field(default_factory=list)
 
     def ranked(self, key, minimum: float = 0.0) -> list[LineStats]:
         rows = [s for s in self.lines.values() if key(s) > minimum]
@@ -203,7 +206,38 @@ def attribute(page: SourcePage, kernel_file: str | None = None, source_text: str
         if ins.opcode:
             s.opcodes[ins.opcode] += v(INST)
     def_line = _def_line(texts, page.function)
-    return LineProfile(path=path, function=page.function, def_line=def_line, lines=stats)
+    chains = []
+    for producer, consumer in _dependent_global_loads(ordered):
+        pair = (target(producer)[0], target(consumer)[0])
+        if pair[0] != pair[1] and pair not in chains:
+            chains.append(pair)
+    return LineProfile(path=path, function=page.function, def_line=def_line, lines=stats, dependent_loads=chains)
+
+
+def _dependent_global_loads(ordered: list[SassInstruction]) -> list[tuple[SassInstruction, SassInstruction]]:
+    """Global loads (LDG, or LDGSTS where Triton pipelined the load) whose address registers carry
+    a value an earlier global load produced (through
+    any arithmetic in between), in program order: (the producing load, the dependent load). Straight
+    -line taint over the SASS by address; a register written by an instruction that reads no tainted
+    register is clean again."""
+    taint: dict[int, SassInstruction] = {}
+    out = []
+    for ins in ordered:
+        written, read = _registers(ins.sass)
+        base = ins.opcode.split(".")[0]
+        if written and base != "LDG" and ("WIDE" in ins.opcode or ".64" in ins.opcode):
+            written = written | {max(written) + 1}   # IMAD.WIDE and friends write a register pair
+        sources = [taint[r] for r in sorted(read) if r in taint]
+        if base in ("LDG", "LDGSTS") and sources:   # LDGSTS: a load Triton pipelined (cp.async)
+            out.append((sources[0], ins))
+        for r in written:
+            if base == "LDG":
+                taint[r] = ins
+            elif sources:
+                taint[r] = sources[0]
+            else:
+                taint.pop(r, None)
+    return out
 
 
 _REG = re.compile(r"(?<![\w.])R(\d+)(?:\.64)?\b")

@@ -1,7 +1,9 @@
 """Print diagnoses: readable text, or the JSON the editor and scripts read.
 
 JSON (`--format json`): a list, one object per launch, in the report's order:
-`{id, kernel, grid, block, duration_ns, source_file, patterns: [{pattern, title, severity,
+`{id, kernel, grid, block, duration_ns, source_file, first_change: {pattern, title, fix,
+expected_gain, expected_gain_us, evidence, lines} or null (the one change to make first: the top
+pattern no other explains), patterns: [{pattern, title, severity,
 impact, evidence, message, fix, lines, explained_by?}], not_assessed: [{pattern, title, status,
 lacks, message}] (patterns whose metrics the report does not hold: never read as zero),
 limiter: {pattern: "Z", ...} or null (the most likely limiter, when no pattern fired and the
@@ -44,6 +46,14 @@ def to_text(diagnoses: list[Diagnosis], *, hot_lines: int = 5) -> str:
         head = (f"launch {d.launch.id}  {d.launch.kernel}  grid {tuple(d.launch.grid)}  block {tuple(d.launch.block)}"
                 f"  {_us(d.launch.get('gpu__time_duration.sum'))}")
         rows = [head]
+        first = d.first_change()
+        if first:
+            gain = f"up to {first['expected_gain']:.0%} of this launch's time"
+            if first["expected_gain_us"] is not None:
+                gain += f", about {first['expected_gain_us']:g} us"
+            where = f" (line {', '.join(map(str, first['lines']))})" if first["lines"] and d.profile else ""
+            rows.append(f"  change first ({first['pattern']}, {first['title']}){where}: {first['fix']}")
+            rows.append(f"     expected gain: {gain}; evidence: {first['evidence']}")
         if not d.hits:
             rows.append("  no bottleneck pattern found")
         if d.limiter:

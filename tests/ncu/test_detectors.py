@@ -17,6 +17,7 @@ def stall(reason):
 # Benign values for every metric some detector needs: a kernel at no roof and with no pattern.
 BENIGN = {
     "launch__sm_count": 132, "launch__grid_size": 1024, "sm__cycles_active.avg": 95.0, "sm__cycles_active.max": 100.0,
+    "gpu__time_duration.sum": 100_000.0,
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": 32.0,
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio": 32.0,
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 40.0,
@@ -223,3 +224,80 @@ def test_n_divergence_and_deprecated_name():
     # sm_80 / older exports only have the deprecated name
     assert fires("N", base=False, **{"smsp__thread_inst_executed_per_inst_executed.ratio": 10.0,
                                      "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": 10.0})
+
+
+# --- classes the real kernels asked for (results/realkernels/realkernels_h200.md) ---------------------
+PER_SM = {"launch__grid_size": 132, "launch__waves_per_multiprocessor": 0.5,
+          "launch__occupancy_limit_registers": 2, "launch__occupancy_limit_warps": 8,
+          "launch__occupancy_limit_shared_mem": 7, "launch__occupancy_limit_blocks": 32,
+          "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 44.0,
+          "sm__throughput.avg.pct_of_peak_sustained_elapsed": 20.0}
+
+
+def test_partial_wave_below_both_roofs_is_a_small_grid_with_the_programs_per_sm():
+    hit = by_letter("A").detect(Context(_launch(PER_SM)))
+    assert hit is not None and hit.evidence["blocks_per_sm_allowed"] == 2
+    assert "264 programs" in hit.fix_text and "registers limit" in hit.message
+
+
+@pytest.mark.parametrize("change", [
+    {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 75.0},   # at the memory roof
+    {"sm__throughput.avg.pct_of_peak_sustained_elapsed": 70.0},         # at the SM roof
+    {"launch__waves_per_multiprocessor": 0.8},                          # most slots filled
+    {"sm__cycles_active.avg": 50.0},                                    # imbalanced: B's, not A's
+    {"launch__occupancy_limit_registers": 1, "launch__occupancy_limit_warps": 1},  # one block per SM fits
+])
+def test_partial_wave_needs_empty_slots_below_both_roofs_and_balanced_sms(change):
+    assert not fires("A", **{k.replace(".", "__DOT__"): v for k, v in {**PER_SM, **change}.items()})
+
+
+def test_short_launch_fires_under_10_us_and_explains_occupancy():
+    assert fires("P", gpu__time_duration__DOT__sum=6500.0)
+    assert not fires("P", gpu__time_duration__DOT__sum=10_000.0)
+    d = diagnose_launch(_launch({"gpu__time_duration.sum": 6500.0, "sm__warps_active.avg.pct_of_peak_sustained_active": 40.0}))
+    assert d.letters[0] == "P"
+    assert next(h for h in d.hits if h.pattern.letter == "J").explained_by == "P"
+
+
+def test_mma_sync_is_not_a_finding_at_the_memory_roof():
+    hmma = {"sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": 3.0,
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 10.0}
+    assert fires("O", **{k.replace(".", "__DOT__"): v for k, v in hmma.items()})
+    assert not fires("O", **{k.replace(".", "__DOT__"): v for k, v in
+                             {**hmma, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 77.0}.items()})
+
+
+def test_a_dependent_load_chain_is_latency_and_explains_the_scattered_lanes(monkeypatch):
+    """A gather whose address comes from a loaded index: C (few bytes per sector) and E (long
+    scoreboard) both fire; the chain makes E the cause and its fix the chain's, not a layout change."""
+    from tritonify.diagnostics.ncu import diagnose
+    from tritonify.diagnostics.ncu.lines import LineProfile, LineStats
+
+    lines = {5: LineStats(5, "i = tl.load(idx_ptr + offs)", samples=10, load_sectors=1000),
+             6: LineStats(6, "v = tl.load(x_ptr + i)", samples=90, load_sectors=8000, excessive_load_sectors=7000)}
+    lines[6].stalls["long_sb"] = 45
+    profile = LineProfile("k.py", "k", 1, lines, dependent_loads=[(5, 6)])
+    monkeypatch.setattr(diagnose, "attribute", lambda *a, **k: profile)
+    launch = _launch({stall("long_scoreboard"): 9.0, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
+                      "sm__throughput.avg.pct_of_peak_sustained_elapsed": 10.0})
+    d = diagnose.diagnose_launch(launch, source=object())
+    assert d.primary()[0].pattern.letter == "E"
+    c = next(h for h in d.hits if h.pattern.letter == "C")
+    assert c.explained_by == "E"
+    e = d.primary()[0]
+    assert e.evidence["dependent_load_chain"] == "5 -> 6" and "no layout change helps" in e.fix_text
+    # without the chain, a 45% long-scoreboard share is below E's bar and C stands alone
+    profile.dependent_loads = []
+    d = diagnose.diagnose_launch(launch, source=object())
+    assert d.primary()[0].pattern.letter == "C" and "E" not in d.letters
+
+
+def test_occupancy_set_by_a_tile_at_its_roof_is_not_a_finding():
+    """A well-tiled matmul with one block per SM (theoretical 12.5 %) at 78 % of its tensor pipe: by
+    design; the same occupancy with the tensor pipe at 40 % (the planted over-staged matmul) is J."""
+    low = {"sm__maximum_warps_per_active_cycle_pct": 12.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 12.4,
+           "launch__occupancy_limit_shared_mem": 1, "sm__throughput.avg.pct_of_peak_sustained_elapsed": 40.0}
+    def at(tensor):
+        m = {**low, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": tensor}
+        return fires("J", **{k.replace(".", "__DOT__"): v for k, v in m.items()})
+    assert not at(78.0) and at(40.0)

@@ -23,8 +23,18 @@ EXPLAINS = ("E",)
 
 
 def _bytes_per_sector(ctx: Context) -> tuple[float | None, str]:
-    """ncu's ratio where the report has it; else (`--set detailed`, no MemoryWorkloadAnalysis_Tables)
-    the same quantity from the source page's theoretical and excessive sectors of loads."""
+    """Useful bytes per sector of global loads. From the source page where the report has one: the
+    sectors an access needed beyond the fewest its addresses allow (ncu's "L2 Theoretical Sectors
+    Global Excessive"), weighted by sectors, which is the traffic a layout change can save. Else
+    ncu's average ratio. The ratio also counts the sectors of narrow accesses that no layout could
+    widen: on real kernels (vLLM's paged decode attention, 2026-12-02) the block-table and query
+    loads that all lanes of a warp share, or a per-row scalar store (Liger's KL divergence), drove
+    it to 4-6 bytes while the source page showed no excessive sector and the kernel ran at 77-94%
+    of the DRAM roof."""
+    if ctx.profile is not None:
+        used = ctx.sector_bytes("load")
+        if used is not None:
+            return used, "load_bytes_per_sector_from_source_counters"
     if ctx.has(BYTES):
         return ctx.m(BYTES), BYTES
     return ctx.sector_bytes("load"), "load_bytes_per_sector_from_source_counters"
@@ -37,7 +47,7 @@ def detect(ctx: Context) -> Hit | None:
     waste = 1 - used / 32
     total = ctx.opt("memory_l2_theoretical_sectors_global")
     ideal = ctx.opt("memory_l2_theoretical_sectors_global_ideal")
-    evidence = {measure: used,
+    evidence = {measure: used, BYTES: ctx.opt(BYTES),
                 "excessive_sector_share": (total - ideal) / total if total and ideal is not None else "not collected",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ctx.opt("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")}

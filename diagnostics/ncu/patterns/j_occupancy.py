@@ -7,6 +7,11 @@ Two conditions, reported with the limiter named:
 * against the theory: achieved `sm__warps_active.avg.pct_of_peak_sustained_active` below 50 %
   and more than 20 points under the theory (ncu's AchievedOccupancy uses 10 points); a small
   grid (A) or imbalance (B) usually explains this and then takes the finding.
+Not in theory when the tile is at the roof it is built for: a theoretical occupancy set by a
+tile's design (a 128x128x64 bf16 matmul with 4 stages holds one block per SM) is no finding when the
+tensor pipe (`sm__pipe_tensor_cycles_active`) or DRAM runs at >= 60 % of peak: fewer stages would
+give warps, not time. (The issue that asked for this: such a matmul was reported as J, "limited by
+shared memory", true and by design. The planted over-staged matmul, tensor pipe 40 %, stays J.)
 Same names on sm_80 and sm_100. Line: the kernel's `def` line.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
@@ -21,6 +26,16 @@ METRICS = ("sm__maximum_warps_per_active_cycle_pct", "sm__warps_active.avg.pct_o
            *(f"launch__occupancy_limit_{n}" for n in LIMITS), "launch__registers_per_thread",
            "launch__shared_mem_per_block_allocated")
 EXPLAINS = ("E",)
+
+
+DESIGNED_ROOF = 60.0
+TENSOR = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+DRAM = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+
+
+def at_designed_roof(ctx: Context) -> bool:
+    """The tensor pipe or DRAM at >= 60 % of peak: the kernel reaches the roof its tile is built for."""
+    return any((v := ctx.opt(name)) is not None and v >= DESIGNED_ROOF for name in (TENSOR, DRAM))
 
 
 def limiter(ctx: Context) -> str:
@@ -39,6 +54,8 @@ def detect(ctx: Context) -> Hit | None:
                 "launch__shared_mem_per_block": shared if shared is not None else ctx.opt("launch__shared_mem_per_block")}
     evidence = {k: v for k, v in evidence.items() if v is not None}
     idle = 1 - max(ctx.sm_pct, ctx.memory_pct) / 100
+    if theory < 20 and at_designed_roof(ctx):
+        return None
     if theory < 20:
         below = theory - achieved > 0.2 * theory and theory - achieved > 2
         extra = "; achieved occupancy is far under even that" if below else ""

@@ -9,6 +9,10 @@ Triton 3.6 lowered a 16x64 tile with 2 warps to 8 HMMA instructions and no wgmma
 with 128x128 tiles and 8 warps to wgmma (HGMMA) only. Triton uses wgmma when the tile's M is a
 multiple of 64 and num_warps is a multiple of 4 (one warpgroup), with fp16/bf16/fp8/tf32 operands.
 sm_80 has no wgmma and sm_100 replaces it with tcgen05: the pattern applies to sm_90 only.
+Not on a kernel at its memory roof (busiest memory unit >= 70 % of peak): a faster MMA cannot
+shorten a launch whose bytes take its time. Seen on a real kernel (H200, 2026-12-02): vLLM's
+grouped decode attention (16 query heads per tile: M = 16, too small for wgmma) ran at 77 % of the
+DRAM roof with the HMMA pipe 10 % busy, and no tile change of its could use wgmma.
 Line: lines with HMMA SASS.
 """
 from tritonify.diagnostics.ncu.context import Context, Hit, Pattern
@@ -21,6 +25,7 @@ GMMA = "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active"
 CC_MAJOR = "device__attribute_compute_capability_major"
 CYCLES = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
 OPCODES = ("HMMA",)
+MEMORY_ROOF = 70.0
 METRICS = (HMMA, GMMA, "sm__inst_executed_pipe_tensor_op_gmma.sum", CC_MAJOR,
            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
 FALLBACKS = {
@@ -50,6 +55,8 @@ def detect(ctx: Context) -> Hit | None:
     gmma_count = ctx.opt("sm__inst_executed_pipe_tensor_op_gmma.sum")
     if cycles < 5.0 or cycles < 1.5 * hmma or gmma > 0 or (gmma_count or 0) > 0:
         return None
+    if ctx.memory_pct >= MEMORY_ROOF:
+        return None   # memory-bound at the roof: the MMA is not what takes the time
     evidence = {HMMA: hmma, GMMA: gmma, CYCLES: cycles,
                 CC_MAJOR: major}
     impact = 0.3 if cycles >= 10 else 0.15
