@@ -24,7 +24,7 @@ if [ -z "${SKIP_PROFILE:-}" ]; then
   echo "capture rc=$? in $(( $(date +%s) - T0 )) s"; grep -c "^profiled" "$W/ncu.log"; grep -A3 FAILED "$W/ncu.log" | head -20
   python3 - "$W" <<'PY'
 import sys, pathlib
-from tritonify.diagnostics.ncu.ncu_tool import export_pages
+from tritonify.tools.ncu.ncu_tool import export_pages
 w = pathlib.Path(sys.argv[1])
 raw, details, sources = export_pages(str(w / "rk.ncu-rep"))
 (w / "pages/raw.csv").write_text(raw); (w / "pages/details.csv").write_text(details)
