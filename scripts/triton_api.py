@@ -8,7 +8,8 @@ each version: the public names of `triton.language`, `triton.language.math`,
 `triton.language.extra.libdevice` and `triton.language.extra.cuda.libdevice` (a function's
 parameters, whether it takes `*args`/`**kwargs`; `null` for a name that is not a function), the
 methods of `tl.tensor`, and frontend features read from the code generator (whether a chained
-comparison `a < b < c` compiles).
+comparison `a < b < c` compiles; whether `triton.jit` refuses a `**kwargs` parameter when it
+decorates the function).
 """
 
 from __future__ import annotations
@@ -146,7 +147,10 @@ def tensor_methods(wheel: Wheel) -> list[str]:
 def features(wheel: Wheel) -> dict:
     path = "triton/compiler/code_generator.py"
     text = wheel.zip.read(path).decode() if path in wheel.names else ""
-    return {"chained_comparison": "simultaneous multiple comparison is not supported" not in text}
+    jit_path = "triton/runtime/jit.py"
+    jit = wheel.zip.read(jit_path).decode() if jit_path in wheel.names else ""
+    return {"chained_comparison": "simultaneous multiple comparison is not supported" not in text,
+            "jit_rejects_var_keyword": "JIT functions do not support **" in jit}
 
 
 def main() -> None:
