@@ -178,6 +178,19 @@ class HostTypes:
             text = f"{text} = {ast.unparse(self._bindings()[expr.id][0])}"
         return found, text
 
+    def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
+        """`x.shape`, `x.stride()`, `x.size()` (a tensor's sizes or strides: ints), directly or through
+        a name bound to one of them and to nothing else."""
+        if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+            return True
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr in ("stride", "size") and not expr.args and not expr.keywords:
+            return True
+        if isinstance(expr, ast.Name) and depth < 4:
+            values = self._bindings().get(expr.id)
+            return bool(values) and len(values) == 1 and self._sizes_tuple(values[0], depth + 1)
+        return False
+
     def _kind(self, expr: ast.expr, depth: int) -> str | None:
         if depth > 4:
             return None
@@ -198,6 +211,12 @@ class HostTypes:
             return "tuple"
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
             return "int" if not isinstance(expr.slice, ast.Slice) else "tuple"
+        if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice) \
+                and self._sizes_tuple(expr.value, depth):
+            return "int"   # `x.stride()[0]`, `strides[d]` after `strides = x.stride()`: a tensor's ints
+        if isinstance(expr, ast.IfExp):
+            a, b = self._kind(expr.body, depth + 1), self._kind(expr.orelse, depth + 1)
+            return a if a == b else None
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute):
@@ -331,7 +350,23 @@ class KernelTypes:
         for name in constexpr_names:
             if name in self.env:
                 self.env[name] = self.env[name]._replace(constexpr=True)
+        for name in self._arange_bounds(constexpr_names):
+            # a constexpr that bounds a `tl.arange` is an int (Triton rejects any other range)
+            self.env[name] = self.env[name]._replace(kind="int")
         self._block(kernel.node.body)
+
+    def _arange_bounds(self, constexpr_names) -> list[str]:
+        """Constexpr parameters of unknown kind that a `tl.arange` of this function takes as a bound."""
+        unknown = {n for n in constexpr_names if n in self.env and self.env[n].kind is None}
+        if not unknown:
+            return []
+        found = []
+        for call in self.kernel.calls():
+            if self._tl_name(call.func) == "arange":
+                for arg in (*call.args, *(k.value for k in call.keywords)):
+                    if isinstance(arg, ast.Name) and arg.id in unknown and arg.id not in found:
+                        found.append(arg.id)
+        return found
 
     def _tl_name(self, node: ast.AST) -> str | None:
         key = id(node)
