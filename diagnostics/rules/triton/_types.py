@@ -178,6 +178,39 @@ class HostTypes:
             text = f"{text} = {ast.unparse(self._bindings()[expr.id][0])}"
         return found, text
 
+    def _tensor_parameter(self, name: str) -> bool:
+        """A parameter of the host function, never rebound there, that the function uses as only a
+        torch tensor can be used (`x.numel()`, `x.data_ptr()`, `x.contiguous()`, `x.stride(...)`,
+        `torch.empty_like(x)`): past that use it is a tensor. Not decided where the function tests
+        what it is (`isinstance(x, ...)`)."""
+        host = self.host
+        if host is None:
+            return False
+        args = host.args
+        if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+            return False
+        found = self.__dict__.setdefault("_tensor_params", {})
+        if name not in found:
+            tensor = False
+            for node in self.ctx.walk(host):
+                if node.__class__ is not ast.Call:
+                    continue
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "isinstance" and node.args \
+                        and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                    tensor = False
+                    break
+                if isinstance(func, ast.Attribute):
+                    if func.attr in _TENSOR_ONLY_METHODS and isinstance(func.value, ast.Name) \
+                            and func.value.id == name:
+                        tensor = True
+                    elif func.attr in _TORCH_LIKE_FACTORIES and isinstance(func.value, ast.Name) \
+                            and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name) \
+                            and node.args[0].id == name:
+                        tensor = True
+            found[name] = tensor
+        return found[name]
+
     def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
         """`x.shape`, `x.stride()`, `x.size()` (a tensor's sizes or strides: ints), directly or through
         a name bound to one of them and to nothing else."""
@@ -241,7 +274,7 @@ class HostTypes:
         if isinstance(expr, ast.Name):
             values = self._bindings().get(expr.id)
             if not values:
-                return None
+                return "tensor" if self._tensor_parameter(expr.id) else None
             kinds = {self._kind(v, depth + 1) for v in values}
             if len(kinds) == 1 and None not in kinds:
                 return kinds.pop()
@@ -252,6 +285,10 @@ class HostTypes:
                 return "int"
         return None
 
+
+# Methods only a torch tensor has among the values a launch passes (numpy arrays have none of them).
+_TENSOR_ONLY_METHODS = {"numel", "data_ptr", "contiguous", "is_contiguous", "stride", "element_size"}
+_TORCH_LIKE_FACTORIES = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
 
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid",
                    "warmup", "stream", "device", "launch_cooperative_grid", "launch_pdl", "waves_per_eu",
