@@ -141,6 +141,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
     return out
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
 # Text that can bind a module global without a binding statement the tree shows.
 _DYNAMIC_GLOBALS = ("globals()", "exec(", "__builtins__", "sys.modules[__name__]", "__dict__")
 _UNDEFINED_HINTS = {
@@ -249,12 +250,14 @@ class _KernelChecker:
     """Walks one kernel: statements with their loop/`if` context, then expressions."""
 
     def __init__(self, ctx: PythonContext, kernel: Kernel, plain_globals: set[str], plain_functions: set[str],
-                 module_names: set[str], bound_anywhere: set[str] | None = None):
+                 module_names: set[str], bound_anywhere=None):
         self.ctx = ctx
         self.kernel = kernel
         self.plain_globals = plain_globals
         self.plain_functions = plain_functions
         self.module_names = module_names
+        # () -> the names the whole module may bind (None: anything may be bound), or None when
+        # undefined names are not read for this kernel
         self.bound_anywhere = bound_anywhere
 
     @cached_property
@@ -283,18 +286,33 @@ class _KernelChecker:
         kernel's scope, then its module's globals, then a few builtins: this one fails with
         NameError "X is not defined". Only statements Triton certainly lowers are read: none under
         an `if` (a constexpr condition prunes its branch unread), after a `return`, in a nested
-        scope, or in a `tl.static_assert` message."""
-        bound = self.bound_anywhere
+        scope, or in a `tl.static_assert` message. The whole-module reading runs only when a name
+        is left after the cheap sets (module-level bindings, imports, the kernel's own names)."""
+        name_type = ast.Name
+        loose = {node.id for node in self.kernel.nodes if node.__class__ is name_type}
+        loose = loose.difference(self.module_names, self.ctx.imports.names, _BUILTIN_NAMES)
+        loose = {name for name in loose if not name.startswith("__")}
+        if not loose:
+            return
+        loose -= self.locals
+        if not loose:
+            return
+        bound = self.bound_anywhere()
+        if bound is None:
+            return
+        loose -= bound
+        if not loose:
+            return
         candidates: dict[str, ast.Name] = {}
         todo: list[ast.AST] = list(_compiled_statements(self.kernel.node.body))
-        while todo:
-            node = todo.pop(0)
+        at = 0
+        while at < len(todo):
+            node = todo[at]
+            at += 1
             kind = type(node)
             if kind is ast.Name:
-                name = node.id
-                if (isinstance(node.ctx, ast.Load) and name not in bound and name not in candidates
-                        and not name.startswith("__") and not hasattr(builtins, name)):
-                    candidates[name] = node
+                if node.id in loose and node.id not in candidates and isinstance(node.ctx, ast.Load):
+                    candidates[node.id] = node
                 continue
             if kind in (ast.If, ast.IfExp):
                 todo.append(node.test)
@@ -305,9 +323,7 @@ class _KernelChecker:
                 todo.extend(node.args[:1])
                 continue
             todo.extend(child_nodes(node))
-        for name, node in candidates.items():
-            if name in self.locals:
-                continue
+        for name, node in sorted(candidates.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
             hint = _UNDEFINED_HINTS.get(name, "define it, import it, or pass it as a parameter")
             yield from self._report(
                 node, f"`{name}` is not defined in this file: the kernel's name lookup fails (NameError "
@@ -372,6 +388,8 @@ class _KernelChecker:
     def _targets(self, stmt: ast.Assign | ast.AugAssign | ast.AnnAssign) -> Iterator[Finding]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
+            if target.__class__ is ast.Name:
+                continue   # the common case: nothing below it
             for node in walk_nodes(target):
                 if isinstance(node, ast.Subscript):
                     yield from self._report(
@@ -468,7 +486,10 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     plain_functions = _plain_functions(bindings, kernel_names)
     module_names = set(bindings)
     text = ctx.source.text
-    bound_anywhere = None if any(d in text for d in _DYNAMIC_GLOBALS) else _names_bound_in_module(ctx.tree)
+    dynamic = any(d in text for d in _DYNAMIC_GLOBALS)
+
+    def bound_anywhere() -> set[str] | None:
+        return None if dynamic else ctx.per_file(("tri020-bound-names",), lambda: _names_bound_in_module(ctx.tree))
     for kernel in ctx.kernels:
         if not ctx.target.upstream(kernel.node):
             continue  # a vendor fork's file or branch: its frontend is not upstream's
@@ -476,4 +497,4 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         # enclosing function's locals as closure variables.
         top_level = ctx.parents.get(kernel.node) is ctx.tree
         yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
-                                  bound_anywhere if top_level else None).findings()
+                                  bound_anywhere if top_level and not dynamic else None).findings()
