@@ -98,8 +98,15 @@ def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
             and not isinstance(call.args[0].value, bool):
         return (f"`{ast.unparse(call)}` reduces the number `{ast.unparse(call.args[0])}`: `tl.{name}` takes a "
                 f"tensor and an axis{hint}")
-    if axis is None or not call.args or types.of(call.args[0]).block is not True:
-        return None     # a scalar input: Triton returns it as it is (Liger's softmax relies on that)
+    source = types.of(call.args[0]) if call.args else None
+    if source is not None and source.is_runtime and source.block is False and isinstance(axis, ast.Constant) \
+            and isinstance(axis.value, int) and not isinstance(axis.value, bool):
+        # `tl.reduce` wraps the axis against the input's rank (`_wrap_axis`, 3.2 to 3.9): a scalar has none
+        return (f"`{ast.unparse(call)}` reduces `{ast.unparse(call.args[0])}`, a scalar, along axis {axis.value}: "
+                f"it has no axes (ValueError \"invalid axis {axis.value}. Expected 0 <= axis < 0\"); drop the "
+                f"reduction, or reduce the block it was computed from{hint}")
+    if axis is None or source is None or source.block is not True:
+        return None     # a scalar with a run-time or no axis: left alone
     t = types.of(axis)
     bad = (isinstance(axis, ast.Constant) and isinstance(axis.value, float)) or t.block is True or (
         t.is_runtime and not isinstance(axis, ast.Constant))
