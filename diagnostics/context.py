@@ -14,8 +14,8 @@ from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
     find_kernels,
+    walk_module,
     walk_nodes,
-    walk_nodes_and_parents,
 )
 
 T = TypeVar("T")
@@ -39,7 +39,7 @@ class PythonContext:
 
     @cached_property
     def kernels(self) -> list[Kernel]:
-        return find_kernels(self.source.tree, self.imports, nodes=self.module_nodes)
+        return find_kernels(self.source.tree, self.imports, walk=self._walk_module())
 
     @cached_property
     def target(self):
@@ -52,19 +52,20 @@ class PythonContext:
     def module_nodes(self) -> list[ast.AST]:
         """Every node of the module, walked once and shared by all rules (use this, not
         `ast.walk(ctx.tree)`: a rule that re-walks the module per kernel is quadratic)."""
-        return self._walk_module()[0]
+        return self._walk_module().nodes
 
-    def _walk_module(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
-        """One breadth-first walk that records both the nodes (in `ast.walk` order) and each
-        node's parent: the two things nearly every rule needs."""
+    def _walk_module(self):
+        """One breadth-first walk that records the nodes (in `ast.walk` order), each node's parent
+        and the calls, subscripts and definitions among them (`triton_ast.walk_module`): what
+        nearly every rule needs."""
         cached = self.__dict__.get("_module_walk")
         if cached is None:
-            cached = self.__dict__["_module_walk"] = walk_nodes_and_parents(self.tree)
+            cached = self.__dict__["_module_walk"] = walk_module(self.tree)
         return cached
 
     @cached_property
     def module_calls(self) -> list[ast.Call]:
-        return [n for n in self.module_nodes if isinstance(n, ast.Call)]
+        return self._walk_module().calls
 
     @cached_property
     def launches(self) -> dict[str, list[ast.Call]]:
@@ -108,7 +109,7 @@ class PythonContext:
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
         """child -> parent for the whole module (built once, shared by all rules)."""
-        return self._walk_module()[1]
+        return self._walk_module().parents
 
     def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
         p = self.parents.get(node)

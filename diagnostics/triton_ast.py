@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 TL = "triton.language"
 LIBDEVICE = "triton.language.extra.libdevice"
@@ -129,6 +129,55 @@ def walk_nodes_and_parents(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, 
                 parents[value] = current
                 append(value)
     return out, parents
+
+
+class ModuleWalk(NamedTuple):
+    """One breadth-first walk of a module: its nodes (`walk_nodes` order), each node's parent, and
+    the calls, subscripts and function definitions among them (in the same order), which
+    `find_kernels` and most rules look for."""
+    nodes: list
+    parents: dict
+    calls: list
+    subscripts: list
+    functions: list
+
+
+def walk_module(node: ast.AST) -> ModuleWalk:
+    """`walk_nodes_and_parents(node)` that also sorts out the calls, subscripts and function
+    definitions while it walks (the class is at hand there: a second pass over every node of a
+    large module costs as much again)."""
+    out = [node]
+    parents: dict[ast.AST, ast.AST] = {}
+    calls: list[ast.Call] = []
+    subscripts: list[ast.Subscript] = []
+    functions: list[ast.AST] = []
+    append = out.append
+    child_fields = _CHILD_FIELDS
+    AST = ast.AST
+    call_type, subscript_type = ast.Call, ast.Subscript
+    function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for current in out:
+        cls = current.__class__   # parsed nodes are never subclasses: `is` is isinstance here
+        if cls is call_type:
+            calls.append(current)
+        elif cls is subscript_type:
+            subscripts.append(current)
+        elif cls in function_types:
+            functions.append(current)
+        names = child_fields.get(cls)
+        if names is None:
+            names = child_fields[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
+        for name in names:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        parents[item] = current
+                        append(item)
+            elif isinstance(value, AST):
+                parents[value] = current
+                append(value)
+    return ModuleWalk(out, parents, calls, subscripts, functions)
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -562,41 +611,48 @@ def _jit_like(imports: ImportMap, node: ast.expr) -> str | None:
 
 
 def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
-                 nodes: list[ast.AST] | None = None) -> list[Kernel]:
-    """All Triton kernels in a module, in source order (nested and method definitions too)."""
+                 nodes: list[ast.AST] | None = None, walk: ModuleWalk | None = None) -> list[Kernel]:
+    """All Triton kernels in a module, in source order (nested and method definitions too).
+    `walk`: the module's `walk_module` (its calls, subscripts and definitions are used as they are)."""
     if tree is None:
         return []
     imports = imports or ImportMap(tree)
     uses_triton = any(p.split(".")[0] == "triton" for p in imports.names.values())
     kernels: dict[ast.FunctionDef, Kernel] = {}
     functions: dict[str, ast.FunctionDef] = {}
-    calls: list[ast.Call] = []
-    subscripts: list[ast.Subscript] = []
-    call_type, subscript_type, function_types = ast.Call, ast.Subscript, (ast.FunctionDef, ast.AsyncFunctionDef)
-    for node in (nodes if nodes is not None else walk_nodes(tree)):  # one walk collects everything below
-        node_type = node.__class__  # parsed nodes are never subclasses: `is` is isinstance here, and cheaper
-        if node_type is call_type:
-            calls.append(node)
-        elif node_type is subscript_type:
-            subscripts.append(node)
-        elif node_type in function_types:
-            functions.setdefault(node.name, node)
-            kernel = None
-            for dec in node.decorator_list:
-                kind = _jit_like(imports, dec)
-                if kind == "jit?" and not uses_triton:
-                    kind = None
-                if kind in ("jit", "jit?"):
-                    kernel = kernel or Kernel(node)
-                    kernel.jit = dec
-                elif kind == "autotune" and isinstance(dec, ast.Call):
-                    kernel = kernel or Kernel(node)
-                    kernel.autotune = dec
-                elif kind == "heuristics" and isinstance(dec, ast.Call):
-                    kernel = kernel or Kernel(node)
-                    kernel.heuristics = dec
-            if kernel is not None and kernel.jit is not None:
-                kernels[node] = kernel
+    if walk is None:
+        calls: list[ast.Call] = []
+        subscripts: list[ast.Subscript] = []
+        definitions: list[ast.AST] = []
+        call_type, subscript_type, function_types = ast.Call, ast.Subscript, (ast.FunctionDef, ast.AsyncFunctionDef)
+        for node in (nodes if nodes is not None else walk_nodes(tree)):  # one walk collects everything below
+            node_type = node.__class__  # parsed nodes are never subclasses: `is` is isinstance here, and cheaper
+            if node_type is call_type:
+                calls.append(node)
+            elif node_type is subscript_type:
+                subscripts.append(node)
+            elif node_type in function_types:
+                definitions.append(node)
+    else:
+        calls, subscripts, definitions = walk.calls, walk.subscripts, walk.functions
+    for node in definitions:
+        functions.setdefault(node.name, node)
+        kernel = None
+        for dec in node.decorator_list:
+            kind = _jit_like(imports, dec)
+            if kind == "jit?" and not uses_triton:
+                kind = None
+            if kind in ("jit", "jit?"):
+                kernel = kernel or Kernel(node)
+                kernel.jit = dec
+            elif kind == "autotune" and isinstance(dec, ast.Call):
+                kernel = kernel or Kernel(node)
+                kernel.autotune = dec
+            elif kind == "heuristics" and isinstance(dec, ast.Call):
+                kernel = kernel or Kernel(node)
+                kernel.heuristics = dec
+        if kernel is not None and kernel.jit is not None:
+            kernels[node] = kernel
 
     # Call forms: f = triton.jit(f); g = triton.jit(do_not_specialize=[..])(f);
     # k = triton.autotune(configs=..., key=...)(triton.jit(f))

@@ -7,8 +7,9 @@ Each WHEEL is a Triton wheel (`pip download --no-deps --only-binary=:all: triton
 each version: the public names of `triton.language`, `triton.language.math`,
 `triton.language.extra.libdevice` and `triton.language.extra.cuda.libdevice` (a function's
 parameters, whether it takes `*args`/`**kwargs`; `null` for a name that is not a function), the
-methods of `tl.tensor`, and frontend features read from the code generator (whether a chained
-comparison `a < b < c` compiles).
+methods of `tl.tensor`, the names bound to dtypes, and frontend features read from the code generator (whether a chained
+comparison `a < b < c` compiles; whether `triton.jit` refuses a `**kwargs` parameter when it
+decorates the function).
 """
 
 from __future__ import annotations
@@ -143,10 +144,26 @@ def tensor_methods(wheel: Wheel) -> list[str]:
     return []
 
 
+def dtypes(wheel: Wheel) -> list[str]:
+    """Names `triton.language.core` binds to a `dtype(...)` instance (`float32 = dtype('fp32')`) or
+    to another such name: values, not functions (a `dtype` has no `__call__` in any release)."""
+    names: list[str] = []
+    for node in wheel.tree("triton.language.core").body:
+        if isinstance(node, ast.Assign) and (
+                (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                 and node.value.func.id == "dtype")
+                or (isinstance(node.value, ast.Name) and node.value.id in names)):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return sorted(set(names))
+
+
 def features(wheel: Wheel) -> dict:
     path = "triton/compiler/code_generator.py"
     text = wheel.zip.read(path).decode() if path in wheel.names else ""
-    return {"chained_comparison": "simultaneous multiple comparison is not supported" not in text}
+    jit_path = "triton/runtime/jit.py"
+    jit = wheel.zip.read(jit_path).decode() if jit_path in wheel.names else ""
+    return {"chained_comparison": "simultaneous multiple comparison is not supported" not in text,
+            "jit_rejects_var_keyword": "JIT functions do not support **" in jit}
 
 
 def main() -> None:
@@ -161,7 +178,7 @@ def main() -> None:
             if wheel.module_file(module):
                 modules[module] = dict(sorted(names_of(wheel, module).items()))
         data["versions"][version] = {"modules": modules, "tensor_methods": tensor_methods(wheel),
-                                     "features": features(wheel)}
+                                     "features": features(wheel), "dtypes": dtypes(wheel)}
         print(version, {m: len(v) for m, v in modules.items()})
     data["versions"] = dict(sorted(data["versions"].items(),
                                    key=lambda kv: tuple(int(x) for x in re.findall(r"\d+", kv[0])[:3])))

@@ -1,11 +1,15 @@
 """Turn a device run of the TritonBench-T programs into the committed ground truth.
 
-    python benchmarks/freshcode/ground_truth.py RUNS.jsonl[.gz] BUILT_DIR OUT.json
+    python benchmarks/freshcode/ground_truth.py RUNS.jsonl[.gz] BUILT_DIR OUT.json [--union EARLIER.json]
 
 RUNS is what run_programs.py wrote on the GPU, BUILT_DIR what build.py wrote. Per program: how it
 ended (``outcome``), and for a compile error the failing ``@triton.jit`` function, the failing line in
 the program's own numbering and the compiler's message (its innermost part, without the source
 excerpt Triton prints). No program text is kept.
+
+``--union EARLIER.json`` adds this run's programs to a ground truth written before (a second device
+call over programs the first did not start): the programs are the union (a program in both keeps the
+earlier record), ``runs`` lists every run's header and ``run`` describes the union.
 
 Outcomes: ``passed``; ``compile_error`` (``triton.compiler.errors.*``); ``in_triton`` (another
 exception raised inside Triton's launcher or runtime, e.g. an argument the kernel signature does not
@@ -96,7 +100,13 @@ def outcome(record: dict) -> str:
 
 
 def main() -> None:
-    runs, built, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    args = sys.argv[1:]
+    earlier = None
+    if "--union" in args:
+        at = args.index("--union")
+        earlier = json.loads(Path(args[at + 1]).read_text())
+        del args[at:at + 2]
+    runs, built, out = args[0], Path(args[1]), Path(args[2])
     manifest = {p["id"]: p for p in json.load(open(built / "manifest.json"))["programs"]}
     with _open(runs) as handle:
         header = json.loads(handle.readline())
@@ -113,8 +123,24 @@ def main() -> None:
         programs.append(entry)
     header.update(programs_run=len(programs),
                   method="benchmarks/freshcode: build.py, run_programs.py (one forked process per program)")
+    if earlier is not None:
+        known = {p["id"] for p in earlier["programs"]}
+        runs_before = earlier.get("runs") or [earlier["run"]]
+        if header["environment"] != runs_before[0]["environment"]:
+            sys.exit(f"{runs}: ran under {header['environment']}, the earlier ground truth under "
+                     f"{runs_before[0]['environment']}; a union needs one environment")
+        programs = sorted(earlier["programs"] + [p for p in programs if p["id"] not in known],
+                          key=lambda p: p["id"])
+        header = {**runs_before[0], "programs_run": len(programs), "device_calls": len(runs_before) + 1}
+        all_runs = runs_before + [{**json.loads(_open(runs).readline()), "programs_run":
+                                   len([p for p in programs if p["id"] not in known])}]
+    else:
+        all_runs = None
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"run": header, "programs": programs}, indent=0) + "\n")
+    document = {"run": header, "programs": programs}
+    if all_runs is not None:
+        document = {"run": header, "runs": all_runs, "programs": programs}
+    out.write_text(json.dumps(document, indent=0) + "\n")
     counts: dict[str, int] = {}
     for p in programs:
         counts[p["outcome"]] = counts.get(p["outcome"], 0) + 1

@@ -51,6 +51,7 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
      ("TRI027",)),
     ("loop_bounds", r"For lower bound|For upper bound|range\.__init__", ("TRI029",)),
     ("block_pointer", r"shape/strides/offsets|padding_option", ()),
+    ("reduction_of_a_scalar", r"invalid axis -?\d+\. Expected 0 <= axis < 0", ("TRI026",)),
 ]
 
 

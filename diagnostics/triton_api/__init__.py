@@ -52,6 +52,7 @@ class Api:
     modules: dict
     tensor_methods: frozenset
     features: dict
+    dtypes: frozenset = frozenset()   # names of `triton.language` bound to a dtype (`float32`)
 
     def module(self, path: str) -> dict | None:
         return self.modules.get(path)
@@ -148,7 +149,8 @@ def _api(version: str | None) -> Api:
         if older:
             chosen = max(older, key=_key)
     entry = versions[chosen]
-    return Api(chosen, entry["modules"], frozenset(entry["tensor_methods"]), entry["features"])
+    return Api(chosen, entry["modules"], frozenset(entry["tensor_methods"]), entry["features"],
+               frozenset(entry.get("dtypes", ())))
 
 
 def for_version(version: str | None = None) -> Api:

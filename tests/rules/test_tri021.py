@@ -1,6 +1,9 @@
+import textwrap
 import time
 
+from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.model import Severity
+from tritonify.diagnostics.settings import Settings
 
 from tests.lintutil import FIXTURES, lint, lint_fixture, marked_lines
 from tests.rules.frontend_check import frontend_errors, marked_kernels, needs_triton
@@ -143,3 +146,18 @@ def test_example_kernels_do_not_compile():
     errors = frontend_errors(EXAMPLE)
     assert "equal reduction dimensions" in errors["attention_scores_kernel"]
     assert "incompatible dimensions" in errors["add_key_bias_kernel"]
+
+
+def test_a_method_reduction_without_arguments_is_read_not_crashed_on():
+    # `x.sum()` (no axis) in a TritonBench-T program made TRI021 raise IndexError (internal error)
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def total_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(out_ptr, x.sum())
+    """
+    result = lint_text(textwrap.dedent(code), "total.py", Settings(select=("TRI021",)))
+    assert result.error is None and result.findings == []

@@ -89,3 +89,35 @@ def test_a_tuple_indexed_by_a_run_time_loop_index_is_reported():
     """
     (f,) = lint(code, CODE)
     assert "`shape[d]`" in f.message and "tl.static_range" in f.message
+
+
+# Reduced from TritonBench-T programs Triton 3.6 rejected ("list index out of range"): the host
+# function's parameter is launched as is; `torch.empty_like(x)` (or `x.numel()`) shows it is a
+# tensor, so the kernel parameter is a pointer, whose `.shape` is `()`.
+_SHAPE_OF_LAUNCHED_TENSOR = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def rsqrt_kernel(x, Y, BLOCK_SIZE: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offsets < x.shape[0]
+        tl.store(Y + offsets, tl.rsqrt(tl.load(x + offsets, mask=mask)), mask=mask)
+
+    def rsqrt(x):
+        out = torch.empty_like(x)
+        rsqrt_kernel[(1,)](x, out, BLOCK_SIZE=1024)
+        return out
+    """
+
+
+def test_shape_of_a_host_parameter_used_as_a_tensor_is_reported():
+    (f,) = lint(_SHAPE_OF_LAUNCHED_TENSOR, "TRI027")
+    assert f.line == 9 and "x.shape[0]" in f.message
+
+
+def test_a_host_parameter_whose_kind_the_host_tests_stays_unknown():
+    code = _SHAPE_OF_LAUNCHED_TENSOR.replace("        out = torch.empty_like(x)\n",
+                                             "        out = torch.empty_like(x) if isinstance(x, torch.Tensor) else x\n")
+    assert lint(code, "TRI027") == []

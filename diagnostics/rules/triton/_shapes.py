@@ -112,7 +112,8 @@ class KernelShapes(KernelSizes):
     def axis(self, call: ast.Call, method: bool, sc: Scenario) -> tuple[bool, int | None]:
         """(whether an axis is given, its value when known)."""
         kw = keyword(call, "axis")
-        expr = kw.value if kw is not None else (call.args[0] if method else call.args[1] if len(call.args) > 1 else None)
+        position = 0 if method else 1   # `x.sum(axis)` / `tl.sum(x, axis)`; `x.sum()` gives none
+        expr = kw.value if kw is not None else (call.args[position] if len(call.args) > position else None)
         if expr is None or isinstance(expr, ast.Constant) and expr.value is None:
             return False, None
         return True, self.value(expr, sc)

@@ -178,6 +178,52 @@ class HostTypes:
             text = f"{text} = {ast.unparse(self._bindings()[expr.id][0])}"
         return found, text
 
+    def _tensor_parameter(self, name: str) -> bool:
+        """A parameter of the host function, never rebound there, that the function uses as only a
+        torch tensor can be used (`x.numel()`, `x.data_ptr()`, `x.contiguous()`, `x.stride(...)`,
+        `torch.empty_like(x)`): past that use it is a tensor. Not decided where the function tests
+        what it is (`isinstance(x, ...)`)."""
+        host = self.host
+        if host is None:
+            return False
+        args = host.args
+        if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+            return False
+        found = self.__dict__.setdefault("_tensor_params", {})
+        if name not in found:
+            tensor = False
+            for node in self.ctx.walk(host):
+                if node.__class__ is not ast.Call:
+                    continue
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "isinstance" and node.args \
+                        and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                    tensor = False
+                    break
+                if isinstance(func, ast.Attribute):
+                    if func.attr in _TENSOR_ONLY_METHODS and isinstance(func.value, ast.Name) \
+                            and func.value.id == name:
+                        tensor = True
+                    elif func.attr in _TORCH_LIKE_FACTORIES and isinstance(func.value, ast.Name) \
+                            and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name) \
+                            and node.args[0].id == name:
+                        tensor = True
+            found[name] = tensor
+        return found[name]
+
+    def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
+        """`x.shape`, `x.stride()`, `x.size()` (a tensor's sizes or strides: ints), directly or through
+        a name bound to one of them and to nothing else."""
+        if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+            return True
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr in ("stride", "size") and not expr.args and not expr.keywords:
+            return True
+        if isinstance(expr, ast.Name) and depth < 4:
+            values = self._bindings().get(expr.id)
+            return bool(values) and len(values) == 1 and self._sizes_tuple(values[0], depth + 1)
+        return False
+
     def _kind(self, expr: ast.expr, depth: int) -> str | None:
         if depth > 4:
             return None
@@ -198,6 +244,12 @@ class HostTypes:
             return "tuple"
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
             return "int" if not isinstance(expr.slice, ast.Slice) else "tuple"
+        if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice) \
+                and self._sizes_tuple(expr.value, depth):
+            return "int"   # `x.stride()[0]`, `strides[d]` after `strides = x.stride()`: a tensor's ints
+        if isinstance(expr, ast.IfExp):
+            a, b = self._kind(expr.body, depth + 1), self._kind(expr.orelse, depth + 1)
+            return a if a == b else None
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute):
@@ -222,7 +274,7 @@ class HostTypes:
         if isinstance(expr, ast.Name):
             values = self._bindings().get(expr.id)
             if not values:
-                return None
+                return "tensor" if self._tensor_parameter(expr.id) else None
             kinds = {self._kind(v, depth + 1) for v in values}
             if len(kinds) == 1 and None not in kinds:
                 return kinds.pop()
@@ -233,6 +285,10 @@ class HostTypes:
                 return "int"
         return None
 
+
+# Methods only a torch tensor has among the values a launch passes (numpy arrays have none of them).
+_TENSOR_ONLY_METHODS = {"numel", "data_ptr", "contiguous", "is_contiguous", "stride", "element_size"}
+_TORCH_LIKE_FACTORIES = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
 
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid",
                    "warmup", "stream", "device", "launch_cooperative_grid", "launch_pdl", "waves_per_eu",
@@ -331,7 +387,23 @@ class KernelTypes:
         for name in constexpr_names:
             if name in self.env:
                 self.env[name] = self.env[name]._replace(constexpr=True)
+        for name in self._arange_bounds(constexpr_names):
+            # a constexpr that bounds a `tl.arange` is an int (Triton rejects any other range)
+            self.env[name] = self.env[name]._replace(kind="int")
         self._block(kernel.node.body)
+
+    def _arange_bounds(self, constexpr_names) -> list[str]:
+        """Constexpr parameters of unknown kind that a `tl.arange` of this function takes as a bound."""
+        unknown = {n for n in constexpr_names if n in self.env and self.env[n].kind is None}
+        if not unknown:
+            return []
+        found = []
+        for call in self.kernel.calls():
+            if self._tl_name(call.func) == "arange":
+                for arg in (*call.args, *(k.value for k in call.keywords)):
+                    if isinstance(arg, ast.Name) and arg.id in unknown and arg.id not in found:
+                        found.append(arg.id)
+        return found
 
     def _tl_name(self, node: ast.AST) -> str | None:
         key = id(node)

@@ -22,7 +22,8 @@ from functools import cached_property
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
+from tritonify.diagnostics.triton_api import for_version
+from tritonify.diagnostics.triton_ast import Kernel, child_nodes, tl_name, walk_nodes
 
 RULE = Rule(
     code="TRI020",
@@ -30,9 +31,12 @@ RULE = Rule(
     summary="Python construct that the Triton JIT frontend rejects inside a kernel",
     severity=Severity.ERROR,
     fixable=False,
-    # Opt-in: 0 of 8 findings were true positives in round 2 of the real-world study
-    # (benchmarks/realworld/labels/round2_*.csv), under the 90% the default set requires.
-    default=False,
+    # In the default set since issue 25's third pass: every finding it gives on the real-world
+    # corpus read as Triton 3.6 (3: a `continue` in a run-time loop, two plain module globals) is a
+    # compile break of that version, and on the TritonBench-T ground truth it names the cause of
+    # 13 rejected programs that no default rule caught (results/freshcode/). Round 2's 0/8 were
+    # sub-cases since removed or made version-aware (`**kwargs`: Triton 3.9 only).
+    default=True,
 )
 
 # `CodeGenerator.builtin_namespace` in triton 3.9: the only builtins a kernel may call.
@@ -137,6 +141,68 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
     return out
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Text that can bind a module global without a binding statement the tree shows.
+_DYNAMIC_GLOBALS = ("globals()", "exec(", "__builtins__", "sys.modules[__name__]", "__dict__")
+_UNDEFINED_HINTS = {
+    "tl": "import it: `import triton.language as tl`",
+    "triton": "import it: `import triton`",
+    "libdevice": "import it: `from triton.language.extra import libdevice`",
+    "math": "import it (`import math`); only its constants fold in a kernel, use `tl.` functions on tensors",
+}
+
+
+def _names_bound_in_module(tree: ast.Module) -> set[str] | None:
+    """Every name the module could bind as a global: any name stored, imported, defined or declared
+    `global` outside a function body (class bodies and comprehensions included, to stay on the
+    safe side), plus the names of `global` statements anywhere. None where a star import can bind
+    anything."""
+    bound: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            kind = type(child)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                bound.add(child.name)
+                todo.extend(child.decorator_list)
+                todo.extend(d for d in (*child.args.defaults, *child.args.kw_defaults) if d is not None)
+                bound.update(name for n in walk_nodes(child)
+                             if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
+                continue
+            if kind is ast.Lambda:
+                continue
+            if kind is ast.ClassDef:
+                bound.add(child.name)
+            elif kind in (ast.Import, ast.ImportFrom):
+                for alias in child.names:
+                    if alias.name == "*":
+                        return None
+                    bound.add((alias.asname or alias.name).split(".")[0])
+            elif kind is ast.Name and not isinstance(child.ctx, ast.Load):
+                bound.add(child.id)
+            elif kind is ast.ExceptHandler and child.name:
+                bound.add(child.name)
+            elif kind in (ast.Global, ast.Nonlocal):
+                bound.update(child.names)
+            elif hasattr(ast, "MatchAs") and kind in (ast.MatchAs, ast.MatchStar) and child.name:
+                bound.add(child.name)
+            elif hasattr(ast, "MatchMapping") and kind is ast.MatchMapping and child.rest:
+                bound.add(child.rest)
+            todo.append(child)
+    return bound
+
+
+def _compiled_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The kernel's top-level statements Triton certainly lowers: those before the first `return`."""
+    out = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, ast.Return):
+            break
+    return out
+
+
 def _is_plain_data(expr: ast.expr) -> bool:
     """A literal number/string/tuple: what a module constant like `BLOCK = 128` holds."""
     if isinstance(expr, ast.Constant):
@@ -184,12 +250,15 @@ class _KernelChecker:
     """Walks one kernel: statements with their loop/`if` context, then expressions."""
 
     def __init__(self, ctx: PythonContext, kernel: Kernel, plain_globals: set[str], plain_functions: set[str],
-                 module_names: set[str]):
+                 module_names: set[str], bound_anywhere=None):
         self.ctx = ctx
         self.kernel = kernel
         self.plain_globals = plain_globals
         self.plain_functions = plain_functions
         self.module_names = module_names
+        # () -> the names the whole module may bind (None: anything may be bound), or None when
+        # undefined names are not read for this kernel
+        self.bound_anywhere = bound_anywhere
 
     @cached_property
     def locals(self) -> set[str]:
@@ -198,12 +267,67 @@ class _KernelChecker:
 
     def findings(self) -> Iterator[Finding]:
         kwarg = self.kernel.node.args.kwarg
-        if kwarg is not None:
+        api = for_version()
+        if kwarg is not None and api.features.get("jit_rejects_var_keyword"):
+            # `triton.jit` raises on `**kwargs` only from Triton 3.9 (runtime/jit.py); before it
+            # the module imports (a TritonBench program with an unlaunched `**META` kernel ran
+            # on 3.6), so the finding waits for a version where the failure is certain.
             yield from self._report(
-                kwarg, f"@triton.jit functions do not accept `**{kwarg.arg}` (TypeError when the module is imported); "
-                       "list the parameters explicitly")
+                kwarg, f"@triton.jit functions do not accept `**{kwarg.arg}` in Triton {api.version} (TypeError when "
+                       "the module is imported); list the parameters explicitly")
         yield from self._statements(self.kernel.node.body, runtime_loop=False, guarded=False)
         yield from self._expressions()
+        if self.bound_anywhere is not None:
+            yield from self._undefined_names()
+
+    def _undefined_names(self) -> Iterator[Finding]:
+        """A name the kernel reads that nothing binds: not a parameter or local, not bound anywhere
+        at module level (nor declared `global`), not a Python builtin. Triton looks names up in the
+        kernel's scope, then its module's globals, then a few builtins: this one fails with
+        NameError "X is not defined". Only statements Triton certainly lowers are read: none under
+        an `if` (a constexpr condition prunes its branch unread), after a `return`, in a nested
+        scope, or in a `tl.static_assert` message. The whole-module reading runs only when a name
+        is left after the cheap sets (module-level bindings, imports, the kernel's own names)."""
+        name_type = ast.Name
+        loose = {node.id for node in self.kernel.nodes if node.__class__ is name_type}
+        loose = loose.difference(self.module_names, self.ctx.imports.names, _BUILTIN_NAMES)
+        loose = {name for name in loose if not name.startswith("__")}
+        if not loose:
+            return
+        loose -= self.locals
+        if not loose:
+            return
+        bound = self.bound_anywhere()
+        if bound is None:
+            return
+        loose -= bound
+        if not loose:
+            return
+        candidates: dict[str, ast.Name] = {}
+        todo: list[ast.AST] = list(_compiled_statements(self.kernel.node.body))
+        at = 0
+        while at < len(todo):
+            node = todo[at]
+            at += 1
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id in loose and node.id not in candidates and isinstance(node.ctx, ast.Load):
+                    candidates[node.id] = node
+                continue
+            if kind in (ast.If, ast.IfExp):
+                todo.append(node.test)
+                continue
+            if kind in _SCOPES or kind in (ast.ListComp, ast.Lambda):
+                continue
+            if kind is ast.Call and tl_name(self.ctx.imports, node.func) == "static_assert":
+                todo.extend(node.args[:1])
+                continue
+            todo.extend(child_nodes(node))
+        for name, node in sorted(candidates.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
+            hint = _UNDEFINED_HINTS.get(name, "define it, import it, or pass it as a parameter")
+            yield from self._report(
+                node, f"`{name}` is not defined in this file: the kernel's name lookup fails (NameError "
+                      f"\"{name} is not defined\"); {hint}")
 
     def _report(self, node: ast.AST, message: str) -> Iterator[Finding]:
         """The finding, where upstream Triton compiles `node`: vendor forks (Cambricon's, Ascend's,
@@ -264,6 +388,8 @@ class _KernelChecker:
     def _targets(self, stmt: ast.Assign | ast.AugAssign | ast.AnnAssign) -> Iterator[Finding]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
+            if target.__class__ is ast.Name:
+                continue   # the common case: nothing below it
             for node in walk_nodes(target):
                 if isinstance(node, ast.Subscript):
                     yield from self._report(
@@ -359,7 +485,16 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     plain_globals = _plain_globals(bindings)
     plain_functions = _plain_functions(bindings, kernel_names)
     module_names = set(bindings)
+    text = ctx.source.text
+    dynamic = any(d in text for d in _DYNAMIC_GLOBALS)
+
+    def bound_anywhere() -> set[str] | None:
+        return None if dynamic else ctx.per_file(("tri020-bound-names",), lambda: _names_bound_in_module(ctx.tree))
     for kernel in ctx.kernels:
         if not ctx.target.upstream(kernel.node):
             continue  # a vendor fork's file or branch: its frontend is not upstream's
-        yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names).findings()
+        # Names are read only for a kernel defined at module level: a nested one may read the
+        # enclosing function's locals as closure variables.
+        top_level = ctx.parents.get(kernel.node) is ctx.tree
+        yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
+                                  bound_anywhere if top_level and not dynamic else None).findings()

@@ -55,6 +55,25 @@ def _rooted_in_triton(ctx: PythonContext, node: ast.Attribute, roots: dict[str, 
     return roots[root.id]
 
 
+_OLD_LIBDEVICE = "triton.language.libdevice"
+
+
+def _as_written(ctx: PythonContext, node: ast.Attribute, path: str) -> str:
+    """The path as the code spells it where the resolved one folded an alias away: Triton 2.x's
+    `tl.libdevice` resolves to today's libdevice for the other rules, but `triton.language` has
+    had no `libdevice` since 3.0 (AttributeError)."""
+    if not path.startswith("triton.language.extra.libdevice"):
+        return path
+    chain = []
+    root = node
+    while isinstance(root, ast.Attribute):
+        chain.append(root.attr)
+        root = root.value
+    base = ctx.imports.resolve(root) if isinstance(root, ast.Name) else None
+    written = ".".join([base or "", *reversed(chain)])
+    return written if written.startswith(_OLD_LIBDEVICE + ".") or written == _OLD_LIBDEVICE else path
+
+
 def _through_private_module(node: ast.Attribute) -> bool:
     chain = node.value
     while isinstance(chain, ast.Attribute):
@@ -79,8 +98,15 @@ def _reduction_problem(types, call: ast.Call, name: str) -> str | None:
             and not isinstance(call.args[0].value, bool):
         return (f"`{ast.unparse(call)}` reduces the number `{ast.unparse(call.args[0])}`: `tl.{name}` takes a "
                 f"tensor and an axis{hint}")
-    if axis is None or not call.args or types.of(call.args[0]).block is not True:
-        return None     # a scalar input: Triton returns it as it is (Liger's softmax relies on that)
+    source = types.of(call.args[0]) if call.args else None
+    if source is not None and source.is_runtime and source.block is False and isinstance(axis, ast.Constant) \
+            and isinstance(axis.value, int) and not isinstance(axis.value, bool):
+        # `tl.reduce` wraps the axis against the input's rank (`_wrap_axis`, 3.2 to 3.9): a scalar has none
+        return (f"`{ast.unparse(call)}` reduces `{ast.unparse(call.args[0])}`, a scalar, along axis {axis.value}: "
+                f"it has no axes (ValueError \"invalid axis {axis.value}. Expected 0 <= axis < 0\"); drop the "
+                f"reduction, or reduce the block it was computed from{hint}")
+    if axis is None or source is None or source.block is not True:
+        return None     # a scalar with a run-time or no axis: left alone
     t = types.of(axis)
     bad = (isinstance(axis, ast.Constant) and isinstance(axis.value, float)) or t.block is True or (
         t.is_runtime and not isinstance(axis, ast.Constant))
@@ -144,7 +170,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 path = ctx.imports.resolve(node)
                 if not path or _through_private_module(node):
                     continue
-                missing = api.lookup(path)
+                missing = api.lookup(_as_written(ctx, node, path))
                 if missing is None:
                     continue
                 module, name = missing
@@ -158,6 +184,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                                         f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}")
             elif isinstance(node, ast.Call):
                 path = ctx.imports.resolve(node.func)
+                if path and path.startswith("triton.language.") and path.count(".") == 2 \
+                        and path.rsplit(".", 1)[1] in api.dtypes:
+                    # `tl.float32(x)`: a dtype is a value (no `__call__` in any release)
+                    dtype = path.rsplit(".", 1)[1]
+                    yield ctx.finding(node, f"`tl.{dtype}` is a dtype, not a function: the kernel does not compile "
+                                            "(TypeError \"'dtype' object is not callable\"); convert a value with "
+                                            f"`x.to(tl.{dtype})`, or write a constant as a literal (`0.0`, "
+                                            "`float('-inf')`)")
+                    continue
                 if path and path.startswith("triton.language.") and id(node.func) not in reported \
                         and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)) \
                         and api.lookup(path) is None:

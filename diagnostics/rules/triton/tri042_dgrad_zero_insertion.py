@@ -98,7 +98,9 @@ def _launched(ctx: PythonContext, func: ast.FunctionDef, name: str) -> bool:
 def check(ctx: PythonContext) -> Iterator[Finding]:
     # The screen: a function has a buffer only where the module has one (one walk of the module,
     # not one walk per function, nested functions included).
-    if not any(_is_zeros_buffer(ctx, n) for n in ctx.module_nodes):
+    if "zeros" not in ctx.source.text:
+        return   # every name in _ZEROS spells it
+    if not any(n.__class__ is ast.Assign and _is_zeros_buffer(ctx, n) for n in ctx.module_nodes):
         return
     for func in (n for n in ctx.module_nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         buffers = _zeros_buffers(ctx, func)
