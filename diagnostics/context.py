@@ -10,6 +10,7 @@ from typing import TypeVar
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
+from tritonify.diagnostics.unlaunched import unlaunched_functions
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -148,6 +149,28 @@ class PythonContext:
         code: str | None = None,
     ) -> Finding:
         assert self.rule is not None, "the engine sets ctx.rule before calling check()"
+        if self.rule.compile_break and (severity or self.rule.severity) is Severity.ERROR:
+            unlaunched = self.unlaunched_function(node)
+            if unlaunched:
+                severity = Severity.WARNING
+                message += (f" (nothing in this file launches or calls `{unlaunched}`, so it fails only "
+                            "once something does)")
         return self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
                                  severity=severity, code=code)
+
+    @cached_property
+    def _unlaunched(self) -> frozenset[str]:
+        return unlaunched_functions(self.kernels, self.module_nodes, self.tree)
+
+    def unlaunched_function(self, node: ast.AST) -> str | None:
+        """The name of the innermost jit function holding `node` when nothing in the module launches
+        or calls it (diagnostics.unlaunched), else None."""
+        line = getattr(node, "lineno", None)
+        if line is None or not self._unlaunched:
+            return None
+        holding = [k for k in self.kernels if k.node.lineno <= line <= (k.node.end_lineno or k.node.lineno)]
+        if not holding:
+            return None
+        innermost = max(holding, key=lambda k: k.node.lineno)
+        return innermost.name if innermost.name in self._unlaunched else None
 

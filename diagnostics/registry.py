@@ -42,6 +42,10 @@ class Rule:
     # study run unless deselected; the others are opt-in and run only when `select` names their
     # code or "ALL".
     default: bool = True
+    # Error findings that say the kernel does not compile (Triton's frontend rejects it): an error
+    # where something in the module launches or calls the function, a warning saying so where nothing
+    # does (Triton compiles a kernel at its first launch: diagnostics.unlaunched).
+    compile_break: bool = False
 
     @property
     def page(self) -> Path:

@@ -26,6 +26,7 @@ RULE = Rule(
     summary="tl.dot on a block with a dimension below 16",
     severity=Severity.WARNING,
     fixable=False,
+    compile_break=True,
 )
 
 MIN_DIM = 16

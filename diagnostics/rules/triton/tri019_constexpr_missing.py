@@ -24,6 +24,7 @@ RULE = Rule(
     summary="kernel parameter used as a shape but not annotated tl.constexpr",
     severity=Severity.ERROR,
     fixable=True,
+    compile_break=True,
 )
 
 _SHAPE_KEYWORDS = ("shape", "block_shape")

@@ -25,6 +25,7 @@ RULE = Rule(
     summary="tl.load / tl.store through a value that is not a pointer (an int, a float, None)",
     severity=Severity.ERROR,
     fixable=False,
+    compile_break=True,
 )
 
 _FLOAT_TARGETS = {"float16", "bfloat16", "float32", "float64"}

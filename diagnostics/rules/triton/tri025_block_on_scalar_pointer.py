@@ -27,6 +27,7 @@ RULE = Rule(
     summary="tl.load / tl.store with a block mask or value but a single (scalar) pointer",
     severity=Severity.ERROR,
     fixable=True, safe_fix=False,
+    compile_break=True,
 )
 
 

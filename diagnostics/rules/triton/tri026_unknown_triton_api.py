@@ -28,6 +28,7 @@ RULE = Rule(
     summary="triton.language name, keyword or argument that the installed Triton does not have",
     severity=Severity.ERROR,
     fixable=False,
+    compile_break=True,
 )
 
 # Attributes of `tl.tensor` set in its constructor (not methods of the class body).

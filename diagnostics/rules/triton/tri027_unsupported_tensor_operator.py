@@ -36,6 +36,7 @@ RULE = Rule(
     summary="Python operator, indexing or builtin that a Triton tensor does not support",
     severity=Severity.ERROR,
     fixable=True,
+    compile_break=True,
 )
 
 

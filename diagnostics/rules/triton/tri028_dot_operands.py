@@ -24,6 +24,7 @@ RULE = Rule(
     summary="tl.dot on a scalar or 1-D value, or on operands of int and float kinds",
     severity=Severity.ERROR,
     fixable=False,
+    compile_break=True,
 )
 
 

@@ -23,6 +23,7 @@ RULE = Rule(
     summary="range() loop bound inside a kernel that is a pointer, a float or a block",
     severity=Severity.ERROR,
     fixable=False,
+    compile_break=True,
 )
 
 

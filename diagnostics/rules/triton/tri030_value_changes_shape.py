@@ -24,6 +24,7 @@ RULE = Rule(
     summary="loop-carried or branch-assigned value changes between scalar and block (or rank)",
     severity=Severity.ERROR,
     fixable=False,
+    compile_break=True,
 )
 
 

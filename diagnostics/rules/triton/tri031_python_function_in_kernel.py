@@ -24,6 +24,7 @@ RULE = Rule(
     summary="kernel calls a function of the same file that is not @triton.jit",
     severity=Severity.ERROR,
     fixable=True, safe_fix=False,
+    compile_break=True,
 )
 
 

@@ -1,0 +1,73 @@
+"""Which `@triton.jit` functions of a module nothing in it launches or calls.
+
+Triton compiles a kernel at its first launch, so a kernel that cannot compile breaks a program only
+once something launches it. A rule whose findings say "this does not compile" (`Rule.compile_break`)
+therefore reports an error where the function is launched or called and a warning, saying so, where
+nothing in its module does (`PythonContext.finding`): code being written before its launcher, or an
+earlier attempt left beside the kernel that is used.
+
+A function counts as unlaunched when its module names it nowhere outside its own body (no launch, no
+call, no alias, no string naming it, no attribute of that name), or names it only inside functions
+that are unlaunched themselves; and either it is private (`_name`: no other module imports it by that
+name) or the module holds host code of its own (it launches or calls another jit function, or it
+defines host functions or classes: its launchers are here, so a kernel it never names is not one they
+launch). A kernel-only module, whose launchers live in another module, keeps its errors.
+"""
+from __future__ import annotations
+
+import ast
+from bisect import bisect_right
+from typing import Iterable, Sequence
+
+HOST = ""   # a reference outside every jit function
+
+
+def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> frozenset[str]:
+    """The names of the jit functions in `kernels` (triton_ast.Kernel) that nothing launches or calls
+    (see the module docstring); `module_nodes`: every node of the module `tree`."""
+    spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
+    if not spans:
+        return frozenset()
+    names = {name for _, _, name in spans}
+    starts = [start for start, _, _ in spans]
+
+    def enclosing(line: int) -> str:
+        """The innermost jit function whose lines hold `line` (HOST outside them all)."""
+        found = HOST
+        i = bisect_right(starts, line) - 1
+        while i >= 0:
+            start, end, name = spans[i]
+            if start <= line <= end:
+                found = name   # nested definitions come later in the sorted spans: keep the last that holds it
+                break
+            i -= 1
+        return found
+
+    referrers: dict[str, set[str]] = {name: set() for name in names}
+    for node in module_nodes:
+        if isinstance(node, ast.Name):
+            named = node.id
+        elif isinstance(node, ast.Attribute):
+            named = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = node.value
+        else:
+            continue
+        if named in referrers:
+            where = enclosing(getattr(node, "lineno", 0))
+            if where != named:
+                referrers[named].add(where)
+
+    alive = {name for name, refs in referrers.items() if HOST in refs}
+    grew = True
+    while grew:
+        grew = False
+        for name, refs in referrers.items():
+            if name not in alive and refs & alive:
+                alive.add(name)
+                grew = True
+    jit_defs = {id(k.node) for k in kernels}
+    holds_launchers = bool(alive) or any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
+        for stmt in tree.body)
+    return frozenset(name for name in names - alive if name.startswith("_") or holds_launchers)

@@ -1,0 +1,83 @@
+"""A compile break is an error where something launches or calls the kernel, a warning saying so where
+nothing in its module does (diagnostics.unlaunched; Triton compiles a kernel at its first launch).
+
+Measured on the freshcode ground truth (results/freshcode/): of the programs that compiled and ran,
+11 of the 16 with an error finding had it in a kernel nothing in the program launched."""
+from __future__ import annotations
+
+import textwrap
+
+from tritonify.diagnostics.engine import lint_text
+from tritonify.diagnostics.model import Severity
+from tritonify.diagnostics.settings import Settings
+
+KERNEL = """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def {helper}(x):
+    for i in range(4):
+        if i == 2:
+            break
+    return x
+
+@triton.jit
+def {name}(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, {helper}(x), mask=offs < n)
+"""
+
+HOST_LAUNCH = """
+def run(x):
+    {name}[(triton.cdiv(x.numel(), 128),)](x, x.numel(), BLOCK=128)
+"""
+
+HOST_WITHOUT_LAUNCH = """
+def run(x):
+    return torch.relu(x)
+"""
+
+
+def _breaks(text: str):
+    result = lint_text(textwrap.dedent(text), "program.py", Settings())
+    found = [f for f in result.findings if f.code == "TRI020"]
+    assert found, "the `break` must be found"
+    return found
+
+
+def _program(name="scale_kernel", helper="clamp_helper", host=""):
+    return KERNEL.format(name=name, helper=helper) + host.format(name=name)
+
+
+def test_a_launched_kernel_and_its_helper_get_errors():
+    for f in _breaks(_program(host=HOST_LAUNCH)):
+        assert f.severity is Severity.ERROR
+        assert "nothing in this file launches" not in f.message
+
+
+def test_a_kernel_its_module_never_launches_gets_a_warning_that_says_so():
+    for f in _breaks(_program(host=HOST_WITHOUT_LAUNCH)):
+        assert f.severity is Severity.WARNING
+        # the helper is called only by the kernel nothing launches: it is unlaunched too
+        assert "nothing in this file launches or calls `clamp_helper`" in f.message
+
+
+def test_a_public_kernel_of_a_kernel_only_module_keeps_its_error():
+    # its launcher may live in another module, which imports it by name
+    for f in _breaks(_program()):
+        assert f.severity is Severity.ERROR
+
+
+def test_a_private_kernel_nothing_names_is_unlaunched_even_in_a_kernel_only_module():
+    for f in _breaks(_program(name="_scale_kernel", helper="_clamp_helper")):
+        assert f.severity is Severity.WARNING
+
+
+def test_a_kernel_named_by_a_string_or_an_alias_counts_as_launched():
+    named = _program() + '\nKERNELS = {"scale": "scale_kernel"}\ndef run(x):\n    return x\n'
+    aliased = _program() + "\nalias = scale_kernel\ndef run(x):\n    return x\n"
+    for text in (named, aliased):
+        assert all(f.severity is Severity.ERROR for f in _breaks(text))
