@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Callable
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult
 from tritonify.diagnostics.reparse import reparse
@@ -91,20 +92,32 @@ _LAST_PARSE: dict[str, tuple[str, object]] = {}
 
 
 async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
-                  encoding, timeout_s: float, mode: str = "full") -> Analysis:
+                  encoding, timeout_s: float, mode: str = "full",
+                  on_first: Callable[[Analysis], None] | None = None) -> Analysis:
     """Lint `text` in the worker process (never imports or runs it) and wrap the result.
-    `mode` "incremental" re-lints only the kernels changed since that worker's last lint."""
+    `mode` "incremental" re-lints only the kernels changed since that worker's last lint;
+    `on_first` then gets its first answer, when the worker sends one (lint_worker: the
+    statement-scope findings of what was just typed, the others carried over)."""
     linted = without_bom(text)
     trace.event("s.lint", version=version, mode=mode, worker=id(worker))
+    index = LineIndex(text, encoding)
+
+    def first(answer) -> None:
+        result, kernels, _, _ = answer
+        trace.event("s.lint.first", version=version)
+        on_first(Analysis(uri, version, text, path, index, settings,
+                          _shift_line_one(result) if linted is not text else result, kernels, exact=False))
+
     try:
-        result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode)
+        result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode,
+                                                            on_first=first if on_first is not None else None)
     except BaseException as exc:
         trace.event("s.lint.stopped", version=version, why=type(exc).__name__)
         raise
     trace.event("s.lint.done", version=version, exact=exact)
     if linted is not text:
         result = _shift_line_one(result)
-    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels, exact, base)
+    return Analysis(uri, version, text, path, index, settings, result, kernels, exact, base)
 
 
 async def adopt(worker: LintWorker, analysis: Analysis, timeout_s: float) -> None:

@@ -210,6 +210,7 @@ class TritonifyServer(LanguageServer):
         self._config_published: dict[str, tuple[str, ...]] = {}   # pyproject.toml URI -> its problems shown
         self.on_settings_changed: list[Callable[[], Any]] = []
         self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
+        self.on_first_answer: list[Callable[[Analysis], Any]] = []   # a lint's first answer (_first_answer)
         self.on_shutdown: list[Callable[[], Any]] = []
         self._features_by_type: dict[type, Any] = {}
         self.last_change: dict[str, float] = {}   # uri -> monotonic time of its last didChange
@@ -459,7 +460,8 @@ class TritonifyServer(LanguageServer):
             if linted is text or linted == text:
                 return task
             task.cancel()   # the same version of another text: its result is for no open document
-        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental"))
+        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental",
+                                                            on_first=self._first_answer))
         self._inflight[key] = task
         self._inflight_text[key] = text
 
@@ -472,9 +474,20 @@ class TritonifyServer(LanguageServer):
         task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
+    def _first_answer(self, analysis: Analysis) -> None:
+        """A lint's first answer (analysis.analyse's `on_first`), to the features that show it,
+        while its version is the document's (it is never kept as the version's analysis)."""
+        if not self.is_current(analysis.uri, analysis.version, analysis.text):
+            return
+        for callback in self.on_first_answer:
+            try:
+                callback(analysis)
+            except Exception:
+                self.log(types.MessageType.Error, f"first-answer callback failed:\n{traceback.format_exc()}")
+
     async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str,
-                                mode: str = "full") -> Analysis:
-        analysis = await self.analyse(uri, version, text, path, mode=mode)
+                                mode: str = "full", on_first: Callable[[Analysis], None] | None = None) -> Analysis:
+        analysis = await self.analyse(uri, version, text, path, mode=mode, on_first=on_first)
         if self.is_current(uri, version, text):
             self.analyses.put(analysis)
         return analysis
@@ -486,14 +499,14 @@ class TritonifyServer(LanguageServer):
         return doc is not None and doc.version == version and (doc.source is text or doc.source == text)
 
     async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
-                      mode: str = "full") -> Analysis:
+                      mode: str = "full", on_first: Callable[[Analysis], None] | None = None) -> Analysis:
         settings = settings if settings is not None else self.lint_settings_for(uri, path)
         # a slow lint (a kernel of thousands of statements) never holds up the other documents'
         worker = self.lint_worker
         if len(text) > LARGE_CHARS or worker.busy_elsewhere_s(path) > OVERFLOW_AFTER_S:
             worker = self.large_lint_worker
         return await analyse(worker, uri, version, text, path, settings, self.position_encoding,
-                             self.settings_for(uri).lint_timeout_s, mode)
+                             self.settings_for(uri).lint_timeout_s, mode, on_first)
 
     async def exact_analysis(self, uri: str, version: int | None, text: str, path: str) -> Analysis:
         """A full lint of (uri, version) in the worker kept for those, so that it never holds up

@@ -14,7 +14,9 @@ took at most LINT_AHEAD_S are linted ahead like this.
 
 A lint while typing is incremental (diagnostics.incremental: only the kernels and statements
 the edit touched, and what reads the names it changed, are linted again; the others' findings
-carried over; an edited import lints the file in full). Once typing pauses for
+carried over; an edited import lints the file in full). It answers twice: first with the
+findings of the rules of statement scope (`Rule.scope`) on what it lints again, every other
+finding carried over (`publish_first`, shown at once), then with all of them. Once typing pauses for
 CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
 replace the incremental ones; the next edit cancels it (its worker interrupts it). A lint that
 runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false
@@ -312,6 +314,18 @@ class DiagnosticsFeature:
         if hit.result.exports_changed:   # e.g. `jit` or `tl` redefined: files importing it lint anew
             self.relint_importers(doc.uri, None if hit.result.disk_changed else path)
 
+    def publish_first(self, first: Analysis) -> None:
+        """Show a lint's first answer (the statement-scope findings of what was just typed, the
+        others carried over: lint_worker) at once, unless the whole answer of that version is in
+        already or the text does not parse (its syntax error waits for the debounce, as above)."""
+        if first.syntax_error or first.result.error:
+            return
+        if self.server.analyses.get(first.uri, first.version, first.text) is not None:
+            return
+        trace.event("s.publish.first", version=first.version, findings=len(first.findings))
+        self.server.set_diagnostics("lint", first.uri, diagnostics_of(first), first.version)
+        self.last_publish[first.uri] = time.monotonic()
+
     # ---- documents that import a changed one ---------------------------------------------------
     def relint_importers(self, uri: str, path: str | None) -> None:
         """Lint again, once RELINT_AFTER_S after the last such change, the other open documents
@@ -363,6 +377,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     feature = DiagnosticsFeature(server)
     server.add_feature(feature)
     server.on_settings_changed.append(feature.relint_all)
+    server.on_first_answer.append(feature.publish_first)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded(server, "didOpen")

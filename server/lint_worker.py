@@ -13,7 +13,10 @@ of that path: diagnostics.incremental), "base" (a full lint that also answers it
 `incremental.Previous`) or "adopt" (keep `base`, another worker's Previous, as what the next
 incremental lint of that path carries over; nothing is linted or parsed); answer:
 `("ok", (FileResult, [KernelSpan], exact, Previous or None))`, `("error", message)` or, for a lint
-the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`.
+the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`. An
+incremental lint that lints something again may first send `("first", (FileResult, [KernelSpan],
+False, None))`: the findings of the statement-scope rules (`Rule.scope`) on what it lints again,
+every other finding carried over, sent before the rules of kernel scope run; its answer follows.
 
 A Python text that does not parse (a statement half typed) is linted with that statement
 neutralised (`_tolerant`, diagnostics.reparse.tolerant_parse): its syntax error is one TRI000 on
@@ -30,7 +33,7 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
 from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
@@ -61,6 +64,7 @@ def _frame(obj) -> bytes:
 # the server no longer wants never runs to its end.
 INTERRUPT = getattr(signal, "SIGUSR1", None)
 IDLE, BUSY, INTERRUPTIBLE = "idle", "busy", "interruptible"
+FIRST = "first"   # the status of a first answer's frame (lint_with_kernels' first_answer): the answer follows
 # Collector passes: automatic ones are off in the worker (a pass over its long-lived objects,
 # the workspace index and the last parse's tree, took 15-25 ms and fell inside lints while
 # typing). It collects after answering: after a lint once typing paused (modes COLLECT_AFTER)
@@ -138,7 +142,8 @@ def serve_worker(stdin=None, stdout=None) -> int:
         try:
             text, path, settings, mode, base = pickle.loads(payload)
             trace.event("w.request", mode=mode, chars=len(text))
-            answer = ("ok", lint_with_kernels(text, path, settings, mode, base))
+            answer = ("ok", lint_with_kernels(text, path, settings, mode, base,
+                                              _sender(stdout) if mode == "incremental" else None))
         except Interrupted:
             answer = ("cancelled", None)
         except Exception as exc:   # the server turns this into a message; the worker goes on
@@ -153,6 +158,27 @@ def serve_worker(stdin=None, stdout=None) -> int:
         trace.event("w.answered", status=answer[0])
         served += 1
         _collect(mode, served)
+
+
+def _sender(stdout):
+    """What sends a first answer as a FIRST frame: whole, whatever signal comes meanwhile (an
+    interrupt then stops the lint right after it, as one kept from before would)."""
+    def send(answer: Answer) -> None:
+        global _state
+        try:
+            frame = _frame((FIRST, answer))
+        except Exception:   # noqa: S110 - a finding that does not pickle: the whole answer says so
+            return
+        was, _state = _state, BUSY
+        try:
+            stdout.write(frame)
+            stdout.flush()
+        finally:
+            _state = was
+        if _interrupt_pending and was == INTERRUPTIBLE:
+            raise Interrupted()
+
+    return send
 
 
 @dataclass(frozen=True)
@@ -187,9 +213,12 @@ Answer = tuple[FileResult, list[KernelSpan], bool, Previous | None]
 
 
 def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "full",
-                      base: Previous | None = None) -> Answer:
+                      base: Previous | None = None, first_answer: Callable[[Answer], None] | None = None) -> Answer:
     """`lint_text`, plus where the kernels are and whether the findings are exact (a full lint)
-    or partly carried over (an incremental one), from one parse of a Python file."""
+    or partly carried over (an incremental one), from one parse of a Python file.
+    `first_answer` (mode "incremental"): called with the first answer when something is linted
+    again (diagnostics.incremental's `statements_first`: the statement-scope findings of what was
+    just typed, the others carried over), before the rules of kernel scope run."""
     if mode not in MODES:
         raise ValueError(f"unknown lint mode {mode!r}")
     if mode == "adopt":
@@ -217,21 +246,30 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
     changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
     trace.event("w.indexed")
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
+
+    def finished(result: FileResult) -> FileResult:
+        if blanked:
+            kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
+            result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
+        result.exports_changed, result.disk_changed = changed, disk
+        return result
+
+    def first(result: FileResult) -> None:
+        trace.event("w.first", findings=len(result.findings))
+        first_answer((finished(result), _spans(kernels), False, None))
+
     with _interruptible():   # what is kept for the next lint is set after it
         kernels = _kernels(source)
         trace.event("w.kernels", count=len(kernels or ()))
-        linted, nxt = lint_incremental(source, settings, index, previous, kernels)
+        linted, nxt = lint_incremental(source, settings, index, previous, kernels,
+                                       first if first_answer is not None and previous is not None else None)
     trace.event("w.linted", exact=linted.exact, relinted=list(linted.relinted), statements=linted.statements,
                 full_because=linted.full_because, findings=len(linted.result.findings))
     if nxt is None:
         _PREVIOUS.pop(path, None)
     else:
         _PREVIOUS[path] = nxt
-    result = linted.result
-    if blanked:
-        kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
-        result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
-    result.exports_changed, result.disk_changed = changed, disk
+    result = finished(linted.result)
     return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
 
 
@@ -325,6 +363,12 @@ WARM_UP = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef wa
 WARM_UP_PATH = "/nonexistent/tritonify-warm-up.py"   # no importable module name: no other file can import it
 
 
+async def _read_frame(proc: asyncio.subprocess.Process, timeout_s: float) -> bytes:
+    """One frame's payload from the worker, within `timeout_s` (asyncio.TimeoutError past it)."""
+    header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
+    return await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)
+
+
 class LintWorker:
     """The server's side: one worker process, one lint at a time, a time limit per lint."""
 
@@ -392,11 +436,12 @@ class LintWorker:
         async def drop_answer() -> bool:
             try:
                 proc.send_signal(INTERRUPT)
-                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), INTERRUPT_WAIT_S)
-                await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), INTERRUPT_WAIT_S)
-            except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError):
+                while True:   # a first answer, then the answer ("cancelled" or the lint's, had it ended)
+                    status, _ = pickle.loads(await _read_frame(proc, INTERRUPT_WAIT_S))
+                    if status != FIRST:
+                        return True
+            except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError, pickle.UnpicklingError):
                 return False
-            return True
 
         drain = asyncio.ensure_future(drop_answer())
         while not drain.done():   # a second cancel of the caller must not leave the answer unread
@@ -409,8 +454,9 @@ class LintWorker:
         return ok
 
     async def request(self, text: str, path: str, settings: Settings, timeout_s: float, mode: str = "full",
-                      base: Previous | None = None) -> Answer:
-        """One request of the wire format above: (result, kernels, exact, base)."""
+                      base: Previous | None = None, on_first: Callable[[Answer], None] | None = None) -> Answer:
+        """One request of the wire format above: (result, kernels, exact, base). `on_first`: called
+        with the lint's first answer, when it sends one (mode "incremental"), as soon as it comes."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -420,8 +466,16 @@ class LintWorker:
                 proc = await self._ensure()
                 proc.stdin.write(_frame((text, path, settings, mode, base)))
                 await proc.stdin.drain()
-                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
-                payload = await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)
+                deadline = time.monotonic() + timeout_s
+                while True:
+                    status, value = pickle.loads(await _read_frame(proc, max(0.0, deadline - time.monotonic())))
+                    if status != FIRST:
+                        break
+                    if on_first is not None:
+                        try:
+                            on_first(value)
+                        except Exception:   # noqa: S110 - the whole answer follows and is what counts
+                            pass
             except asyncio.TimeoutError:
                 self.kill()
                 return stopped_result(path, f"Tritonify stopped analysing this file after {timeout_s:g} s "
@@ -438,7 +492,6 @@ class LintWorker:
                                             "no findings are shown for it")
             finally:
                 self._current = None
-        status, value = pickle.loads(payload)
         if status == "ok":
             return value
         return stopped_result(path, f"internal error while analysing this file: {value}")

@@ -24,6 +24,7 @@ RULE = Rule(
     summary="kernel calls a function of the same file that is not @triton.jit",
     severity=Severity.ERROR,
     fixable=True, safe_fix=False,
+    scope="statement",   # one call or construct, the imports, the kernel's names and the module's bindings
 )
 
 
