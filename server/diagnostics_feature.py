@@ -17,8 +17,9 @@ the edit touched, and what reads the names it changed, are linted again; the oth
 carried over; an edited import lints the file in full). It answers twice: first with the
 findings of the rules of statement scope (`Rule.scope`) on what it lints again, every other
 finding carried over (`publish_first`, shown at once), then with all of them. Once typing pauses for
-CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
-replace the incremental ones; the next edit cancels it (its worker interrupts it). A lint that
+CONFIRM_IDLE_S, a full lint of that version runs in the worker that lints the document (on the
+same text and overlay: `TritonifyServer.worker_for`) and its diagnostics replace the incremental
+ones; the next edit cancels it (its worker interrupts it). A lint that
 runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false
 when its diagnostics are out), for the client's status item.
 Each diagnostic carries `source` "tritonify", its `code`, a `codeDescription` link to the
@@ -385,6 +386,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         # a moment later, not at once, and later still within a burst of opens (an editor
         # restoring 400 tabs): a request that arrives behind the burst runs before their lints
         # start, not after each one's first steps
+        server.changes.opened(params.text_document.uri, params.text_document.version)
         now = time.monotonic()
         burst = now - feature.last_open < OPEN_BURST_GAP_S
         feature.last_open = now
@@ -396,6 +398,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     def did_change(params: types.DidChangeTextDocumentParams):
         uri = params.text_document.uri
         server.last_change[uri] = time.monotonic()
+        server.changes.changed(uri, params.text_document.version, params.content_changes)
         trace.event("s.change", version=params.text_document.version)
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
@@ -427,6 +430,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         feature.lint_seconds.pop(uri, None)
         server.last_change.pop(uri, None)
         server.analyses.drop(uri)
+        server.forget(uri)
         server.clear_diagnostics(uri)
         server.document_event("closed", uri)
 

@@ -77,15 +77,15 @@ def _check_edits(path: Path, limit: int = 6) -> int:
         for statement in ('tl.device_print("typed", 0)', "typed_value = 1"):
             lint_worker._PREVIOUS.clear()
             lint_worker._TREES.clear()
-            base, _, _, _ = lint_worker.lint_with_kernels(text, name, settings, "base")
+            base, _, _ = lint_worker.lint_with_kernels(text, name, settings, "full")
             edited = "\n".join(lines[:line - 1] + [" " * indent + statement] + lines[line - 1:])
             got = []
-            whole, _, _, _ = lint_worker.lint_with_kernels(edited, name, settings, "incremental",
+            whole, _, _ = lint_worker.lint_with_kernels(edited, name, settings, "incremental",
                                                            first_answer=got.append)
             lint_worker._PREVIOUS.clear()
             lint_worker._TREES.clear()
-            lint_worker.lint_with_kernels(text, name, settings, "base")
-            plain, _, _, _ = lint_worker.lint_with_kernels(edited, name, settings, "incremental")
+            lint_worker.lint_with_kernels(text, name, settings, "full")
+            plain, _, _ = lint_worker.lint_with_kernels(edited, name, settings, "incremental")
             assert [f.to_dict() for f in whole.findings] == [f.to_dict() for f in plain.findings]
             before = sorted(_said(f, line) for f in base.findings if f.code in STATEMENT_CODES)
             after = sorted(_said(f) for f in whole.findings if f.code in STATEMENT_CODES)
