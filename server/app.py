@@ -207,6 +207,7 @@ class TritonifyServer(LanguageServer):
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
+        self._published: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}   # uri -> the last publication
         self._reported: set[str] = set()
         self._config_published: dict[str, tuple[str, ...]] = {}   # pyproject.toml URI -> its problems shown
         self.on_settings_changed: list[Callable[[], Any]] = []
@@ -547,16 +548,25 @@ class TritonifyServer(LanguageServer):
         return (self.lint_worker, self.large_lint_worker)
 
     # ---- diagnostics per source ------------------------------------------------------------
-    def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
+    def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> bool:
+        """Publish `uri`'s diagnostics with `source`'s replaced; not when they are what was last
+        published for that version (a lint's whole answer that its first one gave already, a
+        confirming lint that agrees): each publication costs the editor a redraw of the
+        document's problems. Whether it was published."""
         per_source = self._diagnostics.setdefault(uri, {})
         per_source[source] = diagnostics
         self._versions[uri] = version
         merged = [d for items in per_source.values() for d in items]
+        if self._published.get(uri) == (version, merged):
+            return False
+        self._published[uri] = (version, merged)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=merged, version=version))
+        return True
 
     def clear_diagnostics(self, uri: str) -> None:
         self._diagnostics.pop(uri, None)
         self._versions.pop(uri, None)
+        self._published.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def shutdown(self):

@@ -283,10 +283,7 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
         result.exports_changed, result.disk_changed = changed, disk
         return result, [], True
     with _interruptible():
-        source = _parsed(text, path)
-        broken, blanked = None, frozenset()
-        if source.tree is None and source.syntax_error is not None:   # a statement half typed
-            broken, (source, blanked) = source, _tolerant(source, path)
+        source, broken, blanked = _parse_once(text, path)
     trace.event("w.parsed", tolerant=bool(blanked))
     disk = index.refresh_disk()
     changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
@@ -317,6 +314,27 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
         _PREVIOUS[path] = nxt
     result = finished(linted.result)
     return result, _spans(kernels), linted.exact
+
+
+# path -> (text, (source, broken, blanked)) of its last version parsed here: a second lint of one
+# version (the confirming full lint after the incremental one) parses nothing
+_PARSES: dict[str, tuple[str, tuple]] = _Recent()
+PARSE_COUNT = [0]   # parses done (a test counts them per version)
+
+
+def _parse_once(text: str, path: str) -> tuple[SourceFile, SourceFile | None, frozenset[int]]:
+    """(the source to lint, the text as typed when it does not parse, the lines neutralised to
+    make it parse) of `text`, made once per version of `path` (see _PARSES)."""
+    last = _PARSES.get(path)
+    if last is not None and last[0] == text:
+        return last[1]
+    PARSE_COUNT[0] += 1
+    source = _parsed(text, path)
+    broken, blanked = None, frozenset()
+    if source.tree is None and source.syntax_error is not None:   # a statement half typed
+        broken, (source, blanked) = source, _tolerant(source, path)
+    _PARSES[path] = (text, (source, broken, blanked))
+    return source, broken, blanked
 
 
 def _parsed(text: str, path: str) -> SourceFile:
