@@ -4,7 +4,6 @@ the confirming full lint reads the same state as the incremental lints, so that 
 about one version cannot differ."""
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -30,11 +29,8 @@ def copy_kernel(x_ptr, y_ptr, n):
 
 
 @pytest.fixture
-def client(tmp_path, monkeypatch):
-    trace = tmp_path / "trace.jsonl"
-    monkeypatch.setenv("TRITONIFY_LATENCY_TRACE", str(trace))
-    c = RawClient()
-    c.trace = trace
+def client(tmp_path):
+    c = RawClient(env={"TRITONIFY_LATENCY_TRACE": str(tmp_path / "trace.jsonl")})
     yield c
     c.kill()
 
@@ -76,25 +72,10 @@ def test_the_confirming_lint_reads_the_overlay_the_incremental_lints_read(client
     client.diagnostics(kern, version, timeout=60, start=start)
     # the confirming full lint runs once typing pauses (CONFIRM_IDLE_S); its answer is published
     # when it differs from what is shown
-    events = _wait_event(client, lambda e: e["ev"] == "s.publish.exact", 30)
-    assert events
+    client.wait_event(lambda e: e["ev"] == "s.publish.exact" and e["version"] == version, 30)
     published = [n["params"] for n in client.notifications[start:]
                  if n.get("method") == "textDocument/publishDiagnostics" and n["params"]["uri"] == kern]
     assert published and all(_tri004(p["diagnostics"]) == [] for p in published), published
-
-
-def _wait_event(client, predicate, timeout: float) -> list[dict]:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.trace.exists():
-            events = [json.loads(line) for line in client.trace.read_text().splitlines() if line.strip()]
-            found = [e for e in events if predicate(e)]
-            if found:
-                return found
-        time.sleep(0.1)
-    return []
 
 
 def test_a_didchange_reaches_the_worker_as_edits_and_each_version_is_parsed_once(client, tmp_path):
@@ -115,9 +96,9 @@ def test_a_didchange_reaches_the_worker_as_edits_and_each_version_is_parsed_once
         anchor += len(key)
     published = client.diagnostics(uri, version, timeout=60, start=0)
     assert [d["code"] for d in published].count("TRI022") == 1
-    assert _wait_event(client, lambda e: e["ev"] == "s.lint.done" and e.get("version") == version
-                       and e.get("exact"), 30)   # the confirming full lint of the last version ran
-    events = [json.loads(line) for line in client.trace.read_text().splitlines() if line.strip()]
+    # the confirming full lint of the last version ran
+    client.wait_event(lambda e: e["ev"] == "s.publish.exact" and e["version"] == version, 30)
+    events = client.events()
     requests = [e for e in events if e["ev"] == "w.request"]
     whole = [e for e in requests if not e["edits"] and e["chars"] != len(lint_worker.WARM_UP)]
     assert len(whole) == 1 and whole[0]["chars"] == len(KERNEL.replace("from pkg.sizes import BLOCK\n", "BLOCK = 64\n"))
