@@ -101,13 +101,16 @@ def _cyclic_gc_paused():
 
 
 def lint_source(source: SourceFile, settings: Settings | None = None, workspace=None,
-                statements_first: Callable[[FileResult], None] | None = None) -> FileResult:
+                statements_first: Callable[[FileResult], None] | None = None,
+                kernels: list | None = None) -> FileResult:
     """Lint a parsed Python source (Triton kernels and embedded CUDA). `workspace`: the
     `WorkspaceIndex` that resolves imports from other modules (default: the process's).
     `statements_first`: called, before the other rules run, with the findings of the rules of
-    statement scope (`Rule.scope`) alone; the result returned is the same as without it."""
+    statement scope (`Rule.scope`) alone; the result returned is the same as without it.
+    `kernels`: the source's kernels (`find_kernels` of its tree with that workspace), when the
+    caller found them already."""
     with _cyclic_gc_paused():
-        return _lint_source(source, settings, workspace, statements_first=statements_first)
+        return _lint_source(source, settings, workspace, statements_first=statements_first, kernels=kernels)
 
 
 def _statement_rules_first(rules: list[RegisteredRule]) -> tuple[list[RegisteredRule], int]:
@@ -118,7 +121,8 @@ def _statement_rules_first(rules: list[RegisteredRule]) -> tuple[list[Registered
 
 def _lint_source(source: SourceFile, settings: Settings | None = None, workspace=None,
                  rules: tuple[list[RegisteredRule], list[RegisteredRule]] | None = None,
-                 statements_first: Callable[[FileResult], None] | None = None) -> FileResult:
+                 statements_first: Callable[[FileResult], None] | None = None,
+                 kernels: list | None = None) -> FileResult:
     settings = settings or Settings()
     result = FileResult(source.path)
     findings: list[Finding] = []
@@ -138,6 +142,8 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
 
         result.notes.extend(unknown_code_note(line, code) for line, code in unknown_codes(source))
     ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
+    if kernels is not None:
+        ctx.__dict__["kernels"] = kernels   # the cached property, found already
     python_rules, cuda_rules = rules or (_enabled_rules(settings, source.path, "python"),
                                          _enabled_rules(settings, source.path, "cuda"))
     early = 0

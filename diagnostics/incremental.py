@@ -304,13 +304,13 @@ def lint_incremental(source: SourceFile, settings: Settings, workspace=None, pre
     layout = layout_of(source, workspace, kernels, known)
     reused: IncrementalResult | str = "no earlier lint to build on" if previous is None else "it does not parse"
     if layout is not None and previous is not None:
-        reused = _relint_changed(source, layout, settings, workspace, previous, known, statements_first)
+        reused = _relint_changed(source, layout, settings, workspace, previous, known, statements_first, kernels)
     if layout is not None:   # forget what no piece of this text is any more
         keys = {("k", s.text) for s in layout.segments} | {(kind, s.text) for s in layout.statements for kind in "si"}
         known = {k: v for k, v in known.items() if k in keys}
         if isinstance(reused, IncrementalResult):
             return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
-    result = lint_source(source, settings, workspace)
+    result = lint_source(source, settings, workspace, kernels=kernels)
     if layout is None:   # a syntax error (half a statement typed): the last base stays the one to reuse
         return IncrementalResult(result, exact=True, full_because=reused), previous
     return IncrementalResult(result, exact=True, full_because=reused), Previous(layout, settings, result.findings, known)
@@ -366,7 +366,8 @@ def _line_map(old: Layout, new: Layout, kept_segments: list[tuple[Segment, Segme
 
 def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, workspace,
                     previous: Previous, known: dict,
-                    statements_first: Callable[[FileResult], None] | None = None) -> IncrementalResult | str:
+                    statements_first: Callable[[FileResult], None] | None = None,
+                    kernels: list[Kernel] | None = None) -> IncrementalResult | str:
     """The result of re-linting what the edit touched, or why the file must be linted in full."""
     old = previous.layout
     names_in_order = [s.name for s in layout.segments]
@@ -473,7 +474,11 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
                 if answer is not None:
                     statements_first(answer)
 
-        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace, statements_first=first)
+        blank = [(seg.first, seg.last) for seg in layout.segments if seg.name not in keep]
+        kept_kernels = None if kernels is None else [
+            k for k in kernels if not any(a <= k.node.lineno <= b for a, b in blank)]
+        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace, statements_first=first,
+                             kernels=kept_kernels)
         error = linted.error
         findings.extend(f for f in linted.findings if f.line in wanted)
     findings.sort(key=Finding.sort_key)
