@@ -43,7 +43,7 @@ from tritonify.diagnostics.model import Finding
 from tritonify.diagnostics.registry import STATEMENT_SCOPE, all_rules
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile, split_lines
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
+from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels, walk_nodes
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -87,9 +87,10 @@ class Layout:
 # ---- what a piece of code reads and binds ------------------------------------------------------
 
 def _names(node: ast.AST) -> tuple[set[str], set[str]]:
-    """(loaded, stored) names in `node` and below, each a flat walk."""
+    """(loaded, stored) names in `node` and below, each a flat walk (`walk_nodes`: ast.walk's
+    nodes but the context and operator objects, which hold no name)."""
     loads, stores = set(), set()
-    for n in ast.walk(node):
+    for n in walk_nodes(node):
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
