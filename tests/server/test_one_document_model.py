@@ -157,3 +157,44 @@ def test_the_worker_applies_edits_as_the_server_does_and_refuses_edits_to_a_text
     old = log.key("u")
     log.opened("u", 1)
     assert log.edits("u", old, 1, 2) is None and log.edits("u", log.key("u"), 1, 1) == []
+
+
+def test_edits_that_give_another_text_make_the_server_send_the_text(tmp_path, monkeypatch):
+    """The server thinks the worker holds version 1 and sends edits that do not lead to the
+    server's text (a change log out of step, a worker that lost the text): the worker answers
+    "resync" and the same request sends the text, whose findings come back."""
+    import asyncio
+
+    from tritonify.server.lint_worker import LintWorker, Revision
+
+    tanh = ("import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n"
+            "@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 16))\n"
+            "    for _ in range(4):\n        x = libdevice.tanh(x)\n    tl.store(x_ptr + tl.arange(0, 16), x)\n")
+    clean = tanh.replace("libdevice.tanh(x)", "x * 2")
+    key = object()
+
+    trace = tmp_path / "worker-trace.jsonl"
+    monkeypatch.setenv("TRITONIFY_LATENCY_TRACE", str(trace))   # the worker's own trace: what it got
+
+    async def main():
+        worker = LintWorker()
+        try:
+            first, _, _ = await worker.request(clean, "/tmp/resync.py", Settings(), 30,
+                                               revision=Revision(key, 1, "utf-16", lambda since: None))
+            wrong = Revision(key, 2, "utf-16", lambda since: [(0, 0, 0, 0, "# not what the server has\n")])
+            second, _, _ = await worker.request(tanh, "/tmp/resync.py", Settings(), 30, revision=wrong)
+            right = Revision(key, 3, "utf-16", lambda since: [(7, 12, 7, 26, "x * 2")] if since == 2 else None)
+            third, _, _ = await worker.request(tanh.replace("libdevice.tanh(x)", "x * 2(x)"), "/tmp/resync.py",
+                                               Settings(), 30, revision=right)
+        finally:
+            await worker.aclose()
+        return first, second, third, worker.restarts
+
+    first, second, third, restarts = asyncio.run(main())
+    assert [f.code for f in first.findings] == []
+    assert [f.code for f in second.findings] == ["TRI001"] and restarts == 0
+    assert [f.code for f in third.findings] == []
+    import json
+
+    got = [json.loads(line)["edits"] for line in trace.read_text().splitlines() if '"w.request"' in line]
+    assert got == [False, False, True]   # the text, the text again after "resync", then edits that fit
