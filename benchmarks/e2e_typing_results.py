@@ -27,7 +27,7 @@ def _percentile(values: list[float], p: float) -> float:
 def split(report: dict, trace: list[dict]) -> list[tuple[float, float, float] | None]:
     """(key -> didChange read, didChange -> publish, publish -> row) in ms for each statement."""
     changes = [e for e in trace if e["ev"] == "s.change"]
-    publishes = [e for e in trace if e["ev"] in ("s.publish", "s.publish.exact")]
+    publishes = [e for e in trace if e["ev"] in ("s.publish", "s.publish.first", "s.publish.exact")]
     out: list[tuple[float, float, float] | None] = []
     for key_s, latency_ms in zip(report.get("last_key_monotonic_s", []), report["latencies_ms"]):
         # the first didChange read after the driver took the time and pressed the last key

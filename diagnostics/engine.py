@@ -7,13 +7,13 @@ import logging
 import os
 import stat
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
-from tritonify.diagnostics.registry import RegisteredRule, Rule, all_rules
+from tritonify.diagnostics.registry import STATEMENT_SCOPE, RegisteredRule, Rule, all_rules
 from tritonify.diagnostics.settings import DEFAULT_EXCLUDE, Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.workspace_index import default_index
@@ -100,15 +100,29 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def lint_source(source: SourceFile, settings: Settings | None = None, workspace=None) -> FileResult:
+def lint_source(source: SourceFile, settings: Settings | None = None, workspace=None,
+                statements_first: Callable[[FileResult], None] | None = None,
+                kernels: list | None = None) -> FileResult:
     """Lint a parsed Python source (Triton kernels and embedded CUDA). `workspace`: the
-    `WorkspaceIndex` that resolves imports from other modules (default: the process's)."""
+    `WorkspaceIndex` that resolves imports from other modules (default: the process's).
+    `statements_first`: called, before the other rules run, with the findings of the rules of
+    statement scope (`Rule.scope`) alone; the result returned is the same as without it.
+    `kernels`: the source's kernels (`find_kernels` of its tree with that workspace), when the
+    caller found them already."""
     with _cyclic_gc_paused():
-        return _lint_source(source, settings, workspace)
+        return _lint_source(source, settings, workspace, statements_first=statements_first, kernels=kernels)
+
+
+def _statement_rules_first(rules: list[RegisteredRule]) -> tuple[list[RegisteredRule], int]:
+    """`rules` with those of statement scope first, and how many those are."""
+    first = [r for r in rules if r.rule.scope == STATEMENT_SCOPE]
+    return first + [r for r in rules if r.rule.scope != STATEMENT_SCOPE], len(first)
 
 
 def _lint_source(source: SourceFile, settings: Settings | None = None, workspace=None,
-                 rules: tuple[list[RegisteredRule], list[RegisteredRule]] | None = None) -> FileResult:
+                 rules: tuple[list[RegisteredRule], list[RegisteredRule]] | None = None,
+                 statements_first: Callable[[FileResult], None] | None = None,
+                 kernels: list | None = None) -> FileResult:
     settings = settings or Settings()
     result = FileResult(source.path)
     findings: list[Finding] = []
@@ -128,9 +142,22 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
 
         result.notes.extend(unknown_code_note(line, code) for line, code in unknown_codes(source))
     ctx = PythonContext(source, settings=settings, workspace=workspace if workspace is not None else default_index())
+    if kernels is not None:
+        ctx.__dict__["kernels"] = kernels   # the cached property, found already
     python_rules, cuda_rules = rules or (_enabled_rules(settings, source.path, "python"),
                                          _enabled_rules(settings, source.path, "cuda"))
-    for reg in python_rules:
+    early = 0
+    if statements_first is not None:
+        python_rules, early = _statement_rules_first(python_rules)
+
+    def first_answer() -> None:
+        if early and statements_first is not None:
+            statements_first(FileResult(source.path, _finish([replace(f) for f in findings], source.is_suppressed,
+                                                             settings, source.path), error=result.error))
+
+    for n, reg in enumerate(python_rules):
+        if n == early:
+            first_answer()
         ctx.rule = reg.rule
         try:
             findings.extend(reg.check(ctx))
@@ -139,6 +166,8 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
         except Exception as exc:  # one broken rule must not hide the others
             log.exception("rule %s failed on %s", reg.code, source.path)
             result.error = f"internal error in {reg.code}: {type(exc).__name__}: {exc}"
+    if early == len(python_rules):
+        first_answer()
     ctx.release()
     findings.extend(_embedded_cuda(source, settings, cuda_rules))
     result.findings = _finish(findings, source.is_suppressed, settings, source.path)

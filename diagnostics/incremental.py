@@ -36,12 +36,14 @@ import ast
 import re
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
+from typing import Callable
 
 from tritonify.diagnostics.engine import FileResult, lint_source
 from tritonify.diagnostics.model import Finding
+from tritonify.diagnostics.registry import STATEMENT_SCOPE, all_rules
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile, split_lines
-from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels
+from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels, walk_nodes
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -85,9 +87,10 @@ class Layout:
 # ---- what a piece of code reads and binds ------------------------------------------------------
 
 def _names(node: ast.AST) -> tuple[set[str], set[str]]:
-    """(loaded, stored) names in `node` and below, each a flat walk."""
+    """(loaded, stored) names in `node` and below, each a flat walk (`walk_nodes`: ast.walk's
+    nodes but the context and operator objects, which hold no name)."""
     loads, stores = set(), set()
-    for n in ast.walk(node):
+    for n in walk_nodes(node):
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
@@ -289,21 +292,26 @@ def _reduced_source(source: SourceFile, layout: Layout, keep: set[str]) -> Sourc
 
 
 def lint_incremental(source: SourceFile, settings: Settings, workspace=None, previous: Previous | None = None,
-                     kernels: list[Kernel] | None = None) -> tuple[IncrementalResult, Previous | None]:
+                     kernels: list[Kernel] | None = None,
+                     statements_first: Callable[[FileResult], None] | None = None,
+                     ) -> tuple[IncrementalResult, Previous | None]:
     """Lint `source`, re-linting only what changed since `previous` (and what depends on it)
     when that is possible. Returns the result and what the next call may reuse (`previous`
-    itself when `source` does not parse, so that typing through half a statement keeps the base)."""
+    itself when `source` does not parse, so that typing through half a statement keeps the base).
+    `statements_first`: when something is linted again, called first with the first answer
+    (`_first_answer`: the statement-scope findings of what was linted again, the others carried
+    over); not called for a full lint or an edit that needs no lint."""
     known = dict(previous.known or {}) if previous is not None else {}
     layout = layout_of(source, workspace, kernels, known)
     reused: IncrementalResult | str = "no earlier lint to build on" if previous is None else "it does not parse"
     if layout is not None and previous is not None:
-        reused = _relint_changed(source, layout, settings, workspace, previous, known)
+        reused = _relint_changed(source, layout, settings, workspace, previous, known, statements_first, kernels)
     if layout is not None:   # forget what no piece of this text is any more
         keys = {("k", s.text) for s in layout.segments} | {(kind, s.text) for s in layout.statements for kind in "si"}
         known = {k: v for k, v in known.items() if k in keys}
         if isinstance(reused, IncrementalResult):
             return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
-    result = lint_source(source, settings, workspace)
+    result = lint_source(source, settings, workspace, kernels=kernels)
     if layout is None:   # a syntax error (half a statement typed): the last base stays the one to reuse
         return IncrementalResult(result, exact=True, full_because=reused), previous
     return IncrementalResult(result, exact=True, full_because=reused), Previous(layout, settings, result.findings, known)
@@ -358,7 +366,9 @@ def _line_map(old: Layout, new: Layout, kept_segments: list[tuple[Segment, Segme
 
 
 def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, workspace,
-                    previous: Previous, known: dict) -> IncrementalResult | str:
+                    previous: Previous, known: dict,
+                    statements_first: Callable[[FileResult], None] | None = None,
+                    kernels: list[Kernel] | None = None) -> IncrementalResult | str:
     """The result of re-linting what the edit touched, or why the file must be linted in full."""
     old = previous.layout
     names_in_order = [s.name for s in layout.segments]
@@ -447,8 +457,6 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
         for name in relint:
             keep |= _helpers(by_name[name], by_name)
             keep |= {other for other, said in words.items() if name in said}   # its callers: a helper stays one
-        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace)
-        error = linted.error
         wanted: set[int] = set()
         for name in relint:
             seg = by_name[name]
@@ -457,10 +465,74 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
             s = layout.statements[i]
             wanted.update(range(s.first, s.last + 1))
         wanted -= launched.kept_new
+        first = None
+        if statements_first is not None:
+            carried = list(findings)
+
+            def first(early: FileResult) -> None:
+                answer = _first_answer(source.path, carried, early, wanted, previous, stale_lines,
+                                       {**_region_map(old, layout), **mapping})
+                if answer is not None:
+                    statements_first(answer)
+
+        blank = [(seg.first, seg.last) for seg in layout.segments if seg.name not in keep]
+        kept_kernels = None if kernels is None else [
+            k for k in kernels if not any(a <= k.node.lineno <= b for a, b in blank)]
+        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace, statements_first=first,
+                             kernels=kept_kernels)
+        error = linted.error
         findings.extend(f for f in linted.findings if f.line in wanted)
     findings.sort(key=Finding.sort_key)
     return IncrementalResult(FileResult(source.path, findings, error=error), exact=relinted_nothing and previous.exact,
                              relinted=tuple(sorted(relint)), statements=len(fresh))
+
+
+def _said(f: Finding) -> tuple:
+    """What a finding shows: its code, where it is, its message."""
+    return f.code, f.line, f.column, f.end_line, f.end_column, f.message
+
+
+def _region_map(old: Layout, new: Layout) -> dict[int, int]:
+    """Old line -> new line inside the one edited region, when it kept its number of lines (a
+    statement edited within its lines): line for line. Empty otherwise."""
+    a, b = old.lines, new.lines
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    if len(a) - suffix - prefix != len(b) - suffix - prefix:
+        return {}
+    return {n: n for n in range(prefix + 1, len(a) - suffix + 1)}
+
+
+def _first_answer(path: str, carried: list[Finding], early: FileResult, wanted: set[int], previous: Previous,
+                  stale_lines: set[int], mapping: dict[int, int]) -> FileResult | None:
+    """The answer before the rules of kernel scope have run again: the findings of the rules of
+    statement scope on the lines linted again (`early`, the same lint's first part: the same as
+    the whole lint gives for them), and every other finding carried over, moved with its line:
+    also those of the kernel-scope rules on the lines linted again, until the whole lint
+    replaces them (one on a line the edit changed is left out when its line has no place).
+    None when the statement-scope findings there are those of the last lint, moved: the first
+    answer would say nothing new (an editor moves what it shows with the edit itself), and each
+    answer costs the editor a redraw of the document's problems."""
+    statement_codes = {r.code for r in all_rules() if r.rule.scope == STATEMENT_SCOPE}
+    fresh = [f for f in early.findings if f.line in wanted and f.code in statement_codes]
+    out, before = list(carried), []
+    for f in previous.findings:
+        if f.line in stale_lines:
+            moved = _moved(f, mapping)
+            if f.code not in statement_codes:
+                if moved is not None:
+                    out.append(moved)
+            else:
+                before.append(moved)
+    if None not in before and sorted(map(_said, before)) == sorted(map(_said, fresh)):
+        return None
+    out.extend(fresh)
+    out.sort(key=Finding.sort_key)
+    return FileResult(path, out, error=early.error)
 
 
 # ---- which launches an edit of the code outside the kernels changed ------------------------------

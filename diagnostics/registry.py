@@ -24,6 +24,10 @@ from tritonify.diagnostics.model import Finding, Fix, Severity
 from tritonify.infra.discovery import DiscoveryError, discover
 from tritonify.references import RULES
 
+STATEMENT_SCOPE, KERNEL_SCOPE = "statement", "kernel"
+SCOPES = (STATEMENT_SCOPE, KERNEL_SCOPE)
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str                    # stable code, e.g. TRI001
@@ -46,6 +50,14 @@ class Rule:
     # where something in the module launches or calls the function, a warning saying so where nothing
     # does (Triton compiles a kernel at its first launch: diagnostics.unlaunched).
     compile_break: bool = False
+    # What one finding depends on, declared by the rule (never guessed): STATEMENT_SCOPE when each
+    # finding is decided by one statement of a kernel, read with facts the file gives without a
+    # flow over the kernel (its imports, which functions are kernels, the kernel's parameters and
+    # the names it binds, the module's top-level bindings); KERNEL_SCOPE (the default) for
+    # anything wider: types, shapes or values followed through the kernel, its launches, other
+    # kernels. The language server answers an edit with the statement-scope findings of what was
+    # just typed first (engine.lint_source's `statements_first`), then with all of them.
+    scope: str = "kernel"
 
     @property
     def page(self) -> Path:
@@ -88,6 +100,8 @@ def all_rules() -> tuple[RegisteredRule, ...]:
             raise DiscoveryError(f"{mod.__name__}: RULE must be a Rule and check a function")
         if rule.code.lower() != mod.__name__.rsplit(".", 1)[-1][:6]:
             raise DiscoveryError(f"{mod.__name__}: its RULE's code {rule.code} differs from its file name")
+        if rule.scope not in SCOPES:
+            raise DiscoveryError(f"{mod.__name__}: its RULE's scope {rule.scope!r} is not one of {', '.join(SCOPES)}")
         if rule.code in found:
             raise DiscoveryError(f"duplicate rule code {rule.code} in {mod.__name__} and {found[rule.code].module.__name__}")
         found[rule.code] = RegisteredRule(rule, check, mod)

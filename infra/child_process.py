@@ -442,3 +442,15 @@ def _settle(done: asyncio.Future, outcome: JobResult | None, error: BaseExceptio
         done.set_exception(error)
     else:
         done.set_result(outcome)
+
+
+# ---- a long-lived child that talks over its pipes (the language server's lint worker) ------------
+# (kept apart from the jobs above: the lint worker is not a job that ends with a result; it serves
+# requests on stdin/stdout until its stdin closes, and its stderr goes where the caller's goes)
+
+async def start_piped(argv: Sequence[str]) -> asyncio.subprocess.Process:
+    """Start `argv` (a list, never a shell string) with its stdin and stdout as pipes for the
+    caller to speak over, and its stderr the caller's."""
+    _check_argv(argv)
+    return await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None)

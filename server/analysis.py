@@ -9,13 +9,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Callable
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult
 from tritonify.diagnostics.reparse import reparse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.server import latency_trace as trace
-from tritonify.server.lint_worker import KernelSpan, LintWorker
+from tritonify.server.lint_worker import KernelSpan, LintWorker, Revision
 from tritonify.server.positions import LineIndex
 
 
@@ -53,7 +54,6 @@ class Analysis:
     result: FileResult
     kernels: list[KernelSpan]
     exact: bool = True      # False: some findings carried over from an earlier version (incremental)
-    base: object = None     # mode "base": the incremental.Previous another worker may adopt
 
     @property
     def findings(self):
@@ -91,27 +91,35 @@ _LAST_PARSE: dict[str, tuple[str, object]] = {}
 
 
 async def analyse(worker: LintWorker, uri: str, version: int | None, text: str, path: str, settings: Settings,
-                  encoding, timeout_s: float, mode: str = "full") -> Analysis:
+                  encoding, timeout_s: float, mode: str = "full",
+                  on_first: Callable[[Analysis], None] | None = None, revision: Revision | None = None) -> Analysis:
     """Lint `text` in the worker process (never imports or runs it) and wrap the result.
-    `mode` "incremental" re-lints only the kernels changed since that worker's last lint."""
+    `mode` "incremental" re-lints only the kernels changed since that worker's last lint;
+    `on_first` then gets its first answer, when the worker sends one (lint_worker: the
+    statement-scope findings of what was just typed, the others carried over). `revision`: which
+    version of which open document `text` is (the worker then gets the edits since the version it
+    holds, not the text)."""
     linted = without_bom(text)
     trace.event("s.lint", version=version, mode=mode, worker=id(worker))
+    index = LineIndex(text, encoding)
+
+    def first(answer) -> None:
+        result, kernels, _ = answer
+        trace.event("s.lint.first", version=version)
+        on_first(Analysis(uri, version, text, path, index, settings,
+                          _shift_line_one(result) if linted is not text else result, kernels, exact=False))
+
     try:
-        result, kernels, exact, base = await worker.request(linted, path, settings, timeout_s, mode)
+        result, kernels, exact = await worker.request(linted, path, settings, timeout_s, mode,
+                                                      on_first=first if on_first is not None else None,
+                                                      revision=revision if linted is text else None)
     except BaseException as exc:
         trace.event("s.lint.stopped", version=version, why=type(exc).__name__)
         raise
     trace.event("s.lint.done", version=version, exact=exact)
     if linted is not text:
         result = _shift_line_one(result)
-    return Analysis(uri, version, text, path, LineIndex(text, encoding), settings, result, kernels, exact, base)
-
-
-async def adopt(worker: LintWorker, analysis: Analysis, timeout_s: float) -> None:
-    """Give `worker` the base of an exact analysis (mode "base", made by another worker): its
-    next incremental lint of that document carries over those findings."""
-    if analysis.base is not None:
-        await worker.request("", analysis.path, analysis.settings, timeout_s, "adopt", analysis.base)
+    return Analysis(uri, version, text, path, index, settings, result, kernels, exact)
 
 
 class AnalysisCache:

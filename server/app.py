@@ -39,10 +39,10 @@ from pygls.protocol.language_server import lsp_method
 from tritonify.contract import PROTOCOL
 from tritonify.diagnostics.settings import Settings
 from tritonify.infra.version import __version__
-from tritonify.server.analysis import Analysis, AnalysisCache, adopt, analyse
-from tritonify.server.lint_worker import LintWorker
+from tritonify.server.analysis import Analysis, AnalysisCache, analyse
+from tritonify.server.lint_worker import LintWorker, Revision
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
-from tritonify.server.documents import file_path, lint_path, open_document, replace_workspace
+from tritonify.server.documents import ChangeLog, file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
 from tritonify.server.settings import (EditorSettings, LintSettingsCache, claims_trust, lint_settings, trust_hint,
                                        withdraw_only)
@@ -200,16 +200,19 @@ class TritonifyServer(LanguageServer):
         self.analyses = AnalysisCache()
         self.lint_worker = LintWorker()
         self.large_lint_worker = LintWorker()   # documents over LARGE_CHARS: they never hold up the others
-        self.exact_lint_worker = LintWorker()   # full lints confirming an incremental one, off the typing path
+        self.changes = ChangeLog()   # the client's edits, sent to the worker that holds a document
+        self._owners: dict[str, LintWorker] = {}   # uri -> the worker that lints it (worker_for)
         self._inflight: dict[tuple[str, int | None], asyncio.Task] = {}
         self._inflight_text: dict[tuple[str, int | None], str] = {}   # the text each of those lints
         # (source, uri) -> diagnostics; published together per document
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._versions: dict[str, int | None] = {}
+        self._published: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}   # uri -> the last publication
         self._reported: set[str] = set()
         self._config_published: dict[str, tuple[str, ...]] = {}   # pyproject.toml URI -> its problems shown
         self.on_settings_changed: list[Callable[[], Any]] = []
         self.on_document_event: list[Callable[[str, str], Any]] = []   # (event, uri)
+        self.on_first_answer: list[Callable[[Analysis], Any]] = []   # a lint's first answer (_first_answer)
         self.on_shutdown: list[Callable[[], Any]] = []
         self._features_by_type: dict[type, Any] = {}
         self.last_change: dict[str, float] = {}   # uri -> monotonic time of its last didChange
@@ -459,7 +462,8 @@ class TritonifyServer(LanguageServer):
             if linted is text or linted == text:
                 return task
             task.cancel()   # the same version of another text: its result is for no open document
-        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental"))
+        task = asyncio.ensure_future(self._analyse_and_keep(uri, version, text, path, "incremental",
+                                                            on_first=self._first_answer))
         self._inflight[key] = task
         self._inflight_text[key] = text
 
@@ -472,9 +476,20 @@ class TritonifyServer(LanguageServer):
         task.add_done_callback(lambda t: t.cancelled() or t.exception())   # never "exception was never retrieved"
         return task
 
+    def _first_answer(self, analysis: Analysis) -> None:
+        """A lint's first answer (analysis.analyse's `on_first`), to the features that show it,
+        while its version is the document's (it is never kept as the version's analysis)."""
+        if not self.is_current(analysis.uri, analysis.version, analysis.text):
+            return
+        for callback in self.on_first_answer:
+            try:
+                callback(analysis)
+            except Exception:
+                self.log(types.MessageType.Error, f"first-answer callback failed:\n{traceback.format_exc()}")
+
     async def _analyse_and_keep(self, uri: str, version: int | None, text: str, path: str,
-                                mode: str = "full") -> Analysis:
-        analysis = await self.analyse(uri, version, text, path, mode=mode)
+                                mode: str = "full", on_first: Callable[[Analysis], None] | None = None) -> Analysis:
+        analysis = await self.analyse(uri, version, text, path, mode=mode, on_first=on_first)
         if self.is_current(uri, version, text):
             self.analyses.put(analysis)
         return analysis
@@ -485,43 +500,73 @@ class TritonifyServer(LanguageServer):
         doc = open_document(self, uri)
         return doc is not None and doc.version == version and (doc.source is text or doc.source == text)
 
+    def worker_for(self, uri: str, path: str, text: str) -> LintWorker:
+        """The one worker that lints `uri` and holds its text, its last lint and the overlay of
+        the other documents it lints: every lint of it (incremental, full, the confirming one)
+        goes there, so two answers about one version cannot come from two states. A document over
+        LARGE_CHARS lives in the large worker, so that it never holds up the others; another one
+        moves to the other worker when its own has been on another document for OVERFLOW_AFTER_S
+        (a slow lint of one file never holds up the others) and stays there."""
+        if len(text) > LARGE_CHARS:
+            owner = self.large_lint_worker
+        else:
+            owner = self._owners.get(uri, self.lint_worker)
+            other = self.large_lint_worker if owner is self.lint_worker else self.lint_worker
+            if owner.busy_elsewhere_s(path) > OVERFLOW_AFTER_S and other.busy_elsewhere_s(path) <= OVERFLOW_AFTER_S:
+                owner = other
+        self._owners[uri] = owner
+        return owner
+
+    def forget(self, uri: str) -> None:
+        """A document closed: its change log and its worker go."""
+        self.changes.closed(uri)
+        self._owners.pop(uri, None)
+
+    def revision(self, uri: str, version: int | None) -> Revision | None:
+        """`version` of the open document `uri` as a lint worker is told of it (lint_worker.Revision)."""
+        key = self.changes.key(uri)
+        if key is None:
+            return None
+        return Revision(key, version, self.position_encoding,
+                        lambda since: self.changes.edits(uri, key, since, version))
+
     async def analyse(self, uri: str, version: int | None, text: str, path: str, settings: Settings | None = None,
-                      mode: str = "full") -> Analysis:
+                      mode: str = "full", on_first: Callable[[Analysis], None] | None = None) -> Analysis:
         settings = settings if settings is not None else self.lint_settings_for(uri, path)
-        # a slow lint (a kernel of thousands of statements) never holds up the other documents'
-        worker = self.lint_worker
-        if len(text) > LARGE_CHARS or worker.busy_elsewhere_s(path) > OVERFLOW_AFTER_S:
-            worker = self.large_lint_worker
-        return await analyse(worker, uri, version, text, path, settings, self.position_encoding,
-                             self.settings_for(uri).lint_timeout_s, mode)
+        return await analyse(self.worker_for(uri, path, text), uri, version, text, path, settings,
+                             self.position_encoding, self.settings_for(uri).lint_timeout_s, mode, on_first,
+                             self.revision(uri, version))
 
     async def exact_analysis(self, uri: str, version: int | None, text: str, path: str) -> Analysis:
-        """A full lint of (uri, version) in the worker kept for those, so that it never holds up
-        the incremental lints of typing; the typing worker then carries over its findings."""
-        timeout_s = self.settings_for(uri).lint_timeout_s
-        analysis = await analyse(self.exact_lint_worker, uri, version, text, path, self.lint_settings_for(uri, path),
-                                 self.position_encoding, timeout_s, "base")
-        if len(text) <= LARGE_CHARS:
-            # shielded: cancelling the caller must not stop the typing worker (it would restart)
-            await asyncio.shield(adopt(self.lint_worker, analysis, timeout_s))
-        analysis.base = None
-        return analysis
+        """A full lint of (uri, version), once typing pauses, in the worker that lints the
+        document (worker_for): on the same text and overlay as its incremental lints, and the base
+        its next incremental lint builds on. The next key interrupts it (LintWorker.request)."""
+        return await self.analyse(uri, version, text, path, mode="full")
 
     @property
     def lint_workers(self) -> tuple[LintWorker, ...]:
-        return (self.lint_worker, self.large_lint_worker, self.exact_lint_worker)
+        return (self.lint_worker, self.large_lint_worker)
 
     # ---- diagnostics per source ------------------------------------------------------------
-    def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
+    def set_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> bool:
+        """Publish `uri`'s diagnostics with `source`'s replaced; not when they are what was last
+        published for that version (a lint's whole answer that its first one gave already, a
+        confirming lint that agrees): each publication costs the editor a redraw of the
+        document's problems. Whether it was published."""
         per_source = self._diagnostics.setdefault(uri, {})
         per_source[source] = diagnostics
         self._versions[uri] = version
         merged = [d for items in per_source.values() for d in items]
+        if self._published.get(uri) == (version, merged):
+            return False
+        self._published[uri] = (version, merged)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=merged, version=version))
+        return True
 
     def clear_diagnostics(self, uri: str) -> None:
         self._diagnostics.pop(uri, None)
         self._versions.pop(uri, None)
+        self._published.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def shutdown(self):

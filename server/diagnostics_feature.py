@@ -14,9 +14,12 @@ took at most LINT_AHEAD_S are linted ahead like this.
 
 A lint while typing is incremental (diagnostics.incremental: only the kernels and statements
 the edit touched, and what reads the names it changed, are linted again; the others' findings
-carried over; an edited import lints the file in full). Once typing pauses for
-CONFIRM_IDLE_S, a full lint of that version runs in a worker of its own and its diagnostics
-replace the incremental ones; the next edit cancels it (its worker interrupts it). A lint that
+carried over; an edited import lints the file in full). It answers twice: first with the
+findings of the rules of statement scope (`Rule.scope`) on what it lints again, every other
+finding carried over (`publish_first`, shown at once), then with all of them. Once typing pauses for
+CONFIRM_IDLE_S, a full lint of that version runs in the worker that lints the document (on the
+same text and overlay: `TritonifyServer.worker_for`) and its diagnostics replace the incremental
+ones; the next edit cancels it (its worker interrupts it). A lint that
 runs longer than BUSY_AFTER_S sends `tritonify/lintBusy` {uri, busy: true} (and busy: false
 when its diagnostics are out), for the client's status item.
 Each diagnostic carries `source` "tritonify", its `code`, a `codeDescription` link to the
@@ -312,6 +315,18 @@ class DiagnosticsFeature:
         if hit.result.exports_changed:   # e.g. `jit` or `tl` redefined: files importing it lint anew
             self.relint_importers(doc.uri, None if hit.result.disk_changed else path)
 
+    def publish_first(self, first: Analysis) -> None:
+        """Show a lint's first answer (the statement-scope findings of what was just typed, the
+        others carried over: lint_worker) at once, unless the whole answer of that version is in
+        already or the text does not parse (its syntax error waits for the debounce, as above)."""
+        if first.syntax_error or first.result.error:
+            return
+        if self.server.analyses.get(first.uri, first.version, first.text) is not None:
+            return
+        trace.event("s.publish.first", version=first.version, findings=len(first.findings))
+        self.server.set_diagnostics("lint", first.uri, diagnostics_of(first), first.version)
+        self.last_publish[first.uri] = time.monotonic()
+
     # ---- documents that import a changed one ---------------------------------------------------
     def relint_importers(self, uri: str, path: str | None) -> None:
         """Lint again, once RELINT_AFTER_S after the last such change, the other open documents
@@ -363,6 +378,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     feature = DiagnosticsFeature(server)
     server.add_feature(feature)
     server.on_settings_changed.append(feature.relint_all)
+    server.on_first_answer.append(feature.publish_first)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded(server, "didOpen")
@@ -370,6 +386,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         # a moment later, not at once, and later still within a burst of opens (an editor
         # restoring 400 tabs): a request that arrives behind the burst runs before their lints
         # start, not after each one's first steps
+        server.changes.opened(params.text_document.uri, params.text_document.version)
         now = time.monotonic()
         burst = now - feature.last_open < OPEN_BURST_GAP_S
         feature.last_open = now
@@ -381,6 +398,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
     def did_change(params: types.DidChangeTextDocumentParams):
         uri = params.text_document.uri
         server.last_change[uri] = time.monotonic()
+        server.changes.changed(uri, params.text_document.version, params.content_changes)
         trace.event("s.change", version=params.text_document.version)
         if server.settings_for(uri).lint_run == RUN_ON_SAVE:
             feature.cancel(uri)
@@ -412,6 +430,7 @@ def register(server: TritonifyServer) -> DiagnosticsFeature:
         feature.lint_seconds.pop(uri, None)
         server.last_change.pop(uri, None)
         server.analyses.drop(uri)
+        server.forget(uri)
         server.clear_diagnostics(uri)
         server.document_event("closed", uri)
 

@@ -11,16 +11,13 @@ answer, never a read of the disk (a closed document may have changed or never ex
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from pygls.workspace import TextDocument, Workspace
 
 from tritonify.diagnostics.engine import language_of
-from tritonify.server.positions import UTF32, _units
-
-_KEEPENDS = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+from tritonify.server.text_edits import splice, split_keepends
 
 # languageId -> a suffix the engine recognises, for documents without a file name (untitled:)
 _SUFFIX_FOR_LANGUAGE = {"python": ".py", "cuda": ".cu", "cuda-cpp": ".cu", "cpp": None}
@@ -49,55 +46,20 @@ class LspTextDocument(TextDocument):
         super()._apply_full_change(change)
 
     def _apply_incremental_change(self, change) -> None:
-        """Splice the change into the lines it touches (a range past the end is clamped to the
-        end; an end before the start is the start)."""
+        """Splice the change into the lines it touches (server.text_edits, the algorithm the lint
+        worker's copy of the document uses too)."""
         if self._lines is None:
-            self._lines = _KEEPENDS.split(self.source)   # the last item: the text after the last break
-        lines = self._lines
-        encoding = self._position_codec.encoding
-        start_line, start = _line_offset(lines, change.range.start, encoding)
-        end_line, end = _line_offset(lines, change.range.end, encoding)
-        if (end_line, end) < (start_line, start):
-            end_line, end = start_line, start
-        piece = lines[start_line][:start] + change.text + lines[end_line][end:]
-        first, last = start_line, end_line + 1
-        # a `\r` and a `\n` that meet at the splice are one line break
-        if piece.startswith("\n") and first > 0 and lines[first - 1].endswith("\r"):
-            first -= 1
-            piece = lines[first] + piece
-        if piece.endswith("\r") and last < len(lines) and lines[last].startswith("\n"):
-            piece += lines[last]
-            last += 1
-        new = _KEEPENDS.split(piece)
-        if last < len(lines) and new[-1] == "":
-            new.pop()   # the piece ended with its break: the next line follows it
-        lines[first:last] = new
+            self._lines = split_keepends(self.source)
+        r = change.range
+        splice(self._lines, (r.start.line, r.start.character), (r.end.line, r.end.character), change.text,
+               self._position_codec.encoding)
 
     @property
     def lines(self):
-        parts = _KEEPENDS.split(self.source)
+        parts = split_keepends(self.source)
         if parts and parts[-1] == "":
             parts.pop()
         return tuple(parts)
-
-
-def _line_offset(lines: list[str], position, encoding) -> tuple[int, int]:
-    """(line, code-point offset into that line's text) of an LSP position in `lines` (each with
-    its break, the last without), clamped: past a line's end is its end, past the last line is
-    the end of the text."""
-    if position.line >= len(lines):
-        return len(lines) - 1, len(lines[-1])
-    line = max(position.line, 0)
-    text = lines[line].rstrip("\r\n") if line < len(lines) - 1 else lines[line]
-    target = max(position.character, 0)
-    if encoding == UTF32 or text.isascii():
-        return line, min(target, len(text))
-    units = 0
-    for i, ch in enumerate(text):
-        if units >= target:
-            return line, i
-        units += _units(ch, encoding)
-    return line, len(text)
 
 
 class LspWorkspace(Workspace):
@@ -151,3 +113,66 @@ def lint_path(doc: TextDocument) -> str | None:
     if suffix:
         return f"{name}{suffix}"
     return None
+
+
+class ChangeLog:
+    """The client's edits of each open document, version by version, as LSP ranges: what a lint
+    worker is sent instead of the whole text when it holds an earlier version (lint_worker's
+    `Revision`). Each opening of a document is a generation of its own (`key`): a document closed
+    and opened again at version 1 with other text is never taken for the old one. The last
+    KEEP_VERSIONS changes are kept; a worker further behind is sent the text."""
+
+    KEEP_VERSIONS = 64
+
+    def __init__(self):
+        # uri -> [key, version, [(from_version, to_version, edits)]]
+        self._docs: dict[str, list] = {}
+
+    def opened(self, uri: str, version: int | None) -> None:
+        self._docs[uri] = [object(), version, []]
+
+    def changed(self, uri: str, version: int | None, changes) -> None:
+        """Record a didChange's content changes (whole-text ones too) that made `version`."""
+        doc = self._docs.get(uri)
+        if doc is None:   # a change with no open before it: nothing to build on
+            self.opened(uri, version)
+            return
+        edits = []
+        for change in changes:
+            r = getattr(change, "range", None)
+            if r is None:
+                edits.append((None, 0, 0, 0, change.text))
+            else:
+                edits.append((r.start.line, r.start.character, r.end.line, r.end.character, change.text))
+        log = doc[2]
+        log.append((doc[1], version, tuple(edits)))
+        del log[:-self.KEEP_VERSIONS]
+        doc[1] = version
+
+    def closed(self, uri: str) -> None:
+        self._docs.pop(uri, None)
+
+    def key(self, uri: str) -> object | None:
+        doc = self._docs.get(uri)
+        return doc[0] if doc is not None else None
+
+    def edits(self, uri: str, key: object, since: int | None, until: int | None) -> list | None:
+        """The edits from version `since` to version `until` of generation `key` of `uri`, in
+        order (empty when they are the same version), or None when they are not all kept."""
+        doc = self._docs.get(uri)
+        if doc is None or doc[0] is not key:
+            return None
+        if since == until:
+            return []
+        log = doc[2]
+        for start in range(len(log) - 1, -1, -1):   # the last change that started from `since`
+            if log[start][0] == since:
+                break
+        else:
+            return None
+        out: list = []
+        for from_version, to_version, edits in log[start:]:
+            out.extend(edits)
+            if to_version == until:
+                return out
+        return None

@@ -7,13 +7,19 @@ loop stays free to answer requests, a lint that takes longer than its time limit
 dies is replaced on the next lint.
 
 Wire format between the server and the worker (both our own code): frames of an 8-byte
-big-endian length and a pickle. Request: `(text, path, settings, mode, base)`, mode "full"
-(lint it all), "incremental" (re-lint only the kernels changed since this worker's last lint
-of that path: diagnostics.incremental), "base" (a full lint that also answers its
-`incremental.Previous`) or "adopt" (keep `base`, another worker's Previous, as what the next
-incremental lint of that path carries over; nothing is linted or parsed); answer:
-`("ok", (FileResult, [KernelSpan], exact, Previous or None))`, `("error", message)` or, for a lint
-the server interrupted (SIGUSR1: its version was superseded), `("cancelled", None)`.
+big-endian length and a pickle. Request: `(document, path, settings, mode)`, where `document` is
+`("text", text)` or, for a document this worker holds a version of, `("edits", edits, encoding,
+length, crc32)`: the client's edits since the version this worker last got (LSP ranges,
+server.text_edits), and the length and CRC-32 of the text they must give; the worker keeps the
+one copy of each document's text (`_TEXTS`) that all its lints read. Mode "full" (lint it all)
+or "incremental" (re-lint only the kernels changed since this worker's last lint of that path:
+diagnostics.incremental). Answer: `("ok", (FileResult, [KernelSpan], exact))`, `("error", message)`,
+`("resync", None)` when the worker does not hold the text the edits apply to (or they gave another
+text: the server then sends the text), or, for a lint the server interrupted (SIGUSR1: its
+version was superseded), `("cancelled", None)`. An incremental lint that lints something again
+may first send `("first", (FileResult, [KernelSpan], False))`: the findings of the
+statement-scope rules (`Rule.scope`) on what it lints again, every other finding carried over,
+sent before the rules of kernel scope run; its answer follows.
 
 A Python text that does not parse (a statement half typed) is linted with that statement
 neutralised (`_tolerant`, diagnostics.reparse.tolerant_parse): its syntax error is one TRI000 on
@@ -27,21 +33,24 @@ import pickle
 import signal
 import sys
 import time
+import zlib
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tritonify.diagnostics.engine import SYNTAX, FileResult, language_of, lint_text, needs_parse
-from tritonify.diagnostics.incremental import Previous, layout_of, lint_incremental
+from tritonify.diagnostics.incremental import Previous, lint_incremental
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.reparse import reparse, tolerant_parse
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile
 from tritonify.diagnostics.triton_ast import ImportMap, find_kernels
 from tritonify.diagnostics.workspace_index import default_index
+from tritonify.infra.child_process import start_piped
 from tritonify.infra.safe_start import module_command
 from tritonify.server import latency_trace as trace
+from tritonify.server.text_edits import Edit, apply_edits
 
 HEADER = 8
 INTERRUPT_WAIT_S = 2.0   # how long an interrupted lint may take to answer before its worker is killed
@@ -61,6 +70,8 @@ def _frame(obj) -> bytes:
 # the server no longer wants never runs to its end.
 INTERRUPT = getattr(signal, "SIGUSR1", None)
 IDLE, BUSY, INTERRUPTIBLE = "idle", "busy", "interruptible"
+FIRST = "first"   # the status of a first answer's frame (lint_with_kernels' first_answer): the answer follows
+RESYNC = "resync"   # the answer to edits of a text the worker does not hold: send the text
 # Collector passes: automatic ones are off in the worker (a pass over its long-lived objects,
 # the workspace index and the last parse's tree, took 15-25 ms and fell inside lints while
 # typing). It collects after answering: after a lint once typing paused (modes COLLECT_AFTER)
@@ -69,7 +80,7 @@ IDLE, BUSY, INTERRUPTIBLE = "idle", "busy", "interruptible"
 # frozen and became garbage since is collected by a whole pass (25-80 ms) at the first pause
 # after UNFREEZE_EVERY requests. Measured on typing into gemlite's quant_utils.py: each round of
 # 13 keys left about 230 objects in cycles, and none of the frozen ones became garbage.
-COLLECT_AFTER = ("full", "base", "adopt")
+COLLECT_AFTER = ("full",)
 COLLECT_EVERY = 50
 UNFREEZE_EVERY = 1000
 
@@ -136,9 +147,14 @@ def serve_worker(stdin=None, stdout=None) -> int:
         _state, _interrupt_pending = BUSY, False   # a signal for the last request came before this one
         mode = "full"
         try:
-            text, path, settings, mode, base = pickle.loads(payload)
-            trace.event("w.request", mode=mode, chars=len(text))
-            answer = ("ok", lint_with_kernels(text, path, settings, mode, base))
+            document, path, settings, mode = pickle.loads(payload)
+            text = document_text(document, path)
+            if text is None:
+                answer = (RESYNC, None)
+            else:
+                trace.event("w.request", mode=mode, chars=len(text), edits=document[0] == "edits")
+                answer = ("ok", lint_with_kernels(text, path, settings, mode,
+                                                  _sender(stdout) if mode == "incremental" else None))
         except Interrupted:
             answer = ("cancelled", None)
         except Exception as exc:   # the server turns this into a message; the worker goes on
@@ -153,6 +169,39 @@ def serve_worker(stdin=None, stdout=None) -> int:
         trace.event("w.answered", status=answer[0])
         served += 1
         _collect(mode, served)
+
+
+def _sender(stdout):
+    """What sends a first answer as a FIRST frame: whole, whatever signal comes meanwhile (an
+    interrupt then stops the lint right after it, as one kept from before would)."""
+    def send(answer: Answer) -> None:
+        global _state
+        try:
+            frame = _frame((FIRST, answer))
+        except Exception:   # noqa: S110 - a finding that does not pickle: the whole answer says so
+            return
+        was, _state = _state, BUSY
+        try:
+            stdout.write(frame)
+            stdout.flush()
+        finally:
+            _state = was
+        if _interrupt_pending and was == INTERRUPTIBLE:
+            raise Interrupted()
+
+    return send
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Which version of which open document a text is (server.documents.ChangeLog): `key` is the
+    document's open generation (a document closed and opened again is another), `edits_since(v)`
+    the client's edits from version `v` to this one (None when they are not kept)."""
+
+    key: object
+    version: int | None
+    encoding: str
+    edits_since: Callable[[int | None], list[Edit] | None]
 
 
 @dataclass(frozen=True)
@@ -178,27 +227,53 @@ class _Recent(OrderedDict):
 
 
 RECENT_PATHS = 8
+# path -> the text of its document as the server last sent it (whole or as edits): what every lint
+# of it here reads
+_TEXTS: dict[str, str] = _Recent()
 # path -> what this worker's last lint of it left to reuse (one open document per path)
 _PREVIOUS: dict[str, Previous] = _Recent()
 # path -> (text, tree) of its last parse here: the next text is parsed from it (diagnostics.reparse)
 _TREES: dict[str, tuple[str, object]] = _Recent()
-MODES = ("full", "incremental", "base", "adopt")
-Answer = tuple[FileResult, list[KernelSpan], bool, Previous | None]
+MODES = ("full", "incremental")
+Answer = tuple[FileResult, list[KernelSpan], bool]
+
+
+def text_crc(text: str) -> int:
+    """The CRC-32 of a text (its UTF-8, lone surrogates kept), to check a copy made by edits."""
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def document_text(document: tuple, path: str) -> str | None:
+    """The text a request's `document` stands for, kept as this worker's copy of `path`; None
+    when it is edits to a text this worker does not hold or they give another text than the
+    server's (its length and CRC-32): the server then sends the whole text."""
+    if document[0] == "text":
+        text = document[1]
+    else:
+        _, edits, encoding, length, crc = document
+        held = _TEXTS.get(path)
+        if held is None:
+            return None
+        text = apply_edits(held, edits, encoding)
+        if len(text) != length or text_crc(text) != crc:
+            _TEXTS.pop(path, None)
+            return None
+    _TEXTS[path] = text
+    return text
 
 
 def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "full",
-                      base: Previous | None = None) -> Answer:
+                      first_answer: Callable[[Answer], None] | None = None) -> Answer:
     """`lint_text`, plus where the kernels are and whether the findings are exact (a full lint)
-    or partly carried over (an incremental one), from one parse of a Python file."""
+    or partly carried over (an incremental one), from one parse of a Python file.
+    `first_answer` (mode "incremental"): called with the first answer when something is linted
+    again (diagnostics.incremental's `statements_first`: the statement-scope findings of what was
+    just typed, the others carried over), before the rules of kernel scope run."""
     if mode not in MODES:
         raise ValueError(f"unknown lint mode {mode!r}")
-    if mode == "adopt":
-        if isinstance(base, Previous):
-            _PREVIOUS[path] = base
-        return FileResult(path), [], True, None
     if language_of(path) != "python" or len(text) > settings.max_file_bytes:
         _PREVIOUS.pop(path, None)
-        return lint_text(text, path, settings), [], True, None
+        return lint_text(text, path, settings), [], True
     index = default_index()
     if not needs_parse(text, path, settings, index):   # no kernel can be defined here: as `tritonify check` does
         _PREVIOUS.pop(path, None)
@@ -206,33 +281,60 @@ def lint_with_kernels(text: str, path: str, settings: Settings, mode: str = "ful
         changed = index.update(path, text) or disk
         result = lint_text(text, path, settings, index)
         result.exports_changed, result.disk_changed = changed, disk
-        return result, [], True, None
+        return result, [], True
     with _interruptible():
-        source = _parsed(text, path)
-        broken, blanked = None, frozenset()
-        if source.tree is None and source.syntax_error is not None:   # a statement half typed
-            broken, (source, blanked) = source, _tolerant(source, path)
+        source, broken, blanked = _parse_once(text, path)
     trace.event("w.parsed", tolerant=bool(blanked))
     disk = index.refresh_disk()
     changed = index.update(path, text, source.tree) or disk   # other files importing this one see the editor's text
     trace.event("w.indexed")
     previous = _PREVIOUS.get(path) if mode == "incremental" else None
+
+    def finished(result: FileResult) -> FileResult:
+        if blanked:
+            kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
+            result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
+        result.exports_changed, result.disk_changed = changed, disk
+        return result
+
+    def first(result: FileResult) -> None:
+        trace.event("w.first", findings=len(result.findings))
+        first_answer((finished(result), _spans(kernels), False))
+
     with _interruptible():   # what is kept for the next lint is set after it
         kernels = _kernels(source)
         trace.event("w.kernels", count=len(kernels or ()))
-        linted, nxt = lint_incremental(source, settings, index, previous, kernels)
+        linted, nxt = lint_incremental(source, settings, index, previous, kernels,
+                                       first if first_answer is not None and previous is not None else None)
     trace.event("w.linted", exact=linted.exact, relinted=list(linted.relinted), statements=linted.statements,
                 full_because=linted.full_because, findings=len(linted.result.findings))
     if nxt is None:
         _PREVIOUS.pop(path, None)
     else:
         _PREVIOUS[path] = nxt
-    result = linted.result
-    if blanked:
-        kept = [f for f in (_kept_apart_from(f, blanked) for f in result.findings) if f is not None]
-        result.findings = sorted(kept + _syntax_findings(broken), key=Finding.sort_key)
-    result.exports_changed, result.disk_changed = changed, disk
-    return result, _spans(kernels), linted.exact, nxt if mode == "base" and linted.exact else None
+    result = finished(linted.result)
+    return result, _spans(kernels), linted.exact
+
+
+# path -> (text, (source, broken, blanked)) of its last version parsed here: a second lint of one
+# version (the confirming full lint after the incremental one) parses nothing
+_PARSES: dict[str, tuple[str, tuple]] = _Recent()
+PARSE_COUNT = [0]   # parses done (a test counts them per version)
+
+
+def _parse_once(text: str, path: str) -> tuple[SourceFile, SourceFile | None, frozenset[int]]:
+    """(the source to lint, the text as typed when it does not parse, the lines neutralised to
+    make it parse) of `text`, made once per version of `path` (see _PARSES)."""
+    last = _PARSES.get(path)
+    if last is not None and last[0] == text:
+        return last[1]
+    PARSE_COUNT[0] += 1
+    source = _parsed(text, path)
+    broken, blanked = None, frozenset()
+    if source.tree is None and source.syntax_error is not None:   # a statement half typed
+        broken, (source, blanked) = source, _tolerant(source, path)
+    _PARSES[path] = (text, (source, broken, blanked))
+    return source, broken, blanked
 
 
 def _parsed(text: str, path: str) -> SourceFile:
@@ -317,12 +419,18 @@ def stopped_result(path: str, why: str) -> Answer:
     """A result that says the file was not (fully) checked, and why."""
     finding = Finding(code=SYNTAX.code, message=why, line=1, column=0, end_line=1, end_column=1,
                       severity=Severity.WARNING, path=path, url=SYNTAX.url)
-    return FileResult(path, [finding], error=why), [], True, None
+    return FileResult(path, [finding], error=why), [], True
 
 
 WARM_UP = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef warm_up(x_ptr, BLOCK: tl.constexpr):\n"
            "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)\n")
 WARM_UP_PATH = "/nonexistent/tritonify-warm-up.py"   # no importable module name: no other file can import it
+
+
+async def _read_frame(proc: asyncio.subprocess.Process, timeout_s: float) -> bytes:
+    """One frame's payload from the worker, within `timeout_s` (asyncio.TimeoutError past it)."""
+    header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
+    return await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)
 
 
 class LintWorker:
@@ -336,6 +444,7 @@ class LintWorker:
         self.interrupts = 0   # lints stopped without a restart
         self._dead: list[asyncio.subprocess.Process] = []   # killed, to be reaped by aclose()
         self._current: tuple[str, float] | None = None   # (path, monotonic start) of the lint under way
+        self._held: dict[str, tuple[object, int | None]] = {}   # path -> (document key, version) the process holds
 
     def busy_elsewhere_s(self, path: str) -> float:
         """How long the lint under way, of another path than `path`, has been running (0 when
@@ -350,11 +459,16 @@ class LintWorker:
         if self._proc is None or self._proc.returncode is not None:
             if self._proc is not None:
                 self.restarts += 1
-            self._proc = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None)
+            self._held.clear()   # a new process holds no document
+            self._proc = await start_piped(self.command)
         return self._proc
 
+    def holds(self, path: str) -> tuple[object, int | None] | None:
+        """(document key, version) of the text of `path` this worker's process holds, as last sent."""
+        return self._held.get(path)
+
     def kill(self) -> None:
+        self._held.clear()
         proc, self._proc = self._proc, None
         if proc is not None:
             self._dead.append(proc)
@@ -381,7 +495,7 @@ class LintWorker:
 
     async def lint(self, text: str, path: str, settings: Settings, timeout_s: float) -> tuple[FileResult, list[KernelSpan]]:
         """A full lint of `text`."""
-        result, kernels, _, _ = await self.request(text, path, settings, timeout_s)
+        result, kernels, _ = await self.request(text, path, settings, timeout_s)
         return result, kernels
 
     async def _interrupted(self, proc: asyncio.subprocess.Process) -> bool:
@@ -392,11 +506,12 @@ class LintWorker:
         async def drop_answer() -> bool:
             try:
                 proc.send_signal(INTERRUPT)
-                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), INTERRUPT_WAIT_S)
-                await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), INTERRUPT_WAIT_S)
-            except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError):
+                while True:   # a first answer, then the answer ("cancelled" or the lint's, had it ended)
+                    status, _ = pickle.loads(await _read_frame(proc, INTERRUPT_WAIT_S))
+                    if status != FIRST:
+                        return True
+            except (asyncio.TimeoutError, asyncio.IncompleteReadError, OSError, pickle.UnpicklingError):
                 return False
-            return True
 
         drain = asyncio.ensure_future(drop_answer())
         while not drain.done():   # a second cancel of the caller must not leave the answer unread
@@ -408,9 +523,22 @@ class LintWorker:
         self.interrupts += ok
         return ok
 
+    def _document(self, text: str, path: str, revision: Revision | None) -> tuple:
+        """What a request sends of the text: the edits since the version the process holds, when
+        it holds one of this document and the change log still has them; else the text."""
+        held = self._held.get(path)
+        if revision is not None and held is not None and held[0] is revision.key:
+            edits = revision.edits_since(held[1])
+            if edits is not None:
+                return ("edits", tuple(edits), revision.encoding, len(text), text_crc(text))
+        return ("text", text)
+
     async def request(self, text: str, path: str, settings: Settings, timeout_s: float, mode: str = "full",
-                      base: Previous | None = None) -> Answer:
-        """One request of the wire format above: (result, kernels, exact, base)."""
+                      on_first: Callable[[Answer], None] | None = None, revision: Revision | None = None) -> Answer:
+        """One request of the wire format above: (result, kernels, exact). `on_first`: called with
+        the lint's first answer, when it sends one (mode "incremental"), as soon as it comes.
+        `revision`: which version of which open document `text` is: the request then sends the
+        edits since the version the process holds, when it holds one."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -418,10 +546,24 @@ class LintWorker:
             self._current = (path, time.monotonic())
             try:
                 proc = await self._ensure()
-                proc.stdin.write(_frame((text, path, settings, mode, base)))
-                await proc.stdin.drain()
-                header = await asyncio.wait_for(proc.stdout.readexactly(HEADER), timeout_s)
-                payload = await asyncio.wait_for(proc.stdout.readexactly(int.from_bytes(header, "big")), timeout_s)
+                deadline = time.monotonic() + timeout_s
+                document = self._document(text, path, revision)
+                while True:
+                    proc.stdin.write(_frame((document, path, settings, mode)))
+                    self._held[path] = (revision.key, revision.version) if revision is not None else (None, None)
+                    await proc.stdin.drain()
+                    status, value = pickle.loads(await _read_frame(proc, max(0.0, deadline - time.monotonic())))
+                    if status == RESYNC and document[0] == "edits":
+                        document = ("text", text)   # the process lost the text, or the edits gave another
+                        continue
+                    while status == FIRST:
+                        if on_first is not None:
+                            try:
+                                on_first(value)
+                            except Exception:   # noqa: S110 - the whole answer follows and is what counts
+                                pass
+                        status, value = pickle.loads(await _read_frame(proc, max(0.0, deadline - time.monotonic())))
+                    break
             except asyncio.TimeoutError:
                 self.kill()
                 return stopped_result(path, f"Tritonify stopped analysing this file after {timeout_s:g} s "
@@ -438,7 +580,6 @@ class LintWorker:
                                             "no findings are shown for it")
             finally:
                 self._current = None
-        status, value = pickle.loads(payload)
         if status == "ok":
             return value
         return stopped_result(path, f"internal error while analysing this file: {value}")

@@ -54,7 +54,7 @@ def fresh_worker_state():
 
 
 def _lint(text: str, path: str, mode: str = "incremental"):
-    result, spans, _, _ = lint_with_kernels(text, path, Settings(), mode)
+    result, spans, _ = lint_with_kernels(text, path, Settings(), mode)
     return result, spans
 
 
@@ -113,7 +113,7 @@ def test_breaking_a_continuation_line_keeps_the_other_kernels_findings(tmp_path)
 
 
 def test_a_full_lint_of_a_broken_text_is_tolerant_too(tmp_path):
-    """The lint that confirms once typing pauses (a worker of its own, mode "base") gives the
+    """The lint that confirms once typing pauses (in the same worker, mode "full") gives the
     same findings, so the confirmed diagnostics do not replace them with one TRI000."""
     path = str(tmp_path / "glu.py")
     text = GLU.read_text()
@@ -121,7 +121,7 @@ def test_a_full_lint_of_a_broken_text_is_tolerant_too(tmp_path):
     incremental, _ = _lint(broken, path)
     lint_worker._TREES.clear()
     lint_worker._PREVIOUS.clear()
-    full, spans = _lint(broken, path, "base")
+    full, spans = _lint(broken, path, "full")
     assert spans and _others(full) == _others(incremental)
     assert [f.code for f in full.findings].count("TRI000") == 1
 

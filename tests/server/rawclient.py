@@ -37,6 +37,7 @@ class RawClient:
                         "client/registerCapability": lambda p: None, **(answers or {})}
         self.stderr_lines: list[str] = []
         self.bodies: list[bytes] = []   # every frame body the server sent, as sent
+        self.trace = Path((env or {})["TRITONIFY_LATENCY_TRACE"]) if "TRITONIFY_LATENCY_TRACE" in (env or {}) else None
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
@@ -118,6 +119,31 @@ class RawClient:
                 if left <= 0:
                     raise TimeoutError(f"no {method} notification; stderr: {''.join(self.stderr_lines[-20:])}")
                 self._cond.wait(left)
+
+    def events(self) -> list[dict]:
+        """The server's and its workers' trace events so far (server.latency_trace; the client
+        must have been made with TRITONIFY_LATENCY_TRACE in `env`)."""
+        assert self.trace is not None, "made without TRITONIFY_LATENCY_TRACE"
+        if not self.trace.exists():
+            return []
+        out = []
+        for line in self.trace.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:   # a line still being written
+                pass
+        return out
+
+    def wait_event(self, predicate, timeout: float = 10.0) -> dict:
+        """The first trace event that satisfies `predicate`, waiting up to `timeout` for it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = next((e for e in self.events() if predicate(e)), None)
+            if found is not None:
+                return found
+            if time.monotonic() > deadline:
+                raise TimeoutError("no such trace event")
+            time.sleep(0.05)
 
     def mark(self) -> int:
         """Index to wait for notifications that arrive after now."""

@@ -157,7 +157,7 @@ def test_the_worker_reparses_only_the_statement_typed_into_and_finds_the_same():
     lw._TREES.pop("/tmp/reparse_k.py", None)
     lw.lint_with_kernels(first, "/tmp/reparse_k.py", Settings(), "incremental")
     old_tree = lw._TREES["/tmp/reparse_k.py"][1]
-    result, kernels, _, _ = lw.lint_with_kernels(second, "/tmp/reparse_k.py", Settings(), "incremental")
+    result, kernels, _ = lw.lint_with_kernels(second, "/tmp/reparse_k.py", Settings(), "incremental")
     new_tree = lw._TREES["/tmp/reparse_k.py"][1]
     assert new_tree is not old_tree and new_tree.body[0] is old_tree.body[0]   # the import kept, not parsed again
     lw._state = lw.IDLE
@@ -169,7 +169,7 @@ def test_the_worker_reparses_only_the_statement_typed_into_and_finds_the_same():
         finally:
             await worker.aclose()
 
-    expected, expected_kernels, _, _ = _run(fresh())
+    expected, expected_kernels, _ = _run(fresh())
     key = lambda fs: sorted((f.code, f.line, f.column, f.message) for f in fs)   # noqa: E731
     assert key(result.findings) == key(expected.findings) and "TRI001" in {f.code for f in result.findings}
     assert kernels == expected_kernels

@@ -38,6 +38,7 @@ RULE = Rule(
     # sub-cases since removed or made version-aware (`**kwargs`: Triton 3.9 only).
     default=True,
     compile_break=True,
+    scope="statement",   # one call or construct, the imports, the kernel's names and the module's bindings
 )
 
 # `CodeGenerator.builtin_namespace` in triton 3.9: the only builtins a kernel may call.

@@ -25,6 +25,7 @@ RULE = Rule(
     severity=Severity.ERROR,
     fixable=True, safe_fix=False,
     compile_break=True,
+    scope="statement",   # one call or construct, the imports, the kernel's names and the module's bindings
 )
 
 
