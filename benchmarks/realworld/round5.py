@@ -9,8 +9,9 @@ joins them back.
         lint the corpus, draw the round, write one JSON object per finding (id, code, message,
         file, line, excerpt); `--since` an earlier items file: write only the findings it lacks
         (a delta list, ids continuing after its last)
-    python benchmarks/realworld/round5.py join LABELS.jsonl [ITEMS.jsonl ...] [--write]
-        join the labeller's lines (id, label TP/NOISE/FP, reason) to the items and print, per rule,
+    python benchmarks/realworld/round5.py join LABELS.jsonl [ITEMS.jsonl ...] [--counts FILE] [--write]
+        join the labeller's lines (id, label TP/NOISE/FP, reason) to the items (only those the
+        tree still reports, where `--counts` is an `items` run on the current tree) and print, per rule,
         findings, labelled, TP/FP/NOISE, precision and the true findings per 1,000 kernels
         (each rule's findings times its measured precision); `--write` writes
         labels/round5_default.csv, which precision.py reads
@@ -223,7 +224,8 @@ def cmd_items(args) -> int:
         tag = "default" if code in default_codes() else "candidate"
         print(f"  {code} ({tag}): {by_rule.get(code, 0)} findings, {drawn.get(code, 0)} items")
     (args.out.with_suffix(".counts.json")).write_text(json.dumps(
-        {"files": files, "kernels": kernels, "findings": dict(sorted(by_rule.items()))}, indent=1) + "\n")
+        {"files": files, "kernels": kernels, "findings": dict(sorted(by_rule.items())),
+         "keys": sorted([f["code"], f["path"], f["line"]] for f in findings)}) + "\n")
     return 0
 
 
@@ -233,6 +235,14 @@ def cmd_join(args) -> int:
     for p in args.items:
         items += read_jsonl(p)
     counts = json.loads(args.counts.read_text(encoding="utf-8")) if args.counts else None
+    if counts and "keys" in counts:
+        # items whose finding the tree no longer reports (a rule narrowed after the list was
+        # written) leave the round; their labels stay in the labeller's file
+        current = {tuple(k) for k in counts["keys"]}
+        gone = [it for it in items if (it["code"], it["file"], it["line"]) not in current]
+        items = [it for it in items if (it["code"], it["file"], it["line"]) in current]
+        if gone:
+            print(f"{len(gone)} items are no longer reported by the tree: " + ", ".join(i["id"] for i in gone))
     rows = []
     for it in items:
         lab = labels.get(it["id"], {})
