@@ -22,6 +22,7 @@ add + RMSNorm contains RMSNorm) keep only the larger one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from tritonify.diagnostics.liger.symbolic import KernelGraph
 
@@ -72,11 +73,21 @@ class _Matcher:
     def loads(self, n: int) -> frozenset[int]:
         return self.g.value_loads(n)
 
+    @cached_property
+    def _live_by_kind(self) -> dict[str, list[int]]:
+        """The live nodes by kind, each list in the live set's order (one pass, asked often)."""
+        out: dict[str, list[int]] = {}
+        nodes = self.g.nodes
+        for n in self.live:
+            out.setdefault(nodes[n][0], []).append(n)
+        return out
+
     def of_kind(self, kind: str) -> list[int]:
-        return [n for n in self.live if self.g.kind(n) == kind]
+        return list(self._live_by_kind.get(kind, ()))
 
     def calls(self, *names: str) -> list[int]:
-        return [n for n in self.live if self.g.is_call(n, *names)]
+        nodes = self.g.nodes
+        return [n for n in self._live_by_kind.get("call", ()) if nodes[n][1] in names]
 
     def contains_call(self, n: int, *names: str) -> bool:
         return not self.g.call_names(n).isdisjoint(names)

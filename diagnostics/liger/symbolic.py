@@ -271,8 +271,12 @@ class KernelGraph:
         """Per node: the loads whose values flow into it, and the call names it reaches (not
         through load addresses). Children always have smaller ids than their parents, so one
         pass in id order fills both; it is extended when nodes are added later."""
-        loads: list[frozenset[int]] = self.__dict__.setdefault("_loads", [])
-        calls: list[frozenset[str]] = self.__dict__.setdefault("_calls", [])
+        d = self.__dict__
+        loads: list[frozenset[int]] | None = d.get("_loads")
+        if loads is not None and len(loads) == len(self.nodes):
+            return loads, d["_calls"]      # up to date: the common case, asked per node
+        loads = d.setdefault("_loads", [])
+        calls: list[frozenset[str]] = d.setdefault("_calls", [])
         empty_i: frozenset[int] = frozenset()
         empty_s: frozenset[str] = frozenset()
         for i in range(len(loads), len(self.nodes)):
