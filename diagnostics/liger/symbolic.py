@@ -407,7 +407,7 @@ class _Builder:
 
     def loop(self, stmt: ast.For | ast.While, env: dict[str, int]) -> None:
         g = self.g
-        assigned = {t.id for node in stmt.body for t in walk_nodes(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        assigned = _assigned_in(stmt)
         before = dict(env)
         if isinstance(stmt, ast.For):
             self.expr(stmt.iter, env)
@@ -688,6 +688,18 @@ def _is_broadcast_index(s: ast.expr) -> bool:
 
 
 MEMORY_CALLS = frozenset({"load", "store", "atomic_add", "make_block_ptr"})
+
+
+def _assigned_in(loop: ast.For | ast.While) -> tuple[str, ...]:
+    """The names a loop body assigns, read once per loop node (a kernel's graph is built again for
+    each constexpr specialisation, and nested loops are walked again by each enclosing one); kept
+    in the order of the set the walk builds, so the graph's node ids do not change."""
+    cached = loop.__dict__.get("_tritonify_assigned")
+    if cached is None:
+        cached = tuple({t.id for node in loop.body for t in walk_nodes(node)
+                        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)})
+        loop.__dict__["_tritonify_assigned"] = cached
+    return cached
 
 
 def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:
