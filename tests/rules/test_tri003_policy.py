@@ -104,6 +104,22 @@ def test_rounding_kept_on_purpose_is_quiet():
     assert tri003(RMS.format(out="(x * rstd).to(tl.bfloat16).to(tl.float32) * w")) == []
 
 
+def test_rounding_pinned_by_the_launch_or_the_division_is_quiet():
+    body = RMS.format(out="x * rstd * w")
+    launch = "\n\ndef rms(x, w, y, n):\n    rms_kernel[(x.shape[0],)](x, w, y, n, 1e-6, BLOCK=1024{kw})\n"
+    assert tri003(body + launch.format(kw=""))                        # the plain launch: reported
+    assert tri003(body + launch.format(kw=", enable_fp_fusion=False")) == []   # FMA contraction off on purpose
+    assert tri003(RMS.format(out="tl.div_rn(x, 1.0 / rstd) * w")) == []      # IEEE division pinned
+
+
+def test_a_module_that_says_it_keeps_a_reference_numerics_is_quiet():
+    doc = '"""Numerics of the reference implementation\'s CUDA norm kernels, in fp32."""\n'
+    code = doc + HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    assert lint(code, "TRI003", path="my_project/ops/norm.py") == []
+    negated = '"""Unlike the bit-exact variant, this kernel does not reproduce the reduction order."""\n'
+    assert lint(negated + HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")), "TRI003", path="my_project/ops/norm.py")
+
+
 SOFTMAX = """
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
