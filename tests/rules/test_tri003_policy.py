@@ -120,6 +120,22 @@ def test_a_module_that_says_it_keeps_a_reference_numerics_is_quiet():
     assert lint(negated + HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")), "TRI003", path="my_project/ops/norm.py")
 
 
+def test_rows_to_a_count_loaded_per_group_are_quiet():
+    body = """
+    @triton.jit
+    def silu_mul(x_ptr, y_ptr, counts_ptr, n, BLOCK: tl.constexpr):
+        expert = tl.program_id(1)
+        cols = tl.arange(0, BLOCK)
+        {count}
+        for t in tl.range(tl.program_id(0), {bound}, tl.num_programs(0)):
+            g = tl.load(x_ptr + (expert * 4096 + t) * 2 * n + cols, mask=cols < n, other=0.0)
+            u = tl.load(x_ptr + (expert * 4096 + t) * 2 * n + n + cols, mask=cols < n, other=0.0)
+            tl.store(y_ptr + (expert * 4096 + t) * n + cols, g * tl.sigmoid(g) * u, mask=cols < n)
+    """
+    assert tri003(body.format(count="m = 4096", bound="m"))                       # a dense count: reported
+    assert tri003(body.format(count="m = tl.load(counts_ptr + expert)", bound="m")) == []   # MoE-padded rows
+
+
 SOFTMAX = """
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):

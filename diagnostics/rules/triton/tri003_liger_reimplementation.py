@@ -28,7 +28,7 @@ from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_functi
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.triton_ast import Kernel
+from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
 RULE = Rule(
     code="TRI003",
@@ -253,6 +253,34 @@ def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
     return "enable_fp_fusion" in ctx.source.text and _launched_without_fp_fusion(ctx, kernel)
 
 
+_LOOP_CALLS = {"range", "static_range"}
+
+
+def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
+    """A loop of the kernel runs to a bound loaded from memory (`n = tl.load(masked_m + expert)`,
+    `for t in tl.range(start, n, step)`): the rows it covers are a data-dependent count per group
+    (an MoE layout padded per expert, variable-length sequences), not the dense tensor Liger's ops
+    take."""
+    loaded: set[str] = set()
+    for node in kernel.nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
+                loaded.add(node.targets[0].id)
+    if not loaded:
+        return False
+    for node in kernel.nodes:
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            func = node.iter.func
+            is_range = (isinstance(func, ast.Name) and func.id == "range") or tl_name(ctx.imports, func) in _LOOP_CALLS
+            if is_range and any(isinstance(n, ast.Name) and n.id in loaded
+                                for arg in node.iter.args[1:2] or node.iter.args[:1] for n in ast.walk(arg)):
+                return True
+    return False
+
+
 def _matmul_without_log(kernel: Kernel) -> bool:
     """The kernel calls a `dot` and nothing named like a log: the recogniser would read it as a
     matmul or attention kernel (no Liger op), so its graph is not built (a cheap screen; fused
@@ -291,6 +319,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
         if _deliberate_numerics(ctx, kernel):
             continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
+        if _extent_read_from_memory(ctx, kernel):
+            continue  # it covers a loaded count of rows (a padded MoE or varlen layout), not a dense tensor
         if not provider_checked:
             provider_checked = True
             if provider_reason(ctx.source.path, ctx.source.text) is not None:
