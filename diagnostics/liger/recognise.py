@@ -1114,6 +1114,18 @@ def _exp_weights_another_tensor(g: KernelGraph, m: "_Matcher") -> bool:
     return False
 
 
+def _exp_of_a_loaded_scale(g: KernelGraph, m: "_Matcher") -> bool:
+    """An exponent reads a scalar loaded from memory (its address has no `arange`) besides the
+    row: `exp(x / t - max)` with `t = tl.load(temp + row)`."""
+    for e in m.calls("exp"):
+        loads = g.value_loads(e)
+        vectors = [ld for ld in loads if "arange" in g.call_names(g.node(ld)[1])]
+        scalars = [ld for ld in loads if "arange" not in g.call_names(g.node(ld)[1])]
+        if vectors and scalars:
+            return True
+    return False
+
+
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
     """The stored values read three or more loads: gate, up, and something else (a routing
     weight, a delta added after the activation). Liger's GLU reads gate and up only."""
@@ -1301,6 +1313,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # (cross-entropy's own gather of the target logit is part of the op, and RoPE's cos/sin at
         # loaded positions is what Liger's `position_ids` does)
         return Recognition(None, ordered, "fused with a gather through loaded indices")
+    if op == "softmax" and _exp_of_a_loaded_scale(g, m):
+        # softmax(x / t[row]): a temperature (or scale) read per row from memory, a sampling
+        # step Liger's softmax (which takes the logits as they are) does not do
+        return Recognition(None, ordered, "softmax of the input scaled by a value loaded per row (a temperature)")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))

@@ -149,6 +149,15 @@ def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
 
+def test_softmax_of_logits_over_a_loaded_temperature_is_quiet():
+    plain = SOFTMAX.format(tail="tl.store(y_ptr + row * n + cols, p, mask=mask)")
+    assert tri003(plain)
+    tempered = plain.replace("def softmax_kernel(x_ptr,", "def softmax_kernel(t_ptr, x_ptr,").replace(
+        '    e = tl.exp(x - tl.max(x, 0))', '    x = x / tl.load(t_ptr + row)\n    e = tl.exp(x - tl.max(x, 0))')
+    assert "tl.load(t_ptr + row)" in tempered
+    assert tri003(tempered) == []
+
+
 def test_softmax_reported_but_not_routing_nor_weights_on_another_tensor():
     plain = SOFTMAX.format(tail="tl.store(y_ptr + row * n + cols, p, mask=mask)")
     assert len(tri003(plain, path="my_project/ops/softmax.py")) == 1
