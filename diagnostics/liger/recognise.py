@@ -1126,6 +1126,27 @@ def _exp_of_a_loaded_scale(g: KernelGraph, m: "_Matcher") -> bool:
     return False
 
 
+def _weight_per_program_group(g: KernelGraph, m: "_Matcher") -> bool:
+    """The program id taken modulo a count (`group = pid % NUM_GROUPS`) places both the
+    normalised input (`x + row * stride + group * GROUP_DIM + cols`: the statistic covers one
+    segment of the row) and a vector weight (`w + group * GROUP_DIM + cols`): a grouped norm with a
+    weight per group. (A weight chosen per group of whole rows, `w + (rows % G) * D + cols` with
+    each row normalised over all of it, is Liger's norm when G = 1 and is not matched.)"""
+    def by_group(ld: int) -> bool:
+        addr = g.node(ld)[1]
+        if "arange" not in g.call_names(addr) or "program_id" not in g.call_names(addr):
+            return False
+        return any(g.kind(n) == "other" and g.node(n)[1] == "Mod" and "program_id" in g.call_names(n)
+                   and "arange" not in g.call_names(n) for n in g.walk([addr], into_pointers=False))
+
+    stats: set[int] = set()
+    for r in m.calls("rsqrt"):
+        stats |= g.value_loads(m.arg(r))
+    if not stats or not any(by_group(ld) for ld in stats):
+        return False
+    return any(by_group(ld) for ld in m.of_kind("load") if ld not in stats)
+
+
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
     """The stored values read three or more loads: gate, up, and something else (a routing
     weight, a delta added after the activation). Liger's GLU reads gate and up only."""
@@ -1291,6 +1312,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # norm(x) * gate or norm(x) * (1 + scale[row]) + shift: a gated or modulated norm Liger
         # does not ship in that form (its modulated RMSNorm is reported as such)
         return Recognition(None, ordered, "norm fused with a per-row gate or modulation")
+    if op in NORM_OPS - {"group_norm"} and _weight_per_program_group(g, m):
+        # the affine weight is read at `w + (pid % G) * D + cols`: a different weight for each
+        # group of the row (a grouped RMSNorm), where Liger's norm applies one weight to every row
+        return Recognition(None, ordered, "norm with a weight chosen per group of the row")
     if op in NORM_OPS and _norm_output_reduced(g, m):
         # the normalised values are reduced again (q/k norm inside a recurrence or an attention
         # score, a norm fused into a dot product): Liger's norm would be the first half of it

@@ -136,6 +136,25 @@ def test_rows_to_a_count_loaded_per_group_are_quiet():
     assert tri003(body.format(count="m = tl.load(counts_ptr + expert)", bound="m")) == []   # MoE-padded rows
 
 
+def test_a_norm_over_a_group_of_the_row_with_a_weight_per_group_is_quiet():
+    body = """
+    @triton.jit
+    def grouped_rms(x_ptr, w_ptr, y_ptr, stride, eps, DIM: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        group = pid % G
+        row = pid // G
+        cols = tl.arange(0, BLOCK)
+        mask = cols < DIM // G
+        offs = {x_offs}
+        x = tl.load(x_ptr + row * stride + offs, mask=mask, other=0.0)
+        w = tl.load(w_ptr + {w_offs}, mask=mask, other=0.0)
+        rstd = tl.rsqrt(tl.sum(x * x, 0) / (DIM // G) + eps)
+        tl.store(y_ptr + row * stride + offs, x * rstd * w, mask=mask)
+    """
+    assert tri003(body.format(x_offs="cols", w_offs="cols"))             # a plain row norm: reported
+    assert tri003(body.format(x_offs="group * (DIM // G) + cols", w_offs="group * (DIM // G) + cols")) == []
+
+
 SOFTMAX = """
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
