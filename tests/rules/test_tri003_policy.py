@@ -139,20 +139,24 @@ def test_rows_to_a_count_loaded_per_group_are_quiet():
 def test_a_norm_over_a_group_of_the_row_with_a_weight_per_group_is_quiet():
     body = """
     @triton.jit
-    def grouped_rms(x_ptr, w_ptr, y_ptr, stride, eps, DIM: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr):
+    def grouped_rms(x_ptr, w_ptr, y_ptr, stride, eps, GROUP_DIM: tl.constexpr, G: tl.constexpr,
+                    W_SHARED: tl.constexpr, BLOCK: tl.constexpr):
         pid = tl.program_id(0)
         group = pid % G
         row = pid // G
         cols = tl.arange(0, BLOCK)
-        mask = cols < DIM // G
+        mask = cols < GROUP_DIM
         offs = {x_offs}
+        w_offs = cols if W_SHARED else offs
         x = tl.load(x_ptr + row * stride + offs, mask=mask, other=0.0)
-        w = tl.load(w_ptr + {w_offs}, mask=mask, other=0.0)
-        rstd = tl.rsqrt(tl.sum(x * x, 0) / (DIM // G) + eps)
-        tl.store(y_ptr + row * stride + offs, x * rstd * w, mask=mask)
+        w = tl.load(w_ptr + w_offs, mask=mask, other=0.0)
+        rstd = tl.rsqrt(tl.sum(x * x, axis=0) / GROUP_DIM + eps)
+        y = x * rstd
+        y += y * w
+        tl.store(y_ptr + row * stride + offs, y, mask=mask)
     """
-    assert tri003(body.format(x_offs="cols", w_offs="cols"))             # a plain row norm: reported
-    assert tri003(body.format(x_offs="group * (DIM // G) + cols", w_offs="group * (DIM // G) + cols")) == []
+    assert tri003(body.format(x_offs="cols"))                          # one segment per row: reported
+    assert tri003(body.format(x_offs="group * GROUP_DIM + cols")) == []   # a weight per group of the row
 
 
 SOFTMAX = """
