@@ -1,4 +1,8 @@
+import textwrap
+
+from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.model import Applicability, Severity
+from tritonify.diagnostics.settings import Settings
 
 from tests.lintutil import fixed, lint, lint_fixture, marked_lines
 
@@ -26,8 +30,11 @@ def test_fixture_flags_exactly_the_marked_lines():
     assert all(f.severity is Severity.WARNING for f in findings)
 
 
-def test_in_the_default_set():
-    assert [f.code for f in lint(MATMUL)] == ["TRI048"]
+def test_opt_in_and_quiet_in_vendored_code():
+    default_set = lint_text(textwrap.dedent(MATMUL), "kernel.py", Settings()).findings
+    assert [f.code for f in default_set if f.code == "TRI048"] == []   # not in the default set (round 5: 0/4)
+    assert [f.code for f in lint(MATMUL, "TRI048")] == ["TRI048"]
+    assert lint(MATMUL, "TRI048", path="pkg/third_party/deep_gemm/gemm.py") == []
 
 
 def test_fix_fills_the_key_with_the_tiled_sizes():
