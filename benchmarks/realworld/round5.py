@@ -48,6 +48,7 @@ from sample import COLUMNS, draw  # noqa: E402
 
 LABELS = HERE / "labels"
 OUT_CSV = LABELS / "round5_default.csv"
+NARROWED_CSV = LABELS / "narrowed_round5.csv"   # labelled items the rules no longer report
 BLIND = Path("/work/helpers/blind")
 SEED = 5
 PER_RULE = 20
@@ -229,6 +230,27 @@ def cmd_items(args) -> int:
     return 0
 
 
+def _rows(items: list[dict], labels: dict[str, dict]) -> list[dict]:
+    from tritonify.diagnostics.registry import get_rule
+
+    rows = []
+    for it in items:
+        lab = labels.get(it["id"], {})
+        reg = get_rule(it["code"])
+        rows.append({"id": it["id"], "code": it["code"], "path": it["file"], "line": it["line"],
+                     "severity": reg.rule.severity.value if reg is not None else "",
+                     "label": (lab.get("label") or "").strip().upper(), "reason": (lab.get("reason") or "").strip(),
+                     "message": it["message"]})
+    return rows
+
+
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def cmd_join(args) -> int:
     labels = {r["id"]: r for r in read_jsonl(args.labels)}
     items: list[dict] = []
@@ -243,17 +265,13 @@ def cmd_join(args) -> int:
         items = [it for it in items if (it["code"], it["file"], it["line"]) in current]
         if gone:
             print(f"{len(gone)} items are no longer reported by the tree: " + ", ".join(i["id"] for i in gone))
-    rows = []
-    for it in items:
-        lab = labels.get(it["id"], {})
-        label = (lab.get("label") or "").strip().upper()
-        rows.append({"id": it["id"], "code": it["code"], "path": it["file"], "line": it["line"], "severity": "",
-                     "label": label, "reason": (lab.get("reason") or "").strip(), "message": it["message"]})
+            if args.write:
+                # kept as evidence of what the narrowing removed, outside the round's precision
+                # (precision.py reads labels/round<N>_*.csv only)
+                _write_rows(NARROWED_CSV, _rows(gone, labels))
+    rows = _rows(items, labels)
     if args.write:
-        with OUT_CSV.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
+        _write_rows(OUT_CSV, rows)
     kernels = counts["kernels"] if counts else 0
     found = counts["findings"] if counts else Counter(r["code"] for r in rows)
     print("| rule | default | findings | labelled | TP | FP | NOISE | precision | true findings per 1,000 kernels |")
