@@ -14,7 +14,8 @@ is parsed (`ast`, never imported); there:
   arguments), or registered as an opaque operator (`torch.library.custom_op`, `torch.library.impl`,
   `register_kernel`, sglang's `register_custom_op`), is eager;
 * a name passed to `torch.compiler.disable(f)` / `torch._dynamo.disable(f)` /
-  `direct_register_custom_op(..., op_func=f)` / `torch.library.custom_op(...)(f)` is eager;
+  `direct_register_custom_op(..., op_func=f)`, or to a registration called as a decorator
+  (`torch.library.custom_op(...)(f)`, `register_kernel("ns::op", "xpu")(f)`), is eager;
 * the functions an eager function calls by an imported name (one hop: `decode_attention_fwd(...)`
   inside a registered op) are eager too.
 
@@ -179,8 +180,10 @@ def _eager_in_module(tree: ast.Module, imps: _Imports) -> set[str]:
             elif _last(path) in OPAQUE_CALLS:
                 for f in [kw.value for kw in node.keywords if kw.arg == "op_func"] + node.args[1:2]:
                     local_or_imported(f)
-            elif isinstance(node.func, ast.Call) and _last(_resolve(imps, node.func.func)) == "custom_op" and node.args:
-                local_or_imported(node.args[0])      # torch.library.custom_op("ns::op", ...)(f)
+            elif isinstance(node.func, ast.Call) and node.args and (
+                    _last(_resolve(imps, node.func.func)) in OPAQUE_DECORATORS
+                    or _resolve(imps, node.func.func) == "torch.library.impl"):
+                local_or_imported(node.args[0])      # custom_op("ns::op", ...)(f), register_kernel("ns::op", "xpu")(f)
     # one hop: what the eager functions call by an imported name
     for fn in eager_defs:
         for call in ast.walk(fn):

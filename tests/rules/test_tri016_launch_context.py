@@ -90,6 +90,16 @@ def test_quiet_through_a_package_reexport(tmp_path):
     assert _tri016(path) == []
 
 
+def test_quiet_when_registered_by_calling_a_registration(tmp_path):
+    path = _package(tmp_path, xpu="""
+        from mypkg._ops import register_kernel
+        from mypkg.ops import norm as triton_ops
+
+        register_kernel("mypkg::norm", "xpu")(triton_ops.norm_fwd)
+        """)
+    assert _tri016(path) == []
+
+
 def test_names_and_roots():
     assert launch_context.is_eager("pkg.ops.attention.decode", "f", frozenset({"pkg.ops.attention.f"}))
     assert not launch_context.is_eager("pkg.ops.attention.decode", "g", frozenset({"pkg.ops.attention.f"}))
