@@ -26,7 +26,7 @@ the calls inside the kernel's file from those entry points (`eager_functions`). 
 triton_op` is not opaque (Inductor traces into it and launches the kernel itself) and is not read.
 
 Per top package the scan runs once per process and again after `_RESCAN_S` seconds (the editor's
-files change); it reads at most `_MAX_FILES` files and skips folders that are not the project's
+files change), then reading only the files whose size or modification time changed; it reads at most `_MAX_FILES` files and skips folders that are not the project's
 (virtual environments, `site-packages`, `node_modules`, hidden folders).
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonify.diagnostics.triton_ast import walk_nodes
 from tritonify.infra.bounded_read import read_bytes
 
 MARKERS = re.compile(rb"compiler\.disable|_dynamo\.disable|custom_op|register_kernel|library\.impl")
@@ -118,10 +119,10 @@ class _Imports:
         return f"{base}.{rest}" if rest else base
 
 
-def _imports(tree: ast.Module, module: str, is_package: bool) -> _Imports:
+def _imports(nodes: list[ast.AST], module: str, is_package: bool) -> _Imports:
     names: dict[str, str] = {}
     here = module.split(".") if module else []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 names[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
@@ -150,7 +151,7 @@ def _is_disable(path: str) -> bool:
     return path in DISABLE or path.endswith((".compiler.disable", "._dynamo.disable"))
 
 
-def _eager_in_module(tree: ast.Module, imps: _Imports) -> set[str]:
+def _eager_in_module(tree: ast.Module, nodes: list[ast.AST], imps: _Imports) -> set[str]:
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     eager_defs: list[ast.AST] = []
     out: set[str] = set()
@@ -164,7 +165,7 @@ def _eager_in_module(tree: ast.Module, imps: _Imports) -> set[str]:
             if target and "." in target:
                 out.add(target)
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 path = _resolve(imps, dec.func if isinstance(dec, ast.Call) else dec)
@@ -186,7 +187,7 @@ def _eager_in_module(tree: ast.Module, imps: _Imports) -> set[str]:
                 local_or_imported(node.args[0])      # custom_op("ns::op", ...)(f), register_kernel("ns::op", "xpu")(f)
     # one hop: what the eager functions call by an imported name
     for fn in eager_defs:
-        for call in ast.walk(fn):
+        for call in walk_nodes(fn):
             if isinstance(call, ast.Call):
                 head = _dotted(call.func)
                 if head and head.split(".")[0] in imps.names:
@@ -194,6 +195,29 @@ def _eager_in_module(tree: ast.Module, imps: _Imports) -> set[str]:
                     if target:
                         out.add(target)
     return out
+
+
+def _module_names(p: Path, root: Path) -> frozenset[str]:
+    """The eager names one module contributes (nothing where it mentions no marker)."""
+    try:
+        data = read_bytes(p, _MAX_BYTES)
+    except OSError:
+        return frozenset()
+    if not data or not MARKERS.search(data):
+        return frozenset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+        nodes = walk_nodes(tree)
+        module = module_of(p, root)
+        return frozenset(_eager_in_module(tree, nodes, _imports(nodes, module, p.name == "__init__.py")))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+
+
+# per file: (mtime_ns, size) -> its names, so a rescan reads again only the files that changed
+_per_file: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
 
 
 def _scan(root: Path) -> frozenset[str]:
@@ -207,22 +231,19 @@ def _scan(root: Path) -> frozenset[str]:
         if any(part.startswith(".") or part in _SKIP_DIRS for part in rel[:-1]):
             continue
         try:
-            data = read_bytes(p, _MAX_BYTES)
+            st = p.stat()
         except OSError:
             continue
-        if not data or not MARKERS.search(data):
+        stamp = (st.st_mtime_ns, st.st_size)
+        with _lock:
+            hit = _per_file.get(p)
+        if hit is not None and hit[0] == stamp:
+            out |= hit[1]
             continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        module = module_of(p, root)
-        try:
-            out |= _eager_in_module(tree, _imports(tree, module, p.name == "__init__.py"))
-        except RecursionError:
-            continue
+        names = _module_names(p, root)
+        with _lock:
+            _per_file[p] = (stamp, names)
+        out |= names
     return frozenset(out)
 
 
