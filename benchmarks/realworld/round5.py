@@ -14,7 +14,9 @@ joins them back.
         tree still reports, where `--counts` is an `items` run on the current tree) and print, per rule,
         findings, labelled, TP/FP/NOISE, precision and the true findings per 1,000 kernels
         (each rule's findings times its measured precision); `--write` writes
-        labels/round5_default.csv, which precision.py reads
+        labels/round5_default.csv (the items the tree still reports), which precision.py reads, and
+        labels/narrowed_round5.csv (labelled items a later rule change removed: precision.py shows
+        them as the round "as labelled", beside the figures after the change)
 
 What is linted: every `.py` file of the corpus with no configuration (`Settings()`, what
 `tritonify check` does in a project without `[tool.tritonify]`), plus the opt-in rules that issue 26
@@ -209,8 +211,7 @@ def cmd_items(args) -> int:
             old += read_jsonl(p)
         seen = {(o["code"], o["file"], o["line"]) for o in old}
         start = max(int(o["id"].split("-")[1]) for o in old) + 1 if old else 1
-        # a delta: every finding of the new draw not listed before, plus every finding of a rule
-        # the earlier list did not have at all
+        # a delta: every finding of the new draw that the earlier lists do not hold
         sample = [f for f in sample if (f["code"], f["path"], f["line"]) not in seen]
     items = make_items(corpus, sample, start)
     args.out.parent.mkdir(parents=True, exist_ok=True)
