@@ -28,6 +28,11 @@ RULE = Rule(
     summary="triton.language name, keyword or argument that the installed Triton does not have",
     severity=Severity.ERROR,
     fixable=False,
+    # Opt-in since round 5 of the real-world study (labelled blind, benchmarks/realworld/labels/
+    # round5_default.csv): 1 TP of 20 sampled findings; the NOISE are block pointers (removed in
+    # Triton 3.9) read against the Triton 3.6 that users' torch pins, one finding per load/store.
+    # The default set takes rules at 90% or more (issue 26); narrowed, a fresh round can return it.
+    default=False,
 )
 
 # Attributes of `tl.tensor` set in its constructor (not methods of the class body).
