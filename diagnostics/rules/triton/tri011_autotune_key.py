@@ -1,5 +1,5 @@
 """TRI011 autotune-key: `key=` names a non-argument, or leaves out a size that the tuned block
-sizes tile. (`key=[]` on several configs is TRI048's, in the default set.)"""
+sizes tile. (`key=[]` on several configs is TRI048's.)"""
 from __future__ import annotations
 
 import ast
@@ -340,7 +340,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         yield from _unknown_entry_findings(ctx, kernel, entries)
         if not entries:
-            continue  # `key=[]`: TRI048 (in the default set) reports it where several configs are tuned
+            continue  # `key=[]`: TRI048 reports it where several configs are tuned
         configs = read_configs(ctx, kernel.autotune)
         if not configs.many:
             continue  # one config: nothing is tuned, the key is never consulted
