@@ -17,11 +17,28 @@ def measured_precision() -> dict[str, dict[str, dict[str, int]]]:
     return json.loads(path.read_text(encoding="utf-8")).get("rounds", {})
 
 
-def _precision_cell(code: str, rounds: dict) -> str:
+def measured_as_labelled() -> dict[str, dict[str, dict[str, int]]]:
+    """{round: {code: counts}} for rules narrowed from their own round's labels: the round as it
+    was labelled (precision.json's "as_labelled")."""
+    path = RULES / "precision.json"
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8")).get("as_labelled", {})
+
+
+def _precision_cell(code: str, rounds: dict, as_labelled: dict | None = None) -> str:
     cells = []
-    for rnd, per_rule in rounds.items():
-        c = per_rule.get(code)
-        if c and sum(c.values()):
+    for rnd in sorted(set(rounds) | set(as_labelled or {}), key=int):
+        c = rounds.get(rnd, {}).get(code)
+        before = (as_labelled or {}).get(rnd, {}).get(code)
+        if before and sum(before.values()):
+            shown = f"r{rnd} as labelled: {before['TP'] / sum(before.values()):.0%} of {sum(before.values())}"
+            if c and sum(c.values()):
+                shown += f", after narrowing: {c['TP'] / sum(c.values()):.0%} of {sum(c.values())}"
+            else:
+                shown += ", none left after narrowing"
+            cells.append(shown)
+        elif c and sum(c.values()):
             cells.append(f"r{rnd}: {c['TP'] / sum(c.values()):.0%} of {sum(c.values())}")
     return "; ".join(cells) or "no findings labelled"
 
@@ -36,11 +53,12 @@ def fix_cell(rule) -> str:
 
 def markdown() -> str:
     rounds = measured_precision()
+    as_labelled = measured_as_labelled()
     rows = ["| Code | Name | What it finds | Severity | Fix | Default | Precision (real-world study) |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for reg in all_rules():
         r = reg.rule
         rows.append(f"| [{r.code}](references/rules/{r.code}.md) | `{r.name}` | {r.summary} | {r.severity.value} "
-                    f"| {fix_cell(r)} | {'yes' if r.default else 'opt-in'} | {_precision_cell(r.code, rounds)} |")
+                    f"| {fix_cell(r)} | {'yes' if r.default else 'opt-in'} | {_precision_cell(r.code, rounds, as_labelled)} |")
     return "\n".join(rows)
 

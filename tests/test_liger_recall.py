@@ -39,10 +39,11 @@ def measured():
 
 
 def test_the_labels_cover_enough_files(measured):
-    # 61 labelled positives, less the nineteen Liger does not serve (drop_in = no: interleaved RoPE, exact GELU,
-    # q and k normed in one launch, fused prologues and epilogues, rounding kept on purpose, varlen rows: not a
-    # finding by the policy)
-    assert measured.positives >= 40 and measured.negatives >= 150, (measured.positives, measured.negatives)
+    # 61 labelled positives, less the twenty-eight Liger does not serve (drop_in = no: interleaved RoPE, exact
+    # GELU, q and k normed in one launch, fused prologues and epilogues, rounding kept on purpose, varlen rows;
+    # since round 5's blind labels also rounding pinned by enable_fp_fusion=False / div_rn, rows to a count
+    # loaded per MoE expert, a softmax over a loaded temperature: not a finding by the policy)
+    assert measured.positives >= 30 and measured.negatives >= 150, (measured.positives, measured.negatives)
 
 
 def test_recall_on_standalone_reimplementations(measured):

@@ -22,6 +22,7 @@ add + RMSNorm contains RMSNorm) keep only the larger one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from tritonify.diagnostics.liger.symbolic import KernelGraph
 
@@ -72,11 +73,21 @@ class _Matcher:
     def loads(self, n: int) -> frozenset[int]:
         return self.g.value_loads(n)
 
+    @cached_property
+    def _live_by_kind(self) -> dict[str, list[int]]:
+        """The live nodes by kind, each list in the live set's order (one pass, asked often)."""
+        out: dict[str, list[int]] = {}
+        nodes = self.g.nodes
+        for n in self.live:
+            out.setdefault(nodes[n][0], []).append(n)
+        return out
+
     def of_kind(self, kind: str) -> list[int]:
-        return [n for n in self.live if self.g.kind(n) == kind]
+        return list(self._live_by_kind.get(kind, ()))
 
     def calls(self, *names: str) -> list[int]:
-        return [n for n in self.live if self.g.is_call(n, *names)]
+        nodes = self.g.nodes
+        return [n for n in self._live_by_kind.get("call", ()) if nodes[n][1] in names]
 
     def contains_call(self, n: int, *names: str) -> bool:
         return not self.g.call_names(n).isdisjoint(names)
@@ -1103,6 +1114,39 @@ def _exp_weights_another_tensor(g: KernelGraph, m: "_Matcher") -> bool:
     return False
 
 
+def _exp_of_a_loaded_scale(g: KernelGraph, m: "_Matcher") -> bool:
+    """An exponent reads a scalar loaded from memory (its address has no `arange`) besides the
+    row: `exp(x / t - max)` with `t = tl.load(temp + row)`."""
+    for e in m.calls("exp"):
+        loads = g.value_loads(e)
+        vectors = [ld for ld in loads if "arange" in g.call_names(g.node(ld)[1])]
+        scalars = [ld for ld in loads if "arange" not in g.call_names(g.node(ld)[1])]
+        if vectors and scalars:
+            return True
+    return False
+
+
+def _weight_per_program_group(g: KernelGraph, m: "_Matcher") -> bool:
+    """The program id taken modulo a count (`group = pid % NUM_GROUPS`) places both the
+    normalised input (`x + row * stride + group * GROUP_DIM + cols`: the statistic covers one
+    segment of the row) and a vector weight (`w + group * GROUP_DIM + cols`): a grouped norm with a
+    weight per group. (A weight chosen per group of whole rows, `w + (rows % G) * D + cols` with
+    each row normalised over all of it, is Liger's norm when G = 1 and is not matched.)"""
+    def by_group(ld: int) -> bool:
+        addr = g.node(ld)[1]
+        if "arange" not in g.call_names(addr) or "program_id" not in g.call_names(addr):
+            return False
+        return any(g.kind(n) == "other" and g.node(n)[1] == "Mod" and "program_id" in g.call_names(n)
+                   and "arange" not in g.call_names(n) for n in g.walk([addr], into_pointers=False))
+
+    stats: set[int] = set()
+    for r in m.calls("rsqrt"):
+        stats |= g.value_loads(m.arg(r))
+    if not stats or not any(by_group(ld) for ld in stats):
+        return False
+    return any(by_group(ld) for ld in m.of_kind("load") if ld not in stats)
+
+
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
     """The stored values read three or more loads: gate, up, and something else (a routing
     weight, a delta added after the activation). Liger's GLU reads gate and up only."""
@@ -1268,6 +1312,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # norm(x) * gate or norm(x) * (1 + scale[row]) + shift: a gated or modulated norm Liger
         # does not ship in that form (its modulated RMSNorm is reported as such)
         return Recognition(None, ordered, "norm fused with a per-row gate or modulation")
+    if op in NORM_OPS - {"group_norm"} and _weight_per_program_group(g, m):
+        # the affine weight is read at `w + (pid % G) * D + cols`: a different weight for each
+        # group of the row (a grouped RMSNorm), where Liger's norm applies one weight to every row
+        return Recognition(None, ordered, "norm with a weight chosen per group of the row")
     if op in NORM_OPS and _norm_output_reduced(g, m):
         # the normalised values are reduced again (q/k norm inside a recurrence or an attention
         # score, a norm fused into a dot product): Liger's norm would be the first half of it
@@ -1290,6 +1338,10 @@ def recognise(g: KernelGraph) -> Recognition:
         # (cross-entropy's own gather of the target logit is part of the op, and RoPE's cos/sin at
         # loaded positions is what Liger's `position_ids` does)
         return Recognition(None, ordered, "fused with a gather through loaded indices")
+    if op == "softmax" and _exp_of_a_loaded_scale(g, m):
+        # softmax(x / t[row]): a temperature (or scale) read per row from memory, a sampling
+        # step Liger's softmax (which takes the logits as they are) does not do
+        return Recognition(None, ordered, "softmax of the input scaled by a value loaded per row (a temperature)")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))

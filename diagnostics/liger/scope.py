@@ -128,7 +128,7 @@ def provider_reason(path: str, text: str) -> str | None:
     parts = _parts(path)
     if any(p.lower() in VENDORED_FOLDERS for p in parts[:-1]):
         return "vendored third-party code"
-    if _LIGER_SOURCE.search(text):
+    if "liger" in text.lower() and _LIGER_SOURCE.search(text):   # (the case-blind regex only where it can match)
         return "a copy adapted from Liger-Kernel's own source"
     if registers_aten(text):
         return "registers its kernels as PyTorch aten implementations"

@@ -271,8 +271,12 @@ class KernelGraph:
         """Per node: the loads whose values flow into it, and the call names it reaches (not
         through load addresses). Children always have smaller ids than their parents, so one
         pass in id order fills both; it is extended when nodes are added later."""
-        loads: list[frozenset[int]] = self.__dict__.setdefault("_loads", [])
-        calls: list[frozenset[str]] = self.__dict__.setdefault("_calls", [])
+        d = self.__dict__
+        loads: list[frozenset[int]] | None = d.get("_loads")
+        if loads is not None and len(loads) == len(self.nodes):
+            return loads, d["_calls"]      # up to date: the common case, asked per node
+        loads = d.setdefault("_loads", [])
+        calls: list[frozenset[str]] = d.setdefault("_calls", [])
         empty_i: frozenset[int] = frozenset()
         empty_s: frozenset[str] = frozenset()
         for i in range(len(loads), len(self.nodes)):
@@ -403,7 +407,7 @@ class _Builder:
 
     def loop(self, stmt: ast.For | ast.While, env: dict[str, int]) -> None:
         g = self.g
-        assigned = {t.id for node in stmt.body for t in walk_nodes(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        assigned = _assigned_in(stmt)
         before = dict(env)
         if isinstance(stmt, ast.For):
             self.expr(stmt.iter, env)
@@ -684,6 +688,18 @@ def _is_broadcast_index(s: ast.expr) -> bool:
 
 
 MEMORY_CALLS = frozenset({"load", "store", "atomic_add", "make_block_ptr"})
+
+
+def _assigned_in(loop: ast.For | ast.While) -> tuple[str, ...]:
+    """The names a loop body assigns, read once per loop node (a kernel's graph is built again for
+    each constexpr specialisation, and nested loops are walked again by each enclosing one); kept
+    in the order of the set the walk builds, so the graph's node ids do not change."""
+    cached = loop.__dict__.get("_tritonify_assigned")
+    if cached is None:
+        cached = tuple({t.id for node in loop.body for t in walk_nodes(node)
+                        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)})
+        loop.__dict__["_tritonify_assigned"] = cached
+    return cached
 
 
 def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:

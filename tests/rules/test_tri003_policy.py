@@ -104,6 +104,61 @@ def test_rounding_kept_on_purpose_is_quiet():
     assert tri003(RMS.format(out="(x * rstd).to(tl.bfloat16).to(tl.float32) * w")) == []
 
 
+def test_rounding_pinned_by_the_launch_or_the_division_is_quiet():
+    body = RMS.format(out="x * rstd * w")
+    launch = "\n\ndef rms(x, w, y, n):\n    rms_kernel[(x.shape[0],)](x, w, y, n, 1e-6, BLOCK=1024{kw})\n"
+    assert tri003(body + launch.format(kw=""))                        # the plain launch: reported
+    assert tri003(body + launch.format(kw=", enable_fp_fusion=False")) == []   # FMA contraction off on purpose
+    assert tri003(RMS.format(out="tl.div_rn(x, 1.0 / rstd) * w")) == []      # IEEE division pinned
+
+
+def test_a_module_that_says_it_keeps_a_reference_numerics_is_quiet():
+    doc = '"""Numerics of the reference implementation\'s CUDA norm kernels, in fp32."""\n'
+    code = doc + HEAD + textwrap.dedent(RMS.format(out="x * rstd * w"))
+    assert lint(code, "TRI003", path="my_project/ops/norm.py") == []
+    negated = '"""Unlike the bit-exact variant, this kernel does not reproduce the reduction order."""\n'
+    assert lint(negated + HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")), "TRI003", path="my_project/ops/norm.py")
+
+
+def test_rows_to_a_count_loaded_per_group_are_quiet():
+    body = """
+    @triton.jit
+    def silu_mul(x_ptr, y_ptr, counts_ptr, n, BLOCK: tl.constexpr):
+        expert = tl.program_id(1)
+        cols = tl.arange(0, BLOCK)
+        {count}
+        for t in tl.range(tl.program_id(0), {bound}, tl.num_programs(0)):
+            g = tl.load(x_ptr + (expert * 4096 + t) * 2 * n + cols, mask=cols < n, other=0.0)
+            u = tl.load(x_ptr + (expert * 4096 + t) * 2 * n + n + cols, mask=cols < n, other=0.0)
+            tl.store(y_ptr + (expert * 4096 + t) * n + cols, g * tl.sigmoid(g) * u, mask=cols < n)
+    """
+    assert tri003(body.format(count="m = 4096", bound="m"))                       # a dense count: reported
+    assert tri003(body.format(count="m = tl.load(counts_ptr + expert)", bound="m")) == []   # MoE-padded rows
+
+
+def test_a_norm_over_a_group_of_the_row_with_a_weight_per_group_is_quiet():
+    body = """
+    @triton.jit
+    def grouped_rms(x_ptr, w_ptr, y_ptr, stride, eps, GROUP_DIM: tl.constexpr, G: tl.constexpr,
+                    W_SHARED: tl.constexpr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        group = pid % G
+        row = pid // G
+        cols = tl.arange(0, BLOCK)
+        mask = cols < GROUP_DIM
+        offs = {x_offs}
+        w_offs = cols if W_SHARED else offs
+        x = tl.load(x_ptr + row * stride + offs, mask=mask, other=0.0)
+        w = tl.load(w_ptr + w_offs, mask=mask, other=0.0)
+        rstd = tl.rsqrt(tl.sum(x * x, axis=0) / GROUP_DIM + eps)
+        y = x * rstd
+        y += y * w
+        tl.store(y_ptr + row * stride + offs, y, mask=mask)
+    """
+    assert tri003(body.format(x_offs="cols"))                          # one segment per row: reported
+    assert tri003(body.format(x_offs="group * GROUP_DIM + cols")) == []   # a weight per group of the row
+
+
 SOFTMAX = """
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
@@ -115,6 +170,15 @@ def softmax_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     p = e / tl.sum(e, 0)
     {tail}
 """
+
+
+def test_softmax_of_logits_over_a_loaded_temperature_is_quiet():
+    plain = SOFTMAX.format(tail="tl.store(y_ptr + row * n + cols, p, mask=mask)")
+    assert tri003(plain)
+    tempered = plain.replace("def softmax_kernel(x_ptr,", "def softmax_kernel(t_ptr, x_ptr,").replace(
+        '    e = tl.exp(x - tl.max(x, 0))', '    x = x / tl.load(t_ptr + row)\n    e = tl.exp(x - tl.max(x, 0))')
+    assert "tl.load(t_ptr + row)" in tempered
+    assert tri003(tempered) == []
 
 
 def test_softmax_reported_but_not_routing_nor_weights_on_another_tensor():

@@ -12,10 +12,10 @@ def test_fixture_flags_exactly_the_marked_lines():
 
 def test_severity_error_only_for_a_non_parameter():
     by_line = {f.line: f for f in lint_fixture("TRI011.py", "TRI011")}
-    missing_k, typo, empty, missing_cols = marked_lines("TRI011.py", "TRI011")
+    missing_k, typo, missing_cols = marked_lines("TRI011.py", "TRI011")
     assert by_line[typo].severity is Severity.ERROR
     assert "did you mean `n_elements`" in by_line[typo].message
-    for line in (missing_k, empty, missing_cols):
+    for line in (missing_k, missing_cols):
         assert by_line[line].severity is Severity.WARNING
     assert "`K`" in by_line[missing_k].message and "tl.cdiv(K, BLOCK_K)" in by_line[missing_k].message
     assert "`n_cols`" in by_line[missing_cols].message
@@ -48,13 +48,10 @@ def test_add_missing_size_fix_is_unsafe_and_complete():
     assert lint(out, "TRI011") == []
 
 
-def test_empty_key_fix_fills_the_list():
+def test_empty_key_is_left_to_tri048():
     code = MATMUL.replace('key=["M"]', "key=[]")
-    (f,) = lint(code, "TRI011")
-    assert "key=[]" in f.message
-    out = fixed(code, f, 0)
-    assert 'key=["M", "K"]' in out or 'key=["K", "M"]' in out
-    assert lint(out, "TRI011") == []
+    assert lint(code, "TRI011") == []
+    assert [f.code for f in lint(code, "TRI048")] == ["TRI048"]
 
 
 def test_typo_fix_renames_the_entry():

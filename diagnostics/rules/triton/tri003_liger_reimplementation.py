@@ -28,7 +28,7 @@ from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_functi
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.triton_ast import Kernel
+from tritonify.diagnostics.triton_ast import Kernel, tl_name
 
 RULE = Rule(
     code="TRI003",
@@ -197,26 +197,86 @@ POLICY = " (Liger-first policy; `liger-first = false` in [tool.tritonify] turns 
 
 # The kernel's own words say its numerics are deliberate: it rounds like a reference on purpose.
 PARITY_WORDS = re.compile(r"round(?:s|ed|ing)?\b[^\n]{0,60}\b(?:differently|parity|match(?:es|ing)?|same points)"
-                          r"|bit[- ]?exact|bitwise|torch\.equal", re.I)
+                          r"|bit[- ]?exact|bitwise|torch\.equal|do not contract", re.I)
+# A module docstring that says the file reproduces a reference implementation's numerics (a
+# module docstring also names what it does *not* match, so only this positive phrasing counts).
+MODULE_PARITY = re.compile(r"numerics of the reference|reference(?:'s)? (?:\w+ )?numerics|match(?:es|ing)? the reference", re.I)
 _NARROW = {"bfloat16", "float16"}
+# Calls that pin one rounding: IEEE round-to-nearest division where the default is approximate.
+_PINNED_ROUNDING = {"div_rn"}
+
+
+def _module_docstring(ctx: PythonContext) -> str:
+    body = ctx.tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[0].value.value
+    return ""
+
+
+def _launched_without_fp_fusion(ctx: PythonContext, kernel: Kernel) -> bool:
+    """A launch of the kernel in this file passes `enable_fp_fusion=False`: the author turned off
+    the compiler's FMA contraction to keep each multiply and add rounded separately."""
+    for node in ctx.module_calls:
+        func = node.func
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id == kernel.name:
+            for kw in node.keywords:
+                if kw.arg == "enable_fp_fusion" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                    return True
+    return False
 
 
 def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
     """The kernel keeps a rounding on purpose, so Liger's op (which rounds otherwise) is not what
-    its author wants: a comment or docstring in or just above it says so (`1 / sqrt rounds
-    differently from rsqrt`, `matching aten`, `bit-exact`), or it rounds an intermediate to a
-    16-bit type and back in the middle of the op (`(x * c).to(tl.bfloat16).to(tl.float32)`)."""
+    its author wants: a comment or docstring in or just above it, or the module's docstring, says so
+    (`1 / sqrt rounds differently from rsqrt`, `matching aten`, `bit-exact`, `numerics of the
+    reference implementation`, `do not contract to FMA`); it rounds an intermediate to a 16-bit type
+    and back in the middle of the op (`(x * c).to(tl.bfloat16).to(tl.float32)`); it divides with
+    `div_rn` (IEEE rounding pinned); or a launch turns FMA contraction off (`enable_fp_fusion=False`)."""
     first = max(kernel.node.lineno - 4, 0)
     last = kernel.node.end_lineno or kernel.node.lineno
     if PARITY_WORDS.search("\n".join(ctx.source.lines[first:last])):
         return True
+    doc = _module_docstring(ctx)
+    if doc and MODULE_PARITY.search(doc):
+        return True
     for call in kernel.calls():
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _PINNED_ROUNDING:
+            return True
         if isinstance(func, ast.Attribute) and func.attr == "to" and isinstance(func.value, ast.Call):
             inner = func.value
             if isinstance(inner.func, ast.Attribute) and inner.func.attr == "to" and inner.args \
                     and isinstance(inner.args[0], ast.Attribute) and inner.args[0].attr in _NARROW \
                     and call.args and isinstance(call.args[0], ast.Attribute) and call.args[0].attr == "float32":
+                return True
+    return "enable_fp_fusion" in ctx.source.text and _launched_without_fp_fusion(ctx, kernel)
+
+
+_LOOP_CALLS = {"range", "static_range"}
+
+
+def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
+    """A loop of the kernel runs to a bound loaded from memory (`n = tl.load(masked_m + expert)`,
+    `for t in tl.range(start, n, step)`): the rows it covers are a data-dependent count per group
+    (an MoE layout padded per expert, variable-length sequences), not the dense tensor Liger's ops
+    take."""
+    loaded: set[str] = set()
+    for node in kernel.nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
+                loaded.add(node.targets[0].id)
+    if not loaded:
+        return False
+    for node in kernel.nodes:
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            func = node.iter.func
+            is_range = (isinstance(func, ast.Name) and func.id == "range") or tl_name(ctx.imports, func) in _LOOP_CALLS
+            if is_range and any(isinstance(n, ast.Name) and n.id in loaded
+                                for arg in node.iter.args[1:2] or node.iter.args[:1] for n in ast.walk(arg)):
                 return True
     return False
 
@@ -259,6 +319,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
         if _deliberate_numerics(ctx, kernel):
             continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
+        if _extent_read_from_memory(ctx, kernel):
+            continue  # it covers a loaded count of rows (a padded MoE or varlen layout), not a dense tensor
         if not provider_checked:
             provider_checked = True
             if provider_reason(ctx.source.path, ctx.source.text) is not None:

@@ -1,5 +1,5 @@
-"""TRI011 autotune-key: `key=` names a non-argument, is empty, or leaves out a size that the tuned
-block sizes tile."""
+"""TRI011 autotune-key: `key=` names a non-argument, or leaves out a size that the tuned block
+sizes tile. (`key=[]` on several configs is TRI048's.)"""
 from __future__ import annotations
 
 import ast
@@ -24,7 +24,7 @@ from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 RULE = Rule(
     code="TRI011",
     name="autotune-key",
-    summary="autotune key names a non-argument, is empty, or omits a size that tuned block sizes tile",
+    summary="autotune key names a non-argument or omits a size that tuned block sizes tile",
     severity=Severity.WARNING,
     fixable=True, safe_fix=False,
     # Opt-in: 4 of 19 findings were true positives in round 2 of the real-world study
@@ -297,6 +297,40 @@ def _unknown_entry_findings(ctx: PythonContext, kernel: Kernel, entries: list[as
         )
 
 
+def missing_sizes(ctx: PythonContext, kernel: Kernel, entries: list[ast.Constant], configs) -> tuple[list[str], dict]:
+    """(sizes the tuned block sizes tile that the key leaves out, where each is tiled): shared with
+    TRI048, which reports `key=[]` on several configs and names the sizes its fix adds."""
+    keyed = {e.value for e in entries} | {
+        _closest(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
+    }
+    meta = _meta_names(ctx, kernel, configs.meta_names)
+    companions: dict[str, set[str]] = {}
+    sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta, companions)
+    flow = kernel_flow(ctx, kernel)  # bases of memory accesses (`cu_seqlens_ptr`): pointers, not sizes
+    pointers = {r for a in flow.accesses if a.pointer is not None for r in flow.pointer_roots(a.pointer)}
+    unspecialized = kernel_do_not_specialize(ctx.imports, kernel)  # values that change every call, by design
+    totals = any(k and _TOTAL.search(k) for k in keyed)
+    missing = [n for n in sizes if n not in keyed and n not in pointers and not _SEQUENCE.match(n)
+               and not _VALUE.search(n) and not _OFFSET.search(n) and n not in unspecialized
+               and not totals and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed
+               and not _other_extent_keyed(n, keyed)
+               and not _derived_from_keyed(ctx, kernel, n, keyed)]
+    return missing, sizes
+
+
+def add_to_key(ctx: PythonContext, kernel: Kernel, key_list: ast.expr, missing: list[str]) -> list[Fix]:
+    """The fix that appends `missing` to the key, where the key list is written in the decorator."""
+    written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
+    return (
+        [Fix(
+            title=f"Add {', '.join(missing)} to the autotune key",
+            edits=(_append_edit(ctx, key_list, missing),),
+            applicability=Applicability.UNSAFE,
+        )]
+        if missing and written_here else []
+    )
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.autotune is None:
@@ -305,43 +339,14 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         if entries is None or key_list is None:
             continue
         yield from _unknown_entry_findings(ctx, kernel, entries)
+        if not entries:
+            continue  # `key=[]`: TRI048 reports it where several configs are tuned
         configs = read_configs(ctx, kernel.autotune)
         if not configs.many:
             continue  # one config: nothing is tuned, the key is never consulted
         # a misspelt entry already gets its own finding (with the correction as its fix)
-        keyed = {e.value for e in entries} | {
-            _closest(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
-        }
-        meta = _meta_names(ctx, kernel, configs.meta_names)
-        companions: dict[str, set[str]] = {}
-        sizes = driving_sizes(ctx, kernel, configs.varied or set(), meta, companions)
-        flow = kernel_flow(ctx, kernel)  # bases of memory accesses (`cu_seqlens_ptr`): pointers, not sizes
-        pointers = {r for a in flow.accesses if a.pointer is not None for r in flow.pointer_roots(a.pointer)}
-        unspecialized = kernel_do_not_specialize(ctx.imports, kernel)  # values that change every call, by design
-        totals = any(k and _TOTAL.search(k) for k in keyed)
-        missing = [n for n in sizes if n not in keyed and n not in pointers and not _SEQUENCE.match(n)
-                   and not _VALUE.search(n) and not _OFFSET.search(n) and n not in unspecialized
-                   and not totals and not _bucketed(n, keyed) and not companions.get(n, set()) & keyed
-                   and not _other_extent_keyed(n, keyed)
-                   and not _derived_from_keyed(ctx, kernel, n, keyed)]
-        written_here = key_list is autotune_arg(kernel.autotune, 1, "key")
-        fix_list = (
-            [Fix(
-                title=f"Add {', '.join(missing)} to the autotune key",
-                edits=(_append_edit(ctx, key_list, missing),),
-                applicability=Applicability.UNSAFE,
-            )]
-            if missing and written_here else []
-        )
-        if not entries:
-            tail = f"; add the sizes it tiles: {', '.join(missing)}" if missing else "; list the sizes that change the best config"
-            yield ctx.finding(
-                key_list,
-                "`key=[]` with several configs tunes once, on the first call's shapes, and reuses that config for "
-                "every later shape" + tail,
-                fix_list,
-            )
-        elif missing:
+        missing, sizes = missing_sizes(ctx, kernel, entries, configs)
+        if missing:
             pronoun = "it" if len(missing) == 1 else "them"
             where = ", ".join(f"`{n}` ({ctx.segment(sizes[n]) or 'tiled'})" for n in missing)
             yield ctx.finding(
@@ -349,5 +354,5 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 f"the configs vary block sizes that tile {where}, but the key leaves {pronoun} out: the config "
                 f"tuned for the first shape is reused for every other; add {pronoun} to `key` (bucket a size that "
                 "changes every call, e.g. with `triton.next_power_of_2`, in the launcher)",
-                fix_list,
+                add_to_key(ctx, kernel, key_list, missing),
             )

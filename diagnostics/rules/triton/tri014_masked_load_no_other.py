@@ -1081,6 +1081,33 @@ def _where_fix(ctx: PythonContext, flow: KernelFlow, kernel_node: ast.FunctionDe
                applicability=Applicability.UNSAFE)
 
 
+_NESTED_BODIES = ("body", "orelse", "finalbody")
+
+
+def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes of a statement without the statement lists that `KernelFlow.statements()` yields
+    on their own (a loop's or branch's body, an `else`, a handler's body): walking each statement
+    whole walked a body once per enclosing statement. The same nodes are covered, each once."""
+    nested = [f for f in _NESTED_BODIES
+              if isinstance(getattr(stmt, f, None), list) and getattr(stmt, f) and isinstance(getattr(stmt, f)[0], ast.stmt)]
+    handlers = getattr(stmt, "handlers", None) or []
+    if not nested and not handlers:
+        return walk_nodes(stmt)
+    out: list[ast.AST] = [stmt]
+    for name in stmt._fields:
+        if name in nested or name == "handlers":
+            continue
+        value = getattr(stmt, name, None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                out += walk_nodes(item)
+    for handler in handlers:
+        out.append(handler)
+        if handler.type is not None:
+            out += walk_nodes(handler.type)
+    return out
+
+
 def _reaching_reductions(ctx: PythonContext, flow: KernelFlow) -> tuple[set[str], set[int]]:
     """What can reach a reduction's operand, once per kernel: the names (a superset: every name an
     operand reads, and every name those are computed from, in any order, so loop-carried values
@@ -1091,7 +1118,8 @@ def _reaching_reductions(ctx: PythonContext, flow: KernelFlow) -> tuple[set[str]
     roots: set[str] = set()
     inside: set[int] = set()
     for stmt in flow.statements():
-        for node in walk_nodes(stmt):
+        own = _own_nodes(stmt)   # nested bodies come as statements of their own
+        for node in own:
             if isinstance(node, ast.Call):
                 found = _reduction_of(ctx, node)
                 if found is not None:
@@ -1111,7 +1139,7 @@ def _reaching_reductions(ctx: PythonContext, flow: KernelFlow) -> tuple[set[str]
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             for name in names_in(stmt.target):
                 depends.setdefault(name, set()).update(names_in(stmt.iter))
-        for node in walk_nodes(stmt):
+        for node in own:
             if isinstance(node, ast.NamedExpr):
                 depends.setdefault(node.target.id, set()).update(names_in(node.value))
     reach, todo = set(roots), list(roots)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
+from tritonify.diagnostics.launch_context import eager_names, is_eager
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import (
@@ -489,18 +490,73 @@ def _opaque_functions(ctx: PythonContext) -> set[ast.AST]:
     return ctx.per_file(("tri016-opaque-ops",), build)
 
 
+def _file_functions(ctx: PythonContext) -> tuple[dict[str, ast.AST], dict[str, list[ast.AST]]]:
+    """(module-level functions by name, methods of module-level classes by class name)."""
+    defs: dict[str, ast.AST] = {}
+    methods: dict[str, list[ast.AST]] = {}
+    for node in ctx.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            methods[node.name] = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return defs, methods
+
+
+def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
+    """The functions of this file that run outside torch.compile: registered here as opaque
+    operators (`_opaque_functions`), decorated with `torch.compiler.disable`, or named eager by
+    another module of the workspace (`launch_context.eager_names`: `torch.compiler.disable(f)`,
+    `direct_register_custom_op(op_func=f)`, the functions such an op calls), and every function
+    of the file they call (by name; a class named or `Class.apply(...)` reaches its methods)."""
+    def build() -> set[ast.AST]:
+        defs, methods = _file_functions(ctx)
+        roots: set[ast.AST] = set(_opaque_functions(ctx))
+        for node in [*defs.values(), *(m for ms in methods.values() for m in ms)]:
+            for dec in node.decorator_list:
+                path = _decorator_path(ctx, dec)
+                if path.endswith(("compiler.disable", "_dynamo.disable")):
+                    roots.add(node)
+        path = ctx.source.path
+        if path and not path.startswith("<") and Path(path).is_file():
+            module, names = eager_names(path, ctx.source.text)
+            if names:
+                roots.update(node for name, node in defs.items() if is_eager(module, name, names))
+        eager: set[ast.AST] = set()
+        stack = list(roots)
+        while stack:
+            fn = stack.pop()
+            if fn in eager:
+                continue
+            eager.add(fn)
+            for call in ast.walk(fn):
+                if not isinstance(call, ast.Call):
+                    continue
+                func = call.func
+                if isinstance(func, ast.Name) and func.id in defs:
+                    stack.append(defs[func.id])
+                elif isinstance(func, ast.Name) and func.id in methods:
+                    stack.extend(methods[func.id])         # `Runner(...)(...)`: the class's methods
+                elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in methods:
+                    stack.extend(methods[func.value.id])   # `Fn.apply(...)`: the autograd Function's forward/backward
+        return eager
+    return ctx.per_file(("tri016-eager-functions",), build)
+
+
 def _launched_eagerly(ctx: PythonContext, kernel: Kernel, found: list[Launch]) -> bool:
     """The kernel is only ever launched eagerly, so the fp64 premise does not hold: a flag-gems
     kernel (`@libentry()`, or a file of the `flag_gems` package: ATen overrides launched by their
-    own Python wrappers), or every launch in the file sits in a function registered as an opaque
-    operator."""
+    own Python wrappers), or every launch in the file sits in a function that runs outside
+    torch.compile (`_eager_functions`: an opaque operator, a `torch.compiler.disable`d entry
+    point, here or in another module of the workspace, and what they call)."""
     if any(_last(_decorator_path(ctx, d)) == "libentry" for d in kernel.node.decorator_list):
         return True
     if "flag_gems" in Path(str(ctx.source.path or "")).parts:
         return True
     mine = [launch for launch in found if launch.kernel is kernel]
-    opaque = _opaque_functions(ctx)
-    return bool(mine) and all(launch.scope in opaque for launch in mine)
+    if not mine:
+        return False
+    eager = _eager_functions(ctx)
+    return all(launch.scope in eager for launch in mine)
 
 
 def _insert_point(ctx: PythonContext, kernel: Kernel) -> tuple[int, str] | None:
@@ -523,12 +579,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         if found_launches is None:
             found_launches = launches(ctx)
-        if _launched_eagerly(ctx, kernel, found_launches):
-            continue
         floats, ints = _launch_evidence(ctx, kernel, found_launches)
         candidates = _candidates(ctx, kernel, floats, ints)
         if not candidates:
             continue  # most kernels take no float scalar: skip their data flow
+        if _launched_eagerly(ctx, kernel, found_launches):
+            continue  # (after the cheap screen: it may read the workspace's launch context)
         flow = _Flow(ctx, kernel)
         costs = None   # built on the first use that needs it, once per kernel
         for param in candidates:

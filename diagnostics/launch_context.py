@@ -1,0 +1,272 @@
+"""How a kernel is launched, across the workspace: the functions that run outside `torch.compile`.
+
+Whether a Triton kernel runs under `torch.compile` decides what some rules mean: a Python float
+argument is specialised as fp32 when the kernel is launched eagerly and as fp64 when Inductor
+launches it (TRI016). A file rarely says which: the launcher (`chunk_gla_fwd`, `decode_attention_fwd`)
+is called from an entry point that another module wraps in `torch.compiler.disable(...)` or
+registers as a custom op, which `torch.compile` calls as an opaque box (its body runs eagerly).
+
+`eager_names(path)` answers, for the file at `path`, the absolute dotted names that its code base
+runs eagerly. Every module of the file's top package whose text mentions one of the markers below
+is parsed (`ast`, never imported); there:
+
+* a function decorated with `torch.compiler.disable` / `torch._dynamo.disable` (with or without
+  arguments), or registered as an opaque operator (`torch.library.custom_op`, `torch.library.impl`,
+  `register_kernel`, sglang's `register_custom_op`), is eager;
+* a name passed to `torch.compiler.disable(f)` / `torch._dynamo.disable(f)` /
+  `direct_register_custom_op(..., op_func=f)`, or to a registration called as a decorator
+  (`torch.library.custom_op(...)(f)`, `register_kernel("ns::op", "xpu")(f)`), is eager;
+* the functions an eager function calls by an imported name (one hop: `decode_attention_fwd(...)`
+  inside a registered op) are eager too.
+
+Names are written as the code imports them (`pkg.ops.attention.decode_attention_fwd`), so a
+package that re-exports a function from a submodule is matched by `is_eager`: the function's
+name, under a module that is the file's own module or a package above it. The rule then follows
+the calls inside the kernel's file from those entry points (`eager_functions`). A `torch.library.
+triton_op` is not opaque (Inductor traces into it and launches the kernel itself) and is not read.
+
+Per top package the scan runs once per process and again after `_RESCAN_S` seconds (the editor's
+files change), then reading only the files whose size or modification time changed; it reads at most `_MAX_FILES` files and skips folders that are not the project's
+(virtual environments, `site-packages`, `node_modules`, hidden folders).
+"""
+from __future__ import annotations
+
+import ast
+import re
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonify.diagnostics.triton_ast import walk_nodes
+from tritonify.infra.bounded_read import read_bytes
+
+MARKERS = re.compile(rb"compiler\.disable|_dynamo\.disable|custom_op|register_kernel|library\.impl")
+DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "compiler.disable", "_dynamo.disable"})
+OPAQUE_DECORATORS = frozenset({"custom_op", "register_custom_op", "register_kernel"})
+OPAQUE_CALLS = frozenset({"direct_register_custom_op", "register_custom_op"})
+_SKIP_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist"})
+_MAX_FILES = 20_000
+_MAX_BYTES = 2_000_000
+_RESCAN_S = 60.0
+
+_lock = threading.Lock()
+_cache: dict[Path, tuple[float, frozenset[str]]] = {}
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _last(name: str | None) -> str:
+    return (name or "").rsplit(".", 1)[-1]
+
+
+def scan_root(path: Path, text: str | None = None) -> Path:
+    """The file's top package folder: the highest of the last folder of its `__init__.py` chain
+    and the nearest ancestor whose name the file imports absolutely (`from sglang.srt import ...`
+    in `.../sglang/kernels/ops/x.py`: a tree whose `__init__.py` files are missing in places)."""
+    d = path.parent
+    top = None
+    while (d / "__init__.py").is_file() and d.parent != d:
+        top = d
+        d = d.parent
+    if text is None:
+        try:
+            data = read_bytes(path, _MAX_BYTES) if path.is_file() else b""
+        except OSError:
+            data = b""
+        text = data.decode("utf-8", "replace") if data else ""
+    heads = set(re.findall(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", text, re.M))
+    named = next((anc for anc in path.parents if anc.name in heads), None)
+    found = [c for c in (top, named) if c is not None]
+    if not found:
+        return path.parent
+    return min(found, key=lambda c: len(c.parts))
+
+
+def module_of(path: Path, root: Path) -> str:
+    """Dotted module name of `path` relative to the folder above its top package `root`."""
+    try:
+        rel = path.with_suffix("").relative_to(root.parent)
+    except ValueError:
+        return path.stem
+    parts = list(rel.parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@dataclass
+class _Imports:
+    module: str
+    is_package: bool
+    names: dict[str, str]           # local name -> absolute dotted name
+
+    def absolute(self, local: str) -> str:
+        head, _, rest = local.partition(".")
+        base = self.names.get(head)
+        if base is None:
+            return ""
+        return f"{base}.{rest}" if rest else base
+
+
+def _imports(nodes: list[ast.AST], module: str, is_package: bool) -> _Imports:
+    names: dict[str, str] = {}
+    here = module.split(".") if module else []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here if is_package else here[:-1]
+                if node.level > 1:
+                    base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            else:
+                prefix = node.module or ""
+            for a in node.names:
+                if a.name != "*":
+                    names[a.asname or a.name] = f"{prefix}.{a.name}" if prefix else a.name
+    return _Imports(module, is_package, names)
+
+
+def _resolve(imps: _Imports, expr: ast.AST) -> str:
+    name = _dotted(expr)
+    if not name:
+        return ""
+    return imps.absolute(name) or name
+
+
+def _is_disable(path: str) -> bool:
+    return path in DISABLE or path.endswith((".compiler.disable", "._dynamo.disable"))
+
+
+def _eager_in_module(tree: ast.Module, nodes: list[ast.AST], imps: _Imports) -> set[str]:
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    eager_defs: list[ast.AST] = []
+    out: set[str] = set()
+
+    def local_or_imported(expr: ast.AST) -> None:
+        if isinstance(expr, ast.Name) and expr.id in defs:
+            out.add(f"{imps.module}.{expr.id}")
+            eager_defs.append(defs[expr.id])
+        else:
+            target = _resolve(imps, expr)
+            if target and "." in target:
+                out.add(target)
+
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                path = _resolve(imps, dec.func if isinstance(dec, ast.Call) else dec)
+                if _is_disable(path) or _last(path) in OPAQUE_DECORATORS or path == "torch.library.impl":
+                    if node in defs.values():
+                        out.add(f"{imps.module}.{node.name}")
+                    eager_defs.append(node)
+                    break
+        elif isinstance(node, ast.Call):
+            path = _resolve(imps, node.func)
+            if _is_disable(path) and node.args:
+                local_or_imported(node.args[0])
+            elif _last(path) in OPAQUE_CALLS:
+                for f in [kw.value for kw in node.keywords if kw.arg == "op_func"] + node.args[1:2]:
+                    local_or_imported(f)
+            elif isinstance(node.func, ast.Call) and node.args and (
+                    _last(_resolve(imps, node.func.func)) in OPAQUE_DECORATORS
+                    or _resolve(imps, node.func.func) == "torch.library.impl"):
+                local_or_imported(node.args[0])      # custom_op("ns::op", ...)(f), register_kernel("ns::op", "xpu")(f)
+    # one hop: what the eager functions call by an imported name
+    for fn in eager_defs:
+        for call in walk_nodes(fn):
+            if isinstance(call, ast.Call):
+                head = _dotted(call.func)
+                if head and head.split(".")[0] in imps.names:
+                    target = imps.absolute(head)
+                    if target:
+                        out.add(target)
+    return out
+
+
+def _module_names(p: Path, root: Path) -> frozenset[str]:
+    """The eager names one module contributes (nothing where it mentions no marker)."""
+    try:
+        data = read_bytes(p, _MAX_BYTES)
+    except OSError:
+        return frozenset()
+    if not data or not MARKERS.search(data):
+        return frozenset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+        nodes = walk_nodes(tree)
+        module = module_of(p, root)
+        return frozenset(_eager_in_module(tree, nodes, _imports(nodes, module, p.name == "__init__.py")))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+
+
+# per file: (mtime_ns, size) -> its names, so a rescan reads again only the files that changed
+_per_file: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
+
+
+def _scan(root: Path) -> frozenset[str]:
+    out: set[str] = set()
+    count = 0
+    for p in sorted(root.rglob("*.py")):
+        count += 1
+        if count > _MAX_FILES:
+            break
+        rel = p.relative_to(root).parts
+        if any(part.startswith(".") or part in _SKIP_DIRS for part in rel[:-1]):
+            continue
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        stamp = (st.st_mtime_ns, st.st_size)
+        with _lock:
+            hit = _per_file.get(p)
+        if hit is not None and hit[0] == stamp:
+            out |= hit[1]
+            continue
+        names = _module_names(p, root)
+        with _lock:
+            _per_file[p] = (stamp, names)
+        out |= names
+    return frozenset(out)
+
+
+def eager_names(path: str | Path, text: str | None = None) -> tuple[str, frozenset[str]]:
+    """(the file's own dotted module name, the dotted names its code base runs eagerly)."""
+    p = Path(path).resolve()
+    root = scan_root(p, text)
+    now = time.monotonic()
+    with _lock:
+        hit = _cache.get(root)
+    if hit is None or now - hit[0] > _RESCAN_S:
+        names = _scan(root) if root.is_dir() else frozenset()
+        with _lock:
+            _cache[root] = (now, names)
+    else:
+        names = hit[1]
+    return module_of(p, root), names
+
+
+def is_eager(module: str, function: str, names: frozenset[str]) -> bool:
+    """`module.function` is named eager, directly or through a package above `module` that
+    re-exports it (`pkg.ops.attention.f` for `pkg.ops.attention.decode.f`)."""
+    if f"{module}.{function}" in names:
+        return True
+    parts = module.split(".")
+    return any(f"{'.'.join(parts[:i])}.{function}" in names for i in range(1, len(parts)))
