@@ -17,6 +17,15 @@ def measured_precision() -> dict[str, dict[str, dict[str, int]]]:
     return json.loads(path.read_text(encoding="utf-8")).get("rounds", {})
 
 
+def measured_against_ground_truth() -> dict[str, dict[str, int]]:
+    """{code: {"TP", "FP"}} of the compile-break rules, judged by running freshly written programs
+    (precision.json's "ground_truth", from results/freshcode/)."""
+    path = RULES / "precision.json"
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8")).get("ground_truth", {})
+
+
 def measured_as_labelled() -> dict[str, dict[str, dict[str, int]]]:
     """{round: {code: counts}} for rules narrowed from their own round's labels: the round as it
     was labelled (precision.json's "as_labelled")."""
@@ -54,11 +63,20 @@ def fix_cell(rule) -> str:
 def markdown() -> str:
     rounds = measured_precision()
     as_labelled = measured_as_labelled()
-    rows = ["| Code | Name | What it finds | Severity | Fix | Default | Precision (real-world study) |",
+    truth = measured_against_ground_truth()
+    rows = ["| Code | Name | What it finds | Severity | Fix | Default | Precision (real-world study; ground truth for compile breaks) |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for reg in all_rules():
         r = reg.rule
         rows.append(f"| [{r.code}](references/rules/{r.code}.md) | `{r.name}` | {r.summary} | {r.severity.value} "
-                    f"| {fix_cell(r)} | {'yes' if r.default else 'opt-in'} | {_precision_cell(r.code, rounds, as_labelled)} |")
+                    f"| {fix_cell(r)} | {'yes' if r.default else 'opt-in'} | {_truth_cell(truth.get(r.code))}{_precision_cell(r.code, rounds, as_labelled)} |")
     return "\n".join(rows)
+
+
+def _truth_cell(counts: dict | None) -> str:
+    """The ground-truth figure of a compile-break rule, first in its cell (it decides its default)."""
+    if not counts or not sum(counts.values()):
+        return ""
+    n = sum(counts.values())
+    return f"**ran: {counts['TP'] / n:.0%} of {n}**; "
 

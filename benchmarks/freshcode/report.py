@@ -55,6 +55,23 @@ CAUSES: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 
 
+def rule_precision(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Per rule, judged by running the programs: TP = rejected programs where the rule gives an error
+    finding naming the compiler's cause (its class lists the rule), FP = programs that compiled and ran
+    where the rule gives an error finding; one count per program. A rule's finding in a rejected
+    program of another cause is not judged (the compiler stops at its first error)."""
+    codes_of = {name: codes for name, _, codes in CAUSES}
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        codes = {f[0] for f in row["errors"]}
+        for code in codes:
+            if row["outcome"] == "passed":
+                out.setdefault(code, {"TP": 0, "FP": 0})["FP"] += 1
+            elif code in codes_of.get(row.get("cause"), ()):
+                out.setdefault(code, {"TP": 0, "FP": 0})["TP"] += 1
+    return dict(sorted(out.items()))
+
+
 def cause_of(message: str) -> tuple[str, tuple[str, ...]]:
     for name, pattern, codes in CAUSES:
         if re.search(pattern, message):
@@ -192,6 +209,7 @@ def main() -> None:
         "false_alarm_rate": round(passed["false_alarm"] / max(1, passed["programs"]), 4),
         "ran_with_error_in_a_launched_kernel": passed.get("false_alarm_in_launched_kernel", 0),
         "false_alarm_codes": alarms, "lint_seconds": round(elapsed, 1),
+        "rule_precision": rule_precision(rows),
     }
     out = args.out or ("results/freshcode/report_" + ("all" if args.select else "default"))
     Path(out).parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,13 @@ label, reason, message; label TP, FP or NOISE, by the written standard in CONTRI
 same way is NOISE). A labelled row must carry its reason. Precision is TP / labelled. A rule's page gets
 a "Measured precision" section between `<!-- precision:start -->` and `<!-- precision:end -->`;
 the README's rule table (diagnostics/rule_table.py) reads the same JSON.
+
+Rules whose findings say a kernel does not compile (`Rule.compile_break`) are also measured against
+ground truth, by running: the freshcode report (`results/freshcode/report_all.json`,
+benchmarks/freshcode/: programs run on the H200), TP = rejected programs where the rule names the
+compiler's cause, FP = programs that compiled and ran where it gives an error. That figure decides
+their place in the default set (a compile break is a fact the compiler settles, not a reading); the
+corpus rounds are shown beside it.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LABELS = ROOT / "benchmarks" / "realworld" / "labels"
 PAGES = ROOT / "references" / "rules"
 OUT = PAGES / "precision.json"
+GROUND_TRUTH = ROOT / "results" / "freshcode" / "report_all.json"
 VALID = ("TP", "FP", "NOISE")
 SECTION = re.compile(r"\n*<!-- precision:start -->.*?<!-- precision:end -->\n?", re.S)
 
@@ -68,15 +76,30 @@ def summary() -> dict:
     as_labelled = {rnd: per_rule for rnd, per_rule in as_labelled.items() if per_rule}
     return {"about": "hand-labelled findings on the real-world corpus (benchmarks/realworld/); TP / labelled",
             "rounds": rounds,
-            "as_labelled": as_labelled}
+            "as_labelled": as_labelled,
+            "ground_truth": ground_truth()}
 
 
-def _default_set_line(code: str, measured: bool) -> str:
+def ground_truth() -> dict[str, dict[str, int]]:
+    """{code: {"TP", "FP"}} of the compile-break rules, judged by running the freshcode programs."""
+    from tritonify.diagnostics.registry import all_rules
+
+    if not GROUND_TRUTH.is_file():
+        return {}
+    measured = json.loads(GROUND_TRUTH.read_text(encoding="utf-8"))["summary"].get("rule_precision", {})
+    breaks = {reg.code for reg in all_rules() if reg.rule.compile_break}
+    return {code: counts for code, counts in measured.items() if code in breaks}
+
+
+def _default_set_line(code: str, measured: bool, truth: dict | None = None) -> str:
     from tritonify.diagnostics.registry import get_rule
 
     reg = get_rule(code)
     if reg is None:
         return ""
+    if reg.rule.default and truth:
+        return (f"**In the default set:** yes, by its precision against ground truth ({precision(truth):.0%} of "
+                f"{sum(truth.values())} programs, below).")
     if reg.rule.default:
         return "**In the default set:** yes."
     why = ("its measured precision is under the 90% the default set requires" if measured else
@@ -98,8 +121,15 @@ def page_section(code: str, data: dict) -> str:
             n = sum(c.values())
             label = f"{rnd}, after narrowing from its labels" if before else rnd
             rows.append(f"| {label} | {n} | {c['TP']} | {c['FP']} | {c['NOISE']} | {precision(c):.0%} |")
-    if line := _default_set_line(code, measured=bool(rows)):
+    truth = data.get("ground_truth", {}).get(code)
+    if line := _default_set_line(code, measured=bool(rows) or bool(truth), truth=truth):
         lines += [line, ""]
+    if truth:
+        lines += ["Against ground truth (`results/freshcode/`: freshly written TritonBench-T programs run on the H200",
+                  "with Triton 3.6, every rule selected): the rule named the compiler's cause in "
+                  f"{truth['TP']} rejected programs and gave an error in {truth['FP']} of the programs that compiled "
+                  f"and ran: **{precision(truth):.0%}**. (A compile break in a kernel nothing launches is a warning, "
+                  "not counted.)", ""]
     if rows:
         lines += ["Hand-labelled findings on the real-world corpus (`benchmarks/realworld/`: pinned PyPI",
                   "packages that ship Triton kernels; labels in `benchmarks/realworld/labels/`), by the written",
