@@ -151,6 +151,24 @@ class Context:
         excessive = sum(s.excessive_load_sectors if access == "load" else s.excessive_store_sectors for s in lines)
         return 32.0 * (1 - excessive / total) if total > 0 else None
 
+    def useful_bytes_per_sector(self, access: str, average_metric: str) -> tuple[float | None, str]:
+        """(useful bytes per sector of global `access`, the measure it came from). From the source page
+        where the report has one (`sector_bytes`: the sectors an access needed beyond the fewest its
+        addresses allow, weighted by sectors, which is the traffic a layout change can save), else ncu's
+        average ratio `average_metric`. The ratio also counts the sectors of narrow accesses that no
+        layout could widen: on real kernels (vLLM's paged decode attention, 2026-12-02) the block-table
+        and query loads that all lanes of a warp share, or a per-row scalar store (Liger's KL
+        divergence), drove it to 4-6 bytes while the source page showed no excessive sector and the
+        kernel ran at 77-94% of the DRAM roof. Patterns C (loads) and D (stores) read it."""
+        from_page = f"{access}_bytes_per_sector_from_source_counters"
+        if self.profile is not None:
+            used = self.sector_bytes(access)
+            if used is not None:
+                return used, from_page
+        if self.has(average_metric):
+            return self.m(average_metric), average_metric
+        return self.sector_bytes(access), from_page
+
     def cycles_per_instruction(self) -> float:
         """Cycles between two issued instructions of a warp (ncu's warp latency per issued
         instruction). Without WarpStateStats (`--set detailed`): active warps per SM and cycle

@@ -18,26 +18,8 @@ METRICS = (BYTES, "smsp__sass_inst_executed_op_global_st.sum", "l1tex__t_sectors
 EXPLAINS = ("E",)
 
 
-def _bytes_per_sector(ctx: Context) -> tuple[float | None, str]:
-    """Useful bytes per sector of global stores. From the source page where the report has one: the
-    sectors an access needed beyond the fewest its addresses allow (ncu's "L2 Theoretical Sectors
-    Global Excessive"), weighted by sectors, which is the traffic a layout change can save. Else
-    ncu's average ratio. The ratio also counts the sectors of narrow accesses that no layout could
-    widen: on real kernels (vLLM's paged decode attention, 2026-12-02) the block-table and query
-    loads that all lanes of a warp share, or a per-row scalar store (Liger's KL divergence), drove
-    it to 4-6 bytes while the source page showed no excessive sector and the kernel ran at 77-94%
-    of the DRAM roof."""
-    if ctx.profile is not None:
-        used = ctx.sector_bytes("store")
-        if used is not None:
-            return used, "store_bytes_per_sector_from_source_counters"
-    if ctx.has(BYTES):
-        return ctx.m(BYTES), BYTES
-    return ctx.sector_bytes("store"), "store_bytes_per_sector_from_source_counters"
-
-
 def detect(ctx: Context) -> Hit | None:
-    used, measure = _bytes_per_sector(ctx)
+    used, measure = ctx.useful_bytes_per_sector("store", BYTES)
     if used is None or ctx.opt("smsp__sass_inst_executed_op_global_st.sum") == 0 or used <= 0 or used > 16:
         return None
     waste = 1 - used / 32
