@@ -159,18 +159,20 @@ class PythonContext:
                                  severity=severity, code=code)
 
     @cached_property
-    def _unlaunched(self) -> frozenset[str]:
+    def unlaunched(self) -> frozenset[str]:
+        """The names of the module's jit functions that nothing in it launches or calls
+        (diagnostics.unlaunched)."""
         return unlaunched_functions(self.kernels, self.module_nodes, self.tree)
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches
         or calls it (diagnostics.unlaunched), else None."""
         line = getattr(node, "lineno", None)
-        if line is None or not self._unlaunched:
+        if line is None or not self.unlaunched:
             return None
         holding = [k for k in self.kernels if k.node.lineno <= line <= (k.node.end_lineno or k.node.lineno)]
         if not holding:
             return None
         innermost = max(holding, key=lambda k: k.node.lineno)
-        return innermost.name if innermost.name in self._unlaunched else None
+        return innermost.name if innermost.name in self.unlaunched else None
 

@@ -11,7 +11,8 @@ call, no alias, no string naming it, no attribute of that name), or names it onl
 that are unlaunched themselves; and either it is private (`_name`: no other module imports it by that
 name) or the module holds host code of its own (it launches or calls another jit function, or it
 defines host functions or classes: its launchers are here, so a kernel it never names is not one they
-launch). A kernel-only module, whose launchers live in another module, keeps its errors.
+launch). A kernel-only module, whose launchers live in another module, keeps its errors: in its
+public functions and in every function they call.
 """
 from __future__ import annotations
 
@@ -58,7 +59,14 @@ def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tre
             if where != named:
                 referrers[named].add(where)
 
-    alive = {name for name, refs in referrers.items() if HOST in refs}
+    jit_defs = {id(k.node) for k in kernels}
+    holds_launchers = any(HOST in refs for refs in referrers.values()) or any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
+        for stmt in tree.body)
+    # roots: what host code names; in a module without launchers of its own also every public
+    # function (another module may launch it), so that what it calls is reached too
+    alive = {name for name, refs in referrers.items()
+             if HOST in refs or (not holds_launchers and not name.startswith("_"))}
     grew = True
     while grew:
         grew = False
@@ -66,8 +74,4 @@ def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tre
             if name not in alive and refs & alive:
                 alive.add(name)
                 grew = True
-    jit_defs = {id(k.node) for k in kernels}
-    holds_launchers = bool(alive) or any(
-        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
-        for stmt in tree.body)
-    return frozenset(name for name in names - alive if name.startswith("_") or holds_launchers)
+    return frozenset(names - alive)

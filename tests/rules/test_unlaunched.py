@@ -71,6 +71,12 @@ def test_a_public_kernel_of_a_kernel_only_module_keeps_its_error():
         assert f.severity is Severity.ERROR
 
 
+def test_a_private_helper_of_a_public_kernel_in_a_kernel_only_module_keeps_its_error():
+    # the helper is reached from a kernel another module may launch
+    for f in _breaks(_program(helper="_clamp_helper")):
+        assert f.severity is Severity.ERROR
+
+
 def test_a_private_kernel_nothing_names_is_unlaunched_even_in_a_kernel_only_module():
     for f in _breaks(_program(name="_scale_kernel", helper="_clamp_helper")):
         assert f.severity is Severity.WARNING

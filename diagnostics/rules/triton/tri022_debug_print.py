@@ -9,8 +9,9 @@ Quiet when the print sits behind a `tl.constexpr` flag (`if DEBUG:`): that branc
 out unless asked for, which is the recommended way to keep a debugging aid.
 `tl.device_assert` is not reported: it does nothing unless `TRITON_DEBUG=1` is set, and an
 assertion is usually intentional. Quiet, too, in a private `@triton.jit` function (`_debug_dump`)
-that nothing in its module calls, launches or names: dead code that never runs (a public one may be
-launched from another module, so it is still reported).
+that nothing in its module calls, launches or names, or names only inside such functions
+(`diagnostics.unlaunched`): dead code that never runs (a public one may be launched from another
+module, so it is still reported).
 """
 from __future__ import annotations
 
@@ -67,23 +68,6 @@ def _delete_fix(ctx: PythonContext, stmt: ast.stmt) -> list[Fix]:
     return [Fix("Remove the debug print", (edit,), Applicability.UNSAFE)]
 
 
-def _never_used(ctx: PythonContext, kernel) -> bool:
-    """A private function that its module never names outside its own body: no kernel calls it,
-    nothing launches it, nothing passes it on (it cannot be imported by its private name either)."""
-    name = kernel.name
-    if not name.startswith("_"):
-        return False
-    first, last = kernel.node.lineno, kernel.node.end_lineno or kernel.node.lineno
-    for node in ctx.module_nodes:
-        if isinstance(node, ast.Name) and node.id == name and not first <= node.lineno <= last:
-            return False
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            return False
-        if isinstance(node, ast.Constant) and node.value == name:
-            return False   # named in __all__ or looked up by string
-    return True
-
-
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         dead = None  # asked only once the kernel has a print (it scans the whole module)
@@ -92,7 +76,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if kind is None:
                 continue
             if dead is None:
-                dead = _never_used(ctx, kernel)
+                # a private function nothing in its module launches or calls (diagnostics.unlaunched)
+                dead = kernel.name.startswith("_") and kernel.name in ctx.unlaunched
             if dead:
                 break  # dead code: its prints never run
             if in_constexpr_branch(ctx, call, kernel):
