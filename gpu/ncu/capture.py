@@ -108,19 +108,11 @@ def step(name, argv, *, timeout=300, env=None, stdout_path=None):
 def environment() -> dict:
     info = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
-        from tritonify.infra.nvml import nvml_session, read
+        from tritonify.infra.nvml import device_state
 
-        with nvml_session() as nv:
-            h = nv.nvmlDeviceGetHandleByIndex(0)
-            info["gpu"] = read(nv.nvmlDeviceGetName, h)
-            info["driver"] = read(nv.nvmlSystemGetDriverVersion)
-            info["sm_clock_mhz"] = read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM)
-            info["sm_clock_max_mhz"] = read(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM)
-            info["mem_clock_mhz"] = read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM)
-            memory = read(nv.nvmlDeviceGetMemoryInfo, h)
-            info["memory_total_mib"] = memory.total // (1 << 20) if memory is not None else None
-            reasons = read(nv.nvmlDeviceGetCurrentClocksEventReasons, h)
-            info["throttle_reasons"] = int(reasons) if reasons is not None else None
+        state = device_state(0)
+        info["gpu"] = state.pop("name")
+        info.update(state)
     except Exception as exc:
         info["nvml_error"] = f"{type(exc).__name__}: {exc}"
     for mod in ("torch", "triton", "cupy"):

@@ -38,41 +38,11 @@ def versions() -> dict:
     return out
 
 
-def _watts(milliwatts: int | None) -> float | None:
-    return milliwatts / 1000 if milliwatts is not None else None
-
-
-def _nvml_handle(pynvml, index: int):
-    """NVML's handle for torch's device `index`. NVML numbers every GPU of the machine while
-    torch numbers only those in CUDA_VISIBLE_DEVICES, so a process pinned to GPU 3 sees it as
-    cuda:0: map through the variable (indices or UUIDs) before asking NVML."""
-    import os
-
-    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    if index < len(visible):
-        entry = visible[index]
-        if entry.isdigit():
-            return pynvml.nvmlDeviceGetHandleByIndex(int(entry))
-        if entry.startswith(("GPU-", "MIG-")):
-            return pynvml.nvmlDeviceGetHandleByUUID(entry)
-    return pynvml.nvmlDeviceGetHandleByIndex(index)
-
-
 def _nvml(index: int) -> dict:
-    from tritonify.infra.nvml import NvmlUnavailable, nvml_session, read, text
+    from tritonify.infra.nvml import NvmlUnavailable, device_state
 
     try:
-        with nvml_session() as nv:
-            h = _nvml_handle(nv, index)
-            return {
-                "driver": text(nv.nvmlSystemGetDriverVersion()),
-                "uuid": read(nv.nvmlDeviceGetUUID, h),
-                "sm_clock_mhz": read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
-                "mem_clock_mhz": read(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM),
-                "max_sm_clock_mhz": read(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM),
-                "temperature_c": read(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
-                "power_w": _watts(read(nv.nvmlDeviceGetPowerUsage, h)),
-            }
+        return device_state(index)
     except NvmlUnavailable as exc:
         return {"nvml": str(exc)}
 
@@ -92,8 +62,7 @@ def gpu_info(index: int = 0) -> dict:
         "memory_gib": round(props.total_memory / 2**30, 1),
         "l2_bytes": getattr(props, "L2_cache_size", None),
     }
-    info.update(_nvml(index))
-    return info
+    return {**_nvml(index), **info}
 
 
 def clocks(index: int = 0) -> dict:

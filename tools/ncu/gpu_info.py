@@ -6,7 +6,7 @@ Without nvidia-ml-py or a driver, `gpu_info()` says so instead of failing.
 """
 from __future__ import annotations
 
-from tritonify.infra.nvml import NvmlUnavailable, nvml_session, text
+from tritonify.infra.nvml import NvmlUnavailable, device_state
 
 # nvmlClocksEventReason bits (nvml.h); idle (0x1) and application-clock settings (0x2) are normal.
 THROTTLE_REASONS = {
@@ -19,35 +19,16 @@ THROTTLE_REASONS = {
 }
 
 
-def _text(value) -> str:
-    return str(text(value))
-
-
 def throttle_warnings(reasons: int) -> list[str]:
     return [f"clocks throttled: {name}" for bit, name in THROTTLE_REASONS.items() if reasons & bit]
 
 
 def gpu_info(index: int = 0) -> dict:
+    """`infra.nvml.device_state` with `available` and the throttle warnings, or why there is none."""
     try:
-        with nvml_session() as nv:
-            try:
-                h = nv.nvmlDeviceGetHandleByIndex(index)
-                info = {
-                    "available": True,
-                    "name": _text(nv.nvmlDeviceGetName(h)),
-                    "driver": _text(nv.nvmlSystemGetDriverVersion()),
-                    "sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-                    "sm_clock_max_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
-                    "memory_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
-                    "memory_total_mib": nv.nvmlDeviceGetMemoryInfo(h).total // (1 << 20),
-                }
-                getter = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-                    getattr(nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
-                reasons = int(getter(h)) if getter else 0
-            except Exception as exc:
-                return {"available": False, "reason": f"NVML query failed: {exc}"}
+        state = device_state(index)
     except NvmlUnavailable as exc:
         return {"available": False, "reason": str(exc)}
-    info["clock_event_reasons"] = reasons
-    info["warnings"] = throttle_warnings(reasons)
-    return info
+    except Exception as exc:  # noqa: BLE001 - a driver that starts but will not answer
+        return {"available": False, "reason": f"NVML query failed: {exc}"}
+    return {"available": True, **state, "warnings": throttle_warnings(state["clock_event_reasons"] or 0)}
