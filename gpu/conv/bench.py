@@ -149,6 +149,8 @@ def fwd_config_runs(config, name, batch) -> bool:
         return False
     if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):
         return False
+    if not m._conv2d_shared_memory_fits(config, 2, m._conv2d_shared_memory_limit(0)):
+        return False
     iterations = m._conv2d_k_iterations(config, c_in, k * k, gather)
     return m._conv2d_split_fits(config, batch * out * out, c_out, iterations, 132)
 

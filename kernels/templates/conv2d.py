@@ -107,16 +107,35 @@ def _conv2d_split_fits(config, M: int, c_out: int, k_iterations: int, sms: int) 
     return tiles < 2 * sms and tiles * split <= 4 * sms and k_iterations >= 4 * split
 
 
+def _conv2d_shared_memory_limit(device_index: int) -> int:
+    """Bytes of shared memory one program may use (232,448 on the H100/H200)."""
+    if not torch.cuda.is_available():
+        return 232448
+    return getattr(torch.cuda.get_device_properties(device_index), "shared_memory_per_block_optin", 232448)
+
+
+def _conv2d_shared_memory_fits(config, element_size: int, limit: int) -> bool:
+    """The software pipeline's buffers, (num_stages - 1) x the A and B tiles, fit the shared memory
+    (fp32 operands need twice bf16's: a 128x128x128 three-stage config fits bf16, not fp32)."""
+    k = config.kwargs
+    return (config.num_stages - 1) * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * element_size <= limit
+
+
 def _conv2d_prune(configs, named_args, **kwargs):
     """What each key can run: TMA configs where the launcher made a descriptor (bf16/fp16 on Hopper,
-    not the flat K loop); K blocks of 128 for 128 or more input channels; split K where it fits."""
+    not the flat K loop); K blocks of 128 for 128 or more input channels; split K where it fits; the
+    pipeline's buffers within the shared memory for the operands' dtype."""
     args = {**named_args, **kwargs}
     M, c_in, c_out = args["batch"] * args["out_h"] * args["out_w"], args["C_in"], args["C_out"]
     taps, gather = args["R"] * args["S"], bool(args["GATHER_K"])
-    sms = _conv2d_sms(args["x_ptr"].device.index or 0) if hasattr(args["x_ptr"], "device") else 132
+    x = args["x_ptr"]
+    device_index = (x.device.index or 0) if hasattr(x, "device") else 0
+    sms, limit = _conv2d_sms(device_index), _conv2d_shared_memory_limit(device_index)
+    element_size = 4 if args["FP32_DOT"] else x.element_size()
     kept = [c for c in configs
             if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
             and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
+            and _conv2d_shared_memory_fits(c, element_size, limit)
             and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
     return kept or [_conv2d_config(64, 64, 64, 4, 4)]
 
@@ -137,6 +156,7 @@ _CONV2D_FWD_POINTER_CONFIGS = [
     _conv2d_config(128, 128, 128, 8, 3),
     _conv2d_config(128, 256, 64, 8, 4),
     _conv2d_config(256, 128, 64, 8, 3),
+    _conv2d_config(128, 128, 64, 4, 4),
 ]
 # split K: the deep layers' few output tiles, each K range summed by the tile's last program (below)
 _CONV2D_FWD_SPLIT_CONFIGS = [
@@ -288,7 +308,8 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, pa
     tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
 
 
-@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
+@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+                 do_bench=_AUTOTUNE_BENCH)
 @triton.jit
 def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w, C_out,
                          stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
@@ -483,6 +504,7 @@ def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
 
 
 _CONV2D_PADDED_WEIGHTS: dict = {}
+_CONV2D_DESCRIPTORS: dict = {}  # (pointer, shape, strides, dtype) of the weight -> its descriptor (host time)
 
 
 def _conv2d_weight_descriptor(weight: torch.Tensor):
@@ -502,7 +524,14 @@ def _conv2d_weight_descriptor(weight: torch.Tensor):
             _CONV2D_PADDED_WEIGHTS.clear()  # one padded copy at a time: the last weight seen
             _CONV2D_PADDED_WEIGHTS[key] = w3
     bn, bk = _CONV2D_TMA_BLOCK
-    return _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [bn, 1, bk])
+    key = (w3.data_ptr(), tuple(w3.shape), tuple(w3.stride()), w3.dtype)
+    desc = _CONV2D_DESCRIPTORS.get(key)  # the cached one holds w3, so its memory cannot be reused meanwhile
+    if desc is None:
+        desc = _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [bn, 1, bk])
+        if len(_CONV2D_DESCRIPTORS) >= 64:
+            _CONV2D_DESCRIPTORS.clear()
+        _CONV2D_DESCRIPTORS[key] = desc
+    return desc
 
 
 _CONV2D_SPLIT_NEEDS: dict = {"configs": None}

@@ -779,9 +779,22 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         for case in cases:
             # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
             # interpreter every dtype takes the same fp32 dot (_fp32_dot), so bf16 alone says it all there
-            two_byte_only = config.kwargs.get("USE_TMA") or DEVICE == "cpu"
+            # fp32 operands double the pipeline's buffers: a forward config the prune drops for fp32
+            # (over the shared memory) never runs on fp32
+            two_byte_only = (config.kwargs.get("USE_TMA") or DEVICE == "cpu" or which == "fwd" and not
+                             m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+
+
+def test_conv2d_prune_keeps_the_pipeline_within_shared_memory():
+    """(num_stages - 1) x (A + B tiles) bytes: the H200's 232,448 holds a 128x128x128 three-stage config
+    in bf16 (131,072) but not in fp32 (262,144, the size the compiler reported for it on the H200)."""
+    m = MODULES["conv2d"]
+    config = m._conv2d_config(128, 128, 128, 8, 3)
+    assert m._conv2d_shared_memory_fits(config, 2, 232448)
+    assert not m._conv2d_shared_memory_fits(config, 4, 232448)
+    assert all(m._conv2d_shared_memory_fits(c, 2, 232448) for c in m._CONV2D_FWD_ALL_CONFIGS)
 
 
 def test_conv2d_split_k_runs_only_where_the_tiles_do_not_fill_the_gpu():
