@@ -147,6 +147,9 @@ def fwd_config_runs(config, name, batch) -> bool:
     gather = c_in < m._CONV2D_GATHER_BELOW_CHANNELS
     if config.kwargs["USE_TMA"] and gather:
         return False
+    plain_gemm = (k, stride, c_in % 8) == (1, 1, 0)  # the input is read through a descriptor too
+    if config.kwargs["USE_TMA"] and plain_gemm and config.kwargs["BLOCK_M"] != m._CONV2D_TMA_ROWS:
+        return False
     if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):
         return False
     if not m._conv2d_shared_memory_fits(config, 2, m._conv2d_shared_memory_limit(0)):

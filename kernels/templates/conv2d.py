@@ -13,10 +13,19 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   flat (r, s, c) index instead, so three channels do not pad a 64-wide block per tap;
 * on Hopper (and where the installed Triton has host tensor descriptors) some configurations read the
   weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
-  of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned; the autotuner picks
-  between them and the plain pointer loads;
-* the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S): the tiling depends on the output
-  size and the stride, and a key on the batch or the input height would re-tune every batch size.
+  of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned, and for a 1x1 filter
+  at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in]; every TMA config
+  has the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
+  through the autotuner's Python) and the launcher's recorded plan serves each later call;
+* split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
+  batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
+  loop and store an fp32 partial tile; the tile's last program to arrive (an arrival counter per tile)
+  sums the partials in slot order, so the result does not depend on which program came last, applies
+  the epilogue and resets the counter. One launch, no atomics on the output, deterministic;
+* the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S) and the bit length of M: the tiling
+  depends on the output size and the stride, and a key on the batch or the input height would re-tune
+  every batch size, while the bucket of M lets batch 32 and batch 128 choose their split and tile
+  separately; it times each config under CUDA-graph replay (``_autotune_bench``).
 
 Backward (``Conv2dFunction``): dz = dy * act'(z) (z, the pre-activation, is kept by the forward when
 there is an activation), d residual = dz, d bias = dz summed over pixels,
@@ -80,6 +89,7 @@ def _autotune_bench(kernel_call, quantiles):
 _AUTOTUNE_BENCH = None if _interpreting() or not torch.cuda.is_available() else _autotune_bench
 
 _CONV2D_TMA_BLOCK = (128, 64)  # the weight descriptor's (BLOCK_N, BLOCK_K) box: every TMA config's tile
+_CONV2D_TMA_ROWS = 128  # the input descriptor's box is (BLOCK_M, BLOCK_K) = (128, 64): 1x1 layers' TMA configs
 
 
 def _conv2d_sms(device_index: int) -> int:
@@ -134,6 +144,7 @@ def _conv2d_prune(configs, named_args, **kwargs):
     element_size = 4 if args["FP32_DOT"] else x.element_size()
     kept = [c for c in configs
             if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
+            and (not c.kwargs["USE_TMA"] or args["x_desc"] is None or c.kwargs["BLOCK_M"] == _CONV2D_TMA_ROWS)
             and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
             and _conv2d_shared_memory_fits(c, element_size, limit)
             and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
@@ -202,12 +213,12 @@ _CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop
                  key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
                  prune_configs_by={"early_config_prune": _conv2d_prune}, do_bench=_AUTOTUNE_BENCH)
 @triton.jit
-def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, partial_ptr, arrivals_ptr,
+def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, partial_ptr, arrivals_ptr,
                        batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w, rows_bucket,
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                        SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr):
+                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_DESC: tl.constexpr):
     """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual), or with
     SPLIT_K > 1 one of SPLIT_K programs (program_id(1)) that each sum a share of the tile's K loop.
 
@@ -215,7 +226,10 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, pa
     counts itself in the tile's arrival counter; the program that arrives last sums the SPLIT_K slots in
     slot order (deterministic: the same sum whichever program arrives last), applies the epilogue, stores
     y and sets the counter back to zero for the next launch. ``rows_bucket`` (the bit length of M, unused
-    here) is in the autotune key so batch 32 and batch 128 choose their split separately."""
+    here) is in the autotune key so batch 32 and batch 128 choose their split separately.
+
+    A_DESC (a 1x1 filter at stride 1 without padding: the input is the plain matrix [M, C_in]): the TMA
+    configs read the input through ``x_desc`` too, a [BLOCK_M, BLOCK_K] box from [M, C_in]."""
     M = batch * out_h * out_w
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(C_out, BLOCK_N)
@@ -267,8 +281,11 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, pa
             row_ok = m_ok & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
             offs_c = c0 + tl.arange(0, BLOCK_K)
             c_ok = offs_c < C_in
-            pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
-            a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+            if USE_TMA and A_DESC:  # rows past M and channels past C_in read as zeros
+                a = x_desc.load([pid_m * BLOCK_M, c0])
+            else:
+                pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
+                a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
             if USE_TMA:  # [BLOCK_N, 1, BLOCK_K] from [C_out, R*S, C_in_padded]; out-of-range reads are zeros
                 b = tl.trans(w_desc.load([pid_n * BLOCK_N, tap, c0]).reshape(BLOCK_N, BLOCK_K))
             else:
@@ -308,11 +325,11 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, pa
     tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
 
 
-@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
+@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
                  do_bench=_AUTOTUNE_BENCH)
 @triton.jit
 def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
+                         stride_h, stride_w, pad_h, pad_w, rows_bucket, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dx for the input pixels of one phase (y mod stride_h, x mod stride_w) = program_id(2): only the
     taps that reach that phase are walked (stride 1: one phase, every tap)."""
@@ -362,11 +379,12 @@ def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w,
     tl.store(dx_ptr + out, acc.to(dx_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
-@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
-                 restore_value=["dw_ptr"])
+@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS,
+                 key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
+                 restore_value=["dw_ptr"], do_bench=_AUTOTUNE_BENCH)
 @triton.jit
 def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr,
+                         stride_h, stride_w, pad_h, pad_w, rows_bucket, R: tl.constexpr, S: tl.constexpr,
                          GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dw[C_out, R*S*C_in] += dz^T @ im2col(x) over this program's share (program_id(2)) of the pixels;
@@ -534,6 +552,18 @@ def _conv2d_weight_descriptor(weight: torch.Tensor):
     return desc
 
 
+def _conv2d_input_descriptor(x: torch.Tensor, R: int, S: int, stride, padding):
+    """A TMA descriptor over a 1x1, stride-1, unpadded conv's input as the matrix [M, C_in] (the GEMM's
+    A operand), box (128, 64); None where the filter gathers (any other shape), the channels are not a
+    multiple of 8 (16 bytes of bf16) or the path is unavailable."""
+    c_in = x.shape[3]
+    if (R, S, *stride, *padding) != (1, 1, 1, 1, 0, 0) or c_in % 8 or x.data_ptr() % 16:
+        return None
+    if not _tma_available() or x.element_size() != 2:
+        return None
+    return _TensorDescriptor(x, [x.numel() // c_in, c_in], [c_in, 1], [_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]])
+
+
 _CONV2D_SPLIT_NEEDS: dict = {"configs": None}
 _CONV2D_SPLIT_BUFFERS: dict = {}
 
@@ -603,17 +633,18 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
         return y, z
     gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
     w_desc = None if gather else _conv2d_weight_descriptor(weight)
+    x_desc = None if w_desc is None else _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw))
     M = batch * out_h * out_w
     device_index = x.get_device()
     partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
     grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype), A_DESC=x_desc is not None)
     key = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, device_index, x.data_ptr() & 15,
            weight.data_ptr() & 15, tuple(flags.values()), w_desc is None,
            None if bias is None else (bias.dtype, bias.data_ptr() & 15),
            None if residual is None else (residual.dtype, residual.data_ptr() & 15))
-    _conv2d_fwd_launch(key, grid, x, weight, w_desc, bias, residual, z, y, partials, arrivals,
+    _conv2d_fwd_launch(key, grid, x, x_desc, weight, w_desc, bias, residual, z, y, partials, arrivals,
                        batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw, M.bit_length(), **flags)
     return y, z
 
@@ -633,7 +664,7 @@ def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padd
     key = (tuple(x_shape), dz.shape, weight.shape, sh, sw, ph, pw, dz.dtype, weight.dtype, dz.get_device(),
            dz.data_ptr() & 15, weight.data_ptr() & 15)
     _conv2d_dgrad_launch(key, grid, dz, weight, dx, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
+                         M.bit_length(), R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
     return dx
 
 
@@ -664,7 +695,7 @@ def conv2d_wgrad(dz: torch.Tensor, x: torch.Tensor, weight_shape, stride=1, padd
     key = (x.shape, dz.shape, tuple(weight_shape), sh, sw, ph, pw, dz.dtype, x.dtype, x.get_device(),
            dz.data_ptr() & 15, x.data_ptr() & 15)
     _conv2d_wgrad_launch(key, grid, dz, x, dw, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+                         M.bit_length(), R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
     return dw.reshape(c_out, R, S, c_in).to(x.dtype)
 
 

@@ -775,6 +775,8 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         assert m._conv2d_tiles(config, M, c_out) > 1
         assert m._conv2d_split_fits(config, M, c_out, m._conv2d_k_iterations(config, c_in, R * R, False), 132)
         cases = [CONV2D_SPLIT_CASE, CONV2D_SPLIT_CASE] + cases
+    if config.kwargs.get("USE_TMA") and config.kwargs["BLOCK_M"] == m._CONV2D_TMA_ROWS:
+        cases.append(CONV2D_CASES[3])  # a 1x1 at stride 1, unpadded: the input read through its descriptor too
     with _OneConfig(kernel, launcher, config):
         for case in cases:
             # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
@@ -785,6 +787,19 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
                              m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+
+
+def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypatch):
+    """The input is the matrix [M, C_in] only for a 1x1 filter at stride 1 without padding; a 3x3, a
+    stride of 2 or channels that are no multiple of 8 (16 bytes of bf16) get no descriptor."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    x = randn(2, 5, 6, 40, dtype=torch.bfloat16, gen=fresh_generator())
+    desc = m._conv2d_input_descriptor(x, 1, 1, (1, 1), (0, 0))
+    assert list(desc.shape) == [60, 40] and list(desc.strides) == [40, 1] and desc.block_shape == [128, 64]
+    assert m._conv2d_input_descriptor(x, 3, 3, (1, 1), (1, 1)) is None
+    assert m._conv2d_input_descriptor(x, 1, 1, (2, 2), (0, 0)) is None
+    assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
 
 
 def test_conv2d_prune_keeps_the_pipeline_within_shared_memory():
