@@ -565,7 +565,8 @@ def _conv2d_input_descriptor(x: torch.Tensor, R: int, S: int, stride, padding):
 
 
 _CONV2D_SPLIT_NEEDS: dict = {"configs": None}
-_CONV2D_SPLIT_BUFFERS: dict = {}
+_CONV2D_SPLIT_BUFFERS: dict = {}  # (device, stream) -> (partials, arrivals), the most recently made last
+_CONV2D_SPLIT_STREAMS = 8
 
 
 def _conv2d_split_needs(M: int, c_out: int, c_in: int, taps: int, gather: bool, device_index: int):
@@ -601,6 +602,10 @@ def _conv2d_split_buffers(device: torch.device, needs):
         size = needs if buffers is None else (max(needs[0], buffers[0].numel()), max(needs[1], buffers[1].numel()))
         buffers = (torch.empty(size[0], dtype=torch.float32, device=device),
                    torch.zeros(size[1], dtype=torch.int32, device=device))
+        _CONV2D_SPLIT_BUFFERS.pop((index, stream), None)
+        while len(_CONV2D_SPLIT_BUFFERS) >= _CONV2D_SPLIT_STREAMS:  # streams come and go: keep the latest few
+            # the caching allocator reuses a dropped buffer only on its stream, after the work queued there
+            _CONV2D_SPLIT_BUFFERS.pop(next(iter(_CONV2D_SPLIT_BUFFERS)))
         _CONV2D_SPLIT_BUFFERS[(index, stream)] = buffers
     return buffers
 
