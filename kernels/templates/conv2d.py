@@ -523,6 +523,9 @@ def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
 
 _CONV2D_PADDED_WEIGHTS: dict = {}
 _CONV2D_DESCRIPTORS: dict = {}  # (pointer, shape, strides, dtype) of the weight -> its descriptor (host time)
+# forward keys whose autotuner chose a pointer config, launched without descriptors from then on; emptied
+# when the autotuner's config list is replaced (a list of TMA configs alone needs its descriptors)
+_CONV2D_POINTER_KEYS: dict = {"configs": None, "keys": set()}
 
 
 def _conv2d_weight_descriptor(weight: torch.Tensor):
@@ -637,20 +640,35 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
     if y.numel() == 0:
         return y, z
     gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
-    w_desc = None if gather else _conv2d_weight_descriptor(weight)
-    x_desc = None if w_desc is None else _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw))
     M = batch * out_h * out_w
     device_index = x.get_device()
+    base = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, device_index, x.data_ptr() & 15,
+            weight.data_ptr() & 15, bias is not None, residual is not None, silu, z is not None,
+            None if bias is None else (bias.dtype, bias.data_ptr() & 15),
+            None if residual is None else (residual.dtype, residual.data_ptr() & 15))
+    # descriptors cost the host about 30 us each per launch (Triton encodes them on every call): none where
+    # this key's autotuner chose a pointer config
+    pointer_keys = _CONV2D_POINTER_KEYS["keys"]
+    if _CONV2D_POINTER_KEYS["configs"] is not _conv2d_fwd_kernel.configs:
+        _CONV2D_POINTER_KEYS["configs"] = _conv2d_fwd_kernel.configs
+        pointer_keys.clear()
+    described = not gather and base not in pointer_keys
+    w_desc = _conv2d_weight_descriptor(weight) if described else None
+    x_desc = None if w_desc is None else _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw))
     partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
     grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
                  STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype), A_DESC=x_desc is not None)
-    key = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, device_index, x.data_ptr() & 15,
-           weight.data_ptr() & 15, tuple(flags.values()), w_desc is None,
-           None if bias is None else (bias.dtype, bias.data_ptr() & 15),
-           None if residual is None else (residual.dtype, residual.data_ptr() & 15))
+    key = (*base, tuple(flags.values()), w_desc is None)
+    first = key not in _conv2d_fwd_launch.plans
     _conv2d_fwd_launch(key, grid, x, x_desc, weight, w_desc, bias, residual, z, y, partials, arrivals,
                        batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw, M.bit_length(), **flags)
+    if first and w_desc is not None:
+        chosen = getattr(_conv2d_fwd_kernel, "best_config", None)
+        if chosen is not None and not chosen.kwargs.get("USE_TMA"):
+            if len(pointer_keys) >= 4096:
+                pointer_keys.clear()
+            pointer_keys.add(base)  # later calls: no descriptors (the same config, its other compile)
     return y, z
 
 

@@ -802,6 +802,26 @@ def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypat
     assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
 
 
+def test_conv2d_forward_drops_the_descriptors_where_a_pointer_config_was_chosen(monkeypatch):
+    """A key whose autotuner chose a pointer config launches without descriptors from its second call on
+    (each costs the host about 30 us per launch), with the same result; a key that chose a TMA config
+    keeps them. The autotuner holds one config at a time here (the interpreter tunes nothing)."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    made = []
+    describe = m._conv2d_weight_descriptor
+    monkeypatch.setattr(m, "_conv2d_weight_descriptor", lambda w: made.append(1) or describe(w))
+    g = fresh_generator()
+    (x, w, _, _), kw = _conv2d_case(m, CONV2D_CASES[1], torch.bfloat16, g)
+    reference = m.conv2d_reference(as_reference(x), as_reference(w), **kw)
+    for config, described in ((m._CONV2D_FWD_POINTER_CONFIGS[0], [1]), (m._CONV2D_FWD_TMA_CONFIGS[0], [1, 1, 1])):
+        made.clear()
+        with _OneConfig(m._conv2d_fwd_kernel, m._conv2d_fwd_launch, config):
+            for _ in range(3):
+                assert_close(m.conv2d(x, w, **kw), reference, torch.bfloat16, f"y {config.kwargs}", scale=2)
+        assert made == described, config.kwargs
+
+
 def test_conv2d_prune_keeps_the_pipeline_within_shared_memory():
     """(num_stages - 1) x (A + B tiles) bytes: the H200's 232,448 holds a 128x128x128 three-stage config
     in bf16 (131,072) but not in fp32 (262,144, the size the compiler reported for it on the H200)."""
