@@ -10,11 +10,11 @@ export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
 export PYTHONPATH=/tmp/site:$PWD
 for i in 0 1 2 3; do
-  (TRITONIFY_CONV_CONFIG_SHARD=$i/4 TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_TEST_DEVICE=cuda timeout 40 \
+  (TRITONIFY_CONV_CONFIG_SHARD=$i/4 TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_TEST_DEVICE=cuda timeout 120 \
      python3 -m pytest -q -p no:cacheprovider -o addopts="" -rf tests/templates/kernel_checks.py \
      -k "conv2d_every_autotune_config and fwd" > "$OUT/checks_fwd_$i.log" 2>&1; echo "rc=$?" >> "$OUT/checks_fwd_$i.log") &
 done
-CONV_PRECOMPILE_KINDS=fwd timeout 60 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 8 > "$OUT/precompile.log" 2>&1
+CONV_PRECOMPILE_KINDS=fwd timeout 120 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 10 > "$OUT/precompile.log" 2>&1
 wait
 for f in "$OUT"/checks_fwd_*.log; do echo "$f: $(tail -n 2 "$f" | tr '\n' ' ')"; done
 python3 gpu/conv/bench.py "$OUT" --no-precompile --budget "$BUDGET" --sections fwd --rep-ms 20 > "$OUT/bench.log" 2>&1

@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# One device call for the convolution templates: the GPU float64 checks (every autotune config, in three
-# pytest processes) while gpu/conv/bench.py compiles every tile config in parallel workers; then, with
-# the GPU to itself, bench.py's timings. Results under $OUT (conv.jsonl, the check logs).
-#   run:  bash gpu/conv/run_on_h200.sh [TIMING_BUDGET_S] [SECTIONS]
+# One device call for the convolution templates: the GPU float64 checks (every autotune config, in
+# parallel pytest processes) while gpu/conv/bench.py compiles every tile config in parallel workers; then,
+# with the GPU to itself, bench.py's timings. Results under $OUT (conv.jsonl, the check logs).
+#   run:  bash gpu/conv/run_on_h200.sh [TIMING_BUDGET_S] [SECTIONS] [CHECKS]
+#   CHECKS: "conv2d" (the conv2d checks alone: after a change to conv2d.py) or "all" (default: causal conv1d too)
+#   REP_MS (environment): GpuTimer's repetitions per pass (default 40)
 set -uo pipefail
-BUDGET=${1:-260}; SECTIONS=${2:-fwd,conv1d,train}
+BUDGET=${1:-260}; SECTIONS=${2:-fwd,conv1d,train}; CHECKS=${3:-all}
 OUT=${OUT:-/tmp/conv}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site . || exit 4
 export PYTHONPATH=/tmp/site:$PWD
-checks() {  # $1: log name, $2: -k expression
-  TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager TRITONIFY_TEST_DEVICE=cuda timeout 150 \
+checks() {  # $1: log name, $2: -k expression, $3: shard i/n of the every-config checks (or "")
+  TRITONIFY_CONV_CONFIG_SHARD=$3 TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager \
+    TRITONIFY_TEST_DEVICE=cuda timeout 170 \
     python3 -m pytest -q -p no:cacheprovider -o addopts="" -rf tests/templates/kernel_checks.py -k "$2" > "$OUT/$1.log" 2>&1
   echo "rc=$?" >> "$OUT/$1.log"
 }
-checks checks_fwd_configs "conv2d_every_autotune_config and fwd" &
-checks checks_bwd_configs "conv2d_every_autotune_config and not fwd" &
-checks checks_other "(conv2d or causal_conv1d) and not conv2d_every_autotune_config" &
-timeout 150 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 10 > "$OUT/precompile.log" 2>&1
+for i in 0 1 2 3 4; do checks "checks_configs_$i" "conv2d_every_autotune_config" "$i/5" & done
+if [ "$CHECKS" = all ]; then OTHER="(conv2d or causal_conv1d) and not conv2d_every_autotune_config"
+else OTHER="conv2d and not conv2d_every_autotune_config"; fi
+checks checks_other "$OTHER" "" &
+timeout 170 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 8 > "$OUT/precompile.log" 2>&1
 wait
 for f in "$OUT"/checks_*.log; do echo "$f: $(tail -n 2 "$f" | tr '\n' ' ')"; done
-python3 gpu/conv/bench.py "$OUT" --no-precompile --budget "$BUDGET" --sections "$SECTIONS" > "$OUT/bench.log" 2>&1
+python3 gpu/conv/bench.py "$OUT" --no-precompile --budget "$BUDGET" --sections "$SECTIONS" --rep-ms "${REP_MS:-40}" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"; tail -n 3 "$OUT/bench.log"
 python3 gpu/conv/report.py "$OUT/conv.jsonl" || true

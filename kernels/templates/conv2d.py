@@ -13,10 +13,19 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   flat (r, s, c) index instead, so three channels do not pad a 64-wide block per tap;
 * on Hopper (and where the installed Triton has host tensor descriptors) some configurations read the
   weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
-  of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned; the autotuner picks
-  between them and the plain pointer loads;
-* the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S): the tiling depends on the output
-  size and the stride, and a key on the batch or the input height would re-tune every batch size.
+  of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned, and for a 1x1 filter
+  at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in]; every TMA config
+  has the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
+  through the autotuner's Python) and the launcher's recorded plan serves each later call;
+* split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
+  batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
+  loop and store an fp32 partial tile; the tile's last program to arrive (an arrival counter per tile)
+  sums the partials in slot order, so the result does not depend on which program came last, applies
+  the epilogue and resets the counter. One launch, no atomics on the output, deterministic;
+* the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S) and the bit length of M: the tiling
+  depends on the output size and the stride, and a key on the batch or the input height would re-tune
+  every batch size, while the bucket of M lets batch 32 and batch 128 choose their split and tile
+  separately; it times each config under CUDA-graph replay (``_autotune_bench``).
 
 Backward (``Conv2dFunction``): dz = dy * act'(z) (z, the pre-activation, is kept by the forward when
 there is an activation), d residual = dz, d bias = dz summed over pixels,
@@ -70,21 +79,83 @@ def _tma_available() -> bool:
             and torch.cuda.get_device_capability()[0] >= 9)
 
 
-def _conv2d_weight_block(nargs):
-    """A TMA config's pre-hook: the descriptor's block is the config's (BLOCK_N, 1, BLOCK_K) tile."""
-    if nargs.get("w_desc") is not None:
-        nargs["w_desc"].block_shape = [nargs["BLOCK_N"], 1, nargs["BLOCK_K"]]
+def _autotune_bench(kernel_call, quantiles):
+    """The autotuner's timing of one config: CUDA-graph replay on a GPU, so a 10-40 us kernel is not
+    timed through the Python launch path in front of it (Triton's default, CUDA events around eager
+    launches, measures the host there and picks any config); None (Triton's default) elsewhere."""
+    return triton.testing.do_bench_cudagraph(kernel_call, rep=20, quantiles=quantiles)
+
+
+_AUTOTUNE_BENCH = None if _interpreting() or not torch.cuda.is_available() else _autotune_bench
+
+_CONV2D_TMA_BLOCK = (128, 64)  # the weight descriptor's (BLOCK_N, BLOCK_K) box: every TMA config's tile
+_CONV2D_TMA_ROWS = 128  # the input descriptor's box is (BLOCK_M, BLOCK_K) = (128, 64): 1x1 layers' TMA configs
+
+
+def _conv2d_sms(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count if torch.cuda.is_available() else 132
+
+
+def _conv2d_tiles(config, M: int, c_out: int) -> int:
+    return -(-M // config.kwargs["BLOCK_M"]) * -(-c_out // config.kwargs["BLOCK_N"])
+
+
+def _conv2d_k_iterations(config, c_in: int, taps: int, gather: bool) -> int:
+    """The K loop's length: (tap, channel block) pairs, or flat (r, s, c) blocks with GATHER_K."""
+    bk = config.kwargs["BLOCK_K"]
+    return -(-(taps * c_in) // bk) if gather else taps * -(-c_in // bk)
+
+
+def _conv2d_split_fits(config, M: int, c_out: int, k_iterations: int, sms: int) -> bool:
+    """A split-K config only where the output tiles do not fill two waves of the SMs (the deep layers:
+    7x7 and 14x14 outputs, few pixels, many channels), at most four programs per SM in all, and every
+    split keeps at least four K iterations (the software pipeline needs a few to overlap)."""
+    split = config.kwargs["SPLIT_K"]
+    if split == 1:
+        return True
+    tiles = _conv2d_tiles(config, M, c_out)
+    return tiles < 2 * sms and tiles * split <= 4 * sms and k_iterations >= 4 * split
+
+
+def _conv2d_shared_memory_limit(device_index: int) -> int:
+    """Bytes of shared memory one program may use (232,448 on the H100/H200)."""
+    if not torch.cuda.is_available():
+        return 232448
+    return getattr(torch.cuda.get_device_properties(device_index), "shared_memory_per_block_optin", 232448)
+
+
+def _conv2d_shared_memory_fits(config, element_size: int, limit: int) -> bool:
+    """The software pipeline's buffers, (num_stages - 1) x the A and B tiles, fit the shared memory
+    (fp32 operands need twice bf16's: a 128x128x128 three-stage config fits bf16, not fp32)."""
+    k = config.kwargs
+    return (config.num_stages - 1) * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * element_size <= limit
 
 
 def _conv2d_prune(configs, named_args, **kwargs):
-    """The TMA configs only where the launcher made a descriptor (bf16/fp16 on Hopper, not the flat K loop)."""
-    kept = [c for c in configs if not c.kwargs.get("USE_TMA") or named_args.get("w_desc") is not None]
+    """What each key can run: TMA configs where the launcher made a descriptor (bf16/fp16 on Hopper,
+    not the flat K loop); K blocks of 128 for 128 or more input channels; split K where it fits; the
+    pipeline's buffers within the shared memory for the operands' dtype."""
+    args = {**named_args, **kwargs}
+    M, c_in, c_out = args["batch"] * args["out_h"] * args["out_w"], args["C_in"], args["C_out"]
+    taps, gather = args["R"] * args["S"], bool(args["GATHER_K"])
+    x = args["x_ptr"]
+    device_index = (x.device.index or 0) if hasattr(x, "device") else 0
+    sms, limit = _conv2d_sms(device_index), _conv2d_shared_memory_limit(device_index)
+    element_size = 4 if args["FP32_DOT"] else x.element_size()
+    kept = [c for c in configs
+            if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
+            and (not c.kwargs["USE_TMA"] or args["x_desc"] is None or c.kwargs["BLOCK_M"] == _CONV2D_TMA_ROWS)
+            and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
+            and _conv2d_shared_memory_fits(c, element_size, limit)
+            and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
     return kept or [_conv2d_config(64, 64, 64, 4, 4)]
 
 
-def _conv2d_config(bm, bn, bk, warps, stages, tma=False):
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "USE_TMA": tma},
-                         num_warps=warps, num_stages=stages, pre_hook=_conv2d_weight_block if tma else None)
+def _conv2d_config(bm, bn, bk, warps, stages, tma=False, split=1):
+    if tma:
+        assert (bn, bk) == _CONV2D_TMA_BLOCK, "a TMA config's tile is the descriptor's box"
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split, "USE_TMA": tma},
+                         num_warps=warps, num_stages=stages)
 
 
 _CONV2D_FWD_POINTER_CONFIGS = [
@@ -93,9 +164,25 @@ _CONV2D_FWD_POINTER_CONFIGS = [
     _conv2d_config(64, 64, 64, 4, 4),
     _conv2d_config(128, 256, 64, 8, 3),
     _conv2d_config(64, 128, 64, 4, 4),
+    _conv2d_config(128, 128, 128, 8, 3),
+    _conv2d_config(128, 256, 64, 8, 4),
+    _conv2d_config(256, 128, 64, 8, 3),
+    _conv2d_config(128, 128, 64, 4, 4),
 ]
-_CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d_config(128, 256, 64, 8, 3, tma=True)]
-_CONV2D_FWD_ALL_CONFIGS = _CONV2D_FWD_POINTER_CONFIGS + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else [])
+# split K: the deep layers' few output tiles, each K range summed by the tile's last program (below)
+_CONV2D_FWD_SPLIT_CONFIGS = [
+    _conv2d_config(128, 128, 64, 8, 3, split=2),
+    _conv2d_config(128, 128, 64, 8, 4, split=3),
+    _conv2d_config(64, 128, 64, 4, 4, split=2),
+    _conv2d_config(128, 64, 64, 4, 4, split=2),
+    _conv2d_config(64, 128, 64, 4, 4, split=4),
+    _conv2d_config(128, 128, 128, 8, 3, split=2),
+]
+_CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d_config(128, 128, 64, 8, 4, tma=True),
+                           _conv2d_config(128, 128, 64, 8, 3, tma=True, split=2),
+                           _conv2d_config(64, 128, 64, 4, 4, tma=True, split=2)]
+_CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
+                           + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
 _CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
 
 _CONV2D_DGRAD_ALL_CONFIGS = [
@@ -122,16 +209,27 @@ _CONV2D_ELEMENTWISE_CONFIGS = _autotune_configs([
 _CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
 
 
-@triton.autotune(configs=_CONV2D_FWD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
-                 prune_configs_by={"early_config_prune": _conv2d_prune})
+@triton.autotune(configs=_CONV2D_FWD_CONFIGS,
+                 key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
+                 prune_configs_by={"early_config_prune": _conv2d_prune}, do_bench=_AUTOTUNE_BENCH)
 @triton.jit
-def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
-                       batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w,
+def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, partial_ptr, arrivals_ptr,
+                       batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w, rows_bucket,
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                        SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                       USE_TMA: tl.constexpr):
-    """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual)."""
+                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_DESC: tl.constexpr):
+    """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual), or with
+    SPLIT_K > 1 one of SPLIT_K programs (program_id(1)) that each sum a share of the tile's K loop.
+
+    Split K: each program stores its fp32 partial tile in ``partial_ptr`` (SPLIT_K slots per tile) and
+    counts itself in the tile's arrival counter; the program that arrives last sums the SPLIT_K slots in
+    slot order (deterministic: the same sum whichever program arrives last), applies the epilogue, stores
+    y and sets the counter back to zero for the next launch. ``rows_bucket`` (the bit length of M, unused
+    here) is in the autotune key so batch 32 and batch 128 choose their split separately.
+
+    A_DESC (a 1x1 filter at stride 1 without padding: the input is the plain matrix [M, C_in]): the TMA
+    configs read the input through ``x_desc`` too, a [BLOCK_M, BLOCK_K] box from [M, C_in]."""
     M = batch * out_h * out_w
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(C_out, BLOCK_N)
@@ -152,10 +250,15 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
     in_y0 = out_y * stride_h - pad_h
     in_x0 = out_x * stride_w - pad_w
     K = R * S * C_in
+    c_blocks = tl.cdiv(C_in, BLOCK_K)
+    iterations = tl.cdiv(K, BLOCK_K) if GATHER_K else R * S * c_blocks
+    per_split = tl.cdiv(iterations, SPLIT_K)
+    first = tl.program_id(1) * per_split
+    last = tl.minimum(first + per_split, iterations)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if GATHER_K:
-        for k0 in range(0, K, BLOCK_K):
-            offs_k = k0 + tl.arange(0, BLOCK_K)
+        for it in range(first, last):
+            offs_k = it * BLOCK_K + tl.arange(0, BLOCK_K)
             c = offs_k % C_in
             tap = offs_k // C_in
             iy = in_y0[:, None] + (tap // S)[None, :]
@@ -170,8 +273,7 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
             else:
                 acc = tl.dot(a, b, acc)
     else:
-        c_blocks = tl.cdiv(C_in, BLOCK_K)
-        for it in range(0, R * S * c_blocks):
+        for it in range(first, last):
             tap = it // c_blocks
             c0 = (it - tap * c_blocks) * BLOCK_K
             iy = in_y0 + tap // S
@@ -179,8 +281,11 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
             row_ok = m_ok & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
             offs_c = c0 + tl.arange(0, BLOCK_K)
             c_ok = offs_c < C_in
-            pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
-            a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+            if USE_TMA and A_DESC:  # rows past M and channels past C_in read as zeros
+                a = x_desc.load([pid_m * BLOCK_M, c0])
+            else:
+                pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
+                a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
             if USE_TMA:  # [BLOCK_N, 1, BLOCK_K] from [C_out, R*S, C_in_padded]; out-of-range reads are zeros
                 b = tl.trans(w_desc.load([pid_n * BLOCK_N, tap, c0]).reshape(BLOCK_N, BLOCK_K))
             else:
@@ -193,6 +298,22 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
 
     out = offs_m[:, None].to(tl.int64) * C_out + offs_n[None, :]
     ok = m_ok[:, None] & n_ok[None, :]
+    if SPLIT_K > 1:
+        tile = pid_m * num_n + pid_n
+        slot = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+        slots = partial_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)
+        tl.store(slots + tl.program_id(1) * (BLOCK_M * BLOCK_N) + slot, acc, cache_modifier=".cg")
+        tl.debug_barrier()  # every thread's share of the partial is written before the count (release)
+        arrived = tl.atomic_add(arrivals_ptr + tile, 1, sem="acq_rel", scope="gpu")
+        tl.debug_barrier()
+        # the last program to arrive finishes the tile (the count broadcast to the tile before the
+        # comparison: the CPU interpreter rejects a mask made from a scalar comparison)
+        ok = ok & ((tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32) + arrived) == SPLIT_K - 1)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for i in tl.static_range(SPLIT_K):
+            acc += tl.load(slots + i * (BLOCK_M * BLOCK_N) + slot, mask=ok, other=0.0, cache_modifier=".cg")
+        # the last program takes the count back to zero for the next launch (the others add nothing)
+        tl.atomic_add(arrivals_ptr + tile, tl.where(arrived == SPLIT_K - 1, -SPLIT_K, 0), sem="relaxed", scope="gpu")
     if HAS_BIAS:
         acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     if HAS_RESIDUAL:
@@ -204,10 +325,11 @@ def _conv2d_fwd_kernel(x_ptr, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr,
     tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
 
 
-@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S"])
+@triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
+                 do_bench=_AUTOTUNE_BENCH)
 @triton.jit
 def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
+                         stride_h, stride_w, pad_h, pad_w, rows_bucket, R: tl.constexpr, S: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dx for the input pixels of one phase (y mod stride_h, x mod stride_w) = program_id(2): only the
     taps that reach that phase are walked (stride 1: one phase, every tap)."""
@@ -257,11 +379,12 @@ def _conv2d_dgrad_kernel(dz_ptr, w_ptr, dx_ptr, batch, H, W, C_in, out_h, out_w,
     tl.store(dx_ptr + out, acc.to(dx_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
-@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS, key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S"],
-                 restore_value=["dw_ptr"])
+@triton.autotune(configs=_CONV2D_WGRAD_CONFIGS,
+                 key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
+                 restore_value=["dw_ptr"], do_bench=_AUTOTUNE_BENCH)
 @triton.jit
 def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                         stride_h, stride_w, pad_h, pad_w, R: tl.constexpr, S: tl.constexpr,
+                         stride_h, stride_w, pad_h, pad_w, rows_bucket, R: tl.constexpr, S: tl.constexpr,
                          GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dw[C_out, R*S*C_in] += dz^T @ im2col(x) over this program's share (program_id(2)) of the pixels;
@@ -399,6 +522,10 @@ def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
 
 
 _CONV2D_PADDED_WEIGHTS: dict = {}
+_CONV2D_DESCRIPTORS: dict = {}  # (pointer, shape, strides, dtype) of the weight -> its descriptor (host time)
+# forward keys whose autotuner chose a pointer config, launched without descriptors from then on; emptied
+# when the autotuner's config list is replaced (a list of TMA configs alone needs its descriptors)
+_CONV2D_POINTER_KEYS: dict = {"configs": None, "keys": set()}
 
 
 def _conv2d_weight_descriptor(weight: torch.Tensor):
@@ -417,7 +544,73 @@ def _conv2d_weight_descriptor(weight: torch.Tensor):
             w3[:, :, :c_in] = weight.reshape(c_out, r * s, c_in)
             _CONV2D_PADDED_WEIGHTS.clear()  # one padded copy at a time: the last weight seen
             _CONV2D_PADDED_WEIGHTS[key] = w3
-    return _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [64, 1, 64])
+    bn, bk = _CONV2D_TMA_BLOCK
+    key = (w3.data_ptr(), tuple(w3.shape), tuple(w3.stride()), w3.dtype)
+    desc = _CONV2D_DESCRIPTORS.get(key)  # the cached one holds w3, so its memory cannot be reused meanwhile
+    if desc is None:
+        desc = _TensorDescriptor(w3, list(w3.shape), list(w3.stride()), [bn, 1, bk])
+        if len(_CONV2D_DESCRIPTORS) >= 64:
+            _CONV2D_DESCRIPTORS.clear()
+        _CONV2D_DESCRIPTORS[key] = desc
+    return desc
+
+
+def _conv2d_input_descriptor(x: torch.Tensor, R: int, S: int, stride, padding):
+    """A TMA descriptor over a 1x1, stride-1, unpadded conv's input as the matrix [M, C_in] (the GEMM's
+    A operand), box (128, 64); None where the filter gathers (any other shape), the channels are not a
+    multiple of 8 (16 bytes of bf16) or the path is unavailable."""
+    c_in = x.shape[3]
+    if (R, S, *stride, *padding) != (1, 1, 1, 1, 0, 0) or c_in % 8 or x.data_ptr() % 16:
+        return None
+    if not _tma_available() or x.element_size() != 2:
+        return None
+    return _TensorDescriptor(x, [x.numel() // c_in, c_in], [c_in, 1], [_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]])
+
+
+_CONV2D_SPLIT_NEEDS: dict = {"configs": None}
+_CONV2D_SPLIT_BUFFERS: dict = {}  # (device, stream) -> (partials, arrivals), the most recently made last
+_CONV2D_SPLIT_STREAMS = 8
+
+
+def _conv2d_split_needs(M: int, c_out: int, c_in: int, taps: int, gather: bool, device_index: int):
+    """(fp32 partial elements, tiles) the split-K configs the autotuner may run here need at most: the
+    ones the prune keeps, or the one config when the autotuner holds a single config (it runs without
+    pruning). Cached per shape until the autotuner's config list changes."""
+    configs = _conv2d_fwd_kernel.configs
+    if _CONV2D_SPLIT_NEEDS["configs"] is not configs:
+        _CONV2D_SPLIT_NEEDS.clear()
+        _CONV2D_SPLIT_NEEDS["configs"] = configs
+    key = (M, c_out, c_in, taps, gather, device_index)
+    needs = _CONV2D_SPLIT_NEEDS.get(key)
+    if needs is None:
+        sms = _conv2d_sms(device_index) if device_index >= 0 else 132
+        partials, tiles = 1, 1
+        for c in configs:
+            runs = len(configs) == 1 or _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)
+            if c.kwargs["SPLIT_K"] > 1 and runs:
+                t = _conv2d_tiles(c, M, c_out)
+                partials = max(partials, t * c.kwargs["SPLIT_K"] * c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])
+                tiles = max(tiles, t)
+        needs = _CONV2D_SPLIT_NEEDS[key] = (partials, tiles)
+    return needs
+
+
+def _conv2d_split_buffers(device: torch.device, needs):
+    """The split-K partial tiles (fp32) and the per-tile arrival counters (int32, zero between launches:
+    each tile's last program resets its counter), one pair per (device, stream), grown as needed."""
+    index = device.index if device.type == "cuda" else -1
+    stream = torch._C._cuda_getCurrentRawStream(index) if index >= 0 else 0
+    buffers = _CONV2D_SPLIT_BUFFERS.get((index, stream))
+    if buffers is None or buffers[0].numel() < needs[0] or buffers[1].numel() < needs[1]:
+        size = needs if buffers is None else (max(needs[0], buffers[0].numel()), max(needs[1], buffers[1].numel()))
+        buffers = (torch.empty(size[0], dtype=torch.float32, device=device),
+                   torch.zeros(size[1], dtype=torch.int32, device=device))
+        _CONV2D_SPLIT_BUFFERS.pop((index, stream), None)
+        while len(_CONV2D_SPLIT_BUFFERS) >= _CONV2D_SPLIT_STREAMS:  # streams come and go: keep the latest few
+            # the caching allocator reuses a dropped buffer only on its stream, after the work queued there
+            _CONV2D_SPLIT_BUFFERS.pop(next(iter(_CONV2D_SPLIT_BUFFERS)))
+        _CONV2D_SPLIT_BUFFERS[(index, stream)] = buffers
+    return buffers
 
 
 def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=None, stride=1, padding=0,
@@ -447,17 +640,35 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
     if y.numel() == 0:
         return y, z
     gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
-    w_desc = None if gather else _conv2d_weight_descriptor(weight)
     M = batch * out_h * out_w
-    grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]),)  # noqa: E731
+    device_index = x.get_device()
+    base = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, device_index, x.data_ptr() & 15,
+            weight.data_ptr() & 15, bias is not None, residual is not None, silu, z is not None,
+            None if bias is None else (bias.dtype, bias.data_ptr() & 15),
+            None if residual is None else (residual.dtype, residual.data_ptr() & 15))
+    # descriptors cost the host about 30 us each per launch (Triton encodes them on every call): none where
+    # this key's autotuner chose a pointer config
+    pointer_keys = _CONV2D_POINTER_KEYS["keys"]
+    if _CONV2D_POINTER_KEYS["configs"] is not _conv2d_fwd_kernel.configs:
+        _CONV2D_POINTER_KEYS["configs"] = _conv2d_fwd_kernel.configs
+        pointer_keys.clear()
+    described = not gather and base not in pointer_keys
+    w_desc = _conv2d_weight_descriptor(weight) if described else None
+    x_desc = None if w_desc is None else _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw))
+    partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
+    grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
-    key = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, x.get_device(), x.data_ptr() & 15,
-           weight.data_ptr() & 15, tuple(flags.values()), w_desc is None,
-           None if bias is None else (bias.dtype, bias.data_ptr() & 15),
-           None if residual is None else (residual.dtype, residual.data_ptr() & 15))
-    _conv2d_fwd_launch(key, grid, x, weight, w_desc, bias, residual, z, y, batch, H, W, c_in, out_h, out_w, c_out,
-                       sh, sw, ph, pw, **flags)
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype), A_DESC=x_desc is not None)
+    key = (*base, tuple(flags.values()), w_desc is None)
+    first = key not in _conv2d_fwd_launch.plans
+    _conv2d_fwd_launch(key, grid, x, x_desc, weight, w_desc, bias, residual, z, y, partials, arrivals,
+                       batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw, M.bit_length(), **flags)
+    if first and w_desc is not None:
+        chosen = getattr(_conv2d_fwd_kernel, "best_config", None)
+        if chosen is not None and not chosen.kwargs.get("USE_TMA"):
+            if len(pointer_keys) >= 4096:
+                pointer_keys.clear()
+            pointer_keys.add(base)  # later calls: no descriptors (the same config, its other compile)
     return y, z
 
 
@@ -476,7 +687,7 @@ def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padd
     key = (tuple(x_shape), dz.shape, weight.shape, sh, sw, ph, pw, dz.dtype, weight.dtype, dz.get_device(),
            dz.data_ptr() & 15, weight.data_ptr() & 15)
     _conv2d_dgrad_launch(key, grid, dz, weight, dx, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
+                         M.bit_length(), R=R, S=S, FP32_DOT=_fp32_dot(dz.dtype))
     return dx
 
 
@@ -507,7 +718,7 @@ def conv2d_wgrad(dz: torch.Tensor, x: torch.Tensor, weight_shape, stride=1, padd
     key = (x.shape, dz.shape, tuple(weight_shape), sh, sw, ph, pw, dz.dtype, x.dtype, x.get_device(),
            dz.data_ptr() & 15, x.data_ptr() & 15)
     _conv2d_wgrad_launch(key, grid, dz, x, dw, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                         R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+                         M.bit_length(), R=R, S=S, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
     return dw.reshape(c_out, R, S, c_in).to(x.dtype)
 
 

@@ -737,7 +737,8 @@ def _conv2d_every_config():
     m = MODULES["conv2d"]
     # TMA configs: on the GPU where the device has them (Hopper); on the interpreter, which runs host
     # descriptors, always (forced below)
-    fwd = m._CONV2D_FWD_POINTER_CONFIGS + m._CONV2D_FWD_TMA_CONFIGS if DEVICE == "cpu" else m._CONV2D_FWD_ALL_CONFIGS
+    fwd = (m._CONV2D_FWD_POINTER_CONFIGS + m._CONV2D_FWD_SPLIT_CONFIGS + m._CONV2D_FWD_TMA_CONFIGS if DEVICE == "cpu"
+           else m._CONV2D_FWD_ALL_CONFIGS)
     every = ([("fwd", c) for c in fwd] + [("dgrad", c) for c in m._CONV2D_DGRAD_ALL_CONFIGS]
              + [("wgrad", c) for c in m._CONV2D_WGRAD_ALL_CONFIGS])
     # TRITONIFY_CONV_CONFIG_SHARD=i/n: the i-th of n shares (a device run checks them in parallel processes)
@@ -748,10 +749,17 @@ def _conv2d_every_config():
     return every
 
 
+# a K loop long enough for every split-K config to split (27 iterations of 64 channels, 18 of 128) over
+# several output tiles, so each tile's partials, arrival counter and last program are exercised
+CONV2D_SPLIT_CASE = (2, 9, 9, 136, 40, 3, 1, "bias+residual+silu")
+
+
 @pytest.mark.parametrize("which,config", _conv2d_every_config(), ids=lambda v: str(v) if isinstance(v, str) else str(v.kwargs))
 def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch):
     """Each configuration alone (the autotuner could pick any), on the cases each kernel's paths
-    take: channel blocks and the flat K loop, stride 1 and 2; bf16 (the benchmarked dtype) and fp32."""
+    take: channel blocks and the flat K loop, stride 1 and 2; bf16 (the benchmarked dtype) and fp32.
+    A split-K config also runs a case it splits, twice in a row: the second launch finds the arrival
+    counters the first one's last programs set back to zero."""
     m = MODULES["conv2d"]
     if config.kwargs.get("USE_TMA") and DEVICE == "cpu":
         monkeypatch.setattr(m, "_tma_available", lambda: True)
@@ -759,13 +767,81 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
                         "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch)}[which]
     g = fresh_generator()
+    cases = [CONV2D_CASES[1], CONV2D_CASES[2]]
+    split = config.kwargs.get("SPLIT_K", 1)
+    if split > 1:
+        batch, H, W, c_in, c_out, R, stride, _ = CONV2D_SPLIT_CASE
+        M = batch * m.conv2d_out_size(H, R, stride, R // 2) * m.conv2d_out_size(W, R, stride, R // 2)
+        assert m._conv2d_tiles(config, M, c_out) > 1
+        assert m._conv2d_split_fits(config, M, c_out, m._conv2d_k_iterations(config, c_in, R * R, False), 132)
+        cases = [CONV2D_SPLIT_CASE, CONV2D_SPLIT_CASE] + cases
+    if config.kwargs.get("USE_TMA") and config.kwargs["BLOCK_M"] == m._CONV2D_TMA_ROWS:
+        cases.append(CONV2D_CASES[3])  # a 1x1 at stride 1, unpadded: the input read through its descriptor too
     with _OneConfig(kernel, launcher, config):
-        for case in (CONV2D_CASES[1], CONV2D_CASES[2]):
+        for case in cases:
             # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
             # interpreter every dtype takes the same fp32 dot (_fp32_dot), so bf16 alone says it all there
-            two_byte_only = config.kwargs.get("USE_TMA") or DEVICE == "cpu"
+            # fp32 operands double the pipeline's buffers: a forward config the prune drops for fp32
+            # (over the shared memory) never runs on fp32
+            two_byte_only = (config.kwargs.get("USE_TMA") or DEVICE == "cpu" or which == "fwd" and not
+                             m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+
+
+def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypatch):
+    """The input is the matrix [M, C_in] only for a 1x1 filter at stride 1 without padding; a 3x3, a
+    stride of 2 or channels that are no multiple of 8 (16 bytes of bf16) get no descriptor."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    x = randn(2, 5, 6, 40, dtype=torch.bfloat16, gen=fresh_generator())
+    desc = m._conv2d_input_descriptor(x, 1, 1, (1, 1), (0, 0))
+    assert list(desc.shape) == [60, 40] and list(desc.strides) == [40, 1] and desc.block_shape == [128, 64]
+    assert m._conv2d_input_descriptor(x, 3, 3, (1, 1), (1, 1)) is None
+    assert m._conv2d_input_descriptor(x, 1, 1, (2, 2), (0, 0)) is None
+    assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
+
+
+def test_conv2d_forward_drops_the_descriptors_where_a_pointer_config_was_chosen(monkeypatch):
+    """A key whose autotuner chose a pointer config launches without descriptors from its second call on
+    (each costs the host about 30 us per launch), with the same result; a key that chose a TMA config
+    keeps them. The autotuner holds one config at a time here (the interpreter tunes nothing)."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    made = []
+    describe = m._conv2d_weight_descriptor
+    monkeypatch.setattr(m, "_conv2d_weight_descriptor", lambda w: made.append(1) or describe(w))
+    g = fresh_generator()
+    (x, w, _, _), kw = _conv2d_case(m, CONV2D_CASES[1], torch.bfloat16, g)
+    reference = m.conv2d_reference(as_reference(x), as_reference(w), **kw)
+    for config, described in ((m._CONV2D_FWD_POINTER_CONFIGS[0], [1]), (m._CONV2D_FWD_TMA_CONFIGS[0], [1, 1, 1])):
+        made.clear()
+        with _OneConfig(m._conv2d_fwd_kernel, m._conv2d_fwd_launch, config):
+            for _ in range(3):
+                assert_close(m.conv2d(x, w, **kw), reference, torch.bfloat16, f"y {config.kwargs}", scale=2)
+        assert made == described, config.kwargs
+
+
+def test_conv2d_prune_keeps_the_pipeline_within_shared_memory():
+    """(num_stages - 1) x (A + B tiles) bytes: the H200's 232,448 holds a 128x128x128 three-stage config
+    in bf16 (131,072) but not in fp32 (262,144, the size the compiler reported for it on the H200)."""
+    m = MODULES["conv2d"]
+    config = m._conv2d_config(128, 128, 128, 8, 3)
+    assert m._conv2d_shared_memory_fits(config, 2, 232448)
+    assert not m._conv2d_shared_memory_fits(config, 4, 232448)
+    assert all(m._conv2d_shared_memory_fits(c, 2, 232448) for c in m._CONV2D_FWD_ALL_CONFIGS)
+
+
+def test_conv2d_split_k_runs_only_where_the_tiles_do_not_fill_the_gpu():
+    """The prune keeps split K for ResNet-50's deep layers at batch 32 (7x7, 512 channels: 13 row tiles
+    of 128) and drops it where the output tiles fill the SMs (56x56 at batch 32: 784 row tiles)."""
+    m = MODULES["conv2d"]
+    split = m._conv2d_config(128, 128, 64, 8, 3, split=2)
+    k_iterations = m._conv2d_k_iterations(split, 512, 9, False)
+    assert k_iterations == 72
+    assert m._conv2d_split_fits(split, 32 * 7 * 7, 512, k_iterations, 132)
+    assert not m._conv2d_split_fits(split, 32 * 56 * 56, 64, m._conv2d_k_iterations(split, 64, 9, False), 132)
+    assert not m._conv2d_split_fits(split, 32 * 7 * 7, 512, 7, 132)  # 3 iterations a split: too few to pipeline
 
 
 def test_conv2d_tma_weight_descriptor_pads_channels_to_16_bytes(monkeypatch):
@@ -777,8 +853,10 @@ def test_conv2d_tma_weight_descriptor_pads_channels_to_16_bytes(monkeypatch):
     desc = m._conv2d_weight_descriptor(w)
     assert list(desc.shape) == [8, 9, 24] and all(s * 2 % 16 == 0 for s in desc.strides[:-1])
     assert torch.equal(desc.base[:, :, :20], w.reshape(8, 9, 20)) and not desc.base[:, :, 20:].any()
-    m._conv2d_weight_block({"w_desc": desc, "BLOCK_N": 128, "BLOCK_K": 64})
     assert desc.block_shape == [128, 1, 64]
+    tma = [c for c in m._CONV2D_FWD_TMA_CONFIGS]
+    assert tma and all((c.kwargs["BLOCK_N"], 1, c.kwargs["BLOCK_K"]) == tuple(desc.block_shape) and c.pre_hook is None
+                       for c in tma)
 
 
 def test_conv2d_fold_bn_matches_conv_then_batchnorm_in_eval_mode():
