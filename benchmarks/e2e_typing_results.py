@@ -45,6 +45,55 @@ def split(report: dict, trace: list[dict]) -> list[tuple[float, float, float] | 
     return out
 
 
+STAGES = (
+    ("key -> page keydown", "the driver's key through CDP to the page (Chromium's input)"),
+    ("keydown -> ext host", "the workbench's edit to the extension host's onDidChangeTextDocument (c.change)"),
+    ("ext host -> server", "vscode-languageclient's send, the pipe, the server's read and dispatch (s.change)"),
+    ("server", "didChange to the publishDiagnostics that showed the row (s.publish*)"),
+    ("server -> ext host", "the pipe and vscode-languageclient's read (c.diag)"),
+    ("ext host -> row", "DiagnosticCollection.set to the row in the Problems panel (the page's sampler)"),
+)
+
+
+def stages(report: dict, trace: list[dict]) -> list[list[float] | None]:
+    """Each latency cut at every timestamp the driver, the page, the extension host (c.* events,
+    extension/latencyTrace.ts) and the server recorded, in ms (STAGES), or None where one is
+    missing (a run without the page's or the client's events)."""
+    keys = report.get("page_keydown_monotonic_s") or []
+    rows = report.get("row_seen_monotonic_s") or []
+    client_changes = [e for e in trace if e["ev"] == "c.change"]
+    client_diags = [e for e in trace if e["ev"] == "c.diag"]
+    if not keys or not client_changes:
+        return []
+    changes = [e for e in trace if e["ev"] == "s.change"]
+    publishes = [e for e in trace if e["ev"] in ("s.publish", "s.publish.first", "s.publish.exact")]
+    out: list[list[float] | None] = []
+    for key_s, page_s, row_s in zip(report["last_key_monotonic_s"], keys, rows):
+        if page_s is None:
+            out.append(None)
+            continue
+        client = next((e for e in client_changes if e["t"] >= page_s), None)
+        change = client and next((e for e in changes if e["version"] == client["version"] and e["t"] >= client["t"]), None)
+        publish = change and next((e for e in publishes if e["version"] == change["version"] and e["t"] >= change["t"]), None)
+        diag = publish and next((e for e in client_diags if e["t"] >= publish["t"]), None)
+        if diag is None:
+            out.append(None)
+            continue
+        marks = [key_s, page_s, client["t"], change["t"], publish["t"], diag["t"], row_s]
+        out.append([(b - a) * 1000 for a, b in zip(marks, marks[1:])])
+    return out
+
+
+def publications(report: dict, trace: list[dict]) -> list[int]:
+    """How many publishDiagnostics the extension host received while each statement was typed
+    (from its first key, 16 keys and PAUSE_MS before the last, to the last key)."""
+    diags = [e["t"] for e in trace if e["ev"] == "c.diag"]
+    if not diags:
+        return []
+    span = (16 + 9) * report["key_ms"] / 1000 + report["pause_ms"] / 1000
+    return [sum(1 for t in diags if key_s - span <= t < key_s) for key_s in report["last_key_monotonic_s"]]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report")
@@ -84,6 +133,20 @@ def main(argv=None) -> int:
         known = [p for p in parts if p]
         lines += ["", "Medians: key -> didChange read {:.0f} ms, didChange -> publish {:.0f} ms, publish -> row {:.0f} ms.".format(
             *(statistics.median(p[k] for p in known) for k in range(3)))]
+    trace = [json.loads(x) for x in Path(args.trace).read_text().splitlines()] if args.trace else []
+    fine = stages(report, trace)
+    known = [p for p in fine if p]
+    if known:
+        lines += ["", "Where each millisecond goes (medians over the statements with every timestamp, "
+                  f"{len(known)} of {len(fine)}; one clock, CLOCK_MONOTONIC):", "",
+                  "| stage | median ms | p95 ms | what it is |", "| --- | --- | --- | --- |"]
+        for k, (name, what) in enumerate(STAGES):
+            column = [p[k] for p in known]
+            lines.append(f"| {name} | {statistics.median(column):.0f} | {_percentile(column, 95):.0f} | {what} |")
+    counts = publications(report, trace)
+    if counts:
+        lines += ["", f"publishDiagnostics received by the extension host while a statement was typed (before its last key): "
+                  f"median {statistics.median(counts):.0f}, max {max(counts)} per statement."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

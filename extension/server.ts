@@ -34,6 +34,7 @@ import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python'
 import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
 import { MANAGE_TRUST, MANAGE_TRUST_COMMAND } from './status';
+import { traceEvent, tracing } from './latencyTrace';
 
 export const SERVER_ID = 'tritonify';
 export const SERVER_NAME = 'Tritonify';
@@ -166,6 +167,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         middleware: {
             // links to the bundled reference pages open rendered (docLinks.ts), in Problems and in hovers
             handleDiagnostics: (uri, diagnostics, next) => {
+                traceEvent('c.diag', { n: diagnostics.length });
                 for (const d of diagnostics) {
                     if (typeof d.code === 'object' && d.code.target) {
                         const link = renderedLink(d.code.target.toString(true));
@@ -175,7 +177,16 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                     }
                 }
                 next(uri, diagnostics);
+                traceEvent('c.diag.set');
             },
+            // only while tracing typing latency (latencyTrace.ts): when each change leaves for the server
+            ...(tracing() ? {
+                didChange: async (event: vscode.TextDocumentChangeEvent, next: (e: vscode.TextDocumentChangeEvent) => Promise<void>) => {
+                    traceEvent('c.change', { version: event.document.version });
+                    await next(event);
+                    traceEvent('c.sent', { version: event.document.version });
+                },
+            } : {}),
             provideHover: async (document, position, token, next) => {
                 const hover = await next(document, position, token);
                 if (!hover) {

@@ -44,6 +44,7 @@ from tritonify.server.lint_worker import LintWorker, Revision
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import ChangeLog, file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
+from tritonify.server import latency_trace as trace
 from tritonify.server.settings import (EditorSettings, LintSettingsCache, claims_trust, lint_settings, trust_hint,
                                        withdraw_only)
 
@@ -558,8 +559,10 @@ class TritonifyServer(LanguageServer):
         self._versions[uri] = version
         merged = [d for items in per_source.values() for d in items]
         if self._published.get(uri) == (version, merged):
+            trace.event("s.diag.same", version=version)
             return False
         self._published[uri] = (version, merged)
+        trace.event("s.diag.sent", version=version, n=len(merged))
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=merged, version=version))
         return True
 

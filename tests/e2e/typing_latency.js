@@ -74,6 +74,8 @@ async function gotoLine(page, line) {
 async function startSampler(page) {
   await page.evaluate(() => {
     window.__samples = [];
+    window.__keys = [];   // [wall ms, key] of each keydown the page receives (where the key's time goes)
+    document.addEventListener('keydown', (e) => window.__keys.push([performance.timeOrigin + performance.now(), e.key]), true);
     window.__sampler = setInterval(() => {
       const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent || '');
       const lenses = document.querySelectorAll('.monaco-editor .codelens-decoration a').length;
@@ -114,6 +116,8 @@ async function main() {
   const drops = [];
   const loadMakers = [];
   const lastKeys = [];   // process.hrtime (CLOCK_MONOTONIC, the server trace's clock) of each last key
+  const pageKeys = [];   // ... of the page's keydown of that key
+  const rowsSeen = [];   // ... of the sample that saw its Problems row
   try {
     await page.goto(URL, { waitUntil: 'domcontentloaded', timeout: 120_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 180_000 });
@@ -176,6 +180,11 @@ async function main() {
         throw new Error(`statement ${i}: no new TRI022 row 10 s after the last key`);
       }
       latencies.push(Math.max(0, seen - last));
+      // wall clock (the page's, the driver's Date.now) to CLOCK_MONOTONIC, taken now
+      const wallMinusMono = Date.now() / 1000 - Number(process.hrtime.bigint()) / 1e9;
+      const keydown = await page.evaluate((since) => (window.__keys.find((k) => k[0] >= since - 5 && k[1] === ')') || [null])[0], last);
+      pageKeys.push(keydown === null ? null : keydown / 1000 - wallMinusMono);
+      rowsSeen.push(seen / 1000 - wallMinusMono);
       await page.waitForTimeout(1200);   // typing pauses; the full lint confirms
       for (const [t, rows, syntax, lenses, warnings] of await samplesSince(page, begin)) {
         if (rows < before.rows || lenses < before.lenses || warnings < before.warnings) {
@@ -197,7 +206,7 @@ async function main() {
   const p95 = percentile(latencies, 95);
   const report = {
     date: new Date().toISOString(), file: PARALLAX, statements: STATEMENTS, key_ms: KEY_MS, pause_ms: PAUSE_MS,
-    latencies_ms: latencies, last_key_monotonic_s: lastKeys, p50_ms: p50, p95_ms: p95, max_ms: Math.max(...latencies),
+    latencies_ms: latencies, last_key_monotonic_s: lastKeys, page_keydown_monotonic_s: pageKeys, row_seen_monotonic_s: rowsSeen, p50_ms: p50, p95_ms: p95, max_ms: Math.max(...latencies),
     drops, load_1min_each_second: loads, cpus: os.cpus().length, yes_pair: loadMakers.length > 0,
   };
   fs.writeFileSync(path.join(OUT, 'typing-latency.json'), `${JSON.stringify(report, null, 1)}\n`);
