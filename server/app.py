@@ -189,8 +189,21 @@ class TritonifyServer(LanguageServer):
             except Exception:  # noqa: S110 - the lenses refresh on the next request anyway
                 pass
 
+    def owe_code_lenses(self, uri: str) -> None:
+        """A code lens request for `uri` was answered before any lint of it had ended (no
+        lenses): once one has, the client is asked to request them again (`code_lenses_ready`),
+        else the lenses would stay away until the next edit."""
+        self._lenses_owed.add(uri)
+
+    def code_lenses_ready(self, uri: str) -> None:
+        """A lint of `uri` ended and was published: ask for its lenses again if an answer lacked them."""
+        if uri in self._lenses_owed:
+            self._lenses_owed.discard(uri)
+            self.refresh_code_lenses()
+
     def __init__(self):
         super().__init__("tritonify", __version__, protocol_cls=TritonifyProtocol, max_workers=4)
+        self._lenses_owed: set[str] = set()   # owe_code_lenses
         self._base_settings = EditorSettings()
         self._initial_raw: Any = None       # initializationOptions
         self._global_raw: Any = None        # latest workspace/configuration (or pushed settings)
@@ -522,6 +535,7 @@ class TritonifyServer(LanguageServer):
         """A document closed: its change log and its worker go."""
         self.changes.closed(uri)
         self._owners.pop(uri, None)
+        self._lenses_owed.discard(uri)
 
     def revision(self, uri: str, version: int | None) -> Revision | None:
         """`version` of the open document `uri` as a lint worker is told of it (lint_worker.Revision)."""
