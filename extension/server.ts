@@ -35,6 +35,7 @@ import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
 import { MANAGE_TRUST, MANAGE_TRUST_COMMAND } from './status';
 import { traceEvent, tracing } from './latencyTrace';
+import { DiagnosticsShown } from './diagnosticsShown';
 
 export const SERVER_ID = 'tritonify';
 export const SERVER_NAME = 'Tritonify';
@@ -140,6 +141,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         transport: TransportKind.stdio,
     };
     let crashes = 0;
+    const shown = new DiagnosticsShown();   // a publication that changes nothing VS Code shows is not handed on
     const clientOptions: LanguageClientOptions = {
         documentSelector: [
             { scheme: 'file', language: 'python' },
@@ -175,6 +177,10 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                             d.code = { value: d.code.value, target: vscode.Uri.parse(link, true) };
                         }
                     }
+                }
+                if (!shown.changes(uri.toString(), diagnostics)) {
+                    traceEvent('c.diag.same');
+                    return;
                 }
                 next(uri, diagnostics);
                 traceEvent('c.diag.set');
@@ -242,6 +248,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
     };
     const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, clientOptions);
     client.onDidChangeState((e) => {
+        shown.clear();   // a restarted server publishes everything again: let it through
         if (e.newState === State.Running) {
             hooks.onState('running');
         } else if (e.newState === State.Stopped) {
