@@ -142,6 +142,8 @@ class TritonifyProtocol(LanguageServerProtocol):
             else:
                 self._server.log_problem(f"dropped {method}: it came before initialize")
             return
+        if is_request:
+            trace.event("s.request", method=method)
         if is_request and method == types.INITIALIZE:
             self.initialize_received = True
         if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
