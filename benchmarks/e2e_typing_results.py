@@ -3,7 +3,8 @@
 for scripts/e2e_typing.sh), the server's trace, and writes the Markdown (a benchmark's output, not a
 test).
 
-Run: `python benchmarks/e2e_typing_results.py REPORT.json [--trace TRACE.jsonl] [--out results/typing_latency_vscode.md]`.
+Run: `python benchmarks/e2e_typing_results.py REPORT.json [--trace TRACE.jsonl] [--out results/typing_latency_vscode.md]`;
+`--compare before=A.json:A.jsonl after=B.json:B.jsonl ...` prints an A/B table of runs instead.
 With the trace, each latency is split where the time went, on one clock (CLOCK_MONOTONIC: the
 driver's process.hrtime and the server's time.monotonic): the last key to the server reading its
 didChange (VS Code, the extension host, the pipe), that didChange to the server's
@@ -84,6 +85,22 @@ def stages(report: dict, trace: list[dict]) -> list[list[float] | None]:
     return out
 
 
+def squiggle_split(report: dict, trace: list[dict]) -> list[tuple[float, float]]:
+    """The last stage (ext host -> row) cut where the editor drew the new warning squiggle (the
+    workbench had the markers): (ext host -> squiggle, squiggle -> Problems row) in ms, for the
+    statements with every timestamp. What follows the squiggle is the Problems panel's own: its
+    64 ms debounce of marker changes and its redraw."""
+    squiggles = report.get("squiggle_seen_monotonic_s") or []
+    out = []
+    for parts, squiggle_s, row_s, key_s in zip(stages(report, trace), squiggles, report.get("row_seen_monotonic_s") or [],
+                                              report["last_key_monotonic_s"]):
+        if parts is None or squiggle_s is None or squiggle_s > row_s:
+            continue
+        diag_s = key_s + sum(parts[:5]) / 1000
+        out.append(((squiggle_s - diag_s) * 1000, (row_s - squiggle_s) * 1000))
+    return out
+
+
 def publications(report: dict, trace: list[dict]) -> list[int]:
     """How many publishDiagnostics the extension host received while each statement was typed
     (from its first key, 16 keys and PAUSE_MS before the last, to the last key)."""
@@ -94,13 +111,57 @@ def publications(report: dict, trace: list[dict]) -> list[int]:
     return [sum(1 for t in diags if key_s - span <= t < key_s) for key_s in report["last_key_monotonic_s"]]
 
 
+def sets_reaching_vscode(report: dict, trace: list[dict]) -> list[int]:
+    """How many publications the client handed to VS Code (c.diag.set) while each statement was
+    typed, before its last key (publications() counts those it received)."""
+    sets = [e["t"] for e in trace if e["ev"] == "c.diag.set"]
+    span = (16 + 9) * report["key_ms"] / 1000 + report["pause_ms"] / 1000
+    return [sum(1 for t in sets if key_s - span <= t < key_s) for key_s in report["last_key_monotonic_s"]]
+
+
+def compare(runs: list[tuple[str, str, str]]) -> str:
+    """An A/B table of runs `(label, report.json, trace.jsonl)`, in the order they ran: end to
+    end, the load, each stage's median (STAGES), and the publications that reached VS Code."""
+    head = ["| run | build | load median | p50 ms | p95 ms | max ms |"
+            + "".join(f" {name} |" for name, _ in STAGES) + " publications received / handed to VS Code per statement |",
+            "| --- | --- | --- | --- | --- | --- |" + " --- |" * (len(STAGES) + 1)]
+    rows = []
+    for label, report_path, trace_path in runs:
+        report = json.loads(Path(report_path).read_text())
+        trace = [json.loads(x) for x in Path(trace_path).read_text().splitlines()]
+        lat = report["latencies_ms"]
+        known = [p for p in stages(report, trace) if p]
+        medians = [statistics.median(p[k] for p in known) if known else float("nan") for k in range(len(STAGES))]
+        received, handed = publications(report, trace), sets_reaching_vscode(report, trace)
+        cut = squiggle_split(report, trace)
+        squiggle = (f" (squiggle at {statistics.median(c[0] for c in cut):.0f}, row {statistics.median(c[1] for c in cut):.0f} after it)"
+                    if cut else "")
+        rows.append(f"| {report['date'][:16]}Z | {label} | {statistics.median(report['load_1min_each_second']):.2f} | "
+                    f"{_percentile(lat, 50):.0f} | {_percentile(lat, 95):.0f} | {max(lat):.0f} |"
+                    + "".join(f" {m:.0f} |" for m in medians[:-1]) + f" {medians[-1]:.0f}{squiggle} |"
+                    + f" {statistics.median(received) if received else 0:.0f} / {statistics.median(handed) if handed else 0:.0f} |")
+    return "\n".join(head + rows) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report")
+    ap.add_argument("report", nargs="?")
     ap.add_argument("--trace")
     ap.add_argument("--out")
     ap.add_argument("--versions", default="", help="what ran, for the page (code-server, tritonify commit)")
+    ap.add_argument("--compare", nargs="+", metavar="LABEL=REPORT.json:TRACE.jsonl",
+                    help="print an A/B table of these runs (in the order they ran) instead of one run's page")
     args = ap.parse_args(argv)
+    if args.compare:
+        runs = []
+        for item in args.compare:
+            label, _, paths = item.partition("=")
+            report_path, _, trace_path = paths.partition(":")
+            runs.append((label, report_path, trace_path))
+        print(compare(runs), end="")
+        return 0
+    if not args.report:
+        ap.error("a report, or --compare")
     report = json.loads(Path(args.report).read_text())
     lat = report["latencies_ms"]
     loads = report["load_1min_each_second"]
@@ -143,6 +204,12 @@ def main(argv=None) -> int:
         for k, (name, what) in enumerate(STAGES):
             column = [p[k] for p in known]
             lines.append(f"| {name} | {statistics.median(column):.0f} | {_percentile(column, 95):.0f} | {what} |")
+    cut = squiggle_split(report, trace)
+    if cut:
+        lines += ["", f"The last stage, cut where the editor drew the new squiggle ({len(cut)} statements): ext host -> squiggle "
+                  f"median {statistics.median(c[0] for c in cut):.0f} ms (p95 {_percentile([c[0] for c in cut], 95):.0f}), "
+                  f"squiggle -> Problems row median {statistics.median(c[1] for c in cut):.0f} ms "
+                  f"(p95 {_percentile([c[1] for c in cut], 95):.0f}; the Problems panel's 64 ms debounce and redraw)."]
     counts = publications(report, trace)
     if counts:
         lines += ["", f"publishDiagnostics received by the extension host while a statement was typed (before its last key): "
