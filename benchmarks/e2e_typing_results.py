@@ -13,6 +13,7 @@ publishDiagnostics of that version (the lint), and the publish to the Problems r
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import platform
 import statistics
@@ -128,7 +129,7 @@ def compare(runs: list[tuple[str, str, str]]) -> str:
     rows = []
     for label, report_path, trace_path in runs:
         report = json.loads(Path(report_path).read_text())
-        trace = [json.loads(x) for x in Path(trace_path).read_text().splitlines()]
+        trace = read_trace(trace_path)
         lat = report["latencies_ms"]
         known = [p for p in stages(report, trace) if p]
         medians = [statistics.median(p[k] for p in known) if known else float("nan") for k in range(len(STAGES))]
@@ -141,6 +142,12 @@ def compare(runs: list[tuple[str, str, str]]) -> str:
                     + "".join(f" {m:.0f} |" for m in medians[:-1]) + f" {medians[-1]:.0f}{squiggle} |"
                     + f" {statistics.median(received) if received else 0:.0f} / {statistics.median(handed) if handed else 0:.0f} |")
     return "\n".join(head + rows) + "\n"
+
+
+def read_trace(path: str) -> list[dict]:
+    """A trace file (JSON lines; gzipped when its name ends in .gz, as committed under results/)."""
+    data = gzip.decompress(Path(path).read_bytes()) if path.endswith(".gz") else Path(path).read_bytes()
+    return [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
 
 
 def main(argv=None) -> int:
@@ -183,7 +190,8 @@ def main(argv=None) -> int:
         "| statement | last key -> Problems row ms |" + (" key -> didChange read | didChange -> publish | publish -> row |" if args.trace else ""),
         "| --- | --- |" + (" --- | --- | --- |" if args.trace else ""),
     ]
-    parts = split(report, [json.loads(x) for x in Path(args.trace).read_text().splitlines()]) if args.trace else []
+    trace = read_trace(args.trace) if args.trace else []
+    parts = split(report, trace) if args.trace else []
     for i, ms in enumerate(lat):
         row = f"| {i} | {ms:.0f} |"
         if args.trace:
@@ -194,7 +202,6 @@ def main(argv=None) -> int:
         known = [p for p in parts if p]
         lines += ["", "Medians: key -> didChange read {:.0f} ms, didChange -> publish {:.0f} ms, publish -> row {:.0f} ms.".format(
             *(statistics.median(p[k] for p in known) for k in range(3)))]
-    trace = [json.loads(x) for x in Path(args.trace).read_text().splitlines()] if args.trace else []
     fine = stages(report, trace)
     known = [p for p in fine if p]
     if known:
