@@ -34,6 +34,8 @@ import { InterpreterChoice, interpreterFix, resolveInterpreter } from './python'
 import { pythonExtensionInterpreter } from './interpreter';
 import { configurationAnswer, ExtensionSettings, readSettings, toServerSettings } from './settings';
 import { MANAGE_TRUST, MANAGE_TRUST_COMMAND } from './status';
+import { traceEvent, tracing } from './latencyTrace';
+import { DiagnosticsShown } from './diagnosticsShown';
 
 export const SERVER_ID = 'tritonify';
 export const SERVER_NAME = 'Tritonify';
@@ -139,6 +141,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         transport: TransportKind.stdio,
     };
     let crashes = 0;
+    const shown = new DiagnosticsShown();   // a publication that changes nothing VS Code shows is not handed on
     const clientOptions: LanguageClientOptions = {
         documentSelector: [
             { scheme: 'file', language: 'python' },
@@ -166,6 +169,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
         middleware: {
             // links to the bundled reference pages open rendered (docLinks.ts), in Problems and in hovers
             handleDiagnostics: (uri, diagnostics, next) => {
+                traceEvent('c.diag', { n: diagnostics.length });
                 for (const d of diagnostics) {
                     if (typeof d.code === 'object' && d.code.target) {
                         const link = renderedLink(d.code.target.toString(true));
@@ -174,8 +178,21 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
                         }
                     }
                 }
+                if (!shown.changes(uri.toString(), diagnostics)) {
+                    traceEvent('c.diag.same');
+                    return;
+                }
                 next(uri, diagnostics);
+                traceEvent('c.diag.set');
             },
+            // only while tracing typing latency (latencyTrace.ts): when each change leaves for the server
+            ...(tracing() ? {
+                didChange: async (event: vscode.TextDocumentChangeEvent, next: (e: vscode.TextDocumentChangeEvent) => Promise<void>) => {
+                    traceEvent('c.change', { version: event.document.version });
+                    await next(event);
+                    traceEvent('c.sent', { version: event.document.version });
+                },
+            } : {}),
             provideHover: async (document, position, token, next) => {
                 const hover = await next(document, position, token);
                 if (!hover) {
@@ -231,6 +248,7 @@ export async function startServer(extensionPath: string, hooks: ServerHooks): Pr
     };
     const client = new LanguageClient(SERVER_ID, SERVER_NAME, serverOptions, clientOptions);
     client.onDidChangeState((e) => {
+        shown.clear();   // a restarted server publishes everything again: let it through
         if (e.newState === State.Running) {
             hooks.onState('running');
         } else if (e.newState === State.Stopped) {

@@ -44,6 +44,7 @@ from tritonify.server.lint_worker import LintWorker, Revision
 from tritonify.server.pygls_adapter import send_error, set_client_info, shutdown_received, take_request_future
 from tritonify.server.documents import ChangeLog, file_path, lint_path, open_document, replace_workspace
 from tritonify.server.framing import serve_stdio
+from tritonify.server import latency_trace as trace
 from tritonify.server.settings import (EditorSettings, LintSettingsCache, claims_trust, lint_settings, trust_hint,
                                        withdraw_only)
 
@@ -141,6 +142,8 @@ class TritonifyProtocol(LanguageServerProtocol):
             else:
                 self._server.log_problem(f"dropped {method}: it came before initialize")
             return
+        if is_request:
+            trace.event("s.request", method=method)
         if is_request and method == types.INITIALIZE:
             self.initialize_received = True
         if is_request and getattr(message, "jsonrpc", None) != self.VERSION:
@@ -188,8 +191,21 @@ class TritonifyServer(LanguageServer):
             except Exception:  # noqa: S110 - the lenses refresh on the next request anyway
                 pass
 
+    def owe_code_lenses(self, uri: str) -> None:
+        """A code lens request for `uri` was answered before any lint of it had ended (no
+        lenses): once one has, the client is asked to request them again (`code_lenses_ready`),
+        else the lenses would stay away until the next edit."""
+        self._lenses_owed.add(uri)
+
+    def code_lenses_ready(self, uri: str) -> None:
+        """A lint of `uri` ended and was published: ask for its lenses again if an answer lacked them."""
+        if uri in self._lenses_owed:
+            self._lenses_owed.discard(uri)
+            self.refresh_code_lenses()
+
     def __init__(self):
         super().__init__("tritonify", __version__, protocol_cls=TritonifyProtocol, max_workers=4)
+        self._lenses_owed: set[str] = set()   # owe_code_lenses
         self._base_settings = EditorSettings()
         self._initial_raw: Any = None       # initializationOptions
         self._global_raw: Any = None        # latest workspace/configuration (or pushed settings)
@@ -521,6 +537,7 @@ class TritonifyServer(LanguageServer):
         """A document closed: its change log and its worker go."""
         self.changes.closed(uri)
         self._owners.pop(uri, None)
+        self._lenses_owed.discard(uri)
 
     def revision(self, uri: str, version: int | None) -> Revision | None:
         """`version` of the open document `uri` as a lint worker is told of it (lint_worker.Revision)."""
@@ -558,8 +575,10 @@ class TritonifyServer(LanguageServer):
         self._versions[uri] = version
         merged = [d for items in per_source.values() for d in items]
         if self._published.get(uri) == (version, merged):
+            trace.event("s.diag.same", version=version)
             return False
         self._published[uri] = (version, merged)
+        trace.event("s.diag.sent", version=version, n=len(merged))
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=merged, version=version))
         return True
 

@@ -20,6 +20,8 @@ async def code_lenses(server: TritonifyServer, params: types.CodeLensParams) -> 
         doc = open_document(server, params.text_document.uri)
         analysis = server.analyses.latest(doc.uri) if doc is not None else None
     if analysis is None:
+        if doc is not None:
+            server.owe_code_lenses(doc.uri)   # asked again once a lint of it has ended
         return []
     jobs = server.get_feature(JobsFeature)
     results = jobs.job_results if jobs is not None else {}

@@ -308,6 +308,7 @@ class DiagnosticsFeature:
         server.set_diagnostics("lint", doc.uri, diagnostics_of(hit), version)
         self.last_publish[doc.uri] = time.monotonic()
         trace.event("s.published", version=version)
+        server.code_lenses_ready(doc.uri)
         server.collect_when_idle()
         self._set_busy(doc.uri, False)
         if not hit.exact:

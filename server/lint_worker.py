@@ -388,15 +388,19 @@ def _kept_apart_from(finding: Finding, lines: frozenset[int]) -> Finding | None:
 
 def _syntax_findings(broken: SourceFile) -> list[Finding]:
     """The syntax error of the text as typed, where it is (TRI000), worded for a file whose other
-    findings are shown."""
+    findings are shown. Its range is what Python's own caret marks (the offset to the end offset
+    on that line, else the one character at the offset), not the rest of the line: typing on
+    after an unclosed `(` or quote then leaves the finding as it was, so the editor is not handed
+    a new one per key (a squiggle that grew with each key, and a Problems row redrawn)."""
     err = broken.syntax_error
     msg = (err.msg if err is not None else "") or "invalid syntax"
     line = max(1, (err.lineno if err is not None else 1) or 1)
     column = max(0, ((err.offset if err is not None else 1) or 1) - 1)
-    lines = broken.text.split("\n")
-    end_column = len(lines[line - 1]) if line <= len(lines) else column + 1
+    end_offset = getattr(err, "end_offset", None) if err is not None else None
+    same_line = err is not None and getattr(err, "end_lineno", None) in (None, err.lineno)
+    end_column = end_offset - 1 if same_line and isinstance(end_offset, int) and end_offset - 1 > column else column + 1
     return [Finding(code=SYNTAX.code, message=SYNTAX_WHILE_TYPING.format(msg=msg), line=line, column=column,
-                    end_line=line, end_column=max(end_column, column + 1), severity=Severity.ERROR,
+                    end_line=line, end_column=end_column, severity=Severity.ERROR,
                     path=broken.path, url=SYNTAX.url)]
 
 

@@ -74,6 +74,8 @@ async function gotoLine(page, line) {
 async function startSampler(page) {
   await page.evaluate(() => {
     window.__samples = [];
+    window.__keys = [];   // [wall ms, key] of each keydown the page receives (where the key's time goes)
+    document.addEventListener('keydown', (e) => window.__keys.push([performance.timeOrigin + performance.now(), e.key]), true);
     window.__sampler = setInterval(() => {
       const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent || '');
       const lenses = document.querySelectorAll('.monaco-editor .codelens-decoration a').length;
@@ -82,8 +84,10 @@ async function startSampler(page) {
       const after = icon && (icon.nextSibling || icon.nextElementSibling);
       const count = after ? parseInt((after.textContent || '').trim(), 10) : NaN;
       const warnings = Number.isFinite(count) ? count : -1;
+      // the editor's warning squiggles in view (TRI022 is a warning): when the workbench had the markers
+      const squiggles = document.querySelectorAll('.monaco-editor .squiggly-warning').length;
       window.__samples.push([Date.now(), rows.filter((t) => t.includes('TRI022')).length,
-        rows.filter((t) => t.includes('TRI000')).length, lenses, warnings]);
+        rows.filter((t) => t.includes('TRI000')).length, lenses, warnings, squiggles]);
     }, 10);
   });
 }
@@ -114,6 +118,9 @@ async function main() {
   const drops = [];
   const loadMakers = [];
   const lastKeys = [];   // process.hrtime (CLOCK_MONOTONIC, the server trace's clock) of each last key
+  const pageKeys = [];   // ... of the page's keydown of that key
+  const rowsSeen = [];   // ... of the sample that saw its Problems row
+  const squigglesSeen = [];   // ... of the sample that saw one more warning squiggle in the editor
   try {
     await page.goto(URL, { waitUntil: 'domcontentloaded', timeout: 120_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 180_000 });
@@ -146,7 +153,7 @@ async function main() {
       await gotoLine(page, PARALLAX_LINE + KEEP);
       await page.waitForTimeout(300);
       const [t0] = (await samplesSince(page, Date.now() - 1000)).slice(-1);
-      const before = { rows: t0[1], lenses: t0[3], warnings: t0[4] };
+      const before = { rows: t0[1], lenses: t0[3], warnings: t0[4], squiggles: t0[5] };
       if (before.rows < KEEP || before.lenses < 2) {
         await shot(page, `typing-setup-${i}`);
         throw new Error(`statement ${i}: ${before.rows} TRI022 rows and ${before.lenses} lenses in view before typing`);
@@ -176,6 +183,13 @@ async function main() {
         throw new Error(`statement ${i}: no new TRI022 row 10 s after the last key`);
       }
       latencies.push(Math.max(0, seen - last));
+      // wall clock (the page's, the driver's Date.now) to CLOCK_MONOTONIC, taken now
+      const wallMinusMono = Date.now() / 1000 - Number(process.hrtime.bigint()) / 1e9;
+      const keydown = await page.evaluate((since) => (window.__keys.find((k) => k[0] >= since - 5 && k[1] === ')') || [null])[0], last);
+      pageKeys.push(keydown === null ? null : keydown / 1000 - wallMinusMono);
+      rowsSeen.push(seen / 1000 - wallMinusMono);
+      const squiggle = (await samplesSince(page, last)).find((s) => s[5] > before.squiggles);
+      squigglesSeen.push(squiggle ? squiggle[0] / 1000 - wallMinusMono : null);
       await page.waitForTimeout(1200);   // typing pauses; the full lint confirms
       for (const [t, rows, syntax, lenses, warnings] of await samplesSince(page, begin)) {
         if (rows < before.rows || lenses < before.lenses || warnings < before.warnings) {
@@ -197,7 +211,7 @@ async function main() {
   const p95 = percentile(latencies, 95);
   const report = {
     date: new Date().toISOString(), file: PARALLAX, statements: STATEMENTS, key_ms: KEY_MS, pause_ms: PAUSE_MS,
-    latencies_ms: latencies, last_key_monotonic_s: lastKeys, p50_ms: p50, p95_ms: p95, max_ms: Math.max(...latencies),
+    latencies_ms: latencies, last_key_monotonic_s: lastKeys, page_keydown_monotonic_s: pageKeys, row_seen_monotonic_s: rowsSeen, squiggle_seen_monotonic_s: squigglesSeen, p50_ms: p50, p95_ms: p95, max_ms: Math.max(...latencies),
     drops, load_1min_each_second: loads, cpus: os.cpus().length, yes_pair: loadMakers.length > 0,
   };
   fs.writeFileSync(path.join(OUT, 'typing-latency.json'), `${JSON.stringify(report, null, 1)}\n`);

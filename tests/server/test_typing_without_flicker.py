@@ -54,3 +54,42 @@ def test_typing_a_statement_drops_no_finding_and_no_lens(tmp_path):
         assert client.shutdown_and_exit() == 0
     finally:
         client.kill()
+
+
+def test_the_syntax_error_of_a_half_typed_call_stays_where_python_puts_it(tmp_path):
+    """While the arguments of a call are typed, its TRI000 marks what Python's caret marks (the
+    unclosed `(`, the unterminated quote), not the rest of the line: each key leaves the finding
+    as it was, so the editor is handed nothing new per key (extension/diagnosticsShown.ts)."""
+    path = tmp_path / "glu.py"
+    text = GLU.read_text()
+    path.write_text(text)
+    uri = path.as_uri()
+    lines = text.split("\n")
+    where = next(i for i, line in enumerate(lines) if "libdevice.tanh(a)" in line) + 1
+    statement = 'tl.device_print("typed", a)'
+    indent = "        "
+    client = RawClient(env={"TRITONIFY_INSPECT": "0"})
+    try:
+        client.initialize(tmp_path, {"workspace": {"configuration": True}})
+        client.open(uri, text)
+        client.diagnostics(uri, version=1, timeout=60)
+        mark = client.mark()
+        start = statement.index("(") + 1
+        version = 1
+        for n in range(start, len(statement)):   # from the `(` to the key before the `)`
+            version += 1
+            client.change(uri, "\n".join(lines[:where] + [indent + statement[:n]] + lines[where:]), version)
+            time.sleep(0.15)   # longer than the debounce: each version's syntax error is published
+        client.diagnostics(uri, version=version, start=mark, timeout=60)
+        syntax = [(d["range"]["start"], d["range"]["end"]) for n in client.notifications[mark:]
+                  if n.get("method") == "textDocument/publishDiagnostics" and n["params"]["uri"] == uri
+                  for d in n["params"]["diagnostics"] if d["code"] == "TRI000"]
+        assert len(syntax) >= 3
+        paren, quote = len(indent) + statement.index("("), len(indent) + statement.index('"')
+        for begin, end in syntax:
+            assert begin["line"] == end["line"] == where
+            assert begin["character"] in (paren, quote), (begin, end)
+            assert end["character"] == begin["character"] + 1, (begin, end)
+        assert client.shutdown_and_exit() == 0
+    finally:
+        client.kill()
