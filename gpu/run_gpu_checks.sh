@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for the GPU checks, two independent groups side by side on a 2-GPU host (one after
 # the other on a 1-GPU host): templates (speed, then correctness) and the code-lens jobs on GPU 0;
-# the inspect-vs-GPU comparison (with ncu), the ncu end-to-end tests and the bench GPU tests on GPU 1.
+# the inspect-vs-GPU comparison (with ncu), the ncu end-to-end tests and the bench GPU tests on GPU 1;
+# two more steps on request (STEPS0/STEPS1): nvml (the one NVML reader on a real GPU), conv (the conv2d float64 checks).
 #   run:  bash gpu/run_gpu_checks.sh [TOTAL_S]    (carry: .bench_whl = liger-kernel and the server's wheels)
 # Everything kept lands in $OUT: device_info.txt, checks.tgz (logs, JSON, Markdown), one log per group.
 set -uo pipefail
@@ -35,6 +36,8 @@ step_ncu()       { TRITONIFY_GPU_RESULTS=$W/ncu timeout 200 python3 -m pytest -q
                      tests/ncu/test_gpu_e2e.py 2>&1 | tee "$W/ncu/pytest.log"; cp results/ncu_h200_e2e.json "$W/ncu/" 2>/dev/null; }
 step_bench()     { TRITONIFY_GPU_RESULTS=$W/bench timeout $(( $(left) - 15 )) python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu \
                      tests/bench 2>&1 | tee "$W/bench/pytest.log"; }
+step_nvml()      { timeout 60 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rA -m gpu tests/test_nvml.py 2>&1 | tee "$W/bench/nvml.log"; }
+step_conv()      { mkdir -p "$W/conv"; OUT=$W/conv CONV_CHECKS_ONLY=1 bash gpu/conv/run_on_h200.sh "$(left)" fwd conv2d; }
 run_steps() { for s in $1; do echo "== $s (t=$(( $(date +%s) - START )) s)"; "step_$s"; done; }
 group0() { export CUDA_VISIBLE_DEVICES=0; run_steps "${STEPS0:-templates lsp}"; }
 group1() { export CUDA_VISIBLE_DEVICES=$(( NGPU > 1 ? 1 : 0 )); run_steps "${STEPS1:-compare ncu bench}"; }

@@ -1,5 +1,7 @@
 """The one NVML reader (`infra.nvml.device_state`): the GPU CUDA runs on, also in a process pinned with
 CUDA_VISIBLE_DEVICES, and the same fields in the profiler's and the benchmark's records."""
+import pytest
+
 from tritonify.infra.nvml import NvmlUnavailable, device_state, visible_handle
 
 
@@ -112,3 +114,23 @@ def test_no_nvml_is_said_not_raised(monkeypatch):
     assert gpu_info.gpu_info() == {"available": False, "reason": "nvidia-ml-py is not installed"}
     monkeypatch.setattr("tritonify.infra.nvml.device_state", unavailable)
     assert environment._nvml(0) == {"nvml": "nvidia-ml-py is not installed"}
+
+
+@pytest.mark.gpu
+def test_a_real_gpu_is_read_the_same_by_the_profiler_and_the_benchmark():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("pynvml")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from tritonify.kernels.bench import environment
+    from tritonify.tools.ncu import gpu_info
+
+    profiled = gpu_info.gpu_info()
+    benched = environment.gpu_info()
+    assert profiled["available"] is True, profiled
+    assert profiled["name"] == torch.cuda.get_device_name(0) == benched["name"]
+    for field in ("uuid", "driver", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "memory_total_mib"):
+        assert profiled[field] is not None and benched[field] is not None, field
+    assert profiled["uuid"] == benched["uuid"] and profiled["driver"] == benched["driver"]
+    assert 0 < profiled["sm_clock_mhz"] <= profiled["max_sm_clock_mhz"]
+    assert isinstance(profiled["warnings"], list)

@@ -5,6 +5,7 @@
 #   run:  bash gpu/conv/run_on_h200.sh [TIMING_BUDGET_S] [SECTIONS] [CHECKS]
 #   CHECKS: "conv2d" (the conv2d checks alone: after a change to conv2d.py) or "all" (default: causal conv1d too)
 #   REP_MS (environment): GpuTimer's repetitions per pass (default 40)
+#   CONV_CHECKS_ONLY=1 (environment): the float64 checks alone, no precompile and no timings
 set -uo pipefail
 BUDGET=${1:-260}; SECTIONS=${2:-fwd,conv1d,train}; CHECKS=${3:-all}
 OUT=${OUT:-/tmp/conv}; mkdir -p "$OUT"
@@ -21,9 +22,10 @@ for i in 0 1 2 3 4; do checks "checks_configs_$i" "conv2d_every_autotune_config"
 if [ "$CHECKS" = all ]; then OTHER="(conv2d or causal_conv1d) and not conv2d_every_autotune_config"
 else OTHER="conv2d and not conv2d_every_autotune_config"; fi
 checks checks_other "$OTHER" "" &
-timeout 170 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 8 > "$OUT/precompile.log" 2>&1
+[ "${CONV_CHECKS_ONLY:-0}" = 1 ] || timeout 170 python3 gpu/conv/bench.py "$OUT" --precompile-only --workers 8 > "$OUT/precompile.log" 2>&1
 wait
 for f in "$OUT"/checks_*.log; do echo "$f: $(tail -n 2 "$f" | tr '\n' ' ')"; done
+[ "${CONV_CHECKS_ONLY:-0}" = 1 ] && exit 0
 python3 gpu/conv/bench.py "$OUT" --no-precompile --budget "$BUDGET" --sections "$SECTIONS" --rep-ms "${REP_MS:-40}" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"; tail -n 3 "$OUT/bench.log"
 python3 gpu/conv/report.py "$OUT/conv.jsonl" || true
