@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.launch_context import eager_names, is_eager
+from tritonify.diagnostics.launch_context import attention_impl, eager_names, is_eager
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import (
@@ -504,7 +504,8 @@ def _file_functions(ctx: PythonContext) -> tuple[dict[str, ast.AST], dict[str, l
 
 def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
     """The functions of this file that run outside torch.compile: registered here as opaque
-    operators (`_opaque_functions`), decorated with `torch.compiler.disable`, or named eager by
+    operators (`_opaque_functions`), decorated with `torch.compiler.disable`, methods of an attention
+    implementation class (`launch_context.attention_impl`: vLLM's `AttentionImpl` family), or named eager by
     another module of the workspace (`launch_context.eager_names`: `torch.compiler.disable(f)`,
     `direct_register_custom_op(op_func=f)`, the functions such an op calls), and every function
     of the file they call (by name; a class named or `Class.apply(...)` reaches its methods)."""
@@ -517,10 +518,15 @@ def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
                 if path.endswith(("compiler.disable", "_dynamo.disable")):
                     roots.add(node)
         path = ctx.source.path
+        module = ""
         if path and not path.startswith("<") and Path(path).is_file():
             module, names = eager_names(path, ctx.source.text)
             if names:
                 roots.update(node for name, node in defs.items() if is_eager(module, name, names))
+        for cls in ctx.tree.body:
+            # vLLM's attention implementations run inside the opaque unified-attention op
+            if isinstance(cls, ast.ClassDef) and attention_impl(cls, module or Path(str(path or "")).stem):
+                roots.update(methods.get(cls.name, ()))
         eager: set[ast.AST] = set()
         stack = list(roots)
         while stack:
