@@ -190,13 +190,13 @@ def _declared(folder: Path, recorded: list[str]) -> tuple[list[str], str] | None
     for spec in triton:
         got = admitted(spec, recorded)
         if got:
-            return got, f"`triton{spec}` in {folder.name}/"
+            return got, f"what `triton{spec}` in {folder.name}/ admits"
     for spec in torch:
         clauses = _clauses(spec)
         if clauses:
             got = _torch_to_triton(clauses, recorded)
             if got:
-                return got, f"`torch{spec}` in {folder.name}/ (torch's wheels pin Triton)"
+                return got, f"the Triton that `torch{spec}` in {folder.name}/ pins"
     return None
 
 
@@ -237,7 +237,7 @@ def _from_folder(folder: Path, recorded: tuple[str, ...]) -> tuple[tuple[str, ..
             return tuple(got[0]), got[1]
         found = _venv_version(d) or _own_environment(d)
         if found:
-            return (_nearest(found, rec),), f"triton {found} installed in {d.name}/"
+            return (_nearest(found, rec),), f"triton {found}, installed in {d.name}/"
         if any((d / name).is_file() for name in _DECLARATIONS) or (d / ".git").exists():
             return None     # the project's own folder declares nothing: a folder above is another project
     return None
@@ -254,7 +254,7 @@ def target(path: str | None, setting: str = "") -> tuple[tuple[str, ...], str]:
     if setting:
         got = admitted(setting, recorded)
         if got:
-            return tuple(got), f"triton-version = \"{setting}\""
+            return tuple(got), f"triton-version = \"{setting}\" in the settings"
     if path and not path.startswith("<"):
         try:
             folder = Path(path).resolve().parent
@@ -264,4 +264,4 @@ def target(path: str | None, setting: str = "") -> tuple[tuple[str, ...], str]:
             got = _from_folder(folder, tuple(recorded))
             if got:
                 return got
-    return tuple(recorded), "no Triton or torch requirement found"
+    return tuple(recorded), "every release: the project declares no triton or torch requirement"

@@ -180,7 +180,7 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
         return
     apis, source = target_apis(ctx)
     newest = apis[-1]
-    where = "" if len(apis) == 1 and source.startswith("TRITONIFY_") else f" (the project's Triton: {source})"
+    where = "" if len(apis) == 1 and source.startswith("TRITONIFY_") else f" ({source})"
     all_types = kernel_types(ctx)
     roots: dict[str, bool] = {}
     for kernel in ctx.kernels:
