@@ -119,3 +119,17 @@ def test_the_setting_is_checked():
         from_table({"triton-version": 3.6})
     with pytest.raises(SettingsError, match="names no Triton version"):
         from_table({"triton-version": "<3.0"})
+
+
+def test_a_venv_inside_the_project_names_the_version(tmp_path):
+    path = _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["numpy"]\n'})
+    (path.parents[1] / ".venv" / "lib" / "python3.12" / "site-packages" / "triton-3.9.0.dist-info").mkdir(parents=True)
+    versions_, source = target_mod.target(str(path))
+    assert versions_ == ("3.9.0",) and "installed in proj/" in source
+    got = _findings(path)
+    assert any("boundary_check" in f.message for f in got["TRI026"]) and got["TRI052"] == []
+
+
+def test_setup_cfg_requirements_are_read(tmp_path):
+    path = _project(tmp_path, {"setup.cfg": "[options]\ninstall_requires =\n    triton>=3.2,<3.9\n"})
+    assert target_mod.target(str(path))[0] == ("3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0")
