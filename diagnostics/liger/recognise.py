@@ -1357,6 +1357,11 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
         return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
                 "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
                 "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma(hidden_size, eps=1e-6)` (weight initialised to zeros)")
+    if op == "fused_add_rms_norm" and m.__dict__.get("rms_gemma"):
+        # round 6 (r6-0016, r6-0022): the plain call drops Gemma's +1 (offset defaults to 0.0)
+        return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
+                "`liger_kernel.transformers.functional.liger_fused_add_rms_norm(X, R, W, eps, offset=1.0, "
+                "casting_mode='gemma')` (the default offset=0.0 drops the +1)")
     if op in ("rope",) and (m.__dict__.get("rope_interleaved") or m.interleaved_loads()):
         return ("this kernel rotates interleaved pairs (x[2i], x[2i+1], GPT-J style) where Liger's RoPE rotates "
                 "halves (x[i], x[i + d/2], Hugging Face style with duplicated cos/sin): not a drop-in without "

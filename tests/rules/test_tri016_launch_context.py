@@ -147,6 +147,37 @@ def test_one_finding_per_expression():
             offs = tl.arange(0, BLOCK)
             x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
             tl.store(x_ptr + offs, tl.exp(x * (scale * alpha)), mask=offs < n)
+
+
+        def launch(x, scale, alpha):
+            k[(1,)](x, x.numel(), scale, alpha, BLOCK=1024)
         ''')
     found = [f for f in lint_text(code.encode(), "<k.py>", Settings(select=("TRI016",))).findings if f.code == "TRI016"]
     assert len(found) == 1 and "`scale`" in found[0].message
+
+
+def test_quiet_when_the_launcher_has_a_decorator_that_returns_compiler_disable(tmp_path):
+    # fla's `@dispatch("attn")`: a registry method returns torch.compiler.disable(wrapper)
+    backends = """
+        import torch
+
+        class Registry:
+            def dispatch(self, fn):
+                def wrapper(*args, **kwargs):
+                    return fn(*args, **kwargs)
+                return torch.compiler.disable(wrapper)
+
+        def dispatch(name):
+            return Registry().dispatch
+        """
+    ops = OPS.replace("def _launch(x, eps):", "@dispatch('norm')\ndef _launch(x, eps):")
+    ops = "from mypkg.backends import dispatch\n" + ops
+    path = _package(tmp_path, backends=backends)
+    path.write_text(textwrap.dedent(ops))
+    launch_context._cache.clear()
+    assert _tri016(path) == []
+    # a decorator that does not disable compilation changes nothing
+    plain = _package(tmp_path / "plain", backends=backends.replace("torch.compiler.disable(wrapper)", "wrapper"))
+    plain.write_text(textwrap.dedent(ops))
+    launch_context._cache.clear()
+    assert len(_tri016(plain)) == 1

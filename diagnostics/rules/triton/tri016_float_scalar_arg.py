@@ -21,7 +21,8 @@ hidden behind memory traffic on H100/H200-class parts, and are not reported. A c
 dtype (`(q * scale).to(q.dtype)`), or a later plain rebinding of the name, ends the FP64.
 Skipped where the file shows the kernel is launched only eagerly (`_launched_eagerly`: flag-gems'
 `@libentry` ATen overrides, launches inside functions registered as custom ops or reached from
-vLLM's attention implementations, attention kernels that vLLM and sglang run outside the graph),
+vLLM's attention implementations or decorated with a workspace decorator that returns
+`torch.compiler.disable(...)`, attention kernels that vLLM and sglang run outside the graph),
 where the argument arrives as fp32. One finding per expression. Only where the code targets NVIDIA or an unknown
 target (`ctx.target`): the Inductor signature and FP64 rates cited are CUDA's.
 
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.launch_context import attention_impl, eager_names, is_eager
+from tritonify.diagnostics.launch_context import attention_impl, disabling_decorator, eager_names, is_eager
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import (
@@ -525,6 +526,10 @@ def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
             module, names = eager_names(path, ctx.source.text)
             if names:
                 roots.update(node for name, node in defs.items() if is_eager(module, name, names))
+                # decorated with a decorator of the workspace that returns torch.compiler.disable(...)
+                for node in [*defs.values(), *(m for ms in methods.values() for m in ms)]:
+                    if any(disabling_decorator(_decorator_path(ctx, d), names) for d in node.decorator_list):
+                        roots.add(node)
         for cls in ctx.tree.body:
             # vLLM's attention implementations run inside the opaque unified-attention op
             if isinstance(cls, ast.ClassDef) and attention_impl(cls, module or Path(str(path or "")).stem):
