@@ -1,10 +1,12 @@
-"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument this Triton lacks.
+"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument no Triton the project runs has.
 
 `tl.tanh`, `tl.libdevice.exp`, `tl.math.pow`, `tl.load(..., dtype=...)`, `tl.sum(x, keepdims=True)`,
 `tl.program_id(3)`: the kernel stops compiling with an `AttributeError`/`TypeError` inside
 Triton's code generator. What exists is read from `diagnostics/triton_api/api.json` (every Triton
-release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), for the
-version installed in the environment (else the newest). Checked: attribute paths under
+release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), judged
+against every version the project runs (`triton_api.target`: the `triton-version` setting, the
+project's triton/torch requirement or venv, else every recorded release): an error where all of
+them lack it; where only some do, TRI052 (opt-in) says so as a porting note. Checked: attribute paths under
 `triton.language` (`tl.X`, `tl.math.X`, `tl.extra.cuda.libdevice.X`, through any import alias),
 keywords and the number of positional arguments of the functions called, required arguments,
 `tl.program_id`/`tl.num_programs` axes (0, 1 or 2), and methods called on a value the type
@@ -26,7 +28,7 @@ from tritonify.diagnostics.triton_ast import tl_name
 RULE = Rule(
     code="TRI026",
     name="unknown-triton-api",
-    summary="triton.language name, keyword or argument that the installed Triton does not have",
+    summary="triton.language name, keyword or argument that no Triton version the project runs has",
     severity=Severity.ERROR,
     fixable=False,
     compile_break=True,
