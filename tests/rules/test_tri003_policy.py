@@ -265,3 +265,25 @@ def test_a_softmax_kept_in_float32_by_its_launcher_is_quiet():
     assert tri003("import torch\n" + SOFTMAX_FP32.format(dtype="dtype")) == []
     assert tri003("import torch\n" + SOFTMAX_FP32.format(dtype="torch.float32")) == []
     assert len(tri003("import torch\n" + SOFTMAX_FP32.format(dtype="x.dtype"))) == 1
+
+
+MROPE = """
+@triton.jit
+def mrope(Q, COS, SIN, POS, stride, plane, t_end, h_end, HALF: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, HALF)
+    base = {base} * HALF + d
+    c = tl.where(d < t_end, tl.load(COS + base), tl.where(d < h_end, tl.load(COS + plane + base), tl.load(COS + 2 * plane + base)))
+    s = tl.where(d < t_end, tl.load(SIN + base), tl.where(d < h_end, tl.load(SIN + plane + base), tl.load(SIN + 2 * plane + base)))
+    q1 = tl.load(Q + row * stride + d)
+    q2 = tl.load(Q + row * stride + HALF + d)
+    tl.store(Q + row * stride + d, q1 * c - q2 * s)
+    tl.store(Q + row * stride + HALF + d, q2 * c + q1 * s)
+"""
+
+
+def test_an_mrope_gathering_cos_sin_at_loaded_positions_is_quiet():
+    # cos/sin taken from a cache at the token's loaded position: Liger's mrope takes them assembled
+    assert tri003(MROPE.format(base="tl.load(POS + row)")) == []
+    (f,) = tri003(MROPE.format(base="row"))
+    assert "Qwen2-VL multimodal RoPE" in f.message
