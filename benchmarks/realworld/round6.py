@@ -8,6 +8,8 @@ same method (items without label or opinion, a labeller who reads only CONTRIBUT
 launched.
 
     python benchmarks/realworld/round6.py items [--corpus DIR] [--out FILE] [--since FILE]
+        [--exclude ITEMS --only CODES --seed N --prefix rN]   (a later round: round 7 is
+        `--exclude round6_items.jsonl --only TRI016 --seed 7 --prefix r7`)
     python benchmarks/realworld/round6.py join LABELS.jsonl [ITEMS.jsonl ...] [--counts FILE] [--write]
 
 (what they do: round5.py's docstring; `--write` writes labels/round6_default.csv and
@@ -198,11 +200,11 @@ def excerpt(project: Project, rel: str, line: int) -> str:
     return "\n".join(parts)
 
 
-def draw_round(findings: list[dict]) -> list[dict]:
+def draw_round(findings: list[dict], seed: int = SEED) -> list[dict]:
     by_rule = Counter(f["code"] for f in findings)
     size = sum(min(n, QUOTA.get(c, PER_RULE)) for c, n in by_rule.items())
     fixed = {c: q for c, q in QUOTA.items() if c in by_rule}
-    return draw(findings, size=size, seed=SEED, min_per_rule=PER_RULE, fixed=fixed)
+    return draw(findings, size=size, seed=seed, min_per_rule=PER_RULE, fixed=fixed)
 
 
 def cmd_items(args) -> int:
@@ -212,8 +214,15 @@ def cmd_items(args) -> int:
         return 2
     defaults = round5.default_codes()
     codes = tuple(defaults) + tuple(c for c in CANDIDATES if c not in defaults)
+    if args.only:
+        codes = tuple(args.only)
     findings, files, kernels = round5.lint_corpus(corpus, codes)
-    sample = draw_round(findings)
+    population = findings
+    if args.exclude:
+        # a later round: the findings an earlier round labelled leave the population before the draw
+        done = {(o["code"], o["file"], o["line"]) for p in args.exclude for o in round5.read_jsonl(p)}
+        population = [f for f in findings if (f["code"], f["path"], f["line"]) not in done]
+    sample = draw_round(population, args.seed)
     start = 1
     if args.since:
         old = [o for p in args.since for o in round5.read_jsonl(p)]
@@ -221,7 +230,7 @@ def cmd_items(args) -> int:
         start = max(int(o["id"].split("-")[1]) for o in old) + 1 if old else 1
         sample = [f for f in sample if (f["code"], f["path"], f["line"]) not in seen]
     project = Project(corpus)
-    items = [{"id": f"{PREFIX}-{i:04d}", "code": f["code"], "message": f["message"], "file": f["path"],
+    items = [{"id": f"{args.prefix}-{i:04d}", "code": f["code"], "message": f["message"], "file": f["path"],
               "line": f["line"], "excerpt": excerpt(project, f["path"], f["line"])}
              for i, f in enumerate(sample, start)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -248,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     it.add_argument("--corpus", type=Path, default=Path(os.environ.get("TRITONIFY_CORPUS", default_dest())))
     it.add_argument("--out", type=Path, default=BLIND / "round6_items.jsonl")
     it.add_argument("--since", type=Path, action="append", default=[])
+    it.add_argument("--exclude", type=Path, action="append", default=[],
+                    help="items of an earlier round: their findings are not drawn again (round 7: round 6's)")
+    it.add_argument("--only", nargs="+", help="lint only these codes (round 7: TRI016)")
+    it.add_argument("--seed", type=int, default=SEED)
+    it.add_argument("--prefix", default=PREFIX, help="id prefix (r6, r7)")
     jn = sub.add_parser("join")
     jn.add_argument("labels", type=Path)
     jn.add_argument("items", type=Path, nargs="*", default=[BLIND / "round6_items.jsonl"])
