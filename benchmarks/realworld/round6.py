@@ -10,7 +10,7 @@ launched.
     python benchmarks/realworld/round6.py items [--corpus DIR] [--out FILE] [--since FILE]
         [--exclude ITEMS --only CODES --seed N --prefix rN]   (a later round: round 7 is
         `--exclude round6_items.jsonl --only TRI016 --seed 7 --prefix r7`)
-    python benchmarks/realworld/round6.py join LABELS.jsonl [ITEMS.jsonl ...] [--counts FILE] [--write]
+    python benchmarks/realworld/round6.py join LABELS.jsonl [ITEMS.jsonl ...] [--counts FILE] [--write] [--round 7]
 
 (what they do: round5.py's docstring; `--write` writes labels/round6_default.csv and
 labels/narrowed_round6.csv). What is linted: every `.py` file of the corpus with no configuration
@@ -267,10 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     jn.add_argument("items", type=Path, nargs="*", default=[BLIND / "round6_items.jsonl"])
     jn.add_argument("--counts", type=Path, help="the counts file `items` wrote (findings and kernels of the round)")
     jn.add_argument("--write", action="store_true", help=f"write {OUT_CSV.name} and {NARROWED_CSV.name}")
+    jn.add_argument("--round", type=int, default=6, help="which round's label files --write writes (7: round7_default.csv)")
     args = ap.parse_args(argv)
     if args.cmd == "items":
         return cmd_items(args)
-    args.out_csv, args.narrowed_csv = OUT_CSV, NARROWED_CSV
+    args.out_csv = LABELS / f"round{args.round}_default.csv"
+    args.narrowed_csv = LABELS / f"narrowed_round{args.round}.csv"
     return round5.cmd_join(args)
 
 
