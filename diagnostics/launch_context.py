@@ -16,8 +16,16 @@ is parsed (`ast`, never imported); there:
 * a name passed to `torch.compiler.disable(f)` / `torch._dynamo.disable(f)` /
   `direct_register_custom_op(..., op_func=f)`, or to a registration called as a decorator
   (`torch.library.custom_op(...)(f)`, `register_kernel("ns::op", "xpu")(f)`), is eager;
+* the methods of an attention implementation class (a class named `...Impl` with a base named
+  `...Impl`/`...ImplBase`, where the class, a base or the module names attention or MLA: vLLM's
+  `AttentionImpl` family) are eager: vLLM calls them inside its opaque unified-attention custom op
+  (`unified_attention_with_output`, `direct_register_custom_op`), never in the compiled graph;
 * the functions an eager function calls by an imported name (one hop: `decode_attention_fwd(...)`
-  inside a registered op) are eager too.
+  inside a registered op) are eager too;
+* a decorator that returns `torch.compiler.disable(...)` (directly, or through a function or method
+  of its module that does: fla's `@dispatch("attn")` returns its registry's
+  `torch.compiler.disable(wrapper)`) is recorded as `@module.name` (`DECORATOR`): the functions it
+  decorates run eagerly (`disabling_decorator`).
 
 Names are written as the code imports them (`pkg.ops.attention.decode_attention_fwd`), so a
 package that re-exports a function from a submodule is matched by `is_eager`: the function's
@@ -42,7 +50,7 @@ from pathlib import Path
 from tritonify.diagnostics.triton_ast import walk_nodes
 from tritonify.infra.bounded_read import read_bytes
 
-MARKERS = re.compile(rb"compiler\.disable|_dynamo\.disable|custom_op|register_kernel|library\.impl")
+MARKERS = re.compile(rb"compiler\.disable|_dynamo\.disable|custom_op|register_kernel|library\.impl|class \w+Impl\b")
 DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "compiler.disable", "_dynamo.disable"})
 OPAQUE_DECORATORS = frozenset({"custom_op", "register_custom_op", "register_kernel"})
 OPAQUE_CALLS = frozenset({"direct_register_custom_op", "register_custom_op"})
@@ -151,10 +159,67 @@ def _is_disable(path: str) -> bool:
     return path in DISABLE or path.endswith((".compiler.disable", "._dynamo.disable"))
 
 
+_IMPL_BASE = re.compile(r"\w*Impl(?:Base)?$")
+_ATTENTION = re.compile(r"attention|attn|mla", re.I)
+
+
+def attention_impl(cls: ast.ClassDef, module: str) -> bool:
+    """A class of vLLM's attention-implementation family (`FlashInferImpl(AttentionImpl)`,
+    `TritonMLAImpl(MLACommonImpl[...])`): run inside the opaque unified-attention op."""
+    if not cls.name.endswith("Impl"):
+        return False
+    bases = [_last(_dotted(b.value if isinstance(b, ast.Subscript) else b)) for b in cls.bases]
+    if not any(_IMPL_BASE.fullmatch(b) for b in bases if b):
+        return False
+    return any(_ATTENTION.search(n) for n in [cls.name, module, *bases] if n)
+
+
+DECORATOR = "@"
+
+
+def _disabling(nodes: list[ast.AST], imps: _Imports) -> set[str]:
+    """Names of the functions and methods of a module that return `torch.compiler.disable(...)`,
+    directly or by returning what another of them returns (a fixpoint over the module)."""
+    funcs = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    returns: dict[int, list[ast.expr]] = {}
+    for fn in funcs:
+        returns[id(fn)] = [r.value for r in walk_nodes(fn) if isinstance(r, ast.Return) and r.value is not None]
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for fn in funcs:
+            if fn.name in found:
+                continue
+            for value in returns[id(fn)]:
+                target = value.func if isinstance(value, ast.Call) else value
+                if _is_disable(_resolve(imps, target)) or _last(_dotted(target)) in found:
+                    found.add(fn.name)
+                    changed = True
+                    break
+    return found
+
+
+def disabling_decorator(path: str, names: frozenset[str]) -> bool:
+    """The decorator at dotted `path` (`fla.backends.dispatch`) is one that returns
+    `torch.compiler.disable(...)`, also through a package re-exporting it."""
+    if not path or "." not in path:
+        return False
+    if DECORATOR + path in names:
+        return True
+    parts, last = path.split(".")[:-1], path.rsplit(".", 1)[1]
+    return any(f"{DECORATOR}{'.'.join(parts[:i])}.{last}" in names for i in range(1, len(parts)))
+
+
 def _eager_in_module(tree: ast.Module, nodes: list[ast.AST], imps: _Imports) -> set[str]:
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     eager_defs: list[ast.AST] = []
     out: set[str] = set()
+    disabling = _disabling(nodes, imps)
+    out |= {f"{DECORATOR}{imps.module}.{name}" for name in defs if name in disabling}
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and attention_impl(cls, imps.module):
+            eager_defs += [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
     def local_or_imported(expr: ast.AST) -> None:
         if isinstance(expr, ast.Name) and expr.id in defs:

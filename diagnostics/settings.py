@@ -111,6 +111,10 @@ class Settings:
     # The Liger-first policy (TRI003): a kernel that re-implements an op Liger-Kernel ships is
     # reported; `liger-first = false` in [tool.tritonify] turns that advice off for the project.
     liger_first: bool = True
+    # The Triton the project runs (a version, "3.6", or a specifier, ">=3.4,<3.9"): what the
+    # compile-break rules judge API names against (diagnostics/triton_api/target.py); "" = read
+    # it from the project's requirements.
+    triton_version: str = ""
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         code = code.upper()
@@ -293,7 +297,8 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     if not isinstance(table, dict):
         raise SettingsError(f"expected a table, got {_describe(table)}")
     known = {"select", "ignore", "extend-select", "extend_select", "severity", "exclude", "per-file-ignores",
-             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint", "target", "liger-first", "liger_first"}
+             "per_file_ignores", "max-file-bytes", "max_file_bytes", "lint", "target", "liger-first", "liger_first",
+             "triton-version", "triton_version"}
     unknown = set(table) - known
     if unknown:
         raise SettingsError(f"unknown key(s): {', '.join(sorted(unknown))}")
@@ -310,6 +315,18 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
     liger_key, liger_first = _table_value(table, "liger-first", "liger_first", default=True)
     if not isinstance(liger_first, bool):
         raise SettingsError(f"{liger_key}: expected true or false, got {_describe(liger_first)}")
+    triton_key, triton_version = _table_value(table, "triton-version", "triton_version", default="")
+    if not isinstance(triton_version, str):
+        raise SettingsError(f"{triton_key}: expected a version or a requirement specifier (a string, \"3.6\" or "
+                            f"\">=3.4,<3.9\"), got {_describe(triton_version)}")
+    if triton_version.strip():
+        from tritonify.diagnostics.triton_api import versions
+        from tritonify.diagnostics.triton_api.target import admitted
+
+        if not admitted(triton_version.strip(), versions()):
+            raise SettingsError(f"{triton_key}: {triton_version!r} names no Triton version from "
+                                f"{versions()[0]} to {versions()[-1]} (write a version, \"3.6\", or a specifier, "
+                                f"\">=3.4,<3.9\")")
     return Settings(
         select=tuple(_codes(table.get("select", []), "select")),
         ignore=tuple(_codes(table.get("ignore", []), "ignore")),
@@ -321,6 +338,7 @@ def from_table(table: dict, root: Path | None = None) -> Settings:
         root=root,
         target=_target(table.get("target", "auto")),
         liger_first=liger_first,
+        triton_version=triton_version.strip(),
     )
 
 

@@ -269,10 +269,10 @@ def cmd_join(args) -> int:
             if args.write:
                 # kept as evidence of what the narrowing removed, outside the round's precision
                 # (precision.py reads labels/round<N>_*.csv only)
-                _write_rows(NARROWED_CSV, _rows(gone, labels))
+                _write_rows(getattr(args, "narrowed_csv", NARROWED_CSV), _rows(gone, labels))
     rows = _rows(items, labels)
     if args.write:
-        _write_rows(OUT_CSV, rows)
+        _write_rows(getattr(args, "out_csv", OUT_CSV), rows)
     kernels = counts["kernels"] if counts else 0
     found = counts["findings"] if counts else Counter(r["code"] for r in rows)
     print("| rule | default | findings | labelled | TP | FP | NOISE | precision | true findings per 1,000 kernels |")

@@ -1147,6 +1147,59 @@ def _weight_per_program_group(g: KernelGraph, m: "_Matcher") -> bool:
     return any(by_group(ld) for ld in m.of_kind("load") if ld not in stats)
 
 
+def _weight_per_row_group(g: KernelGraph, m: "_Matcher") -> bool:
+    """A load other than the normalised input whose address takes the row (a program id, with or
+    without an arange of rows) modulo a count: `w + (rows % G) * D + cols`, a weight per group of
+    rows (or per head)."""
+    stats: set[int] = set()
+    for r in m.calls("rsqrt", "sqrt"):
+        stats |= g.value_loads(m.arg(r))
+    if not stats:
+        return False
+    for ld in m.of_kind("load"):
+        if ld in stats:
+            continue
+        addr = g.node(ld)[1]
+        if any(g.kind(n) == "other" and g.node(n)[1] == "Mod" and "program_id" in g.call_names(n)
+               for n in g.walk([addr], into_pointers=False)):
+            return True
+    return False
+
+
+def _stores_lse_beside_loss(g: KernelGraph, m: "_Matcher") -> bool:
+    """A partial log-sum-exp per vocabulary block: the kernel stores the row's LSE itself
+    (`log(sum(exp(x - max))) + max`) at an address that takes a second grid axis
+    (`lse + tl.program_id(1) * N + row`), for another kernel to combine: the vocabulary is split
+    across programs (or ranks), a form Liger's cross-entropy (one program per row, the loss and the
+    gradient stored) does not take. An LSE stored once per row for the kernel's own backward is
+    still Liger's op."""
+    lse = set(m._lse_nodes())
+    if not lse:
+        return False
+
+    def is_lse(n: int, depth: int = 0) -> bool:
+        if n in lse:
+            return True
+        if depth > 3:
+            return False
+        kind = g.kind(n)
+        if kind == "phi":
+            return any(is_lse(c, depth + 1) for c in g.children(n))
+        if kind == "add":
+            return any(c in lse for c in g.children(n))
+        return False
+
+    def second_axis(ptr: int) -> bool:
+        for n in g.walk([ptr], into_pointers=False):
+            if g.is_call(n, "program_id"):
+                args = g.children(n)
+                if args and g.kind(args[0]) == "const" and g.node(args[0])[1] in (1, 2):
+                    return True
+        return False
+
+    return any(not st.atomic and is_lse(st.value) and second_axis(st.ptr) for st in g.stores)
+
+
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
     """The stored values read three or more loads: gate, up, and something else (a routing
     weight, a delta added after the activation). Liger's GLU reads gate and up only."""
@@ -1316,6 +1369,18 @@ def recognise(g: KernelGraph) -> Recognition:
         # the affine weight is read at `w + (pid % G) * D + cols`: a different weight for each
         # group of the row (a grouped RMSNorm), where Liger's norm applies one weight to every row
         return Recognition(None, ordered, "norm with a weight chosen per group of the row")
+    if op in NORM_OPS - {"group_norm"} and _weight_per_row_group(g, m):
+        # round 6 (r6-0005/0006): the weight is read at `w + (rows % G) * D + cols`, one weight per
+        # group of rows, where Liger's norm applies one [D] weight to every row
+        return Recognition(None, ordered, "norm with a weight chosen per group of rows")
+    if op == "cross_entropy" and _stores_lse_beside_loss(g, m):
+        # round 6 (r6-0003/0004): a partial log-sum-exp per vocabulary block, combined by another
+        # kernel (the vocabulary split across programs or ranks)
+        return Recognition(None, ordered, "cross-entropy over a vocabulary split across programs (partial LSEs)")
+    if op == "qwen2vl_mrope" and _gathers_by_loaded_index(g):
+        # round 6 (r6-0010): cos/sin gathered from a cache at loaded positions; Liger's mrope takes
+        # them already assembled per section ([3, B, T, D])
+        return Recognition(None, ordered, "mrope fused with the cos/sin gather at loaded positions")
     if op in NORM_OPS and _norm_output_reduced(g, m):
         # the normalised values are reduced again (q/k norm inside a recurrence or an attention
         # score, a norm fused into a dot product): Liger's norm would be the first half of it
@@ -1357,6 +1422,11 @@ def _differences_from_liger(op: str, m: _Matcher) -> str:
         return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
                 "`liger_kernel.transformers.functional.liger_rms_norm(X, W, eps, offset=1.0, casting_mode='gemma')` or "
                 "`liger_kernel.transformers.rms_norm.LigerRMSNormForGemma(hidden_size, eps=1e-6)` (weight initialised to zeros)")
+    if op == "fused_add_rms_norm" and m.__dict__.get("rms_gemma"):
+        # round 6 (r6-0016, r6-0022): the plain call drops Gemma's +1 (offset defaults to 0.0)
+        return ("this kernel scales by (1 + w), Gemma's form: a drop-in only as "
+                "`liger_kernel.transformers.functional.liger_fused_add_rms_norm(X, R, W, eps, offset=1.0, "
+                "casting_mode='gemma')` (the default offset=0.0 drops the +1)")
     if op in ("rope",) and (m.__dict__.get("rope_interleaved") or m.interleaved_loads()):
         return ("this kernel rotates interleaved pairs (x[2i], x[2i+1], GPT-J style) where Liger's RoPE rotates "
                 "halves (x[i], x[i + d/2], Hugging Face style with duplicated cos/sin): not a drop-in without "

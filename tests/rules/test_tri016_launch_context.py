@@ -103,3 +103,81 @@ def test_quiet_when_registered_by_calling_a_registration(tmp_path):
 def test_names_and_roots():
     assert launch_context.is_eager("pkg.ops.attention.decode", "f", frozenset({"pkg.ops.attention.f"}))
     assert not launch_context.is_eager("pkg.ops.attention.decode", "g", frozenset({"pkg.ops.attention.f"}))
+
+
+def test_quiet_when_a_vllm_style_attention_impl_calls_the_launcher(tmp_path):
+    # vLLM calls an AttentionImpl's methods inside its opaque unified-attention custom op
+    impl = """
+        from mypkg.ops.norm import norm_fwd
+
+        class TritonAttentionImpl(AttentionImpl):
+            def forward(self, layer, x):
+                return norm_fwd(x, self.eps)
+        """
+    path = _package(tmp_path, backend=impl)
+    assert _tri016(path) == []
+    # the same class without an attention-implementation base is an ordinary caller
+    path = _package(tmp_path / "plain", backend=impl.replace("(AttentionImpl)", "(Base)"))
+    assert len(_tri016(path)) == 1
+
+
+def test_quiet_for_attention_kernels_of_serving_engines_only(tmp_path):
+    # vLLM: every attention-family layer is a custom op; sglang: prefill/extend is not compiled
+    def at(rel: str) -> Path:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(OPS))
+        launch_context._cache.clear()
+        return path
+
+    assert _tri016(at("vllm/v1/attention/ops/norm.py")) == []
+    assert _tri016(at("sglang/srt/layers/attention/prefill/norm.py")) == []
+    assert len(_tri016(at("sglang/srt/layers/attention/decode/norm.py"))) == 1   # decode is compiled
+    assert len(_tri016(at("vllm/model_executor/layers/quantization/norm.py"))) == 1  # in the graph
+    assert len(_tri016(at("mylib/attention/norm.py"))) == 1   # not a serving engine
+
+
+def test_one_finding_per_expression():
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, n, scale, alpha, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+            tl.store(x_ptr + offs, tl.exp(x * (scale * alpha)), mask=offs < n)
+
+
+        def launch(x, scale, alpha):
+            k[(1,)](x, x.numel(), scale, alpha, BLOCK=1024)
+        ''')
+    found = [f for f in lint_text(code.encode(), "<k.py>", Settings(select=("TRI016",))).findings if f.code == "TRI016"]
+    assert len(found) == 1 and "`scale`" in found[0].message
+
+
+def test_quiet_when_the_launcher_has_a_decorator_that_returns_compiler_disable(tmp_path):
+    # fla's `@dispatch("attn")`: a registry method returns torch.compiler.disable(wrapper)
+    backends = """
+        import torch
+
+        class Registry:
+            def dispatch(self, fn):
+                def wrapper(*args, **kwargs):
+                    return fn(*args, **kwargs)
+                return torch.compiler.disable(wrapper)
+
+        def dispatch(name):
+            return Registry().dispatch
+        """
+    ops = OPS.replace("def _launch(x, eps):", "@dispatch('norm')\ndef _launch(x, eps):")
+    ops = "from mypkg.backends import dispatch\n" + ops
+    path = _package(tmp_path, backends=backends)
+    path.write_text(textwrap.dedent(ops))
+    launch_context._cache.clear()
+    assert _tri016(path) == []
+    # a decorator that does not disable compilation changes nothing
+    plain = _package(tmp_path / "plain", backends=backends.replace("torch.compiler.disable(wrapper)", "wrapper"))
+    plain.write_text(textwrap.dedent(ops))
+    launch_context._cache.clear()
+    assert len(_tri016(plain)) == 1

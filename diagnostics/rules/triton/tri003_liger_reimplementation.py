@@ -254,6 +254,42 @@ def _deliberate_numerics(ctx: PythonContext, kernel: Kernel) -> bool:
 
 
 _LOOP_CALLS = {"range", "static_range"}
+_ALLOCATORS = {"empty", "empty_like", "zeros", "zeros_like", "full", "full_like", "new_empty", "new_zeros"}
+_FP32_NAMES = {"float", "float32"}
+
+
+def _output_in_another_dtype(ctx: PythonContext, kernel: Kernel) -> bool:
+    """A launch of the kernel in this file passes a tensor its launcher allocated as float32
+    (`dtype=torch.float32`, or `dtype=dtype` with a `torch.float` default on the launcher): the
+    probabilities are kept in fp32 whatever the input, where Liger's softmax returns the input's
+    dtype (round 6, r6-0009: fla's softmax keeps p in fp32 for its backward)."""
+    for call in ctx.module_calls:
+        func = call.func
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id == kernel.name):
+            continue
+        scope = next((a for a in ctx.ancestors(call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+        if scope is None:
+            continue
+        passed = {a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)}
+        for node in ast.walk(scope):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id in passed and isinstance(node.value, ast.Call)):
+                continue
+            alloc = node.value.func
+            if not (isinstance(alloc, ast.Attribute) and alloc.attr in _ALLOCATORS):
+                continue
+            dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
+            if isinstance(dtype, ast.Name):
+                # a parameter of the launcher with a float32 default (`dtype: torch.dtype = torch.float`)
+                args = scope.args
+                params = [*args.posonlyargs, *args.args]
+                defaults = dict(zip([a.arg for a in params[len(params) - len(args.defaults):]], args.defaults))
+                defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+                dtype = defaults.get(dtype.id)
+            if isinstance(dtype, ast.Attribute) and dtype.attr in _FP32_NAMES \
+                    and isinstance(dtype.value, ast.Name) and dtype.value.id == "torch":
+                return True
+    return False
 
 
 def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
@@ -340,6 +376,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         if result.op is None or NOT_A_DROP_IN in result.differs:
             continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if result.op == "softmax" and _output_in_another_dtype(ctx, kernel):
+            continue   # its output dtype is chosen (fp32 probabilities), Liger's softmax returns the input's
         if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
             continue   # the op's backward or another variant of one kernel: one finding per op
         reported.setdefault(result.op, []).append(kernel.name)

@@ -20,8 +20,10 @@ recurrence, `acc += tl.dot(q, k) * scale`) and `var + eps` on a row statistic ru
 hidden behind memory traffic on H100/H200-class parts, and are not reported. A cast to any other
 dtype (`(q * scale).to(q.dtype)`), or a later plain rebinding of the name, ends the FP64.
 Skipped where the file shows the kernel is launched only eagerly (`_launched_eagerly`: flag-gems'
-`@libentry` ATen overrides, launches inside functions registered as custom ops), where the
-argument arrives as fp32. Only where the code targets NVIDIA or an unknown
+`@libentry` ATen overrides, launches inside functions registered as custom ops or reached from
+vLLM's attention implementations or decorated with a workspace decorator that returns
+`torch.compiler.disable(...)`, attention kernels that vLLM and sglang run outside the graph),
+where the argument arrives as fp32. One finding per expression. Only where the code targets NVIDIA or an unknown
 target (`ctx.target`): the Inductor signature and FP64 rates cited are CUDA's.
 
 The fix inserts `eps = tl.cast(eps, tl.float32)` rather than `eps.to(tl.float32)`: both compile
@@ -31,11 +33,12 @@ to the same (nothing for fp32, one `truncf` for fp64), but Triton's CPU interpre
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Iterator
 
 from tritonify.diagnostics.context import PythonContext
-from tritonify.diagnostics.launch_context import eager_names, is_eager
+from tritonify.diagnostics.launch_context import attention_impl, disabling_decorator, eager_names, is_eager
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._precision import (
@@ -504,7 +507,8 @@ def _file_functions(ctx: PythonContext) -> tuple[dict[str, ast.AST], dict[str, l
 
 def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
     """The functions of this file that run outside torch.compile: registered here as opaque
-    operators (`_opaque_functions`), decorated with `torch.compiler.disable`, or named eager by
+    operators (`_opaque_functions`), decorated with `torch.compiler.disable`, methods of an attention
+    implementation class (`launch_context.attention_impl`: vLLM's `AttentionImpl` family), or named eager by
     another module of the workspace (`launch_context.eager_names`: `torch.compiler.disable(f)`,
     `direct_register_custom_op(op_func=f)`, the functions such an op calls), and every function
     of the file they call (by name; a class named or `Class.apply(...)` reaches its methods)."""
@@ -517,10 +521,19 @@ def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
                 if path.endswith(("compiler.disable", "_dynamo.disable")):
                     roots.add(node)
         path = ctx.source.path
+        module = ""
         if path and not path.startswith("<") and Path(path).is_file():
             module, names = eager_names(path, ctx.source.text)
             if names:
                 roots.update(node for name, node in defs.items() if is_eager(module, name, names))
+                # decorated with a decorator of the workspace that returns torch.compiler.disable(...)
+                for node in [*defs.values(), *(m for ms in methods.values() for m in ms)]:
+                    if any(disabling_decorator(_decorator_path(ctx, d), names) for d in node.decorator_list):
+                        roots.add(node)
+        for cls in ctx.tree.body:
+            # vLLM's attention implementations run inside the opaque unified-attention op
+            if isinstance(cls, ast.ClassDef) and attention_impl(cls, module or Path(str(path or "")).stem):
+                roots.update(methods.get(cls.name, ()))
         eager: set[ast.AST] = set()
         stack = list(roots)
         while stack:
@@ -542,15 +555,43 @@ def _eager_functions(ctx: PythonContext) -> set[ast.AST]:
     return ctx.per_file(("tri016-eager-functions",), build)
 
 
+# Serving engines whose attention runs outside the compiled graph. vLLM: every attention-family
+# layer (`unified_attention(_with_output)`, `unified_mla_attention`, `gdn_attention_core`,
+# `kda_attention`, mamba mixers, sparse indexers) is a custom op registered with
+# `direct_register_custom_op`, opaque to Dynamo; the kernels under its attention packages run in
+# those ops' bodies. sglang: `torch.compile` captures the decode batch only and its piecewise mode
+# splits attention out, so prefill/extend (and chunked linear-attention prefill) kernels run eagerly.
+_ATTENTION_PART = re.compile(r"attention|attn|mla|mamba", re.I)
+_PREFILL = re.compile(r"prefill|extend|chunk", re.I)
+
+
+def _engine_attention_eager(ctx: PythonContext, kernel: Kernel, found: list[Launch]) -> bool:
+    parts = Path(str(ctx.source.path or "")).parts
+    for engine in ("vllm", "sglang"):
+        if engine not in parts:
+            continue
+        below = parts[len(parts) - 1 - parts[::-1].index(engine) + 1:]
+        if not any(_ATTENTION_PART.search(p) for p in below):
+            return False
+        if engine == "vllm":
+            return True
+        names = [kernel.node.name, *(getattr(launch.scope, "name", "") for launch in found if launch.kernel is kernel)]
+        return any(_PREFILL.search(p) for p in [*below, *names])
+    return False
+
+
 def _launched_eagerly(ctx: PythonContext, kernel: Kernel, found: list[Launch]) -> bool:
     """The kernel is only ever launched eagerly, so the fp64 premise does not hold: a flag-gems
     kernel (`@libentry()`, or a file of the `flag_gems` package: ATen overrides launched by their
     own Python wrappers), or every launch in the file sits in a function that runs outside
     torch.compile (`_eager_functions`: an opaque operator, a `torch.compiler.disable`d entry
-    point, here or in another module of the workspace, and what they call)."""
+    point, here or in another module of the workspace, and what they call), or an attention
+    kernel of a serving engine that runs it outside the graph (`_engine_attention_eager`)."""
     if any(_last(_decorator_path(ctx, d)) == "libentry" for d in kernel.node.decorator_list):
         return True
     if "flag_gems" in Path(str(ctx.source.path or "")).parts:
+        return True
+    if _engine_attention_eager(ctx, kernel, found):
         return True
     mine = [launch for launch in found if launch.kernel is kernel]
     if not mine:
@@ -587,6 +628,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue  # (after the cheap screen: it may read the workspace's launch context)
         flow = _Flow(ctx, kernel)
         costs = None   # built on the first use that needs it, once per kernel
+        reported: set[int] = set()   # one finding per expression (`x * scale * alpha`: the first parameter)
         for param in candidates:
             name = param.name
             if name in flow.pointer_names:
@@ -602,8 +644,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 if why:
                     use = candidate
                     break
-            if use is None or not ctx.target.nvidia(use):
+            if use is None or id(use) in reported or not ctx.target.nvidia(use):
                 continue
+            reported.add(id(use))
             tl = tl_alias(ctx)
             fixes = []
             point = _insert_point(ctx, kernel)

@@ -1,10 +1,12 @@
-"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument this Triton lacks.
+"""TRI026 unknown-triton-api: a `triton.language` name, keyword or argument no Triton the project runs has.
 
 `tl.tanh`, `tl.libdevice.exp`, `tl.math.pow`, `tl.load(..., dtype=...)`, `tl.sum(x, keepdims=True)`,
 `tl.program_id(3)`: the kernel stops compiling with an `AttributeError`/`TypeError` inside
 Triton's code generator. What exists is read from `diagnostics/triton_api/api.json` (every Triton
-release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), for the
-version installed in the environment (else the newest). Checked: attribute paths under
+release from 3.2 to the newest, generated from the wheels by `scripts/triton_api.py`), judged
+against every version the project runs (`triton_api.target`: the `triton-version` setting, the
+project's triton/torch requirement or venv, else every recorded release): an error where all of
+them lack it; where only some do, TRI052 (opt-in) says so as a porting note. Checked: attribute paths under
 `triton.language` (`tl.X`, `tl.math.X`, `tl.extra.cuda.libdevice.X`, through any import alias),
 keywords and the number of positional arguments of the functions called, required arguments,
 `tl.program_id`/`tl.num_programs` axes (0, 1 or 2), and methods called on a value the type
@@ -20,12 +22,13 @@ from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._types import kernel_types, vendor_fork
 from tritonify.diagnostics.triton_api import for_version, history, versions
+from tritonify.diagnostics.triton_api.target import target
 from tritonify.diagnostics.triton_ast import tl_name
 
 RULE = Rule(
     code="TRI026",
     name="unknown-triton-api",
-    summary="triton.language name, keyword or argument that the installed Triton does not have",
+    summary="triton.language name, keyword or argument that no Triton version the project runs has",
     severity=Severity.ERROR,
     fixable=False,
     compile_break=True,
@@ -152,10 +155,34 @@ def _call_problem(api, path: str, call: ast.Call) -> str | None:
     return None
 
 
-def check(ctx: PythonContext) -> Iterator[Finding]:
+def target_apis(ctx: PythonContext):
+    """(the APIs of the Triton versions the file's project runs, oldest first; where that came from):
+    `triton_api.target` (the environment's override, the `triton-version` setting, the project's
+    requirements or venv, else every recorded version)."""
+    def build():
+        versions_, source = target(ctx.source.path, getattr(ctx.settings, "triton_version", "") or "")
+        return tuple(for_version(v) for v in versions_), source
+    return ctx.per_file(("triton-target",), build)
+
+
+def _span(apis) -> str:
+    first, last = apis[0].version, apis[-1].version
+    return first if first == last else f"{first} to {last}"
+
+
+def problems(ctx: PythonContext) -> list[tuple[ast.AST, str, bool]]:
+    """Every API problem of the file's kernels: (node, message, whether it holds on every Triton
+    version the project runs). TRI026 reports those that do (the kernel does not compile on any
+    of them); TRI052 the others (it breaks on some version the project admits, not all)."""
+    return ctx.per_file(("tri026-problems",), lambda: list(_problems(ctx)))
+
+
+def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
     if vendor_fork(ctx.source.path):
         return
-    api = for_version()
+    apis, source = target_apis(ctx)
+    newest = apis[-1]
+    where = "" if len(apis) == 1 and source.startswith("TRITONIFY_") else f" ({source})"
     all_types = kernel_types(ctx)
     roots: dict[str, bool] = {}
     for kernel in ctx.kernels:
@@ -171,55 +198,81 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 path = ctx.imports.resolve(node)
                 if not path or _through_private_module(node):
                     continue
-                missing = api.lookup(_as_written(ctx, node, path))
-                if missing is None:
+                written = _as_written(ctx, node, path)
+                failing = [a for a in apis if a.lookup(written) is not None]
+                if not failing:
                     continue
-                module, name = missing
-                hint = api.suggestion(module, name)
-                had = history(f"{module}.{name}")
-                if had:
-                    hint = (f"it exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
-                            + f" (pin that version, or port the code){'; ' + hint if hint else ''}")
+                module, name = failing[-1].lookup(written)
                 reported.add(id(node))
-                yield ctx.finding(node, f"`{_short(module)}` has no `{name}` in Triton {api.version}: the "
-                                        f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}")
+                had = history(f"{module}.{name}")
+                if len(failing) == len(apis):
+                    hint = failing[-1].suggestion(module, name)
+                    if had:
+                        hint = (f"it exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
+                                + f" (pin that version, or port the code){'; ' + hint if hint else ''}")
+                    yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(apis)}{where}: the "
+                                 f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}"), True
+                else:
+                    fine = [a for a in apis if a not in failing]
+                    yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(failing)}, which this project "
+                                 f"admits{where}; it compiles on {_span(fine)}: pin `triton` to a version that has it, "
+                                 f"or port the code before upgrading"), False
             elif isinstance(node, ast.Call):
                 path = ctx.imports.resolve(node.func)
                 if path and path.startswith("triton.language.") and path.count(".") == 2 \
-                        and path.rsplit(".", 1)[1] in api.dtypes:
+                        and path.rsplit(".", 1)[1] in newest.dtypes:
                     # `tl.float32(x)`: a dtype is a value (no `__call__` in any release)
                     dtype = path.rsplit(".", 1)[1]
-                    yield ctx.finding(node, f"`tl.{dtype}` is a dtype, not a function: the kernel does not compile "
-                                            "(TypeError \"'dtype' object is not callable\"); convert a value with "
-                                            f"`x.to(tl.{dtype})`, or write a constant as a literal (`0.0`, "
-                                            "`float('-inf')`)")
+                    yield node, (f"`tl.{dtype}` is a dtype, not a function: the kernel does not compile "
+                                 "(TypeError \"'dtype' object is not callable\"); convert a value with "
+                                 f"`x.to(tl.{dtype})`, or write a constant as a literal (`0.0`, "
+                                 "`float('-inf')`)"), True
                     continue
                 if path and path.startswith("triton.language.") and id(node.func) not in reported \
-                        and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)) \
-                        and api.lookup(path) is None:
-                    problem = _call_problem(api, path, node)
-                    if problem:
+                        and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)):
+                    found = [(a, _call_problem(a, path, node)) for a in apis if a.lookup(path) is None]
+                    failing = [(a, p) for a, p in found if p]
+                    if failing:
+                        api, problem = failing[-1]
                         head, _, tail = problem.partition("; ")
-                        yield ctx.finding(node, f"{head} in Triton {api.version}: the kernel does not compile"
-                                                f"{'; ' + tail if tail else ''}")
+                        if len(failing) == len(apis):
+                            yield node, (f"{head} in Triton {_span(apis)}{where}: the kernel does not compile"
+                                         f"{'; ' + tail if tail else ''}"), True
+                        else:
+                            bad = [a for a, _ in failing]
+                            fine = [a for a in apis if a not in bad]
+                            yield node, (f"{head} in Triton {_span(bad)}, which this project admits{where}; it "
+                                         f"compiles on {_span(fine)}{'; ' + tail if tail else ''}"), False
                         continue
                 name = tl_name(ctx.imports, node.func)
                 if name in _REDUCTIONS and kernel.node in all_types:
                     problem = _reduction_problem(all_types[kernel.node], node, name)
                     if problem:
-                        yield ctx.finding(node, problem)
+                        yield node, problem, True
                         continue
                 if name in ("program_id", "num_programs"):
                     axis = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
                     if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value not in (0, 1, 2):
-                        yield ctx.finding(axis, f"`tl.{name}` axis must be 0, 1 or 2, not {axis.value}: a grid has "
-                                                "three dimensions; fold the others into one axis (`pid // n`, `pid % n`)")
+                        yield axis, (f"`tl.{name}` axis must be 0, 1 or 2, not {axis.value}: a grid has "
+                                     "three dimensions; fold the others into one axis (`pid // n`, `pid % n`)"), True
                         continue
                 if name is None and isinstance(node.func, ast.Attribute) and kernel.node in all_types:
                     method = node.func.attr
                     t = all_types[kernel.node].of(node.func.value)
-                    if t.is_tensor and t.kind != "pointer" and method not in api.tensor_methods \
-                            and method not in _TENSOR_ATTRIBUTES and not method.startswith("__"):
-                        yield ctx.finding(node.func, f"a Triton tensor has no method `{method}` in Triton "
-                                                     f"{api.version}: the kernel does not compile; use the "
-                                                     f"`tl.` function instead")
+                    if t.is_tensor and t.kind != "pointer" and not method.startswith("__") \
+                            and method not in _TENSOR_ATTRIBUTES:
+                        failing = [a for a in apis if method not in a.tensor_methods]
+                        if len(failing) == len(apis):
+                            yield node.func, (f"a Triton tensor has no method `{method}` in Triton {_span(apis)}{where}: "
+                                              f"the kernel does not compile; use the `tl.` function instead"), True
+                        elif failing:
+                            fine = [a for a in apis if a not in failing]
+                            yield node.func, (f"a Triton tensor has no method `{method}` in Triton {_span(failing)}, "
+                                              f"which this project admits{where}; it compiles on {_span(fine)}; "
+                                              f"the `tl.` function works on both"), False
+
+
+def check(ctx: PythonContext) -> Iterator[Finding]:
+    for node, message, everywhere in problems(ctx):
+        if everywhere:
+            yield ctx.finding(node, message)
