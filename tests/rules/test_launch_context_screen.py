@@ -1,0 +1,58 @@
+"""launch_context's package screen (diagnostics/launch_context.py): a module of the package is
+parsed only when its text names one of the file's functions, which is all TRI016 asks about, and
+the answer is the one a full scan gives."""
+import textwrap
+from pathlib import Path
+
+from tritonify.diagnostics import launch_context
+
+OPS = """
+import triton
+
+
+@triton.jit
+def _norm_kernel(x_ptr):
+    pass
+
+
+def norm_fwd(x):
+    _norm_kernel[(1,)](x)
+"""
+
+
+def _package(tmp_path: Path, **modules: str) -> Path:
+    pkg = tmp_path / "mypkg"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "__init__.py").write_text("")
+    (pkg / "ops" / "norm.py").write_text(textwrap.dedent(OPS))
+    for name, text in modules.items():
+        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
+    launch_context._cache.clear()
+    return pkg / "ops" / "norm.py"
+
+
+def test_only_modules_that_can_name_the_files_functions_are_parsed(tmp_path, monkeypatch):
+    """A module that mentions a marker but none of the file's functions cannot name one of them
+    eager: it is screened, never parsed, and the answer is the one a full scan gives."""
+    path = _package(tmp_path,
+                    backend="import torch\nfrom mypkg.ops.norm import norm_fwd\n\nfwd = torch.compiler.disable(norm_fwd)\n",
+                    other="import torch\n\n@torch.compiler.disable\ndef unrelated(x):\n    return x\n")
+    parsed = []
+    real = launch_context._module_names
+    monkeypatch.setattr(launch_context, "_module_names", lambda p, root: parsed.append(p.name) or real(p, root))
+    module, names = launch_context.eager_names(path)
+    assert module == "mypkg.ops.norm"
+    assert names == {"mypkg.ops.norm.norm_fwd"}
+    assert parsed == ["backend.py"]
+    assert launch_context.is_eager(module, "norm_fwd", names)
+    # every name a module contributes ends in one of its identifiers (what the screen relies on)
+    for p in (path.parents[1]).rglob("*.py"):
+        words = launch_context._identifiers(p.read_bytes())
+        assert all(n.rsplit(".", 1)[-1] in words for n in real(p, path.parents[2] / "mypkg"))
+
+
+def test_defined_functions_covers_every_top_level_def():
+    text = "def a():\n    def inner(): pass\nasync  def b(): pass\nclass K:\n    def m(self): pass\n\fdef c(): pass\n"
+    assert {"a", "b", "c"} <= launch_context.defined_functions(text)
+    assert "m" not in launch_context.defined_functions(text)
