@@ -330,15 +330,43 @@ def defined_functions(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+_DECORATOR = re.compile(r"^[ \t\f]*@[ \t]*(.*)$", re.MULTILINE)
+_DOTTED_HEAD = re.compile(r"[^\W\d]\w*(?:[ \t]*\.[ \t]*[^\W\d]\w*)*")
+
+
+def asked_names(text: str) -> frozenset[str] | None:
+    """The last parts of every name a launch-context rule may ask about for this file: its
+    functions (`defined_functions`) and its decorators, as written (`@pkg.backends.dispatch(...)`:
+    `dispatch`) and as imported (`from pkg import real as dispatch`: `real`). None when a decorator
+    cannot be read from its line (`@(`, a continuation): then every name is wanted."""
+    names = set(defined_functions(text))
+    heads = set()
+    for m in _DECORATOR.finditer(text):
+        expr = m.group(1).split("#")[0].rstrip()
+        prefix = _DOTTED_HEAD.match(expr)
+        if prefix is None or expr.endswith("\\"):
+            return None
+        parts = [p.strip() for p in prefix.group().split(".")]
+        names.add(parts[-1])
+        heads.add(parts[0])
+    for head in heads:
+        names.update(re.findall(rf"(\w+)[ \t]+as[ \t]+{re.escape(head)}\b", text))
+    if not text.isascii():
+        names = {unicodedata.normalize("NFKC", n) for n in names}
+    return frozenset(names)
+
+
 def eager_names(path: str | Path, text: str | None = None,
                 among: Iterable[str] | None = None) -> tuple[str, frozenset[str]]:
     """(the file's own dotted module name, the dotted names its code base runs eagerly whose last
-    part is one of `among`: the names of functions, by default those the file defines).
+    part is one of `among`: by default `asked_names(text)`, the file's functions and decorators;
+    a caller that asks about other names passes them).
 
-    That is every name `is_eager(module, f, names)` reads for such an `f`, so it answers as it
-    would with every name of the code base; and a module can name `x.f` only where `f` is one of
-    its identifiers, so only the modules whose text mentions one of `among` are parsed: the first
-    file of a large package parses the few that can name its functions, not all of them."""
+    That is every name `is_eager(module, f, names)` or `disabling_decorator(path, names)` reads
+    for such an `f` or path, so they answer as they would with every name of the code base; and a
+    module can name `x.f` only where `f` is one of its identifiers, so only the modules whose text
+    mentions one of `among` are parsed: the first file of a large package parses the few that can
+    name its functions, not all of them."""
     p = Path(path).resolve()
     if text is None:
         try:
@@ -347,12 +375,13 @@ def eager_names(path: str | Path, text: str | None = None,
             data = b""
         text = data.decode("utf-8", "replace") if data else ""
     root = scan_root(p, text)
-    wanted = frozenset(among) if among is not None else defined_functions(text)
+    wanted = frozenset(among) if among is not None else asked_names(text)
     out: set[str] = set()
-    if wanted:
-        for q, entry in _root_entries(root):
-            if not wanted.isdisjoint(entry.words):
-                out.update(n for n in _names_of(q, root, entry) if _last(n) in wanted)
+    for q, entry in _root_entries(root):
+        if wanted is None:
+            out |= _names_of(q, root, entry)
+        elif not wanted.isdisjoint(entry.words):
+            out.update(n for n in _names_of(q, root, entry) if _last(n) in wanted)
     return module_of(p, root), frozenset(out)
 
 

@@ -56,3 +56,10 @@ def test_defined_functions_covers_every_top_level_def():
     text = "def a():\n    def inner(): pass\nasync  def b(): pass\nclass K:\n    def m(self): pass\n\fdef c(): pass\n"
     assert {"a", "b", "c"} <= launch_context.defined_functions(text)
     assert "m" not in launch_context.defined_functions(text)
+
+
+def test_asked_names_cover_the_files_functions_and_decorators():
+    text = ("from pkg.backends import real as dispatch\nimport a.b.c as dd\n@dispatch('x')\ndef f(): pass\n"
+            "class K:\n    @ dd . deco\n    def m(self): pass\n")
+    assert {"f", "dispatch", "real", "deco", "c"} <= launch_context.asked_names(text)
+    assert launch_context.asked_names("@(lambda f: f)\ndef g(): pass\n") is None   # every name is wanted
