@@ -228,6 +228,7 @@ class _FileEntry:
     """What the scan knows of one module, for the (mtime_ns, size) it was read at."""
     stamp: tuple[int, int]
     words: frozenset[str] | None    # its identifiers where its text mentions a marker, else None
+    defs: frozenset[str]            # the functions its text defines (`defined_functions`)
     names: frozenset[str] | None    # the eager names it contributes; None: not parsed yet
 
 
@@ -245,16 +246,16 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_UNICODE = re.compile(r"[^\W\d]\w*")
 
 
-def _screen(p: Path) -> frozenset[str] | None:
-    """The module's identifiers if its text mentions a marker (it may name something eager),
-    else None (it names nothing: never parsed)."""
+def _screen(p: Path) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """(the module's identifiers if its text mentions a marker (it may name something eager),
+    else None (it names nothing: never parsed); the functions it defines)."""
     try:
         data = read_bytes(p, _MAX_BYTES)
     except OSError:
-        return None
+        return None, frozenset()
     if not data or not MARKERS.search(data):
-        return None
-    return _identifiers(data)
+        return None, frozenset()
+    return _identifiers(data), defined_functions(data.decode("utf-8", "replace"))
 
 
 # per file: what was read of it, kept while its (mtime_ns, size) stays the same
@@ -287,7 +288,7 @@ def _entries(root: Path) -> list[tuple[Path, _FileEntry]]:
         with _lock:
             entry = _per_file.get(p)
         if entry is None or entry.stamp != stamp:
-            entry = _FileEntry(stamp, _screen(p), None)
+            entry = _FileEntry(stamp, *_screen(p), None)
             with _lock:
                 _per_file[p] = entry
         if entry.words is not None:
@@ -334,12 +335,12 @@ _DECORATOR = re.compile(r"^[ \t\f]*@[ \t]*(.*)$", re.MULTILINE)
 _DOTTED_HEAD = re.compile(r"[^\W\d]\w*(?:[ \t]*\.[ \t]*[^\W\d]\w*)*")
 
 
-def asked_names(text: str) -> frozenset[str] | None:
-    """The last parts of every name a launch-context rule may ask about for this file: its
-    functions (`defined_functions`) and its decorators, as written (`@pkg.backends.dispatch(...)`:
-    `dispatch`) and as imported (`from pkg import real as dispatch`: `real`). None when a decorator
-    cannot be read from its line (`@(`, a continuation): then every name is wanted."""
-    names = set(defined_functions(text))
+def asked_names(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a launch-context rule may ask about for this file, as last parts of names: (its
+    functions, `defined_functions`; its decorators, as written, `@pkg.backends.dispatch(...)`:
+    `dispatch`, and as imported, `from pkg import real as dispatch`: `real`). None when a
+    decorator cannot be read from its line (`@(`, a continuation): then every name is wanted."""
+    decorators = set()
     heads = set()
     for m in _DECORATOR.finditer(text):
         expr = m.group(1).split("#")[0].rstrip()
@@ -347,13 +348,13 @@ def asked_names(text: str) -> frozenset[str] | None:
         if prefix is None or expr.endswith("\\"):
             return None
         parts = [p.strip() for p in prefix.group().split(".")]
-        names.add(parts[-1])
+        decorators.add(parts[-1])
         heads.add(parts[0])
     for head in heads:
-        names.update(re.findall(rf"(\w+)[ \t]+as[ \t]+{re.escape(head)}\b", text))
+        decorators.update(re.findall(rf"(\w+)[ \t]+as[ \t]+{re.escape(head)}\b", text))
     if not text.isascii():
-        names = {unicodedata.normalize("NFKC", n) for n in names}
-    return frozenset(names)
+        decorators = {unicodedata.normalize("NFKC", n) for n in decorators}
+    return defined_functions(text), frozenset(decorators)
 
 
 def eager_names(path: str | Path, text: str | None = None,
@@ -375,13 +376,27 @@ def eager_names(path: str | Path, text: str | None = None,
             data = b""
         text = data.decode("utf-8", "replace") if data else ""
     root = scan_root(p, text)
-    wanted = frozenset(among) if among is not None else asked_names(text)
-    out: set[str] = set()
+    if among is not None:
+        functions = decorators = frozenset(among)
+        screen_decorators = False
+    else:
+        asked = asked_names(text)
+        if asked is None:
+            out = set()
+            for q, entry in _root_entries(root):
+                out |= _names_of(q, root, entry)
+            return module_of(p, root), frozenset(out)
+        functions, decorators = asked
+        screen_decorators = True
+    out = set()
     for q, entry in _root_entries(root):
-        if wanted is None:
-            out |= _names_of(q, root, entry)
-        elif not wanted.isdisjoint(entry.words):
-            out.update(n for n in _names_of(q, root, entry) if _last(n) in wanted)
+        # a decorator that returns torch.compiler.disable is named `@module.f` for a function
+        # `f` the module defines; any other name ends in one of the module's identifiers
+        wanted = not functions.isdisjoint(entry.words) or not decorators.isdisjoint(
+            entry.defs if screen_decorators else entry.words)
+        if wanted:
+            out.update(n for n in _names_of(q, root, entry)
+                       if _last(n) in (decorators if n.startswith("@") else functions))
     return module_of(p, root), frozenset(out)
 
 

@@ -61,5 +61,40 @@ def test_defined_functions_covers_every_top_level_def():
 def test_asked_names_cover_the_files_functions_and_decorators():
     text = ("from pkg.backends import real as dispatch\nimport a.b.c as dd\n@dispatch('x')\ndef f(): pass\n"
             "class K:\n    @ dd . deco\n    def m(self): pass\n")
-    assert {"f", "dispatch", "real", "deco", "c"} <= launch_context.asked_names(text)
+    functions, decorators = launch_context.asked_names(text)
+    assert "f" in functions and "m" not in functions
+    assert {"dispatch", "real", "deco", "c"} <= decorators
     assert launch_context.asked_names("@(lambda f: f)\ndef g(): pass\n") is None   # every name is wanted
+
+
+DISPATCH = """
+import torch
+
+
+def dispatch(name):
+    def wrap(fn):
+        return torch.compiler.disable(fn)
+    return wrap
+
+
+class Registry:
+    def register(self, fn):
+        return torch.compiler.disable(fn)
+"""
+
+
+def test_every_name_ends_in_what_its_module_can_be_screened_by(tmp_path):
+    """What the screen relies on: a name `@module.f` (a decorator that returns
+    torch.compiler.disable) ends in a function the module defines at its top level; every other
+    name in one of the module's identifiers."""
+    path = _package(tmp_path, backends=DISPATCH,
+                    backend="import torch\nfrom mypkg.ops.norm import norm_fwd\n\nfwd = torch.compiler.disable(norm_fwd)\n")
+    root = path.parents[1]
+    for p in root.rglob("*.py"):
+        text = p.read_text()
+        for name in launch_context._module_names(p, root):
+            last = name.rsplit(".", 1)[-1]
+            if name.startswith("@"):
+                assert last in launch_context.defined_functions(text), name
+            else:
+                assert last in launch_context._identifiers(p.read_bytes()), name
