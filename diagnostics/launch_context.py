@@ -333,6 +333,7 @@ def defined_functions(text: str) -> frozenset[str]:
 
 _DECORATOR = re.compile(r"^[ \t\f]*@[ \t]*(.*)$", re.MULTILINE)
 _DOTTED_HEAD = re.compile(r"[^\W\d]\w*(?:[ \t]*\.[ \t]*[^\W\d]\w*)*")
+_AS_BINDING = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)\b")
 
 
 def asked_names(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -350,8 +351,10 @@ def asked_names(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
         parts = [p.strip() for p in prefix.group().split(".")]
         decorators.add(parts[-1])
         heads.add(parts[0])
-    for head in heads:
-        decorators.update(re.findall(rf"(\w+)[ \t]+as[ \t]+{re.escape(head)}\b", text))
+    if heads:
+        for m in _AS_BINDING.finditer(text):   # `real as dispatch`: what `@dispatch` is imported as
+            if m.group(2) in heads:
+                decorators.add(m.group(1))
     if not text.isascii():
         decorators = {unicodedata.normalize("NFKC", n) for n in decorators}
     return defined_functions(text), frozenset(decorators)
