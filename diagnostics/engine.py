@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 import stat
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -54,7 +55,29 @@ def _too_large(path: str, size: int | None, settings: Settings) -> Finding:
                                "lint limit (max-file-bytes in [tool.tritonify]); not checked")
 
 
+# id(settings) -> (a weak reference to it, its rules by (language, path)); kept beside the
+# object, not on it, since Settings travel to the lint worker by pickle
+_RULE_SETS: dict[int, tuple[weakref.ref, dict]] = {}
+
+
 def _enabled_rules(settings: Settings, path: str, language: str) -> list[RegisteredRule]:
+    """The rules `settings` enable for `path` in `language`: worked out once per Settings object
+    (and per path where per-file-ignores can tell paths apart; Settings is frozen), not for
+    every rule of every file."""
+    entry = _RULE_SETS.get(id(settings))
+    if entry is None or entry[0]() is not settings:
+        entry = _RULE_SETS[id(settings)] = (weakref.ref(settings, lambda _, k=id(settings): _RULE_SETS.pop(k, None)), {})
+    cache = entry[1]
+    key = (language, path if settings.per_file_ignores else None)
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 4096:   # an editor session over many files with per-file-ignores
+            cache.clear()
+        hit = cache[key] = tuple(_select_rules(settings, path, language))
+    return list(hit)
+
+
+def _select_rules(settings: Settings, path: str, language: str) -> list[RegisteredRule]:
     out = []
     for r in all_rules():
         lang = r.rule.language

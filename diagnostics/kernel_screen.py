@@ -41,6 +41,10 @@ _DECORATOR_LINE = re.compile(r"^[ \t\f]*@(.*)$", re.MULTILINE)
 _DEF_NAME = re.compile(r"\bdef[ \t]+(\w+)")
 _DOTTED_PREFIX = re.compile(r"[A-Za-z_][\w \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)*")
 _GAP = r"(?:\s|\\\n|#[^\n]*\n)*"   # what may stand between tokens: blanks, continuations, comments
+# every `(` and the word after it (a lookahead, so each `(` is tried), and every `name = value`
+# line: static patterns, compiled once, whose words are then looked up in the file's names
+_CALL_ARGUMENT = re.compile(rf"\((?={_GAP}(\w+))")
+_ASSIGNMENT = re.compile(r"^[ \t\f]*(\w+)[ \t]*=(?!=)(.*)$", re.MULTILINE)
 
 
 class _Parse(Exception):
@@ -93,8 +97,11 @@ def _candidate_callees(text: str) -> set[str]:
         found.add(_squeeze(prefix.group()))
     functions = set(_DEF_NAME.findall(text))
     if functions:
-        defs = "|".join(sorted(map(re.escape, functions)))
-        for m in re.finditer(rf"\({_GAP}(?:{defs})\b", text):   # `callee(fn` with `def fn` in the file
+        taken = 0   # where the last call taken ends: one inside the gap it crossed is not another
+        for m in _CALL_ARGUMENT.finditer(text):   # `callee(fn` with `def fn` in the file
+            if m.start() < taken or m.group(1) not in functions:
+                continue
+            taken = m.end(1)
             before = text[max(0, m.start() - 2000):m.start()].replace("\\\n", " ").rstrip()
             if before.endswith(")"):
                 before = _before_call(before)   # `factory(...)(fn)`: `_jit_like` resolves `factory`
@@ -153,9 +160,10 @@ def _aliases(text: str, heads: set[str]) -> set[str]:
     out: set[str] = set()
     if not heads:
         return out
-    names = "|".join(sorted(map(re.escape, heads)))
-    for m in re.finditer(rf"^[ \t\f]*(?:{names})[ \t]*=(?!=)(.*)$", text, re.MULTILINE):
-        value = m.group(1).split("#")[0].strip()
+    for m in _ASSIGNMENT.finditer(text):
+        if m.group(1) not in heads:
+            continue
+        value = m.group(2).split("#")[0].strip()
         if not value or value[0] in "(\\":
             raise _Parse
         prefix = _DOTTED_PREFIX.match(value)

@@ -33,9 +33,14 @@ name, under a module that is the file's own module or a package above it. The ru
 the calls inside the kernel's file from those entry points (`eager_functions`). A `torch.library.
 triton_op` is not opaque (Inductor traces into it and launches the kernel itself) and is not read.
 
-Per top package the scan runs once per process and again after `_RESCAN_S` seconds (the editor's
-files change), then reading only the files whose size or modification time changed; it reads at most `_MAX_FILES` files and skips folders that are not the project's
-(virtual environments, `site-packages`, `node_modules`, hidden folders).
+Per top package the modules are listed once per process and again after `_RESCAN_S` seconds
+(the editor's files change), then reading only the files whose size or modification time changed;
+it lists at most `_MAX_FILES` files and skips folders that are not the project's (virtual
+environments, `site-packages`, `node_modules`, hidden folders). Listing reads each module's
+bytes once for the marker screen; a module that passes is parsed only when a caller asks about a
+function whose name is one of its identifiers (`eager_names(..., among=...)`): the first file of
+a large package (vLLM: 84 of 453 modules mention a marker) parses the few that can name its
+functions, not all of them.
 """
 from __future__ import annotations
 
@@ -43,9 +48,11 @@ import ast
 import re
 import threading
 import time
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from tritonify.diagnostics.triton_ast import walk_nodes
 from tritonify.infra.bounded_read import read_bytes
@@ -60,7 +67,7 @@ _MAX_BYTES = 2_000_000
 _RESCAN_S = 60.0
 
 _lock = threading.Lock()
-_cache: dict[Path, tuple[float, frozenset[str]]] = {}
+_cache: dict[Path, tuple[float, list]] = {}   # root -> (when listed, its screened modules)
 
 
 def _dotted(expr: ast.AST) -> str | None:
@@ -281,12 +288,48 @@ def _module_names(p: Path, root: Path) -> frozenset[str]:
         return frozenset()
 
 
-# per file: (mtime_ns, size) -> its names, so a rescan reads again only the files that changed
-_per_file: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}
+@dataclass
+class _FileEntry:
+    """What the scan knows of one module, for the (mtime_ns, size) it was read at."""
+    stamp: tuple[int, int]
+    words: frozenset[str] | None    # its identifiers where its text mentions a marker, else None
+    defs: frozenset[str]            # the functions its text defines (`defined_functions`)
+    names: frozenset[str] | None    # the eager names it contributes; None: not parsed yet
 
 
-def _scan(root: Path) -> frozenset[str]:
-    out: set[str] = set()
+def _identifiers(data: bytes) -> frozenset[str]:
+    """Every identifier-like word of the text. Python reads identifiers NFKC-normalised (a
+    fullwidth `ｆ` is `f`), so a text that is not ASCII is normalised first: a name the module
+    contributes is then always one of these words."""
+    if data.isascii():
+        return frozenset(_WORD.findall(data.decode("ascii")))
+    text = unicodedata.normalize("NFKC", data.decode("utf-8", "replace"))
+    return frozenset(_WORD_UNICODE.findall(text))
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD_UNICODE = re.compile(r"[^\W\d]\w*")
+
+
+def _screen(p: Path) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """(the module's identifiers if its text mentions a marker (it may name something eager),
+    else None (it names nothing: never parsed); the functions it defines)."""
+    try:
+        data = read_bytes(p, _MAX_BYTES)
+    except OSError:
+        return None, frozenset()
+    if not data or not MARKERS.search(data):
+        return None, frozenset()
+    return _identifiers(data), defined_functions(data.decode("utf-8", "replace"))
+
+
+# per file: what was read of it, kept while its (mtime_ns, size) stays the same
+_per_file: dict[Path, _FileEntry] = {}
+
+
+def _files(root: Path) -> list[tuple[Path, tuple[int, int]]]:
+    """The modules of the project under `root` with their (mtime_ns, size)."""
+    out = []
     count = 0
     for p in sorted(root.rglob("*.py")):
         count += 1
@@ -299,33 +342,130 @@ def _scan(root: Path) -> frozenset[str]:
             st = p.stat()
         except OSError:
             continue
-        stamp = (st.st_mtime_ns, st.st_size)
-        with _lock:
-            hit = _per_file.get(p)
-        if hit is not None and hit[0] == stamp:
-            out |= hit[1]
-            continue
-        names = _module_names(p, root)
-        with _lock:
-            _per_file[p] = (stamp, names)
-        out |= names
-    return frozenset(out)
+        out.append((p, (st.st_mtime_ns, st.st_size)))
+    return out
 
 
-def eager_names(path: str | Path, text: str | None = None) -> tuple[str, frozenset[str]]:
-    """(the file's own dotted module name, the dotted names its code base runs eagerly)."""
-    p = Path(path).resolve()
-    root = scan_root(p, text)
+def _entries(root: Path) -> list[tuple[Path, _FileEntry]]:
+    """The root's modules that mention a marker, each screened once per (mtime_ns, size)."""
+    out = []
+    for p, stamp in _files(root):
+        with _lock:
+            entry = _per_file.get(p)
+        if entry is None or entry.stamp != stamp:
+            entry = _FileEntry(stamp, *_screen(p), None)
+            with _lock:
+                _per_file[p] = entry
+        if entry.words is not None:
+            out.append((p, entry))
+    return out
+
+
+def _names_of(p: Path, root: Path, entry: _FileEntry) -> frozenset[str]:
+    if entry.names is None:
+        entry.names = _module_names(p, root)
+    return entry.names
+
+
+def _root_entries(root: Path) -> list[tuple[Path, _FileEntry]]:
+    """The root's screened modules, listed again (a stat of each) after `_RESCAN_S` seconds."""
     now = time.monotonic()
     with _lock:
         hit = _cache.get(root)
-    if hit is None or now - hit[0] > _RESCAN_S:
-        names = _scan(root) if root.is_dir() else frozenset()
-        with _lock:
-            _cache[root] = (now, names)
+    if hit is not None and now - hit[0] <= _RESCAN_S:
+        return hit[1]
+    entries = _entries(root) if root.is_dir() else []
+    with _lock:
+        _cache[root] = (now, entries)
+    return entries
+
+
+# every `def` at the start of a line (a superset of the module's top-level functions, which is
+# all that `is_eager` is asked about; a method's `def` is indented): `def f`, `async def f`, a
+# form feed before them, line continuations between the words
+_GAP = r"(?:[ \t\f]|\\\r?\n)+"
+_DEFS = re.compile(rf"^\f*(?:async{_GAP})?def{_GAP}([^\W\d]\w*)", re.MULTILINE)
+
+
+def defined_functions(text: str) -> frozenset[str]:
+    """The names of the functions a module's text defines at its top level (and any other `def`
+    that starts a line), NFKC-normalised as Python reads identifiers."""
+    names = _DEFS.findall(text)
+    if not text.isascii():
+        names = [unicodedata.normalize("NFKC", n) for n in names]
+    return frozenset(names)
+
+
+_DECORATOR = re.compile(r"^[ \t\f]*@[ \t]*(.*)$", re.MULTILINE)
+_DOTTED_HEAD = re.compile(r"[^\W\d]\w*(?:[ \t]*\.[ \t]*[^\W\d]\w*)*")
+_AS_BINDING = re.compile(r"\b(\w+)[ \t]+as[ \t]+(\w+)\b")
+
+
+def asked_names(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a launch-context rule may ask about for this file, as last parts of names: (its
+    functions, `defined_functions`; its decorators, as written, `@pkg.backends.dispatch(...)`:
+    `dispatch`, and as imported, `from pkg import real as dispatch`: `real`). None when a
+    decorator cannot be read from its line (`@(`, a continuation): then every name is wanted."""
+    decorators = set()
+    heads = set()
+    for m in _DECORATOR.finditer(text):
+        expr = m.group(1).split("#")[0].rstrip()
+        prefix = _DOTTED_HEAD.match(expr)
+        if prefix is None or expr.endswith("\\"):
+            return None
+        parts = [p.strip() for p in prefix.group().split(".")]
+        decorators.add(parts[-1])
+        heads.add(parts[0])
+    if heads:
+        for m in _AS_BINDING.finditer(text):   # `real as dispatch`: what `@dispatch` is imported as
+            if m.group(2) in heads:
+                decorators.add(m.group(1))
+    if not text.isascii():
+        decorators = {unicodedata.normalize("NFKC", n) for n in decorators}
+    return defined_functions(text), frozenset(decorators)
+
+
+def eager_names(path: str | Path, text: str | None = None,
+                among: Iterable[str] | None = None) -> tuple[str, frozenset[str]]:
+    """(the file's own dotted module name, the dotted names its code base runs eagerly whose last
+    part is one of `among`: by default `asked_names(text)`, the file's functions and decorators;
+    a caller that asks about other names passes them).
+
+    That is every name `is_eager(module, f, names)` or `disabling_decorator(path, names)` reads
+    for such an `f` or path, so they answer as they would with every name of the code base; and a
+    module can name `x.f` only where `f` is one of its identifiers, so only the modules whose text
+    mentions one of `among` are parsed: the first file of a large package parses the few that can
+    name its functions, not all of them."""
+    p = Path(path).resolve()
+    if text is None:
+        try:
+            data = read_bytes(p, _MAX_BYTES) if p.is_file() else b""
+        except OSError:
+            data = b""
+        text = data.decode("utf-8", "replace") if data else ""
+    root = scan_root(p, text)
+    if among is not None:
+        functions = decorators = frozenset(among)
+        screen_decorators = False
     else:
-        names = hit[1]
-    return module_of(p, root), names
+        asked = asked_names(text)
+        if asked is None:
+            out = set()
+            for q, entry in _root_entries(root):
+                out |= _names_of(q, root, entry)
+            return module_of(p, root), frozenset(out)
+        functions, decorators = asked
+        screen_decorators = True
+    out = set()
+    for q, entry in _root_entries(root):
+        # a decorator that returns torch.compiler.disable is named `@module.f` for a function
+        # `f` the module defines; any other name ends in one of the module's identifiers
+        wanted = not functions.isdisjoint(entry.words) or not decorators.isdisjoint(
+            entry.defs if screen_decorators else entry.words)
+        if wanted:
+            out.update(n for n in _names_of(q, root, entry)
+                       if _last(n) in (decorators if n.startswith("@") else functions))
+    return module_of(p, root), frozenset(out)
 
 
 def is_eager(module: str, function: str, names: frozenset[str]) -> bool:

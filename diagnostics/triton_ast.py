@@ -266,6 +266,7 @@ class ImportMap:
         # node -> resolve(node): rules ask about the same callee many times (25 rules, each
         # following data flow); the tree does not change while it is linted
         self._resolved: dict[ast.AST, str | None] = {}
+        self._tl_names: dict[ast.AST, str | None] = {}   # `tl_name`'s answers, per node
         if tree is None:
             return
         from tritonify.diagnostics.workspace_index import guess_triton
@@ -455,10 +456,20 @@ def tl_name(imports: ImportMap, node: ast.AST) -> str | None:
     """`load` for `tl.load(...)`'s callee (any alias of triton.language), else None.
     Sub-modules are kept: `math.rsqrt`, `extra.libdevice.tanh` is reported as None
     (use `libdevice_name`)."""
+    cache = getattr(imports, "_tl_names", None)
+    if cache is not None:
+        try:
+            return cache[node]
+        except (KeyError, TypeError):
+            pass
     path = imports.resolve(node)
-    if path and path.startswith(TL + ".") and not path.startswith(LIBDEVICE + "."):
-        return path[len(TL) + 1:]
-    return None
+    name = path[len(TL) + 1:] if path and path.startswith(TL + ".") and not path.startswith(LIBDEVICE + ".") else None
+    if cache is not None:
+        try:
+            cache[node] = name
+        except TypeError:  # pragma: no cover - an unhashable stand-in for a node
+            pass
+    return name
 
 
 def libdevice_name(imports: ImportMap, node: ast.AST) -> str | None:

@@ -63,10 +63,11 @@ def read_all(files: list[Path]) -> list[bytes]:
 
 
 def parse_and_lint_times(datas: list[bytes], paths: list[str], settings: Settings, repeat: int,
-                         progress: bool) -> tuple[list[float], list[float], int, int]:
+                         progress: bool, rows: list[tuple] | None = None) -> tuple[list[float], list[float], int, int]:
     """(fastest parse seconds per file, fastest lint seconds per file, findings, files the
     engine left unparsed). Each file is parsed and then linted back to back, so both see the
-    same load on a shared machine."""
+    same load on a shared machine. `rows`: the first pass's findings are appended to it as
+    (code, path, line, column, message)."""
     parse = [float("inf")] * len(datas)
     lint = [float("inf")] * len(datas)
     findings = unparsed = 0
@@ -90,6 +91,8 @@ def parse_and_lint_times(datas: list[bytes], paths: list[str], settings: Setting
                     findings += len(result.findings)
                     unparsed += not getattr(result, "parsed", True)
                     FIRST_PASS.append(t2 - t1)
+                    if rows is not None:
+                        rows.extend((f.code, path, f.line, f.column, f.message) for f in result.findings)
             if progress:
                 print(f"  pass {r + 1}/{repeat}: parse {sum(parse):.1f} s, lint {sum(lint):.1f} s (fastest so far)",
                       file=sys.stderr, flush=True)
@@ -206,6 +209,29 @@ def corpus_versions(root: Path) -> str:
         return "unknown (no MANIFEST.json)"
 
 
+def rule_set(label: str) -> Settings:
+    """`default` (what a user meets: `Settings()`), `ALL`, or `default+TRI016+...`: the default
+    set with the named rules added (a set a rule is about to join, measured before it does)."""
+    if label == "default":
+        return Settings()
+    if label == "ALL":
+        return Settings(select=("ALL",))
+    head, *extra = label.split("+")
+    if head != "default" or not extra:
+        raise SystemExit(f"unknown rule set {label!r}: default, ALL or default+CODE")
+    return Settings(select=tuple(r.code for r in all_rules() if r.rule.default) + tuple(extra))
+
+
+def write_findings(out: Path, rows: list[tuple], corpus: Path) -> None:
+    """One finding a line (code, path relative to the corpus, line, column, message), sorted:
+    `diff` of two engines' files says whether a change moved any finding."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = sorted("\t".join(map(str, (code, Path(path).relative_to(corpus).as_posix(), line, col, msg)))
+                   for code, path, line, col, msg in rows)
+    out.write_text("".join(line + "\n" for line in lines))
+    print(f"wrote {len(lines)} findings to {out}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=default_dest())
@@ -215,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only; do not write results/lint_speed_realworld.md")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "lint_speed_realworld.md")
     ap.add_argument("--json", type=Path, help="also write every file's fastest parse and lint ms here")
+    ap.add_argument("--sets", default="default,default+TRI016,ALL",
+                    help="comma-separated rule sets to measure: `default`, `ALL`, or `default+CODE[+CODE...]` "
+                         "(the default set with opt-in rules added; left out when they are all in the default set)")
+    ap.add_argument("--findings", type=Path,
+                    help="write each set's findings of the first pass here (one `<set>.tsv` per set: code, path "
+                         "relative to the corpus, line, column, message, sorted) to diff two engines' findings")
     args = ap.parse_args(argv)
 
     files = corpus_files(args.corpus)
@@ -230,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     where = machine()
     big = big_file(args.corpus)
-    sets = [("default", Settings()), ("ALL", Settings(select=("ALL",)))]
+    defaults = {r.code for r in all_rules() if r.rule.default}
+    # `default+TRI016` once TRI016 is in the default set is the default set again: measured once
+    labels = [label for label in args.sets.split(",") if label
+              and not (label.startswith("default+") and set(label.split("+")[1:]) <= defaults)]
+    sets = [(label, rule_set(label)) for label in labels]
     runs = {}
     for label, settings in sets:
         fresh_index()
@@ -238,14 +274,17 @@ def main(argv: list[str] | None = None) -> int:
         lint_text(datas[0], paths[0], settings)  # imports and registry outside the timing
         fresh_index()
         print(f"{label} rules:", file=sys.stderr)
+        rows: list[tuple] = []
         parse_best, lint_best, findings, unparsed = parse_and_lint_times(datas, paths, settings, args.repeat,
-                                                                         progress=True)
+                                                                         progress=True, rows=rows)
+        if args.findings:
+            write_findings(args.findings / f"{label}.tsv", rows, args.corpus)
         runs[label] = dict(parse=parse_best, lint=lint_best, findings=findings, unparsed=unparsed,
                            first=sum(FIRST_PASS), read=default_index().modules_read if default_index else 0,
                            big=(best_and_median(lambda: ast.parse(big), 15)[1],
                                 best_and_median(lambda: lint_text(big, "big.py", settings), 15)[1]))
-    settings = sets[-1][1]
-    parse_best, lint_best = runs["ALL"]["parse"], runs["ALL"]["lint"]
+    last, settings = sets[-1]   # the slowest files are broken down with the last set measured
+    parse_best, lint_best = runs[last]["parse"], runs[last]["lint"]
     ms = [t * 1e3 for t in lint_best]
     order = sorted(range(len(files)), key=lambda i: -lint_best[i])
 
@@ -264,14 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     out.append(f"Machine: {where}.")
     out.append(f"Corpus: {len(files)} files, {n_lines:,} lines ({corpus_versions(args.corpus)}).")
     out.append(f"Each file's fastest of {args.repeat} runs (parse and lint back to back), all in one process, "
-               "once with the default rule set and once with all rules (`--select ALL`), each with a fresh "
+               f"once per rule set ({', '.join(label for label, _ in sets)}; ALL is `--select ALL`), each with a fresh "
                "workspace index; "
-               + (f"lint includes reading the modules files import ({runs['ALL']['read']} modules parsed "
+               + (f"lint includes reading the modules files import ({runs[last]['read']} modules parsed "
                   "by the workspace index)." if default_index else "no workspace index in this engine."))
     out.append("")
     out.append("| measurement | rules | ast.parse only | tritonify lint | ratio | target |")
     out.append("| --- | --- | --- | --- | --- | --- |")
-    rows: list[list[str]] = [[], [], [], [], [], []]
+    table: list[list[str]] = [[], [], [], [], [], []]
     for label, _ in sets:
         run = runs[label]
         p_best, l_best = run["parse"], run["lint"]
@@ -280,24 +319,24 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(range(len(files)), key=lambda i: l_best[i])
         over = sum(1 for t in l_ms if t > FILE_TARGET_MS)
         big_parse, big_lint = run["big"]
-        rows[0].append(f"| corpus total, first pass (one `tritonify check` run: imported modules read once) | "
+        table[0].append(f"| corpus total, first pass (one `tritonify check` run: imported modules read once) | "
                        f"{label} | {p_total:.2f} s | {run['first']:.2f} s | {run['first'] / p_total:.2f}x | "
                        f"<= {RATIO_TARGET:g}x |")
-        rows[1].append(f"| corpus total: {len(files)} files, {n_lines:,} lines, {run['findings']:,} findings, "
+        table[1].append(f"| corpus total: {len(files)} files, {n_lines:,} lines, {run['findings']:,} findings, "
                        f"{run['unparsed']} files not parsed (no kernel possible), fastest of {args.repeat} | {label} | "
                        f"{p_total:.2f} s | {l_total:.2f} s | {l_total / p_total:.2f}x | <= {RATIO_TARGET:g}x |")
-        rows[2].append(f"| per file p50 / p99 | {label} | {percentile(p_ms, .5):.1f} / {percentile(p_ms, .99):.1f} ms | "
+        table[2].append(f"| per file p50 / p99 | {label} | {percentile(p_ms, .5):.1f} / {percentile(p_ms, .99):.1f} ms | "
                        f"{percentile(l_ms, .5):.1f} / {percentile(l_ms, .99):.1f} ms | | |")
-        rows[3].append(f"| slowest file ({rel[worst]}, {lines_of(datas[worst])} lines) | {label} | "
+        table[3].append(f"| slowest file ({rel[worst]}, {lines_of(datas[worst])} lines) | {label} | "
                        f"{p_ms[worst]:.1f} ms | {l_ms[worst]:.1f} ms | {l_best[worst] / p_best[worst]:.1f}x | "
                        f"<= {FILE_TARGET_MS:g} ms |")
-        rows[4].append(f"| files over {FILE_TARGET_MS:g} ms | {label} | | {over} | | 0 |")
-        rows[5].append(f"| one {big.count(chr(10)):,}-line kernel file, re-lint (median of 15) | {label} | "
+        table[4].append(f"| files over {FILE_TARGET_MS:g} ms | {label} | | {over} | | 0 |")
+        table[5].append(f"| one {big.count(chr(10)):,}-line kernel file, re-lint (median of 15) | {label} | "
                        f"{big_parse * 1e3:.1f} ms | {big_lint * 1e3:.1f} ms | {big_lint / big_parse:.2f}x | |")
-    for pair in rows:
+    for pair in table:
         out.extend(pair)
     out.append("")
-    out.append(f"The {len(slow)} slowest files with all rules, fastest of 3 runs per stage (ms; 'setup' is the module walk and "
+    out.append(f"The {len(slow)} slowest files with the {last} set, fastest of 3 runs per stage (ms; 'setup' is the module walk and "
                "kernel list the rules share; a rule that first asks for a shared fact pays for it):")
     out.append("")
     out.append("| file | lines | lint | " + " | ".join(shown) + " | rest |")

@@ -189,27 +189,31 @@ class HostTypes:
         args = host.args
         if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
             return False
-        found = self.__dict__.setdefault("_tensor_params", {})
-        if name not in found:
-            tensor = False
-            for node in self.ctx.walk(host):
+        tested, used = self._tensor_uses()
+        return name in used and name not in tested
+
+    def _tensor_uses(self) -> tuple[set[str], set[str]]:
+        """(names the host function tests with `isinstance(name, ...)`, names it uses as only a
+        tensor can be used): one walk of the function for all its parameters."""
+        found = self.__dict__.get("_tensor_use_sets")
+        if found is None:
+            tested: set[str] = set()
+            used: set[str] = set()
+            for node in self.ctx.walk(self.host):
                 if node.__class__ is not ast.Call:
                     continue
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "isinstance" and node.args \
-                        and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
-                    tensor = False
-                    break
-                if isinstance(func, ast.Attribute):
-                    if func.attr in _TENSOR_ONLY_METHODS and isinstance(func.value, ast.Name) \
-                            and func.value.id == name:
-                        tensor = True
+                        and isinstance(node.args[0], ast.Name):
+                    tested.add(node.args[0].id)
+                elif isinstance(func, ast.Attribute):
+                    if func.attr in _TENSOR_ONLY_METHODS and isinstance(func.value, ast.Name):
+                        used.add(func.value.id)
                     elif func.attr in _TORCH_LIKE_FACTORIES and isinstance(func.value, ast.Name) \
-                            and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name) \
-                            and node.args[0].id == name:
-                        tensor = True
-            found[name] = tensor
-        return found[name]
+                            and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name):
+                        used.add(node.args[0].id)
+            found = self.__dict__["_tensor_use_sets"] = (tested, used)
+        return found
 
     def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
         """`x.shape`, `x.stride()`, `x.size()` (a tensor's sizes or strides: ints), directly or through

@@ -166,7 +166,10 @@ def _dtype_fix(ctx: PythonContext, node: ast.AST) -> list[Fix]:
 def _literal_findings(ctx: PythonContext, kernel: Kernel, make_types: Callable[[], KernelDtypes]) -> Iterator[Finding]:
     """`make_types` builds the kernel's dtypes, needed only next to a literal fp32 cannot hold (rare)."""
     types: KernelDtypes | None = None
+    constant = ast.Constant
     for node in kernel.walk():
+        if node.__class__ is not constant:
+            continue   # (parsed nodes are never subclasses) most nodes: no call made for them
         if not float_literal_outside_fp32(node) or in_constexpr_branch(ctx, node, kernel):
             continue
         anchor = node

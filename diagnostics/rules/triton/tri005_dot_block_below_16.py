@@ -75,10 +75,11 @@ def _small_mn_message(m: int | None, n: int | None, shape: str, where: str) -> s
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
+        dots = [call for call in kernel.calls() if tl_name(ctx.imports, call.func) == "dot"]
+        if not dots:
+            continue   # most kernels have no `tl.dot`: their sizes are not worked out here
         sizes = kernel_sizes(ctx, kernel)   # shared with TRI004
-        for call in kernel.calls():
-            if tl_name(ctx.imports, call.func) != "dot":
-                continue
+        for call in dots:
             worst = None  # (rank, m, n, k, scenario): K problems outrank M/N problems
             for scenario in sizes.scenarios:
                 m, n, k = _dims(sizes, call, scenario)

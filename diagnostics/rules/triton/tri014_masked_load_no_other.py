@@ -316,6 +316,8 @@ class _Tracker:
         self.scenario = scenario
         self.mask_names = {n.id for n in walk_nodes(load.mask) if isinstance(n, ast.Name)} if load.mask else set()
         self.mask_dump = ast.dump(_unsubscripted(load.mask)) if load.mask else ""
+        # equal dumps need equal node classes: most expressions are told apart without a dump
+        self.mask_class = _unsubscripted(load.mask).__class__ if load.mask else None
         self.mask_aliases = {load.mask.id} if isinstance(load.mask, ast.Name) else set()
         self.covered = flow.names_in(load.mask) if load.mask else set()
         self.load_pattern = _load_pattern(_Spans(ctx, flow, sizes, scenario), load)
@@ -394,7 +396,7 @@ class _Tracker:
         inner = _unsubscripted(expr)
         if isinstance(inner, ast.Name) and inner.id in self.mask_aliases:
             return True
-        return ast.dump(inner) == self.mask_dump
+        return inner.__class__ is self.mask_class and ast.dump(inner) == self.mask_dump
 
     def _covers(self, cond: ast.AST) -> bool:
         """Whether a condition (or another load's mask) is False wherever the load's mask is:

@@ -56,11 +56,17 @@ def _bad_index(node: ast.expr) -> bool:
     return False
 
 
+# the node classes a finding can be on: every other node of a kernel is passed over at once
+_EXAMINED = frozenset({ast.BinOp, ast.Subscript, ast.Compare, ast.Call})
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     api = for_version()
     for kernel, types in typed_kernels(ctx):
         loop_iters = {id(n.iter) for n in kernel.nodes if isinstance(n, ast.For)}
         for node in kernel.nodes:
+            if node.__class__ not in _EXAMINED:
+                continue   # (parsed nodes are never subclasses)
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and "__pow__" not in api.tensor_methods:
                 left, right = types.of(node.left), types.of(node.right)
                 if left.is_runtime or right.is_runtime:
