@@ -17,7 +17,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not all(importlib.util.find_spec(name) for name in ("torch", "triton")):
         return   # the test skips, saying which is missing
     if any(item.name == TEST_NAME for item in session.items):
-        session.config.stash[_RUN] = InterpreterRun()
+        run = session.config.stash[_RUN] = InterpreterRun()
+        # a plugin object, not this conftest: its hooks then see the items of every folder
+        session.config.pluginmanager.register(_PausedDuringEditorTests(run), "interpreter-run-pause")
+
+
+class _PausedDuringEditorTests:
+    """Stops the background run while a test marked e2e runs (it measures a real editor's latency)."""
+
+    def __init__(self, run: InterpreterRun) -> None:
+        self.run = run
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if item.get_closest_marker("e2e"):
+            self.run.pause()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        if item.get_closest_marker("e2e"):
+            self.run.resume()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

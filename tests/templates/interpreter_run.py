@@ -7,11 +7,14 @@ triton is imported), one per CPU up to four, each running every n-th check (``ch
 processes) and take almost nothing from a test that measures time. When that test is reached it
 waits for them, first raising them back to the suite's own priority where the system allows it
 (root or CAP_SYS_NICE; elsewhere they run on at nice 19, which costs nothing when nothing else
-runs). Each child writes its output to a file, so none can block on a full pipe."""
+runs). While a test marked ``e2e`` runs (a real editor, its typing latency measured) they are stopped
+(SIGSTOP, SIGCONT after it), so that no background work shares the CPUs with it. Each child writes
+its output to a file, so none can block on a full pipe."""
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,9 +81,24 @@ class InterpreterRun:
                 except (PermissionError, ProcessLookupError, OSError):
                     pass
 
+    def _signal(self, sig: int) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                try:
+                    os.kill(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def pause(self) -> None:
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
     def wait(self, timeout: float) -> list[ShardResult]:
         """Every shard's outcome, waiting at most `timeout` seconds from now; a shard still running
         then is killed and reported with returncode None."""
+        self.resume()
         self._raise_priority()
         deadline = time.monotonic() + timeout
         codes: list[int | None] = []
