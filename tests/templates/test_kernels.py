@@ -1,36 +1,43 @@
 """Runs ``kernel_checks.py`` (every template, forward and backward, against float64 autograd
-references) in a child pytest: on the CPU with ``TRITON_INTERPRET=1`` set before triton is imported,
-and on a CUDA GPU (marked ``gpu``). The child is needed because the interpreter is chosen when
+references) in child pytests: on the CPU with ``TRITON_INTERPRET=1`` set before triton is imported
+(one child per CPU, started in the background when the session begins: ``interpreter_run.py``), and
+on a CUDA GPU (marked ``gpu``). The child is needed because the interpreter is chosen when
 triton.language and each kernel are decorated, and other tests in this process import triton first."""
 from __future__ import annotations
 
-import os
+import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHECKS = Path(__file__).with_name("kernel_checks.py")
+from tests.templates.interpreter_run import ROOT, checks_command, child_env
+
+SHARD_LINE = re.compile(r"^check shard (\d+)/(\d+): (\d+) of (\d+) checks$", re.M)
 
 
 def _run_checks(env_updates: dict[str, str], timeout: int) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITONIFY_TEST_DEVICE")}
-    env.update(env_updates)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CHECKS)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(checks_command(), cwd=ROOT, env=child_env(env_updates),
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(660)  # the child has 600 s (the suite's 300 s default would stop it first)
-def test_every_template_forward_and_backward_on_the_cpu_interpreter():
+@pytest.mark.timeout(660)  # the children have 600 s from here (the suite's 300 s default would stop them first)
+def test_every_template_forward_and_backward_on_the_cpu_interpreter(interpreter_run):
     pytest.importorskip("torch")
     pytest.importorskip("triton")
-    proc = _run_checks({"TRITON_INTERPRET": "1", "TRITONIFY_TEST_DEVICE": "cpu"}, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert " passed" in proc.stdout and "failed" not in proc.stdout
+    shards = interpreter_run.wait(timeout=600)
+    counts = []
+    for shard in shards:
+        where = f"shard {shard.index} of {len(shards)}:\n{shard.stdout[-6000:]}{shard.stderr[-2000:]}"
+        assert shard.returncode is not None, "still running after 600 s, " + where
+        assert shard.returncode == 0, where
+        assert " passed" in shard.stdout and "failed" not in shard.stdout, where
+        (line,) = SHARD_LINE.findall(shard.stdout)
+        counts.append(tuple(int(v) for v in line))
+    # the shards together ran every collected check, each in exactly one shard
+    assert sorted(index for index, *_ in counts) == list(range(len(shards)))
+    assert {(count, total) for _, count, _, total in counts} == {(len(shards), counts[0][3])}
+    assert sum(kept for _, _, kept, _ in counts) == counts[0][3] > 0
 
 
 @pytest.mark.gpu
