@@ -1176,28 +1176,31 @@ def _stores_lse_beside_loss(g: KernelGraph, m: "_Matcher") -> bool:
     lse = set(m._lse_nodes())
     if not lse:
         return False
+    return any(not st.atomic and _is_lse(g, lse, st.value) and _on_second_grid_axis(g, st.ptr) for st in g.stores)
 
-    def is_lse(n: int, depth: int = 0) -> bool:
-        if n in lse:
-            return True
-        if depth > 3:
-            return False
-        kind = g.kind(n)
-        if kind == "phi":
-            return any(is_lse(c, depth + 1) for c in g.children(n))
-        if kind == "add":
-            return any(c in lse for c in g.children(n))
+
+def _is_lse(g: KernelGraph, lse: set[int], n: int, depth: int = 0) -> bool:
+    """`n` is one of the LSE nodes, the LSE through a loop's phi, or an LSE plus something."""
+    if n in lse:
+        return True
+    if depth > 3:
         return False
+    kind = g.kind(n)
+    if kind == "phi":
+        return any(_is_lse(g, lse, c, depth + 1) for c in g.children(n))
+    if kind == "add":
+        return any(c in lse for c in g.children(n))
+    return False
 
-    def second_axis(ptr: int) -> bool:
-        for n in g.walk([ptr], into_pointers=False):
-            if g.is_call(n, "program_id"):
-                args = g.children(n)
-                if args and g.kind(args[0]) == "const" and g.node(args[0])[1] in (1, 2):
-                    return True
-        return False
 
-    return any(not st.atomic and is_lse(st.value) and second_axis(st.ptr) for st in g.stores)
+def _on_second_grid_axis(g: KernelGraph, ptr: int) -> bool:
+    """The address takes `tl.program_id(1)` or `(2)`."""
+    for n in g.walk([ptr], into_pointers=False):
+        if g.is_call(n, "program_id"):
+            args = g.children(n)
+            if args and g.kind(args[0]) == "const" and g.node(args[0])[1] in (1, 2):
+                return True
+    return False
 
 
 def _glu_with_another_tensor(g: KernelGraph) -> bool:
