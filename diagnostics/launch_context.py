@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from tritonify.diagnostics.triton_ast import walk_nodes
+from tritonify.diagnostics.triton_ast import dotted, walk_nodes
 from tritonify.infra.bounded_read import read_bytes
 
 MARKERS = re.compile(rb"compiler\.disable|_dynamo\.disable|custom_op|register_kernel|library\.impl|class \w+Impl\b")
@@ -68,17 +68,6 @@ _RESCAN_S = 60.0
 
 _lock = threading.Lock()
 _cache: dict[Path, tuple[float, list]] = {}   # root -> (when listed, its screened modules)
-
-
-def _dotted(expr: ast.AST) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _last(name: str | None) -> str:
@@ -156,7 +145,7 @@ def _imports(nodes: list[ast.AST], module: str, is_package: bool) -> _Imports:
 
 
 def _resolve(imps: _Imports, expr: ast.AST) -> str:
-    name = _dotted(expr)
+    name = dotted(expr)
     if not name:
         return ""
     return imps.absolute(name) or name
@@ -175,7 +164,7 @@ def attention_impl(cls: ast.ClassDef, module: str) -> bool:
     `TritonMLAImpl(MLACommonImpl[...])`): run inside the opaque unified-attention op."""
     if not cls.name.endswith("Impl"):
         return False
-    bases = [_last(_dotted(b.value if isinstance(b, ast.Subscript) else b)) for b in cls.bases]
+    bases = [_last(dotted(b.value if isinstance(b, ast.Subscript) else b)) for b in cls.bases]
     if not any(_IMPL_BASE.fullmatch(b) for b in bases if b):
         return False
     return any(_ATTENTION.search(n) for n in [cls.name, module, *bases] if n)
@@ -200,7 +189,7 @@ def _disabling(nodes: list[ast.AST], imps: _Imports) -> set[str]:
                 continue
             for value in returns[id(fn)]:
                 target = value.func if isinstance(value, ast.Call) else value
-                if _is_disable(_resolve(imps, target)) or _last(_dotted(target)) in found:
+                if _is_disable(_resolve(imps, target)) or _last(dotted(target)) in found:
                     found.add(fn.name)
                     changed = True
                     break
@@ -261,7 +250,7 @@ def _eager_in_module(tree: ast.Module, nodes: list[ast.AST], imps: _Imports) -> 
     for fn in eager_defs:
         for call in walk_nodes(fn):
             if isinstance(call, ast.Call):
-                head = _dotted(call.func)
+                head = dotted(call.func)
                 if head and head.split(".")[0] in imps.names:
                     target = imps.absolute(head)
                     if target:

@@ -108,27 +108,8 @@ def walk_nodes(node: ast.AST) -> list[ast.AST]:
 
 def walk_nodes_and_parents(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
     """`walk_nodes(node)` and, from the same walk, each node's parent (child -> parent)."""
-    out = [node]
-    parents: dict[ast.AST, ast.AST] = {}
-    append = out.append
-    child_fields = _CHILD_FIELDS
-    AST = ast.AST
-    for current in out:
-        cls = current.__class__
-        names = child_fields.get(cls)
-        if names is None:
-            names = child_fields[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
-        for name in names:
-            value = getattr(current, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        parents[item] = current
-                        append(item)
-            elif isinstance(value, AST):
-                parents[value] = current
-                append(value)
-    return out, parents
+    walk = walk_module(node)
+    return walk.nodes, walk.parents
 
 
 class ModuleWalk(NamedTuple):
