@@ -20,6 +20,16 @@ E2E=$ROOT/.e2e
 CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.57.0
 mkdir -p "$E2E"
+PARALLAX_SRC=${E2E_PARALLAX_SRC:-${TRITONIFY_CORPUS:-$HOME/.cache/tritonify-realworld}/fla-core/fla/ops/parallax/parallel.py}
+# E2E_DRIVER: the script that drives the editor (tests/e2e/), E2E_MODES the editors to run it in
+# (scripts/e2e_typing.sh: typing_latency.js, trusted only)
+DRIVER=${E2E_DRIVER:-vscode_e2e.js}
+MODES=${E2E_MODES:-trusted untrusted}
+# The typing driver types into fla's parallax file: without the corpus there is nothing to type
+# into, so skip before waiting for another run, installing, packaging or starting anything.
+if [ "$DRIVER" = typing_latency.js ] && [ "${E2E_INSTALL_ONLY:-0}" != 1 ] && [ ! -f "$PARALLAX_SRC" ]; then
+  echo "E2E-SKIP: typing into fla's parallax file: $PARALLAX_SRC is missing (build the corpus: python benchmarks/realworld/corpus.py)"; exit 77
+fi
 # One run at a time: a second run (another terminal, a parallel suite) waits here instead of
 # deleting the first one's editor folders under it.
 exec 9>"$E2E/lock"
@@ -69,11 +79,6 @@ if [ -z "$TRITON_PYTHON" ] && [ -x "$ROOT/.venv/bin/python" ] && "$ROOT/.venv/bi
   TRITON_PYTHON=$ROOT/.venv/bin/python
 fi
 [ -n "$TRITON_PYTHON" ] || say "SKIP the assembly view: no interpreter with triton (set E2E_TRITON_PYTHON)"
-PARALLAX_SRC=${E2E_PARALLAX_SRC:-${TRITONIFY_CORPUS:-$HOME/.cache/tritonify-realworld}/fla-core/fla/ops/parallax/parallel.py}
-# E2E_DRIVER: the script that drives the editor (tests/e2e/), E2E_MODES the editors to run it in
-# (scripts/e2e_typing.sh: typing_latency.js, trusted only)
-DRIVER=${E2E_DRIVER:-vscode_e2e.js}
-MODES=${E2E_MODES:-trusted untrusted}
 
 # ---- build the .vsix -------------------------------------------------------------------------
 if [ "${E2E_SKIP_PACKAGE:-0}" != 1 ] || [ ! -f tritonify.vsix ]; then
