@@ -171,9 +171,19 @@ def serve_worker(stdin=None, stdout=None) -> int:
         _collect(mode, served)
 
 
+# After a first answer, the rest of an incremental lint (the rules of kernel scope over the edited
+# kernel: 30-150 ms on fla's parallax kernels) waits this long, interruptible, before it runs: while
+# someone types, the next key comes sooner and interrupts it, so the worker does not spend the CPU the
+# editor's own processes need on a lint that would be cut short anyway (in a real-editor run typing 70 ms
+# apart, 235 of 743 lints were interrupted after about 70 ms of that work each). The first answer, which
+# shows what was just typed, is not delayed; the whole answer comes this much later once typing pauses.
+REST_AFTER_S = 0.1
+
+
 def _sender(stdout):
     """What sends a first answer as a FIRST frame: whole, whatever signal comes meanwhile (an
-    interrupt then stops the lint right after it, as one kept from before would)."""
+    interrupt then stops the lint right after it, as one kept from before would); then waits
+    REST_AFTER_S, interruptible, before the lint goes on."""
     def send(answer: Answer) -> None:
         global _state
         try:
@@ -188,6 +198,8 @@ def _sender(stdout):
             _state = was
         if _interrupt_pending and was == INTERRUPTIBLE:
             raise Interrupted()
+        if was == INTERRUPTIBLE:
+            time.sleep(REST_AFTER_S)   # an interrupt meanwhile raises Interrupted here (_on_interrupt)
 
     return send
 
