@@ -99,6 +99,15 @@ def _argmax_targets(ctx: PythonContext, loop: ast.For) -> dict[str, str]:
     """index name -> the scores' name, for ``idx = tl.argmax(scores, ...)`` in the loop body."""
     out = {}
     for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and len(node.targets[0].elts) == 2 and isinstance(node.targets[0].elts[1], ast.Name):
+            # `value, idx = tl.max(scores, axis, return_indices=True)`: flag-gems' topk_softmax form
+            value = node.value
+            ret = next((k.value for k in getattr(value, "keywords", ()) if k.arg == "return_indices"), None)
+            if is_tl_call(ctx, value, "max") and value.args and isinstance(value.args[0], ast.Name) \
+                    and isinstance(ret, ast.Constant) and ret.value is True:
+                out[node.targets[0].elts[1].id] = value.args[0].id
+            continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
             while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):  # argmax(...) + offset
