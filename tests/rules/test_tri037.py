@@ -46,6 +46,7 @@ def test_its_findings_name_a_template_that_exists_and_the_command_the_message_na
 
     (finding,) = lint(LOOP, "TRI037")
     assert "`tritonify template moe`" in finding.message
+    assert "LigerFusedMoEFunction.apply(" in finding.message, "Liger first: 0.8.5 ships SwiGLU fused MoE"
     template = get_template(get_rule("TRI037").rule.template)
     tree = ast.parse(template.render())
     assert {"moe", "moe_experts", "moe_reference"} <= {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}

@@ -120,5 +120,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         yield ctx.finding(
             node.iter,
             "a Python loop over experts (a selection, the expert's matmuls and a scatter per iteration, a host "
-            "sync each time): a fused MoE sorts tokens by expert once and runs grouped GEMMs; "
-            "`tritonify template moe` prints it (the editor's quick fix inserts it)")
+            "sync each time): a fused MoE sorts tokens by expert once and runs grouped GEMMs; SwiGLU experts with "
+            "stacked weights: Liger's `LigerFusedMoEFunction.apply(x, gate_up_proj, down_proj, top_k_index, "
+            "top_k_weights)`; other GLUs: `tritonify template moe` prints it (the editor's quick fix inserts it)")
