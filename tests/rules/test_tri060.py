@@ -111,3 +111,16 @@ def test_a_count_that_is_not_an_experts_is_not_judged():
     code = MASKED.replace("masked_m_ptr", "lengths_ptr").replace("BOUND", "capacity")
     assert len(lint(code, "TRI060")) == 1, "the kernel's name says experts"
     assert not lint(code.replace("def expert_rows", "def scale_rows"), "TRI060")
+
+
+def test_a_loop_skipped_through_a_named_condition_or_with_a_static_trip_count_is_quiet():
+    skipped = MASKED.replace("BOUND", "capacity").replace(
+        "        rows = m + tl.arange(0, BLOCK_M)\n",
+        "        should_compute = m < cnt\n        if should_compute:\n            pass\n        rows = m + tl.arange(0, BLOCK_M)\n")
+    assert not lint(skipped, "TRI060"), "SGLang's sparse-MLA decode form: the block is skipped"
+    static = MASKED.replace("BOUND", "N_TILES * BLOCK_M").replace(
+        "    cnt = tl.load(masked_m_ptr + e)\n",
+        "    cnt = tl.load(masked_m_ptr + e)\n    N_TILES: tl.constexpr = CAP // BLOCK_M\n").replace(
+        "BLOCK_N: tl.constexpr):", "BLOCK_N: tl.constexpr, CAP: tl.constexpr):")
+    assert not lint(static, "TRI060"), "a trip count computed from constexprs is fixed at compile time"
+    assert len(lint(static.replace("N_TILES * BLOCK_M", "capacity"), "TRI060")) == 1
