@@ -58,6 +58,10 @@ class Rule:
     # kernels. The language server answers an edit with the statement-scope findings of what was
     # just typed first (engine.lint_source's `statements_first`), then with all of them.
     scope: str = "kernel"
+    # The kernel template that replaces what the rule reports (a name `tritonify template --list`
+    # prints), or "": the editor offers "Insert template" as a quick fix on each of its findings,
+    # wherever the finding is (server/code_actions.py), beside the rule's own fixes.
+    template: str = ""
 
     @property
     def page(self) -> Path:

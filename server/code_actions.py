@@ -23,6 +23,7 @@ from tritonify.diagnostics.fixes import MAX_FIX_PASSES, fix_until_stable_async
 from tritonify.diagnostics.lookup import enclosing_definitions, mentions_op
 from tritonify.diagnostics.model import Applicability, Finding
 from tritonify.diagnostics.noqa import noqa_edit
+from tritonify.diagnostics.registry import get_rule
 from tritonify.server.analysis import Analysis
 from tritonify.server.app import TritonifyServer, guarded
 from tritonify.server.diagnostics_feature import to_diagnostic
@@ -161,12 +162,34 @@ def quick_fixes(server: TritonifyServer, analysis: Analysis, finding: Finding) -
             title=f"{finding.code}: {title}", kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
             is_preferred=(i == 0 and fix.applicability == Applicability.SAFE) or None,
             edit=workspace_edit(server, analysis, edits)))
+    actions.extend(_rule_template_actions(server, analysis, finding, diagnostic))
     edit = noqa_edit(analysis.text, finding.line, finding.code)
     if edit is not None and finding.code != "TRI000" and re.fullmatch(r"[A-Z]+[0-9]+", finding.code):  # noqa understands lint codes only
         actions.append(types.CodeAction(
             title=f"Disable {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic], edit=workspace_edit(server, analysis, [analysis.index.text_edit(edit)])))
     return actions
+
+
+def _rule_template_actions(server: TritonifyServer, analysis: Analysis, finding: Finding,
+                           diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    """"CODE: Insert template: TITLE" on a finding whose rule names the template that replaces what
+    it reports (`Rule.template`); the body goes above the finding's top-level definition."""
+    registered = get_rule(finding.code)
+    name = registered.rule.template if registered is not None else ""
+    if not name or not analysis.parsed_here:
+        return []
+    template = next((t for t in load_templates(server) if getattr(t, "name", None) == name), None)
+    if template is None:
+        return []
+    title = getattr(template, "title", name)
+    data = {"uri": analysis.uri, "version": analysis.version, "action": "template", "name": name,
+            "line": finding.line}
+    action = types.CodeAction(title=f"{finding.code}: Insert template: {title}", kind=types.CodeActionKind.QuickFix,
+                              diagnostics=[diagnostic], data=data)
+    if not _resolve_supported(server):
+        action.edit = template_edit(server, analysis, name, finding.line)
+    return [action]
 
 
 # ---- benchmark contract ------------------------------------------------------------------------

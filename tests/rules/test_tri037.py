@@ -33,3 +33,20 @@ def test_loops_without_the_selection_or_the_scatter_are_quiet():
 def test_inference_engine_files_and_tests_are_quiet():
     assert not lint("import vllm\n" + LOOP, "TRI037")
     assert not lint(LOOP, "TRI037", path="tests/test_moe.py")
+
+
+def test_its_findings_name_a_template_that_exists_and_the_command_the_message_names_prints_it():
+    """The rule names the MoE template (the editor's quick fix inserts it: tests/templates/
+    test_code_action.py); the text `tritonify template moe` prints is a module that parses and defines
+    the drop-in for the loop."""
+    import ast
+
+    from tritonify.diagnostics.registry import get_rule
+    from tritonify.kernels.templates import get_template
+
+    (finding,) = lint(LOOP, "TRI037")
+    assert "`tritonify template moe`" in finding.message
+    assert "LigerFusedMoEFunction.apply(" in finding.message, "Liger first: 0.8.5 ships SwiGLU fused MoE"
+    template = get_template(get_rule("TRI037").rule.template)
+    tree = ast.parse(template.render())
+    assert {"moe", "moe_experts", "moe_reference"} <= {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}

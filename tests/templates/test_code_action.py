@@ -118,3 +118,46 @@ async def test_the_moe_template_is_offered_inside_an_moe_block_and_inserted_abov
     names = [s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
     assert {"moe", "moe_experts", "moe_reference"} <= set(names)
     assert names.index("moe_experts") < names.index("SparseMoeBlock")
+
+
+EXPERTS_TEXT = '''"""Experts run one by one, in a function whose name does not say MoE."""
+import torch
+
+
+def experts_forward(x, ids, w1, w2):
+    out = torch.zeros_like(x)
+    for e in range(w1.shape[0]):
+        rows, slot = torch.where(ids == e)
+        out.index_add_(0, rows, (x[rows] @ w1[e].t()).relu() @ w2[e].t())
+    return out
+'''
+
+
+async def test_tri037s_finding_offers_the_moe_template_as_a_quick_fix(client, tmp_path):
+    """Where TRI037 reports a loop over experts, the quick-fix menu on its diagnostic (only "quickfix",
+    as Ctrl+. on the squiggle asks) offers "Insert template" for the MoE template, even in a function
+    whose name does not mention MoE (where the refactoring menu offers none); resolving it inserts the
+    template above the function, the result parses and still holds the user's function."""
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonify]\nextend-select = ["TRI037"]\n')
+    await _start(client, tmp_path, snippets=False)
+    uri = (tmp_path / "experts.py").as_uri()
+    open_doc(client, uri, EXPERTS_TEXT)
+    diagnostics = await wait_diagnostics(client, uri)
+    (diag,) = [d for d in diagnostics if d.code == "TRI037"]
+    assert diag.range.start.line == 6
+    assert await _template_actions(client, uri, 6) == [], "no MoE name here: the refactoring menu offers none"
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag], only=[types.CodeActionKind.QuickFix])))
+    moe = next(t for t in list_templates() if t.name == "moe")
+    (action,) = [a for a in actions if "Insert template" in a.title]
+    assert action.title == f"TRI037: Insert template: {moe.title}" and action.kind == types.CodeActionKind.QuickFix
+    assert [d.code for d in action.diagnostics] == ["TRI037"]
+    resolved = await client.code_action_resolve_async(action)
+    out = apply_text_edits(EXPERTS_TEXT, resolved.edit.changes[uri])
+    tree = ast.parse(out)
+    names = [s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    assert {"moe", "moe_experts", "moe_reference"} <= set(names)
+    assert names.index("moe_experts") < names.index("experts_forward")
+    imports = [ast.unparse(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    assert imports.count("import torch") == 1 and "import triton" in imports

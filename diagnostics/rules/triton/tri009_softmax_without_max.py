@@ -50,17 +50,28 @@ class _Chain:
             c for c in kernel.calls()
             if is_tl_call(ctx, c, "sum") and c.args and self.direct(c.args[0])
         ]
+        # a running sum: `denom += tl.exp(v)` (or `acc = acc + tl.exp(x)`) over a loop, the form a
+        # router's renormalisation over its K chosen logits or a streaming softmax takes
+        self.accumulators = _accumulators(kernel, self.direct)
         sum_ids = {id(c) for c in self.sums}
-        from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids)
+        from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids, self.accumulators)
 
         def uses_sum(e: ast.AST) -> bool:
             return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
 
         self.divides = any(
-            uses_sum(d.right) and (isinstance(d.left, ast.Constant) or self.direct(d.left))
+            uses_sum(d.right) and (isinstance(d.left, ast.Constant) or self.direct(d.left)
+                                   or (bool(self.accumulators) and self.recomputed(d.left)))
             for d in _divisions(ctx, kernel)
         )
         self.logs = any(is_tl_call(ctx, c, *_LOGS) and c.args and uses_sum(c.args[0]) for c in kernel.calls())
+
+    def recomputed(self, expr: ast.AST) -> bool:
+        """`expr` is the same exponential computed again (`tl.exp(v) / denom` after `denom += tl.exp(v)`:
+        the numerator is recomputed in a second pass over the row)."""
+        call = self.exp_call
+        return (isinstance(expr, ast.Call) and ast.dump(expr.func) == ast.dump(call.func)
+                and [ast.dump(a) for a in expr.args] == [ast.dump(a) for a in call.args])
 
     def direct(self, expr: ast.AST, depth: int = 0) -> bool:
         """`expr` holds the exp's own values: the call, a cast of it, a masked `tl.where` of it, a
@@ -81,6 +92,22 @@ class _Chain:
             if is_tl_call(self.ctx, expr, "where") and len(expr.args) == 3:
                 return any(self.direct(a, depth + 1) for a in expr.args[1:])
         return False
+
+
+def _accumulators(kernel: Kernel, direct) -> set[str]:
+    """Names that add the exp's own values to themselves: `s += e`, `s = s + e`, `s = e + s`."""
+    out = set()
+    for node in kernel.walk():
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            if direct(node.value):
+                out.add(node.target.id)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
+            name, (left, right) = node.targets[0].id, (node.value.left, node.value.right)
+            if (isinstance(left, ast.Name) and left.id == name and direct(right)) or (
+                    isinstance(right, ast.Name) and right.id == name and direct(left)):
+                out.add(name)
+    return out
 
 
 def _divisions(ctx: PythonContext, kernel: Kernel) -> list[ast.BinOp]:
@@ -164,16 +191,18 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if bounds.shifted(call.args[0], call.lineno) or _activation_form(ctx, call, kernel):
                 continue
             chain = _Chain(ctx, kernel, binds, call)
-            if not chain.sums or not (chain.divides or chain.logs):
+            if not (chain.sums or chain.accumulators) or not (chain.divides or chain.logs):
                 continue
             kind = exp_kind(ctx, call)
             limit = "88" if kind == "exp" else "128"
             what = "a softmax (sum, then divide)" if chain.divides else "a log-sum-exp (sum, then log)"
-            tail = (
-                "subtract the row max first: `x - tl.max(x, axis)` (softmax is unchanged)"
-                if chain.divides and not chain.logs else
-                "subtract the row max m first and add it back: `lse = m + tl.log(tl.sum(tl.exp(x - m), axis))`"
-            )
+            if chain.accumulators and not chain.sums:
+                tail = ("the sum is accumulated: take the max of the values first (or keep a running max m and "
+                        "rescale the sum by `tl.exp(m - m_new)`) and subtract it in every exp")
+            elif chain.divides and not chain.logs:
+                tail = "subtract the row max first: `x - tl.max(x, axis)` (softmax is unchanged)"
+            else:
+                tail = "subtract the row max m first and add it back: `lse = m + tl.log(tl.sum(tl.exp(x - m), axis))`"
             message = (
                 f"`{ctx.segment(call.func)}` feeds {what} but its argument is not shifted by a max: fp32 {kind} "
                 f"overflows to inf above {limit} and the result becomes nan; {tail}"

@@ -99,6 +99,15 @@ def _argmax_targets(ctx: PythonContext, loop: ast.For) -> dict[str, str]:
     """index name -> the scores' name, for ``idx = tl.argmax(scores, ...)`` in the loop body."""
     out = {}
     for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and len(node.targets[0].elts) == 2 and isinstance(node.targets[0].elts[1], ast.Name):
+            # `value, idx = tl.max(scores, axis, return_indices=True)`: flag-gems' topk_softmax form
+            value = node.value
+            ret = next((k.value for k in getattr(value, "keywords", ()) if k.arg == "return_indices"), None)
+            if is_tl_call(ctx, value, "max") and value.args and isinstance(value.args[0], ast.Name) \
+                    and isinstance(ret, ast.Constant) and ret.value is True:
+                out[node.targets[0].elts[1].id] = value.args[0].id
+            continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
             while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):  # argmax(...) + offset
@@ -107,7 +116,34 @@ def _argmax_targets(ctx: PythonContext, loop: ast.For) -> dict[str, str]:
                 value = value.func.value
             if is_tl_call(ctx, value, "argmax") and value.args and isinstance(value.args[0], ast.Name):
                 out[node.targets[0].id] = value.args[0].id
+            elif is_tl_call(ctx, value, "min") and value.args:
+                scores = _lowest_lane_at_max(ctx, loop, value.args[0])
+                if scores is not None:
+                    out[node.targets[0].id] = scores
     return out
+
+
+def _lowest_lane_at_max(ctx: PythonContext, loop: ast.For, expr: ast.AST) -> str | None:
+    """``tl.min(tl.where(s == tl.max(s, 0), lanes, BIG), 0)``, through names bound in the loop (flag-gems'
+    ``grouped_topk`` form): the lowest lane holding the maximum, an argmax by another name. -> ``s``."""
+    local = {n.targets[0].id: n.value for n in ast.walk(loop)
+             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+
+    def follow(e: ast.AST) -> ast.AST:
+        return local.get(e.id, e) if isinstance(e, ast.Name) else e
+
+    where = follow(expr)
+    if not (is_tl_call(ctx, where, "where") and len(where.args) == 3):
+        return None
+    cond = follow(where.args[0])
+    if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1 and isinstance(cond.ops[0], ast.Eq)):
+        return None
+    for s, m in ((cond.left, cond.comparators[0]), (cond.comparators[0], cond.left)):
+        top = follow(m)
+        if isinstance(s, ast.Name) and is_tl_call(ctx, top, "max") and top.args \
+                and isinstance(top.args[0], ast.Name) and top.args[0].id == s.id:
+            return s.id
+    return None
 
 
 def _mask_assignments(ctx: PythonContext, loop: ast.For, scores: str, index: str, binds) -> list[ast.Call]:

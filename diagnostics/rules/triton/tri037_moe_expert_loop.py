@@ -11,8 +11,8 @@ The shape (Hugging Face's Mixtral/Qwen-MoE blocks, most hand-written MoE layers)
 Each iteration is a data-dependent selection (``torch.where``/``nonzero``: a host synchronisation),
 a gather, the expert's matmuls at whatever row count that expert got, and a scatter: E iterations of
 small launches, the GPU idle between them. A fused MoE sorts the tokens by expert once and runs one
-grouped GEMM per projection (``tritonify template moe``; "Insert template" offers it inside any
-definition whose name mentions MoE).
+grouped GEMM per projection (``tritonify template moe``; the editor offers "Insert template" as a
+quick fix on each finding, and as a refactoring inside any definition whose name mentions MoE).
 
 Reported (information) when a ``for`` loop over experts (``range(...)`` or an ``experts`` container)
 has in its body a selection that compares with the loop variable (``== e``, ``expert_mask[e]``) through
@@ -38,6 +38,7 @@ RULE = Rule(
     severity=Severity.INFO,
     language="python-host",
     fixable=False,
+    template="moe",   # "Insert template" is offered as a quick fix on each finding
     # Opt-in: measured on the real-world corpus with TRI036 (references/rules/TRI037.md)
     default=False,
 )
@@ -119,5 +120,6 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         yield ctx.finding(
             node.iter,
             "a Python loop over experts (a selection, the expert's matmuls and a scatter per iteration, a host "
-            "sync each time): a fused MoE sorts tokens by expert once and runs grouped GEMMs; "
-            "`tritonify template moe` (Insert template offers it)")
+            "sync each time): a fused MoE sorts tokens by expert once and runs grouped GEMMs; SwiGLU experts with "
+            "stacked weights: Liger's `LigerFusedMoEFunction.apply(x, gate_up_proj, down_proj, top_k_index, "
+            "top_k_weights)`; other GLUs: `tritonify template moe` prints it (the editor's quick fix inserts it)")
