@@ -1,0 +1,115 @@
+"""TRI003 on ops split over several kernels of one file (issue 26's misses).
+
+A fused linear cross-entropy whose launcher computes the logits with `F.linear`, one kernel storing
+each row's log-sum-exp and a second loading it to write `lse - logit[target]` (fla's Ascend
+backend): neither kernel alone is a cross-entropy, the pair is Liger's fused linear CE. Each
+quiet case keeps a reading the policy does not want: a vocabulary split across ranks, partial
+log-sum-exps per block, a log-probability picked for sampling, a loss kernel whose LSE comes from
+nowhere in the file."""
+import textwrap
+
+from tests.lintutil import lint, lint_fixture, marked_lines
+
+FIXTURE = "TRI003_split_lce.py"
+
+
+def _fixture_text() -> str:
+    from tests.lintutil import FIXTURES
+
+    return (FIXTURES / FIXTURE).read_text()
+
+
+def test_split_fused_linear_cross_entropy_is_reported_once_on_the_loss_kernel():
+    found = lint_fixture(FIXTURE, "TRI003")
+    assert [f.line for f in found] == marked_lines(FIXTURE, "TRI003")
+    msg = found[0].message
+    assert "`target_loss_kernel` re-implements fused linear + cross-entropy split over two kernels" in msg
+    assert "`row_lse_kernel` stores each row's log-sum-exp" in msg
+    assert "`linear_cross_entropy_fwd` computes with a matmul" in msg
+    assert "liger_fused_linear_cross_entropy(input, weight, target" in msg
+    assert "the module form takes the weight FIRST" in msg
+
+
+def test_without_the_matmul_it_is_a_plain_cross_entropy():
+    text = _fixture_text().replace("c_logits = F.linear(x[start:end], weight, bias)", "c_logits = x[start:end]")
+    found = lint(text, "TRI003", path="proj/ops/ce.py")
+    assert len(found) == 1
+    assert "re-implements cross-entropy split over two kernels" in found[0].message
+    assert "liger_cross_entropy(input, target" in found[0].message
+
+
+def test_a_vocabulary_split_across_ranks_is_quiet():
+    text = _fixture_text().replace(
+        "        c_lse = row_lse(c_logits)\n",
+        "        c_lse = row_lse(c_logits)\n        torch.distributed.all_reduce(c_lse)\n")
+    assert lint(text, "TRI003", path="proj/ops/ce.py") == []
+
+
+def test_partial_lse_per_vocabulary_block_is_not_the_partner():
+    text = _fixture_text().replace("tl.store(z + i, m + tl.log(acc))", "tl.store(z + i * 4 + tl.program_id(1), m + tl.log(acc))")
+    assert lint(text, "TRI003", path="proj/ops/ce.py") == []
+
+
+def test_loss_kernel_whose_lse_comes_from_elsewhere_is_quiet():
+    text = _fixture_text().replace("c_lse = row_lse(c_logits)", "c_lse = torch.logsumexp(c_logits.float(), -1)")
+    assert lint(text, "TRI003", path="proj/ops/ce.py") == []
+
+
+def test_a_target_log_probability_for_sampling_is_not_a_loss():
+    # x[target] - lse: the selected log-probability (a sampler's or a policy's), no softmax gradient
+    text = _fixture_text().replace("tl.store(loss + i, row_lse - picked)", "tl.store(loss + i, picked - row_lse)")
+    text = text.replace("        grad = tl.exp(v - row_lse)\n", "        grad = v\n")
+    assert lint(text, "TRI003", path="proj/ops/ce.py") == []
+
+
+def test_the_loss_needs_the_loaded_lse_as_the_rows_normaliser():
+    # `lse - x[t]` stored, but the row is never normalised by that value: not a cross-entropy
+    text = _fixture_text().replace("grad = tl.exp(v - row_lse)", "grad = tl.exp(v)")
+    assert lint(text, "TRI003", path="proj/ops/ce.py") == []
+
+
+def test_liger_first_false_and_noqa_still_apply():
+    from tritonify.diagnostics.engine import lint_text
+    from tritonify.diagnostics.settings import from_table
+
+    off = from_table({"liger-first": False, "select": ["TRI003"]})
+    assert [f for f in lint_text(_fixture_text(), "proj/ops/ce.py", off).findings if f.code == "TRI003"] == []
+    quiet = _fixture_text().replace("BV: tl.constexpr):  # TRI003", "BV: tl.constexpr):  # noqa: TRI003")
+    assert lint(textwrap.dedent(quiet), "TRI003", path="proj/ops/ce.py") == []
+
+
+# ---- a distillation KL on logits whose launcher computes both logits with matmuls -------------------
+KL = "TRI003_fused_linear_kl.py"
+
+
+def _kl_text() -> str:
+    from tests.lintutil import FIXTURES
+
+    return (FIXTURES / KL).read_text()
+
+
+def test_kl_on_logits_from_two_matmuls_is_liger_fused_linear_jsd_at_beta_zero():
+    found = lint_fixture(KL, "TRI003")
+    assert [f.line for f in found] == marked_lines(KL, "TRI003")
+    msg = found[0].message
+    assert "`distill_kl_kernel` re-implements fused linear + KL divergence (distillation: student and teacher" in msg
+    assert "`distill_kl_fwd` computes both logits with matmuls" in msg
+    assert "LigerFusedLinearJSD(jsd_beta=0.0)" in msg
+    assert "liger_fused_linear_jsd(student_input, student_weight, teacher_input, teacher_weight, jsd_beta=0.0)" in msg
+
+
+def test_kl_on_logits_the_launcher_does_not_compute_stays_quiet():
+    # logits handed in from elsewhere: Liger's KL takes log-probabilities, so no drop-in (as before)
+    text = _kl_text().replace("c_s = F.linear(x[start:end], weight)", "c_s = x[start:end]")
+    text = text.replace("c_t = F.linear(target_x[start:end], target_weight)", "c_t = target_x[start:end]")
+    assert lint(text, "TRI003", path="proj/ops/kl.py") == []
+
+
+def test_kl_with_only_one_side_from_a_matmul_stays_quiet():
+    text = _kl_text().replace("c_t = F.linear(target_x[start:end], target_weight)", "c_t = target_x[start:end]")
+    assert lint(text, "TRI003", path="proj/ops/kl.py") == []
+
+
+def test_kl_whose_launcher_reduces_across_ranks_stays_quiet():
+    text = _kl_text().replace("    return loss.sum() / n", "    torch.distributed.all_reduce(loss)\n    return loss.sum() / n")
+    assert lint(text, "TRI003", path="proj/ops/kl.py") == []
