@@ -113,3 +113,44 @@ def test_kl_with_only_one_side_from_a_matmul_stays_quiet():
 def test_kl_whose_launcher_reduces_across_ranks_stays_quiet():
     text = _kl_text().replace("    return loss.sum() / n", "    torch.distributed.all_reduce(loss)\n    return loss.sum() / n")
     assert lint(text, "TRI003", path="proj/ops/kl.py") == []
+
+
+# ---- a GLU whose activation is a constexpr string chosen inside a helper ---------------------------
+GLU = "TRI003_glu_act_helper.py"
+
+
+def _glu_text() -> str:
+    from tests.lintutil import FIXTURES
+
+    return (FIXTURES / GLU).read_text()
+
+
+def test_activation_string_compared_inside_a_helper_is_specialised():
+    found = lint_fixture(GLU, "TRI003")
+    assert [f.line for f in found] == marked_lines(GLU, "TRI003")
+    msg = found[0].message
+    assert "specialised by the constexpr `ACTIVATION_TYPE`" in msg
+    assert "re-implements SwiGLU when `ACTIVATION_TYPE == 'silu'`" in msg
+    assert "re-implements GeGLU when `ACTIVATION_TYPE == 'gelu'`" in msg
+
+
+def test_a_helper_selector_with_no_liger_branch_stays_quiet():
+    text = _glu_text().replace("return x * tl.sigmoid(x)", "return tl.maximum(x, 0.0)")
+    text = text.replace("return 0.5 * x * (1 + tl.math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))",
+                        "return tl.minimum(x, 6.0)")
+    assert lint(text, "TRI003", path="proj/ops/act.py") == []
+
+
+def test_rows_filtered_by_a_loaded_expert_id_stay_quiet():
+    # sglang's kernel as it is: `if expert_id == -1: return` skips rows of experts that are not
+    # local (MoE routing), the layout of round 5's padded silu_and_mul
+    text = _glu_text().replace(
+        "def act_mul_kernel(gate_up, out, half, BLOCK: tl.constexpr, ACTIVATION_TYPE: tl.constexpr):  # TRI003\n"
+        "    row = tl.program_id(0).to(tl.int64)\n",
+        "def act_mul_kernel(gate_up, out, half, expert_ids, BLOCK: tl.constexpr, ACTIVATION_TYPE: tl.constexpr):\n"
+        "    row = tl.program_id(0).to(tl.int64)\n"
+        "    expert_id = tl.load(expert_ids + row)\n"
+        "    if expert_id == -1:\n"
+        "        return\n")
+    assert "expert_id == -1" in text
+    assert lint(text, "TRI003", path="proj/ops/act.py") == []

@@ -137,11 +137,20 @@ def _condition(param: str, value: object) -> str:
     return f"`{param} == {value!r}`"
 
 
-def _compares_strings(ctx: PythonContext, kernel: Kernel) -> bool:
-    """The kernel's text compares something with a string literal (`ACT == "silu"`): cheap
+def _compares_strings(ctx: PythonContext, kernel: Kernel, helpers: dict | None = None) -> bool:
+    """The kernel's text compares something with a string literal (`ACT == "silu"`), or a @jit
+    helper of the file it calls does (`_act(x, ACT)` with `if ACT == "silu":` inside): cheap
     test before looking for string-selected branches."""
-    lines = ctx.source.lines[kernel.node.lineno - 1:kernel.node.end_lineno or kernel.node.lineno]
-    return any(("== \"" in line or "== '" in line) for line in lines)
+    def compares(node: ast.AST) -> bool:
+        lines = ctx.source.lines[node.lineno - 1:node.end_lineno or node.lineno]
+        return any(("== \"" in line or "== '" in line) for line in lines)
+
+    if compares(kernel.node):
+        return True
+    if not helpers:
+        return False
+    called = {c.func.id for c in kernel.calls() if isinstance(c.func, ast.Name) and c.func.id in helpers}
+    return any(compares(helpers[name]) for name in called if helpers[name] is not kernel.node)
 
 
 def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[str, ...], op: str | None):
@@ -150,9 +159,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
     a Liger op in some branch of a string selector where the kernel as a whole is none
     (`if ACT == "silu"` beside activations Liger does not ship). A flag that only switches an
     extra off (`EMIT_FP8`, `HAS_KV_STORE`) does not make a fused kernel a standalone one."""
-    if not found and not _compares_strings(ctx, kernel):
+    if not found and not _compares_strings(ctx, kernel, helpers):
         return None
-    candidates = specialisations(kernel)
+    candidates = specialisations(kernel, helpers=helpers)
     if not found:
         # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
         # whose strings name an activation (other selectors, `MODE == "top_k"`, choose no Liger op)
@@ -314,6 +323,33 @@ def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
             if is_range and any(isinstance(n, ast.Name) and n.id in loaded
                                 for arg in node.iter.args[1:2] or node.iter.args[:1] for n in ast.walk(arg)):
                 return True
+    return False
+
+
+# Liger's elementwise ops: a row skipped on a loaded id is a routed layout for them (a cross-entropy
+# returning early on `target == ignore_index` is its own op's rule, not a layout).
+_ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+
+
+def _returns_on_a_loaded_value(ctx: PythonContext, kernel: Kernel) -> bool:
+    """The kernel returns early when a value it loads matches a test (`expert_id = tl.load(
+    expert_ids + pid); if expert_id == -1: return`): its rows are a routed layout (MoE experts
+    filtered per row, padded slots), the class of round 5's padded silu_and_mul, not the dense
+    tensor Liger's elementwise ops take."""
+    loaded: set[str] = set()
+    for node in kernel.nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
+                loaded.add(node.targets[0].id)
+    if not loaded:
+        return False
+    for node in kernel.nodes:
+        if isinstance(node, ast.If) and any(isinstance(s, ast.Return) for s in node.body) \
+                and any(isinstance(n, ast.Name) and n.id in loaded for n in ast.walk(node.test)):
+            return True
     return False
 
 
@@ -491,6 +527,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
+            if {op for _, op in branches[1]} <= _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
+                continue   # rows filtered by a loaded id (MoE routing): not a dense elementwise op
             key = "+".join(sorted({op for _, op in branches[1]}))
             if any(_variant_of(kernel.name, other) for other in reported.get(key, [])):
                 continue
@@ -515,6 +553,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             continue
         if result.op is None or NOT_A_DROP_IN in result.differs:
             continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if result.op in _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
+            continue   # rows filtered by a loaded id (MoE routing, padded slots): not a dense tensor
         if result.op == "softmax" and _output_in_another_dtype(ctx, kernel):
             continue   # its output dtype is chosen (fp32 probabilities), Liger's softmax returns the input's
         if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
