@@ -441,11 +441,9 @@ def _split_cross_entropy(ctx: PythonContext, kernel: Kernel, graph, helpers: dic
     cross-entropy when that function computes the logits with a matmul (`F.linear`, `torch.mm`,
     `@`), else cross-entropy. Quiet when the function runs a collective (`all_reduce`: the
     vocabulary split across ranks, which Liger's single-device op does not do)."""
-    if not loss_from_a_loaded_lse(graph):
-        return None
     launches = ctx.launches.get(kernel.name, [])
-    if not launches:
-        return None
+    if not launches or not loss_from_a_loaded_lse(graph):
+        return None   # (the launch is looked up first: a dict read, before a walk of the graph)
     partners: dict[str, bool] = {}
 
     def lse_kernel(name: str) -> bool:
