@@ -154,3 +154,57 @@ def test_rows_filtered_by_a_loaded_expert_id_stay_quiet():
         "        return\n")
     assert "expert_id == -1" in text
     assert lint(text, "TRI003", path="proj/ops/act.py") == []
+
+
+# ---- a GRPO per-token policy loss from logits --------------------------------------------------------
+GRPO = "TRI003_grpo_logits.py"
+
+
+def _grpo_text() -> str:
+    from tests.lintutil import FIXTURES
+
+    return (FIXTURES / GRPO).read_text()
+
+
+def test_grpo_per_token_loss_from_logits_is_liger_triton_grpo_loss():
+    found = lint_fixture(GRPO, "TRI003")
+    assert [f.line for f in found] == marked_lines(GRPO, "TRI003")
+    msg = found[0].message
+    assert "`token_policy_loss_kernel` re-implements the GRPO per-token policy loss from logits" in msg
+    assert "liger_kernel.transformers.grpo_loss.triton_grpo_loss(logits, old_logp, ref_logp, completion_ids" in msg
+    assert "old_logp=None" in msg and "reduce=False" in msg and "the default is 0.9" in msg
+
+
+def test_a_kl_to_the_reference_without_an_advantage_is_not_grpo():
+    text = _grpo_text().replace("tl.store(loss + r, kl * beta - adv)", "tl.store(loss + r, kl * beta)")
+    assert lint(text, "TRI003", path="proj/ops/rl.py") == []
+
+
+def test_a_ratio_without_the_k3_estimator_is_not_claimed():
+    # exp(ref - logp) * adv: no `exp(d) - d` term, so not the KL Liger's GRPO adds
+    text = _grpo_text().replace("kl = tl.exp(d) - d - 1", "kl = tl.exp(d)")
+    assert lint(text, "TRI003", path="proj/ops/rl.py") == []
+
+
+def test_liger_own_grpo_kernels_read_as_grpo():
+    # the positive control: Liger's own per-token GRPO kernels (quiet there: its own tree) are what
+    # the reading calls GRPO; its selective log-softmax and the backward kernels are not
+    import importlib.util
+    from pathlib import Path
+
+    import pytest
+
+    spec = importlib.util.find_spec("liger_kernel")
+    if spec is None or spec.origin is None:
+        pytest.skip("liger-kernel is not installed")
+    from tritonify.diagnostics.context import PythonContext
+    from tritonify.diagnostics.liger.recognise import grpo_token_loss
+    from tritonify.diagnostics.liger.symbolic import build_graph
+    from tritonify.diagnostics.source import SourceFile
+
+    path = Path(spec.origin).parent / "ops" / "grpo_loss.py"
+    ctx = PythonContext(SourceFile.from_text(path.read_text(), str(path)))
+    helpers = {k.name: k.node for k in ctx.kernels}
+    read = {k.name: grpo_token_loss(build_graph(k, ctx.imports, helpers)) for k in ctx.kernels if not k.is_helper}
+    assert read["_grpo_loss_fwd_kernel"] and read["_grpo_loss_fwd_kernel_seq"]
+    assert not read["_grpo_loss_bwd_kernel"] and not read["_selective_log_softmax_kernel"]

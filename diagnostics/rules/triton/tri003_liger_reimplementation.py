@@ -22,8 +22,10 @@ from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
-from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, TRANSFORMERS, LigerOp
-from tritonify.diagnostics.liger.recognise import loss_from_a_loaded_lse, recognise, stores_row_lse
+from tritonify.diagnostics.liger.api import (
+    FUNCTIONAL, GRPO_FROM_LOGITS_CALL, GRPO_FROM_LOGITS_MODULE, LIGER_VERSION, OPS, TRANSFORMERS, LigerOp,
+)
+from tritonify.diagnostics.liger.recognise import grpo_token_loss, loss_from_a_loaded_lse, recognise, stores_row_lse
 from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, provider_reason
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -478,6 +480,15 @@ def _split_cross_entropy(ctx: PythonContext, kernel: Kernel, graph, helpers: dic
     return None
 
 
+def _grpo_message(kernel: Kernel) -> str:
+    return (f"`{kernel.name}` re-implements the GRPO per-token policy loss from logits (logp = logit[token] - "
+            f"logsumexp, the k3 KL against a reference log-probability, one advantage per row), which Liger-Kernel "
+            f"{LIGER_VERSION} ships with a tested backward as `{GRPO_FROM_LOGITS_MODULE}.{GRPO_FROM_LOGITS_CALL}` "
+            f"(note: pass your beta and temperature, 1.0 where the logits are not scaled (the default is 0.9), "
+            f"old_logp=None for the on-policy ratio of 1, completion_ids as the completion's tokens only, and "
+            f"reduce=False for the per-token loss: it returns (per_token_loss, per_token_kl, is_clipped))")
+
+
 def _split_message(kernel: Kernel, op: LigerOp, lse: str, host: str) -> str:
     caveat = f" (note: {op.caveat})" if op.caveat else ""
     logits = f", on logits that `{host}` computes with a matmul" if op.key == "fused_linear_cross_entropy" else f" (launched by `{host}`)"
@@ -541,6 +552,11 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 op = OPS[split[0]]
                 finding = ctx.finding(kernel.node, _split_message(kernel, op, split[1], split[2]) + POLICY, [])
                 yield _name_anchor(ctx, kernel, finding)
+            continue
+        if result.reason.startswith("policy-gradient") and grpo_token_loss(graph):
+            if not any(_variant_of(kernel.name, o) for o in reported.get("grpo", [])):
+                reported.setdefault("grpo", []).append(kernel.name)
+                yield _name_anchor(ctx, kernel, ctx.finding(kernel.node, _grpo_message(kernel) + POLICY, []))
             continue
         if result.op == "kl_div" and result.differs:
             host = _fused_linear_kl(ctx, kernel)   # KL on logits, both from matmuls: Liger's fused linear JSD, beta 0
