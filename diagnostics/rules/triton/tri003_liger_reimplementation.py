@@ -12,6 +12,11 @@ registers its kernels as aten implementations, a vendored copy: `liger.scope.pro
 variants and fused forms Liger does not ship (`liger.recognise`), kernels that keep a rounding on
 purpose, and projects that set `liger-first = false` in `[tool.tritonify]`. One finding per op and
 file (an op's backward and a variant of one kernel are not reported again).
+
+Some ops are read with their launcher in the same file (issue 26's misses): a cross-entropy split
+into an LSE kernel and a loss kernel (fused linear when the launcher's logits come from a matmul),
+a KL on logits whose launcher computes both logits with matmuls (Liger's fused linear JSD at beta
+0), and a GRPO per-token loss from logits (Liger's `triton_grpo_loss`).
 """
 from __future__ import annotations
 
