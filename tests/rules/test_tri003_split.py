@@ -208,3 +208,32 @@ def test_liger_own_grpo_kernels_read_as_grpo():
     read = {k.name: grpo_token_loss(build_graph(k, ctx.imports, helpers)) for k in ctx.kernels if not k.is_helper}
     assert read["_grpo_loss_fwd_kernel"] and read["_grpo_loss_fwd_kernel_seq"]
     assert not read["_grpo_loss_bwd_kernel"] and not read["_selective_log_softmax_kernel"]
+
+
+def test_a_flag_tested_inside_a_helper_is_specialised_too():
+    # `if IS_RMS:` inside the helper the kernel passes the flag to: RMSNorm one way, LayerNorm the other
+    code = '''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _normalise(x, n, eps, IS_RMS: tl.constexpr):
+        if IS_RMS:
+            return x * tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
+        else:
+            xc = x - tl.sum(x, axis=0) / n
+            return xc * tl.rsqrt(tl.sum(xc * xc, axis=0) / n + eps)
+
+    @triton.jit
+    def norm_kernel(x_ptr, w_ptr, y_ptr, n, eps, BLOCK: tl.constexpr, IS_RMS: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+        tl.store(y_ptr + row * n + cols, _normalise(x, n, eps, IS_RMS) * w, mask=mask)
+    '''
+    found = lint(code, "TRI003", path="proj/ops/norm.py")
+    assert len(found) == 1
+    assert "re-implements RMSNorm when `IS_RMS` is true" in found[0].message
+    assert "re-implements LayerNorm when `IS_RMS` is false" in found[0].message
