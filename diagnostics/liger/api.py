@@ -152,6 +152,20 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "input is log q, target is p (as torch.nn.KLDivLoss); the functional default reduction is 'mean'",
     ),
     LigerOp(
+        # issue 26: a KL kernel on logits whose launcher computes both logits with matmuls (fla's
+        # FusedKLDivLoss): Liger's fused linear JSD at beta 0 is that forward KL, KL(teacher || student)
+        "fused_linear_kl_div", "fused linear + KL divergence",
+        "distillation: student and teacher logits from matmuls in the launcher, log-softmax of each, p * (log p - log q)",
+        "LigerFusedLinearJSD", "LigerFusedLinearJSD(jsd_beta=0.5)",
+        "liger_fused_linear_jsd",
+        "liger_fused_linear_jsd(student_input, student_weight, teacher_input, teacher_weight, shift_labels=None, jsd_beta=0.5)",
+        "student_input, student_weight, teacher_input, teacher_weight",
+        "liger_fused_linear_jsd(student_input, student_weight, teacher_input, teacher_weight, jsd_beta=0.0)",
+        "pass jsd_beta=0.0: beta 0 is the forward KL, KL(teacher || student), with the teacher the side whose "
+        "probabilities weight the sum (the default 0.5 is the symmetric JSD); the module's forward takes "
+        "(student_input, student_weight, teacher_input, teacher_weight, shift_labels)",
+    ),
+    LigerOp(
         "jsd", "Jensen-Shannon divergence", "mixture 0.5*(p+q), then KL of each side against it",
         "LigerJSD", "LigerJSD(beta=0.5)",
         "liger_jsd", "liger_jsd(input, target, beta=0.5)",

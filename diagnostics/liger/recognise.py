@@ -1415,6 +1415,110 @@ def recognise(g: KernelGraph) -> Recognition:
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))
 
 
+def grpo_token_loss(g: KernelGraph) -> bool:
+    """A GRPO per-token policy loss computed from logits (fla's `grpo_fwd_kernel`): the policy's
+    log-probability at the completion token, `logp = x[token] - lse` (a logsumexp over the row and
+    the logit gathered through the loaded token id), the k3 KL estimator against a loaded reference
+    log-probability, `exp(ref - logp) - (ref - logp)` (`- 1`), and a loaded per-row advantage, both
+    in the stored loss. Liger's `triton_grpo_loss` computes that per token (`reduce=False`; with
+    `old_logp=None` its ratio is 1, the on-policy form). `recognise` calls such a kernel a
+    policy-gradient loss, not a cross-entropy; the rule reports it with Liger's GRPO call. No dot,
+    quantisation, random numbers or scattered store."""
+    if not g.stores or g.has_dot or g.quantises or _indirect_store(g):
+        return False
+    m = _Matcher(g)
+    if any(g.is_call(n, *RANDOM) for n in m.live):
+        return False
+    lses = set(m._lse_nodes())
+    gathers = m._gathers()
+    if not lses or not gathers:
+        return False
+    values = m._value_reach()
+
+    def row_scalar(n: int) -> bool:
+        node = g.node(n)
+        return node[0] == "load" and not m.contains_call(node[1], "arange") and not m.loads(node[1])
+
+    for e in m.calls("exp"):
+        d = m.arg(e)
+        node = g.node(d)
+        if node[0] != "sub" or not row_scalar(node[1]):
+            continue
+        ref, logp = node[1], node[2]
+        inside = g.walk([logp], into_pointers=False)
+        if not (lses & inside and gathers & inside):
+            continue
+        k3 = g.find(("sub", e, d))          # exp(d) - d, the k3 estimator (its `- 1` is a constant)
+        if k3 is None or k3 not in values:
+            continue
+        ref_base = _bases(g, g.node(ref)[1])
+        for n in values:
+            if row_scalar(n) and n != ref and not _bases(g, g.node(n)[1]) & ref_base and n not in gathers \
+                    and not lses & g.walk([n], into_pointers=False):
+                return True   # a second per-row scalar in the loss: the advantage
+    return False
+
+
+def loss_from_a_loaded_lse(g: KernelGraph) -> bool:
+    """The loss half of a cross-entropy split over two kernels (issue 26's miss: fla's Ascend fused
+    linear cross-entropy): the kernel loads one value per row (`lse + row`, no vocabulary index),
+    gathers the logit at the target (a load through the loaded label), stores `lse - x[target]`,
+    and uses the same loaded value as the row's normaliser, `exp(x - lse)` over the logits (the
+    softmax gradient). It computes no log-sum-exp itself (`recognise` reads that as cross-entropy)
+    and no dot. Whether another kernel of the file stores that log-sum-exp is the caller's question
+    (`tri003_liger_reimplementation._split_cross_entropy`)."""
+    if not g.stores or g.has_dot:
+        return False
+    m = _Matcher(g)
+    exps = m.calls("exp")
+    if not exps or m._lse_nodes():
+        return False
+    gathers = m._gathers()
+    if not gathers:
+        return False
+    values = m._value_reach()
+
+    def row_scalar(n: int) -> bool:   # a load of one value per row: no arange, no loaded index in its address
+        node = g.node(n)
+        return node[0] == "load" and not m.contains_call(node[1], "arange") and not m.loads(node[1])
+
+    for s in m.of_kind("sub"):
+        _, left, right = g.node(s)
+        if s not in values or not row_scalar(left):
+            continue
+        lse_base = _bases(g, g.node(left)[1])
+        picked = {n for n in gathers & g.walk([right], into_pointers=False)
+                  if g.kind(n) == "load" and not _bases(g, g.node(n)[1]) & lse_base}
+        if not picked:
+            continue
+        logits = set().union(*(_bases(g, g.node(n)[1]) for n in picked))
+        for e in exps:
+            arg = g.node(m.arg(e))
+            if arg[0] == "sub" and arg[2] == left and any(
+                    _bases(g, g.node(ld)[1]) & logits for ld in m.loads(arg[1])):
+                return True
+    return False
+
+
+def stores_row_lse(g: KernelGraph) -> bool:
+    """The kernel stores a log-sum-exp of a full row and nothing else recognisable: `m + log(sum(
+    exp(x - m)))`, one value per row (its address holds no arange), no target gathered, no dot.
+    The partner of `loss_from_a_loaded_lse`. A partial log-sum-exp per vocabulary block (a second
+    grid axis in the address) does not count: combining blocks is work Liger's op does inside."""
+    if not g.stores or g.has_dot:
+        return False
+    m = _Matcher(g)
+    lses = set(m._lse_nodes())
+    if not lses or m._gathers():
+        return False
+    for st in g.stores:
+        if st.atomic or m.contains_call(st.ptr, "arange") or _on_second_grid_axis(g, st.ptr):
+            continue
+        if lses & g.walk([st.value], into_pointers=False):
+            return True
+    return False
+
+
 def _differences_from_liger(op: str, m: _Matcher) -> str:
     """How the kernel's function differs from the Liger op's, in the words the message uses
     ("" when Liger's op is a drop-in)."""

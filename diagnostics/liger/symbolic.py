@@ -336,8 +336,8 @@ class _Builder:
         """The value of a branch test on the fixed constexpr parameters, or None when it
         depends on anything else (`ACT == "silu"`, `not IS_RMS_NORM`, `HAS_BIAS and ...`)."""
         fixed = self.fixed
-        if not fixed or self.depth:
-            return None   # inside an inlined helper a name may be a different parameter
+        if not fixed:
+            return None   # (inside an inlined helper `fixed` holds the helper's own parameters bound to fixed values)
         if isinstance(test, ast.Name) and test.id in fixed:
             return bool(fixed[test.id])
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -545,11 +545,12 @@ class _Builder:
         if name is None:
             if (isinstance(func, ast.Name) and func.id in self.helpers and self.helpers[func.id] is not self.own
                     and self.depth < MAX_INLINE_DEPTH):
-                return self.inline(self.helpers[func.id], args, kwargs, env)
+                return self.inline(self.helpers[func.id], args, kwargs, env, arg_nodes=node.args)
             imported = self._imported_helper(func)
             if imported is not None:
+                call_node = node
                 node, imports = imported
-                return self.inline(node, args, kwargs, env, imports=imports)
+                return self.inline(node, args, kwargs, env, imports=imports, arg_nodes=call_node.args)
             name = self.imports.resolve(func) or "?"
             last = name.rsplit(".", 1)[-1]
             if name != last and last in MATH_NAMES and not name.startswith("triton."):
@@ -644,8 +645,14 @@ class _Builder:
             return None
 
     def inline(self, fn: ast.FunctionDef, args: list[int], kwargs: dict[str, ast.expr], env: dict[str, int],
-               imports: ImportMap | None = None) -> int:
+               imports: ImportMap | None = None, arg_nodes: list[ast.expr] = ()) -> int:
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        # a fixed constexpr passed on to the helper (`_act(x, ACT)`) fixes the helper's parameter:
+        # its branches on it (`if ACT == "silu":` inside the helper) follow the specialisation
+        inner_fixed = {p: self.fixed[a.id] for p, a in zip(params, arg_nodes)
+                       if isinstance(a, ast.Name) and a.id in self.fixed}
+        inner_fixed.update({k: self.fixed[v.id] for k, v in kwargs.items()
+                            if isinstance(v, ast.Name) and v.id in self.fixed})
         local: dict[str, int] = {}
         for p, v in zip(params, args):
             local[p] = v
@@ -656,11 +663,13 @@ class _Builder:
         saved_imports, saved_helpers = self.imports, self.helpers
         if imports is not None:   # names in another module's helper are that module's names
             self.imports, self.helpers = imports, {}
+        saved_fixed, self.fixed = self.fixed, inner_fixed
         self.depth += 1
         try:
             result = self.block(fn.body, local)
         finally:
             self.depth -= 1
+            self.fixed = saved_fixed
             self.imports, self.helpers = saved_imports, saved_helpers
         return result if result is not None else self.g.const(None)
 
@@ -726,14 +735,19 @@ def _is_functor(fn: ast.FunctionDef, imports: ImportMap) -> bool:
     return returns
 
 
-def specialisations(kernel: Kernel, limit: int = 4) -> list[tuple[str, list[object]]]:
+def specialisations(kernel: Kernel, limit: int = 4,
+                    helpers: dict[str, ast.FunctionDef] | None = None) -> list[tuple[str, list[object]]]:
     """The constexpr parameters a kernel branches on, with the values worth fixing: each string
     or number it is compared with (`ACT == "silu"`), or True/False for a flag tested as such
-    (`if IS_RMS_NORM:`). At most `limit` parameters, in the order they are first tested."""
+    (`if IS_RMS_NORM:`). At most `limit` parameters, in the order they are first tested. With
+    `helpers` (the file's @jit functions), a test inside a helper the kernel passes the parameter
+    to (`_act(x, ACT)`, then `if ACT == "silu":` in `_act`) counts for that parameter."""
     constexprs = {p.name for p in kernel.params if p.constexpr}
     found: dict[str, list[object]] = {}
+    alias: dict[str, str] = {}    # a name in the function being scanned -> the kernel's parameter
 
     def note(name: str, value: object) -> None:
+        name = alias.get(name, name)
         if name in constexprs and value not in found.setdefault(name, []):
             found[name].append(value)
 
@@ -751,10 +765,26 @@ def specialisations(kernel: Kernel, limit: int = 4) -> list[tuple[str, list[obje
               and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and isinstance(test.comparators[0].value, (str, int))):
             note(test.left.id, test.comparators[0].value)
 
+    passed: list[tuple[ast.FunctionDef, dict[str, str]]] = []
     for node in walk_nodes(kernel.node):
         if isinstance(node, (ast.If, ast.IfExp)):
             scan(node.test)
-    del scan   # the recursive closure refers to itself: free it now, not at a GC pass
+        elif helpers and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in helpers and helpers[node.func.id] is not kernel.node:
+            fn = helpers[node.func.id]
+            params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+            names = {p: a.id for p, a in zip(params, node.args) if isinstance(a, ast.Name) and a.id in constexprs}
+            names.update({k.arg: k.value.id for k in node.keywords
+                          if k.arg and isinstance(k.value, ast.Name) and k.value.id in constexprs})
+            if names:
+                passed.append((fn, names))
+    for fn, names in passed:
+        alias = names
+        for node in walk_nodes(fn):
+            if isinstance(node, (ast.If, ast.IfExp)):
+                scan(node.test)
+    alias = {}
+    del scan, note   # the recursive closure refers to itself: free it now, not at a GC pass
     return [(name, values) for name, values in found.items()][:limit]
 
 

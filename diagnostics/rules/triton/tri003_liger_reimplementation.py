@@ -12,6 +12,11 @@ registers its kernels as aten implementations, a vendored copy: `liger.scope.pro
 variants and fused forms Liger does not ship (`liger.recognise`), kernels that keep a rounding on
 purpose, and projects that set `liger-first = false` in `[tool.tritonify]`. One finding per op and
 file (an op's backward and a variant of one kernel are not reported again).
+
+Some ops are read with their launcher in the same file (issue 26's misses): a cross-entropy split
+into an LSE kernel and a loss kernel (fused linear when the launcher's logits come from a matmul),
+a KL on logits whose launcher computes both logits with matmuls (Liger's fused linear JSD at beta
+0), and a GRPO per-token loss from logits (Liger's `triton_grpo_loss`).
 """
 from __future__ import annotations
 
@@ -22,8 +27,10 @@ from collections.abc import Iterator
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.fixes import import_edit
-from tritonify.diagnostics.liger.api import FUNCTIONAL, LIGER_VERSION, OPS, LigerOp
-from tritonify.diagnostics.liger.recognise import recognise
+from tritonify.diagnostics.liger.api import (
+    FUNCTIONAL, GRPO_FROM_LOGITS_CALL, GRPO_FROM_LOGITS_MODULE, LIGER_VERSION, OPS, TRANSFORMERS, LigerOp,
+)
+from tritonify.diagnostics.liger.recognise import grpo_token_loss, loss_from_a_loaded_lse, recognise, stores_row_lse
 from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, provider_reason
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
@@ -49,7 +56,7 @@ HELPER_STEMS = {
     "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
     "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope", "group_norm": "group_norm", "poly_norm": "poly_norm",
     "dyt": "dyt", "qwen2vl_mrope": "apply_mrope", "modulated_rms_norm": "modulated_rms_norm", "relu_squared": "relu_squared",
-    "sparsemax": "sparsemax",
+    "sparsemax": "sparsemax", "fused_linear_kl_div": "linear_kl_div",
 }
 
 
@@ -137,11 +144,20 @@ def _condition(param: str, value: object) -> str:
     return f"`{param} == {value!r}`"
 
 
-def _compares_strings(ctx: PythonContext, kernel: Kernel) -> bool:
-    """The kernel's text compares something with a string literal (`ACT == "silu"`): cheap
+def _compares_strings(ctx: PythonContext, kernel: Kernel, helpers: dict | None = None) -> bool:
+    """The kernel's text compares something with a string literal (`ACT == "silu"`), or a @jit
+    helper of the file it calls does (`_act(x, ACT)` with `if ACT == "silu":` inside): cheap
     test before looking for string-selected branches."""
-    lines = ctx.source.lines[kernel.node.lineno - 1:kernel.node.end_lineno or kernel.node.lineno]
-    return any(("== \"" in line or "== '" in line) for line in lines)
+    def compares(node: ast.AST) -> bool:
+        lines = ctx.source.lines[node.lineno - 1:node.end_lineno or node.lineno]
+        return any(("== \"" in line or "== '" in line) for line in lines)
+
+    if compares(kernel.node):
+        return True
+    if not helpers:
+        return False
+    called = {c.func.id for c in kernel.calls() if isinstance(c.func, ast.Name) and c.func.id in helpers}
+    return any(compares(helpers[name]) for name in called if helpers[name] is not kernel.node)
 
 
 def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[str, ...], op: str | None):
@@ -150,9 +166,9 @@ def _branches(ctx: PythonContext, kernel: Kernel, helpers: dict, found: tuple[st
     a Liger op in some branch of a string selector where the kernel as a whole is none
     (`if ACT == "silu"` beside activations Liger does not ship). A flag that only switches an
     extra off (`EMIT_FP8`, `HAS_KV_STORE`) does not make a fused kernel a standalone one."""
-    if not found and not _compares_strings(ctx, kernel):
+    if not found and not _compares_strings(ctx, kernel, helpers):
         return None
-    candidates = specialisations(kernel)
+    candidates = specialisations(kernel, helpers=helpers)
     if not found:
         # an op selected by a string (`ACT == "silu"`) is hidden under the branch merge: try those
         # whose strings name an activation (other selectors, `MODE == "top_k"`, choose no Liger op)
@@ -317,6 +333,33 @@ def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
     return False
 
 
+# Liger's elementwise ops: a row skipped on a loaded id is a routed layout for them (a cross-entropy
+# returning early on `target == ignore_index` is its own op's rule, not a layout).
+_ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+
+
+def _returns_on_a_loaded_value(ctx: PythonContext, kernel: Kernel) -> bool:
+    """The kernel returns early when a value it loads matches a test (`expert_id = tl.load(
+    expert_ids + pid); if expert_id == -1: return`): its rows are a routed layout (MoE experts
+    filtered per row, padded slots), the class of round 5's padded silu_and_mul, not the dense
+    tensor Liger's elementwise ops take."""
+    loaded: set[str] = set()
+    for node in kernel.nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value
+            if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
+                loaded.add(node.targets[0].id)
+    if not loaded:
+        return False
+    for node in kernel.nodes:
+        if isinstance(node, ast.If) and any(isinstance(s, ast.Return) for s in node.body) \
+                and any(isinstance(n, ast.Name) and n.id in loaded for n in ast.walk(node.test)):
+            return True
+    return False
+
+
 def _matmul_without_log(kernel: Kernel) -> bool:
     """The kernel calls a `dot` and nothing named like a log: the recogniser would read it as a
     matmul or attention kernel (no Liger op), so its graph is not built (a cheap screen; fused
@@ -327,6 +370,137 @@ def _matmul_without_log(kernel: Kernel) -> bool:
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         names.add(name)
     return "dot" in names and not any("log" in n for n in names)
+
+
+_LINEAR_CALLS = {"linear", "matmul", "mm", "addmm", "bmm"}
+_COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor"}
+
+
+def _enclosing_function(ctx: PythonContext, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    return next((a for a in ctx.ancestors(node) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
+def _launched_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.value.id if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) else None
+
+
+def _is_matmul(node: ast.expr) -> bool:
+    """`F.linear(x, w)`, `torch.matmul`, `torch.mm`, `torch.addmm`, `x @ w`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in _LINEAR_CALLS
+    return False
+
+
+def _matmul_arguments(host: ast.AST, launch: ast.Call) -> set[str]:
+    """The launch's tensor arguments that the host assigns from a matmul (`c_logits = F.linear(...)`)."""
+    passed = {a.id for a in [*launch.args, *(k.value for k in launch.keywords)] if isinstance(a, ast.Name)}
+    out = set()
+    for node in ast.walk(host):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in passed and _is_matmul(node.value):
+            out.add(node.targets[0].id)
+    return out
+
+
+def _host_calls(host: ast.AST) -> tuple[list[ast.Call], set[str]]:
+    calls = [n for n in ast.walk(host) if isinstance(n, ast.Call)]
+    names = {c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id if isinstance(c.func, ast.Name) else ""
+             for c in calls}
+    return calls, names
+
+
+def _fused_linear_kl(ctx: PythonContext, kernel: Kernel) -> str | None:
+    """The launcher, when a KL kernel that takes logits is launched on two logits tensors the same
+    host function computes with matmuls (`c_sl = F.linear(c_sx, weight)`, `c_tl = F.linear(c_tx,
+    target_weight)`: fla's FusedKLDivLoss), and runs no collective: the fused linear distillation
+    loss Liger ships as `liger_fused_linear_jsd(..., jsd_beta=0.0)` (beta 0 is the forward KL)."""
+    for launch in ctx.launches.get(kernel.name, []):
+        host = _enclosing_function(ctx, launch)
+        if host is None:
+            continue
+        _, names = _host_calls(host)
+        if names & _COLLECTIVES:
+            continue
+        if len(_matmul_arguments(host, launch)) >= 2:
+            return host.name
+    return None
+
+
+def _kl_message(kernel: Kernel, op: LigerOp, host: str) -> str:
+    return (f"`{kernel.name}` re-implements {op.title} ({op.signature}): `{host}` computes both logits with "
+            f"matmuls and this kernel takes their log-softmax and the KL between them, which Liger-Kernel "
+            f"{LIGER_VERSION} ships with a tested backward as `{TRANSFORMERS}.LigerFusedLinearJSD(jsd_beta=0.0)` or "
+            f"`{FUNCTIONAL}.liger_fused_linear_jsd(student_input, student_weight, teacher_input, teacher_weight, "
+            f"jsd_beta=0.0)` (note: {op.caveat})")
+
+
+def _split_cross_entropy(ctx: PythonContext, kernel: Kernel, graph, helpers: dict) -> tuple[str, str, str] | None:
+    """(op, LSE kernel, launcher) when `kernel` is the loss half of a cross-entropy split over two
+    kernels of this file (issue 26: fla's Ascend fused linear cross-entropy): it loads a row's
+    log-sum-exp and gathers the target logit (`loss_from_a_loaded_lse`), another kernel of the file
+    stores a full row's log-sum-exp, and one host function launches the loss kernel and, itself or
+    through a function of this file it calls, the LSE kernel. The op is fused linear
+    cross-entropy when that function computes the logits with a matmul (`F.linear`, `torch.mm`,
+    `@`), else cross-entropy. Quiet when the function runs a collective (`all_reduce`: the
+    vocabulary split across ranks, which Liger's single-device op does not do)."""
+    launches = ctx.launches.get(kernel.name, [])
+    if not launches or not loss_from_a_loaded_lse(graph):
+        return None   # (the launch is looked up first: a dict read, before a walk of the graph)
+    partners: dict[str, bool] = {}
+
+    def lse_kernel(name: str) -> bool:
+        if name not in partners:
+            other = next((k for k in ctx.kernels if k.name == name and not k.is_helper), None)
+            g = build_graph(other, ctx.imports, helpers) if other is not None and other is not kernel else None
+            partners[name] = g is not None and stores_row_lse(g)
+        return partners[name]
+
+    functions = {n.name: n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for launch in launches:
+        host = _enclosing_function(ctx, launch)
+        if host is None:
+            continue
+        calls, names = _host_calls(host)
+        if names & _COLLECTIVES:
+            continue
+        lse = next((n for c in calls if (n := _launched_name(c)) and n != kernel.name and lse_kernel(n)), None)
+        if lse is None:   # one level down: a launcher of this file the host calls (`c_lse = row_lse(c_logits)`)
+            for c in calls:
+                callee = functions.get(c.func.id) if isinstance(c.func, ast.Name) else None
+                if callee is None or callee is host:
+                    continue
+                lse = next((n for sub in ast.walk(callee) if isinstance(sub, ast.Call)
+                            and (n := _launched_name(sub)) and n != kernel.name and lse_kernel(n)), None)
+                if lse is not None:
+                    break
+        if lse is None:
+            continue
+        linear = bool(_matmul_arguments(host, launch))
+        return ("fused_linear_cross_entropy" if linear else "cross_entropy"), lse, host.name
+    return None
+
+
+def _grpo_message(kernel: Kernel) -> str:
+    return (f"`{kernel.name}` re-implements the GRPO per-token policy loss from logits (logp = logit[token] - "
+            f"logsumexp, the k3 KL against a reference log-probability, one advantage per row), which Liger-Kernel "
+            f"{LIGER_VERSION} ships with a tested backward as `{GRPO_FROM_LOGITS_MODULE}.{GRPO_FROM_LOGITS_CALL}` "
+            f"(note: pass your beta and temperature, 1.0 where the logits are not scaled (the default is 0.9), "
+            f"old_logp=None for the on-policy ratio of 1, completion_ids as the completion's tokens only, and "
+            f"reduce=False for the per-token loss: it returns (per_token_loss, per_token_kl, is_clipped))")
+
+
+def _split_message(kernel: Kernel, op: LigerOp, lse: str, host: str) -> str:
+    caveat = f" (note: {op.caveat})" if op.caveat else ""
+    logits = f", on logits that `{host}` computes with a matmul" if op.key == "fused_linear_cross_entropy" else f" (launched by `{host}`)"
+    return (f"`{kernel.name}` re-implements {op.title} split over two kernels: `{lse}` stores each "
+            f"row's log-sum-exp and `{kernel.name}` loads it, gathers the logit at the target and writes "
+            f"`lse - logit[target]`{logits}; Liger-Kernel {LIGER_VERSION} ships the whole loss with a tested "
+            f"backward: use `{op.module_api}` or `{op.functional_api}`{caveat}")
 
 
 def _variant_of(name: str, reported: str) -> bool:
@@ -367,6 +541,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
+            if {op for _, op in branches[1]} <= _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
+                continue   # rows filtered by a loaded id (MoE routing): not a dense elementwise op
             key = "+".join(sorted({op for _, op in branches[1]}))
             if any(_variant_of(kernel.name, other) for other in reported.get(key, [])):
                 continue
@@ -374,8 +550,30 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
             yield _name_anchor(ctx, kernel, finding)
             continue
+        if result.op is None and not result.found:
+            split = _split_cross_entropy(ctx, kernel, graph, helpers)
+            if split is not None and not any(_variant_of(kernel.name, o) for o in reported.get(split[0], [])):
+                reported.setdefault(split[0], []).append(kernel.name)
+                op = OPS[split[0]]
+                finding = ctx.finding(kernel.node, _split_message(kernel, op, split[1], split[2]) + POLICY, [])
+                yield _name_anchor(ctx, kernel, finding)
+            continue
+        if result.reason.startswith("policy-gradient") and grpo_token_loss(graph):
+            if not any(_variant_of(kernel.name, o) for o in reported.get("grpo", [])):
+                reported.setdefault("grpo", []).append(kernel.name)
+                yield _name_anchor(ctx, kernel, ctx.finding(kernel.node, _grpo_message(kernel) + POLICY, []))
+            continue
+        if result.op == "kl_div" and result.differs:
+            host = _fused_linear_kl(ctx, kernel)   # KL on logits, both from matmuls: Liger's fused linear JSD, beta 0
+            if host is not None and not any(_variant_of(kernel.name, o) for o in reported.get("fused_linear_kl_div", [])):
+                reported.setdefault("fused_linear_kl_div", []).append(kernel.name)
+                finding = ctx.finding(kernel.node, _kl_message(kernel, OPS["fused_linear_kl_div"], host) + POLICY, [])
+                yield _name_anchor(ctx, kernel, finding)
+            continue
         if result.op is None or NOT_A_DROP_IN in result.differs:
             continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if result.op in _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
+            continue   # rows filtered by a loaded id (MoE routing, padded slots): not a dense tensor
         if result.op == "softmax" and _output_in_another_dtype(ctx, kernel):
             continue   # its output dtype is chosen (fp32 probabilities), Liger's softmax returns the input's
         if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
