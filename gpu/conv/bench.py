@@ -151,10 +151,14 @@ def fwd_config_runs(config, name, batch) -> bool:
     _, hw, c_in, c_out, k, stride = shape_of(name)
     out = m.conv2d_out_size(hw, k, stride, k // 2)
     gather = c_in < m._CONV2D_GATHER_BELOW_CHANNELS
-    if (config.kwargs["USE_TMA"] or config.kwargs["A_TMA"]) and gather:
+    if (config.kwargs["USE_TMA"] or config.kwargs["A_TMA"] or config.kwargs["A_BOX"]) and gather:
         return False
     plain_gemm = (k, stride, c_in % 8) == (1, 1, 0)  # the input has a descriptor too
     if config.kwargs["A_TMA"] and not plain_gemm:
+        return False
+    box_view = (not plain_gemm and hw % stride == 0 and c_in % 8 == 0  # the input's 5-D box view
+                and (stride == 1 or c_in % m._CONV2D_TMA_BLOCK[1] == 0))
+    if config.kwargs["A_BOX"] and not box_view:
         return False
     if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):
         return False
@@ -254,7 +258,13 @@ def timings(call, events=True):
     torch.cuda.synchronize()
     probe = _TIMER.probe_ms(call)
     graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+    note = getattr(graph, "note", "")
+    if graph.method != "cuda_graph":  # the capture failed (its note says why): once more before events stand in
+        torch.cuda.synchronize()
+        graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
     rec = {"graph_us": round(1e3 * graph.p50_ms, 2), "graph_method": graph.method, "noisy": graph.noisy}
+    if note:
+        rec["graph_note"] = str(note)[:300]
     if events:
         rec["events_us"] = round(1e3 * _TIMER.measure(call).p50_ms, 2)
     return rec

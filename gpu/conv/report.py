@@ -68,11 +68,22 @@ def tables(recs: list[dict], shapes) -> str:
     tr = [r for r in recs if r.get("kind") == "train"]
     if tr:
         out += ["", "**conv2d + bias + residual + SiLU, forward + dgrad + wgrad** (`torch.autograd.grad` of all "
-                "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function):", "",
-                "| layer | batch | template us | vs eager | vs compile |", "| --- | --- | --- | --- | --- |"]
+                "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function; "
+                "dgrad / wgrad: which the template's backward chose for the layer, the template's kernel or cuDNN's "
+                "(`aten.convolution_backward`), whichever its first backward timed faster, with each one's time "
+                "alone, template / cuDNN):", "",
+                "| layer | batch | template us | vs eager | vs compile | dgrad: chosen (template / cuDNN us) | "
+                "wgrad: chosen (template / cuDNN us) |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in tr:
+            choice, parts = r.get("backward_choice") or ["-", "-"], r.get("parts_us") or {}
+
+            def pick(i, what):
+                t, c = parts.get(f"{what}_template"), parts.get(f"{what}_cudnn")
+                return f"{choice[i]} ({_fmt(t)} / {_fmt(c)})" if t or c else choice[i]
+
             out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
-                       f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} |")
+                       f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} | "
+                       f"{pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
     errors = [r for r in recs if r.get("kind") == "error"]
     if errors:
         out += ["", f"{len(errors)} case(s) failed in this run: " + "; ".join(

@@ -137,7 +137,7 @@ def _conv2d_shared_memory_fits(config, element_size: int, limit: int) -> bool:
 
 def _conv2d_prune(configs, named_args, **kwargs):
     """What each key can run: TMA configs where the launcher made the descriptors they read (bf16/fp16
-    on Hopper, not the flat K loop; the input's only where its rows are the output's, shifted per tap); K blocks of 128 for 128 or more input channels; split K where it fits; the
+    on Hopper, not the flat K loop; the input's matrix for a 1x1 at stride 1, its box view elsewhere); K blocks of 128 for 128 or more input channels; split K where it fits; the
     pipeline's buffers within the shared memory for the operands' dtype."""
     args = {**named_args, **kwargs}
     M, c_in, c_out = args["batch"] * args["out_h"] * args["out_w"], args["C_in"], args["C_out"]
@@ -148,22 +148,26 @@ def _conv2d_prune(configs, named_args, **kwargs):
     element_size = 4 if args["FP32_DOT"] else x.element_size()
     kept = [c for c in configs
             if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
-            and (not c.kwargs["A_TMA"] or args["x_desc"] is not None)
+            and (not c.kwargs["A_TMA"] or (args["x_desc"] is not None and args["BOX_B"] == 0))
+            and (not c.kwargs["A_BOX"] or args["BOX_B"] > 0)
             and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
             and _conv2d_shared_memory_fits(c, element_size, limit)
             and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
     return kept or [_conv2d_config(64, 64, 64, 4, 4)]
 
 
-def _conv2d_config(bm, bn, bk, warps, stages, tma=False, split=1, a_tma=False):
-    """USE_TMA: the weight through its descriptor (the tile's (BLOCK_N, BLOCK_K) is its box); A_TMA: the
-    input through its descriptor (the tile's (BLOCK_M, BLOCK_K) is its box), where the launcher made one."""
+def _conv2d_config(bm, bn, bk, warps, stages, tma=False, split=1, a_tma=False, a_box=False):
+    """USE_TMA: the weight through its descriptor (the tile's (BLOCK_N, BLOCK_K) is its box); A_TMA: a
+    1x1's input through its matrix descriptor, A_BOX: any other layer's input through its 5-D view, one box
+    of BOX_B x BOX_H x BOX_W output pixels per tap (the tile's (BLOCK_M, BLOCK_K) is the box), where the
+    launcher made them."""
     if tma:
         assert (bn, bk) == _CONV2D_TMA_BLOCK, "a TMA config's tile is the descriptor's box"
-    if a_tma:
-        assert (bm, bk) == (_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]), "an A_TMA config's tile is the input box"
+    if a_tma or a_box:
+        assert (bm, bk) == (_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]), "an input-descriptor config's tile is its box"
+    assert not (a_box and split > 1), "a box config's tiles are not the split-K buffers' (M / BLOCK_M) tiles"
     return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split, "USE_TMA": tma,
-                          "A_TMA": a_tma}, num_warps=warps, num_stages=stages)
+                          "A_TMA": a_tma, "A_BOX": a_box}, num_warps=warps, num_stages=stages)
 
 
 _CONV2D_FWD_POINTER_CONFIGS = [
@@ -196,7 +200,12 @@ _CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d
                            # the input's descriptor alone, the weight through pointers: any BLOCK_N
                            _conv2d_config(128, 64, 64, 4, 4, a_tma=True),
                            _conv2d_config(128, 256, 64, 8, 3, a_tma=True),
-                           _conv2d_config(128, 128, 64, 8, 4, split=2, a_tma=True)]
+                           _conv2d_config(128, 128, 64, 8, 4, split=2, a_tma=True),
+                           # the input as boxes of output pixels (3x3 layers, strided 1x1 layers)
+                           _conv2d_config(128, 128, 64, 8, 3, tma=True, a_box=True),
+                           _conv2d_config(128, 128, 64, 8, 4, tma=True, a_box=True),
+                           _conv2d_config(128, 64, 64, 4, 4, a_box=True),
+                           _conv2d_config(128, 256, 64, 8, 3, a_box=True)]
 _CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
                            + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
 _CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
@@ -228,7 +237,8 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                        SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_TMA: tl.constexpr):
+                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_TMA: tl.constexpr, A_BOX: tl.constexpr,
+                       BOX_B: tl.constexpr, BOX_H: tl.constexpr, BOX_W: tl.constexpr):
     """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual), or with
     SPLIT_K > 1 one of SPLIT_K programs (program_id(1)) that each sum a share of the tile's K loop.
 
@@ -240,9 +250,22 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
 
     A_TMA (a 1x1 filter at stride 1 without padding: the input is the plain matrix [M, C_in]): the input
     through ``x_desc``, a [BLOCK_M, BLOCK_K] box from [M, C_in] (the launcher makes it for such layers
-    alone; without it the config reads the input through pointers)."""
+    alone; without it the config reads the input through pointers).
+
+    A_BOX (the launcher made ``x_desc`` the 5-D view [N, H / stride_h, stride_h, W / stride_w,
+    stride_w * C_in] of the input, BOX_B > 0): the tile's rows are a box of BOX_B images x BOX_H output
+    rows x BOX_W output columns (BOX_B * BOX_H * BOX_W = BLOCK_M), not BLOCK_M consecutive pixels, so each
+    tap's input is one TMA box of that view: input row stride_h * oy + r - pad_h is view row oy + qy, phase
+    py (qy, py: the floor quotient and remainder of r - pad_h by stride_h), and the same for columns with
+    the column phase in the channel coordinate. Coordinates outside the view (the padding, and the rows of
+    a box past the output or the batch) read as zeros; those past the output are not stored."""
     M = batch * out_h * out_w
-    num_m = tl.cdiv(M, BLOCK_M)
+    if A_BOX and BOX_B > 0:
+        tiles_w = tl.cdiv(out_w, BOX_W)
+        tiles_h = tl.cdiv(out_h, BOX_H)
+        num_m = tl.cdiv(batch, BOX_B) * tiles_h * tiles_w
+    else:
+        num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(C_out, BLOCK_N)
     pid = tl.program_id(0)
     group = pid // (GROUP_M * num_n)  # GROUP_M row tiles share each weight tile while it is in L2
@@ -251,13 +274,24 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     pid_m = first_m + (pid % (GROUP_M * num_n)) % rows
     pid_n = (pid % (GROUP_M * num_n)) // rows
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    m_ok = offs_m < M
     n_ok = offs_n < C_out
-    out_x = offs_m % out_w
-    out_y = (offs_m // out_w) % out_h
-    img = offs_m // (out_w * out_h)
+    if A_BOX and BOX_B > 0:
+        box_x = (pid_m % tiles_w) * BOX_W
+        box_y = ((pid_m // tiles_w) % tiles_h) * BOX_H
+        box_n = (pid_m // (tiles_w * tiles_h)) * BOX_B
+        row = tl.arange(0, BLOCK_M)
+        out_x = box_x + row % BOX_W
+        out_y = box_y + (row // BOX_W) % BOX_H
+        img = box_n + row // (BOX_W * BOX_H)
+        m_ok = (out_x < out_w) & (out_y < out_h) & (img < batch)
+        offs_m = (img * out_h + out_y) * out_w + out_x
+    else:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        m_ok = offs_m < M
+        out_x = offs_m % out_w
+        out_y = (offs_m // out_w) % out_h
+        img = offs_m // (out_w * out_h)
     in_y0 = out_y * stride_h - pad_h
     in_x0 = out_x * stride_w - pad_w
     K = R * S * C_in
@@ -292,8 +326,15 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
             row_ok = m_ok & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
             offs_c = c0 + tl.arange(0, BLOCK_K)
             c_ok = offs_c < C_in
-            if A_TMA and x_desc is not None:  # rows past M and channels past C_in read as zeros
+            if A_TMA and x_desc is not None and BOX_B == 0:  # rows past M and channels past C_in read as zeros
                 a = x_desc.load([pid_m * BLOCK_M, c0])
+            elif A_BOX and BOX_B > 0:
+                ty = tap // S - pad_h  # (non-negative numerators before //: floor division either way)
+                tx = tap % S - pad_w
+                qy = (ty + stride_h * R) // stride_h - R
+                qx = (tx + stride_w * S) // stride_w - S
+                a = x_desc.load([box_n, box_y + qy, ty - qy * stride_h, box_x + qx,
+                                 (tx - qx * stride_w) * C_in + c0]).reshape(BLOCK_M, BLOCK_K)
             else:
                 pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
                 a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
@@ -595,6 +636,36 @@ def _conv2d_input_descriptor(x: torch.Tensor, R: int, S: int, stride, padding):
     return _TensorDescriptor(x, [batch * H * W, c_in], [c_in, 1], [_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]])
 
 
+def _conv2d_box_shape(out_h: int, out_w: int, rows: int = _CONV2D_TMA_ROWS) -> tuple[int, int, int]:
+    """(BOX_B, BOX_H, BOX_W) with BOX_B * BOX_H * BOX_W = rows: BOX_W the largest power of 2 that divides
+    out_w (no column of a box past the output), BOX_H out_h rounded up to a power of 2 (at most what is
+    left), BOX_B images for the rest (ResNet's 56, 28, 14, 7: 1x16x8, 1x32x4, 4x16x2, 16x8x1; one row of
+    boxes in eight, 12.5%, past the output)."""
+    bw = 1
+    while bw * 2 <= rows and out_w % (bw * 2) == 0:
+        bw *= 2
+    bh = min(triton.next_power_of_2(out_h), rows // bw)
+    return rows // (bw * bh), bh, bw
+
+
+def _conv2d_box_descriptor(x: torch.Tensor, stride, out_h: int, out_w: int):
+    """(descriptor, (BOX_B, BOX_H, BOX_W)) over the input as the 5-D view [N, H / stride_h, stride_h,
+    W / stride_w, stride_w * C_in] (the row and column phases split off, the column phase beside the
+    channels), box [BOX_B, BOX_H, 1, BOX_W, 64]: one tap's input for a box of output pixels is one box of
+    it; (None, (0, 0, 0)) where the strides do not divide H and W, a strided layer's channels are no
+    multiple of 64 (a channel block must not run into the next column phase's channels), the channels
+    are no multiple of 8 (16 bytes of bf16) or the path is unavailable."""
+    batch, H, W, c_in = x.shape
+    sh, sw = stride
+    if (H % sh or W % sw or (sw > 1 and c_in % _CONV2D_TMA_BLOCK[1]) or c_in % 8 or x.data_ptr() % 16
+            or not _tma_available() or x.element_size() != 2):
+        return None, (0, 0, 0)
+    box = _conv2d_box_shape(out_h, out_w)
+    shape = [batch, H // sh, sh, W // sw, sw * c_in]
+    strides = [H * W * c_in, sh * W * c_in, W * c_in, sw * c_in, 1]
+    return _TensorDescriptor(x, shape, strides, [box[0], box[1], 1, box[2], _CONV2D_TMA_BLOCK[1]]), box
+
+
 _CONV2D_SPLIT_NEEDS: dict = {"configs": None}
 _CONV2D_SPLIT_BUFFERS: dict = {}  # (device, stream) -> (partials, arrivals), the most recently made last
 _CONV2D_SPLIT_STREAMS = 8
@@ -683,17 +754,28 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
     use_w, use_x = pointer_keys.get(base, (True, True))
     w_desc = _conv2d_weight_descriptor(weight) if use_w and not gather else None
     x_desc = _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw)) if use_x and not gather else None
+    box = (0, 0, 0)
+    if x_desc is None and use_x and not gather:
+        x_desc, box = _conv2d_box_descriptor(x, (sh, sw), out_h, out_w)
     partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
-    grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
+    def grid(meta):
+        if meta["A_BOX"] and meta["BOX_B"] > 0:
+            row_tiles = -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2])
+        else:
+            row_tiles = -(-M // meta["BLOCK_M"])
+        return (row_tiles * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])
+
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype))
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype),
+                 BOX_B=box[0], BOX_H=box[1], BOX_W=box[2])
     key = (*base, tuple(flags.values()), w_desc is None, x_desc is None)
     first = key not in _conv2d_fwd_launch.plans
     _conv2d_fwd_launch(key, grid, x, x_desc, weight, w_desc, bias, residual, z, y, partials, arrivals,
                        batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw, M.bit_length(), **flags)
     if first and (w_desc is not None or x_desc is not None):
         chosen = getattr(_conv2d_fwd_kernel, "best_config", None)
-        reads = None if chosen is None else (bool(chosen.kwargs.get("USE_TMA")), bool(chosen.kwargs.get("A_TMA")))
+        reads = None if chosen is None else (bool(chosen.kwargs.get("USE_TMA")),
+                                             bool(chosen.kwargs.get("A_TMA") or chosen.kwargs.get("A_BOX")))
         if reads is not None and reads != (w_desc is not None, x_desc is not None):
             if len(pointer_keys) >= 4096:
                 pointer_keys.clear()

@@ -753,8 +753,12 @@ def _conv2d_every_config():
     return every
 
 
-# a 3x3 at stride 1 over two row tiles of 128 (rows that cross image rows and the two images), 40 channels
+# a 3x3 at stride 1 over two row tiles of 128 (rows that cross image rows and the two images), 40 channels;
+# for the box configs (the input's 5-D view): boxes of 8 images x 16 rows x 1 column of an 11x9 output
 CONV2D_TAP_CASE = (2, 11, 9, 40, 36, 3, 1, "bias+residual+silu")
+# the box configs at stride 2 (3x3 and 1x1): the column phase beside 64 channels, 4 x 8 x 4 boxes of a 5x4
+# output (and 1x1: 4 x 8 x 4 of 5x4 again), three images (a box past the batch)
+CONV2D_BOX_CASES = [(3, 10, 8, 64, 40, 3, 2, "bias+residual+silu"), (3, 10, 8, 64, 24, 1, 2, "residual")]
 
 # a K loop long enough for every split-K config to split (27 iterations of 64 channels, 18 of 128) over
 # several output tiles, so each tile's partials, arrival counter and last program are exercised
@@ -769,7 +773,7 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
     counters the first one's last programs set back to zero."""
     m = MODULES["conv2d"]
     monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", "template")  # the backward through the configs checked
-    if (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA")) and DEVICE == "cpu":
+    if (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA") or config.kwargs.get("A_BOX")) and DEVICE == "cpu":
         monkeypatch.setattr(m, "_tma_available", lambda: True)
     kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
@@ -785,13 +789,15 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         cases = [CONV2D_SPLIT_CASE, CONV2D_SPLIT_CASE] + cases
     if config.kwargs.get("A_TMA"):  # a 1x1 at stride 1, unpadded: the input read through its descriptor
         cases.append(CONV2D_CASES[3])
+    if config.kwargs.get("A_BOX"):  # the input's box view: stride 1 (odd widths) and 2, several boxes
+        cases += [CONV2D_TAP_CASE, *CONV2D_BOX_CASES]
     with _OneConfig(kernel, launcher, config):
         for case in cases:
             # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
             # interpreter every dtype takes the same fp32 dot (_fp32_dot), so bf16 alone says it all there
             # fp32 operands double the pipeline's buffers: a forward config the prune drops for fp32
             # (over the shared memory) never runs on fp32
-            two_byte_only = (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA") or DEVICE == "cpu" or which == "fwd" and not
+            two_byte_only = (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA") or config.kwargs.get("A_BOX") or DEVICE == "cpu" or which == "fwd" and not
                              m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
@@ -826,6 +832,24 @@ def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypat
     assert list(desc.shape) == [60, 40] and list(desc.strides) == [40, 1] and desc.block_shape == [128, 64]
     assert m._conv2d_input_descriptor(x, 3, 3, (1, 1), (1, 1)) is None
     assert m._conv2d_input_descriptor(x, 1, 1, (2, 2), (0, 0)) is None
+
+
+def test_conv2d_box_view_of_the_input(monkeypatch):
+    """The box view [N, H / s, s, W / s, s * C] reads what the taps need: element (n, yh, py, xh, px * C + c)
+    is pixel (n, s * yh + py, s * xh + px), channel c; boxes tile 128 output pixels with no column past the
+    output; strides that do not divide the input, and a strided layer's channels that are no multiple of
+    64, get no view."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    assert [m._conv2d_box_shape(n, n) for n in (56, 28, 14, 7)] == [(1, 16, 8), (1, 32, 4), (4, 16, 2), (16, 8, 1)]
+    x = randn(2, 6, 4, 64, dtype=torch.bfloat16, gen=fresh_generator())
+    desc, box = m._conv2d_box_descriptor(x, (2, 2), 3, 2)
+    assert box == (16, 4, 2) and desc.block_shape == [16, 4, 1, 2, 64]
+    view = torch.as_strided(x, desc.shape, desc.strides)
+    assert torch.equal(view[1, 2, 1, 1, 64 + 5], x[1, 5, 3, 5]) and torch.equal(view[0, 1, 0, 0, 7], x[0, 2, 0, 7])
+    assert m._conv2d_box_descriptor(x[:, :5].contiguous(), (2, 2), 3, 2)[0] is None
+    assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (2, 2), 3, 2)[0] is None
+    assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (1, 1), 6, 4)[0] is not None
     assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
 
 
