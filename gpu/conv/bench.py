@@ -157,7 +157,7 @@ def fwd_config_runs(config, name, batch) -> bool:
     if config.kwargs["A_TMA"] and not plain_gemm:
         return False
     box_view = (not plain_gemm and hw % stride == 0 and c_in % 8 == 0  # the input's 5-D box view
-                and (stride == 1 or c_in % m._CONV2D_TMA_BLOCK[1] == 0))
+                and (stride == 1 or c_in % m._CONV2D_TMA_BLOCK[1] == 0) and m._conv2d_box_shape(out, out)[0] == 1)
     if config.kwargs["A_BOX"] and not box_view:
         return False
     if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):

@@ -654,13 +654,24 @@ def _conv2d_box_descriptor(x: torch.Tensor, stride, out_h: int, out_w: int):
     channels), box [BOX_B, BOX_H, 1, BOX_W, 64]: one tap's input for a box of output pixels is one box of
     it; (None, (0, 0, 0)) where the strides do not divide H and W, a strided layer's channels are no
     multiple of 64 (a channel block must not run into the next column phase's channels), the channels
-    are no multiple of 8 (16 bytes of bf16) or the path is unavailable."""
+    are no multiple of 8 (16 bytes of bf16), the path is unavailable, or the box would hold several
+    images (BOX_B > 1: the 14x14 and 7x7 outputs).
+
+    BOX_B > 1 is refused because it computed wrong outputs on the H200 (2026-12-02 06:54Z,
+    ``results/conv_h200/conv.jsonl``): the config with the weight's descriptor too, three stages, gave a
+    max relative error of 0.12 on s3.3x3 (box 4 x 16 x 2) and 0.044 on s4.3x3 (16 x 8 x 1) at batch 128,
+    while the same config was right at batch 32 (one wave of programs) and with four stages (one program
+    per SM), and every BOX_B = 1 layer was right at both batches. The CPU interpreter computes the same
+    boxes exactly, so the kernel's indexing is not the cause; a shared-memory buffer sized without the
+    box's leading dimension, overrunning into a co-resident program's, would fit and is not confirmed."""
     batch, H, W, c_in = x.shape
     sh, sw = stride
     if (H % sh or W % sw or (sw > 1 and c_in % _CONV2D_TMA_BLOCK[1]) or c_in % 8 or x.data_ptr() % 16
             or not _tma_available() or x.element_size() != 2):
         return None, (0, 0, 0)
     box = _conv2d_box_shape(out_h, out_w)
+    if box[0] != 1:
+        return None, (0, 0, 0)
     shape = [batch, H // sh, sh, W // sw, sw * c_in]
     strides = [H * W * c_in, sh * W * c_in, W * c_in, sw * c_in, 1]
     return _TensorDescriptor(x, shape, strides, [box[0], box[1], 1, box[2], _CONV2D_TMA_BLOCK[1]]), box
