@@ -15,7 +15,10 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
   of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned, and for a 1x1 filter
   at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in] (A_TMA configs, with
-  or without the weight's descriptor); every TMA config has the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
+  or without the weight's descriptor), and for 3x3 and strided layers the input as a 5-D view whose box
+  is one tap's input for a box of output pixels (A_BOX configs: 1 image x 16 x 8 pixels at 56x56, 1 x 32 x
+  4 at 28x28; boxes of several images are refused, see ``_conv2d_box_descriptor``); every TMA config has
+  the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
 * split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
   batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
@@ -258,7 +261,8 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     tap's input is one TMA box of that view: input row stride_h * oy + r - pad_h is view row oy + qy, phase
     py (qy, py: the floor quotient and remainder of r - pad_h by stride_h), and the same for columns with
     the column phase in the channel coordinate. Coordinates outside the view (the padding, and the rows of
-    a box past the output or the batch) read as zeros; those past the output are not stored."""
+    a box past the output or the batch) read as zeros; those past the output are not stored. The launcher
+    makes boxes of one image only (BOX_B = 1: ``_conv2d_box_descriptor``)."""
     M = batch * out_h * out_w
     if A_BOX and BOX_B > 0:
         tiles_w = tl.cdiv(out_w, BOX_W)
