@@ -51,6 +51,12 @@ TRAIN_SHAPES = ["s1.3x3", "s2.3x3/2", "s3.3x3", "s4.3x3", "s1.1x1a", "s3.1x1b"]
 CONV1D_SHAPES = [(4, 2048, 4096), (4, 8192, 4096), (4, 2048, 8192), (4, 8192, 8192)]  # (batch, seqlen, channels)
 
 
+def selected(names):
+    """The names CONV_SHAPES (environment, comma-separated layer names) keeps: all when it is unset."""
+    keep = os.environ.get("CONV_SHAPES")
+    return [n for n in names if not keep or n in keep.split(",")]
+
+
 def shape_of(name):
     return next(s for s in SHAPES if s[0] == name)
 
@@ -121,7 +127,7 @@ def precompile_tasks(kinds=None):
     from tritonify.kernels.templates import conv2d as m
 
     tasks = []
-    for name, *_ in SHAPES:
+    for name in selected([s[0] for s in SHAPES]):
         for i, config in enumerate(m._CONV2D_FWD_CONFIGS):
             batch = next((b for b in BATCHES if fwd_config_runs(config, name, b)), None)
             if batch is None:  # pruned at every benchmarked batch: never compiled for this key
@@ -129,7 +135,7 @@ def precompile_tasks(kinds=None):
             tasks += [("fwd", name, batch, i, "plain"), ("fwd", name, batch, i, "fused")]
             if name in TRAIN_SHAPES:
                 tasks.append(("fwd", name, batch, i, "train"))
-    for name in TRAIN_SHAPES:
+    for name in selected(TRAIN_SHAPES):
         tasks += [("dgrad", name, 32, i, "") for i in range(len(m._CONV2D_DGRAD_CONFIGS))]
         tasks += [("wgrad", name, 32, i, "") for i in range(len(m._CONV2D_WGRAD_CONFIGS))]
     for shape in CONV1D_SHAPES:
@@ -145,10 +151,14 @@ def fwd_config_runs(config, name, batch) -> bool:
     _, hw, c_in, c_out, k, stride = shape_of(name)
     out = m.conv2d_out_size(hw, k, stride, k // 2)
     gather = c_in < m._CONV2D_GATHER_BELOW_CHANNELS
-    if config.kwargs["USE_TMA"] and gather:
+    if (config.kwargs["USE_TMA"] or config.kwargs["A_TMA"] or config.kwargs["A_BOX"]) and gather:
         return False
-    plain_gemm = (k, stride, c_in % 8) == (1, 1, 0)  # the input is read through a descriptor too
-    if config.kwargs["USE_TMA"] and plain_gemm and config.kwargs["BLOCK_M"] != m._CONV2D_TMA_ROWS:
+    plain_gemm = (k, stride, c_in % 8) == (1, 1, 0)  # the input has a descriptor too
+    if config.kwargs["A_TMA"] and not plain_gemm:
+        return False
+    box_view = (not plain_gemm and hw % stride == 0 and c_in % 8 == 0  # the input's 5-D box view
+                and (stride == 1 or c_in % m._CONV2D_TMA_BLOCK[1] == 0) and m._conv2d_box_shape(out, out)[0] == 1)
+    if config.kwargs["A_BOX"] and not box_view:
         return False
     if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):
         return False
@@ -248,7 +258,13 @@ def timings(call, events=True):
     torch.cuda.synchronize()
     probe = _TIMER.probe_ms(call)
     graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+    note = getattr(graph, "note", "")
+    if graph.method != "cuda_graph":  # the capture failed (its note says why): once more before events stand in
+        torch.cuda.synchronize()
+        graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
     rec = {"graph_us": round(1e3 * graph.p50_ms, 2), "graph_method": graph.method, "noisy": graph.noisy}
+    if note:
+        rec["graph_note"] = str(note)[:300]
     if events:
         rec["events_us"] = round(1e3 * _TIMER.measure(call).p50_ms, 2)
     return rec
@@ -274,7 +290,7 @@ def section_fwd(log, budget):
     from tritonify.kernels.templates import conv2d as m
 
     for batch in BATCHES:
-        for name, *_ in SHAPES:
+        for name in selected([s[0] for s in SHAPES]):
             if left(budget) < 0:
                 log(kind="skipped", section="fwd", reason="budget")
                 return
@@ -360,7 +376,7 @@ def section_train(log, budget, with_compile=True):
         return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
 
     for batch in BATCHES:
-        for name in TRAIN_SHAPES:
+        for name in selected(TRAIN_SHAPES):
             if left(budget) < 0:
                 log(kind="skipped", section="train", reason="budget")
                 return
@@ -376,9 +392,25 @@ def section_train(log, budget, with_compile=True):
                 errs = {k: ((g.double() - rg).abs().max() / rg.abs().max()).item()
                         for k, g, rg in zip(("y", "dx", "dw", "db", "dres"), (y, *grads), (yr, *ref_grads))}
                 rec = {"kind": "train", "shape": name, "batch": batch, "max_rel_err": errs,
-                       "best_dgrad": best_config(m._conv2d_dgrad_kernel), "best_wgrad": best_config(m._conv2d_wgrad_kernel)}
+                       "best_dgrad": best_config(m._conv2d_dgrad_kernel), "best_wgrad": best_config(m._conv2d_wgrad_kernel),
+                       "backward_choice": next((list(c) for k, c in m._CONV2D_BACKWARD["choices"].items()
+                                                if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)), None)}
                 rec["template"] = timings(lambda: torch.autograd.grad(m.conv2d(x, w, b, r, stride, pad, "silu"), leaves, dy))
                 rec["eager"] = timings(lambda: torch.autograd.grad(module(x, w, b, r, stride, pad), leaves, dy))
+                if os.environ.get("CONV_TRAIN_PARTS") == "1":  # each step of the template's training step alone
+                    xd, wd, bd, rd = (t.detach() for t in leaves)
+                    with torch.no_grad():
+                        _, z = m.conv2d_forward(xd, wd, bd, rd, stride, pad, "silu", keep_z=True)
+                        dz, _ = m.conv2d_dz_dbias(dy, z, True)
+                        parts = {
+                            "fwd_keep_z": lambda: m.conv2d_forward(xd, wd, bd, rd, stride, pad, "silu", keep_z=True),
+                            "dz_dbias": lambda: m.conv2d_dz_dbias(dy, z, True),  # one pass: silu' and d bias
+                            "dgrad_template": lambda: m.conv2d_dgrad(dz, wd, xd.shape, stride, pad),
+                            "wgrad_template": lambda: m.conv2d_wgrad(dz, xd, wd.shape, stride, pad),
+                            "dgrad_cudnn": lambda: m.conv2d_cudnn_grads(dz, xd, wd, stride, pad, (True, False)),
+                            "wgrad_cudnn": lambda: m.conv2d_cudnn_grads(dz, xd, wd, stride, pad, (False, True)),
+                            "both_cudnn": lambda: m.conv2d_cudnn_grads(dz, xd, wd, stride, pad, (True, True))}
+                        rec["parts_us"] = {k: timings(f, events=False)["graph_us"] for k, f in parts.items()}
                 if with_compile and batch == BATCHES[0] and left(budget) > 30:
                     start = time.time()
                     compiled = torch.compile(module, dynamic=False)

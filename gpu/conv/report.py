@@ -30,6 +30,44 @@ def _fmt(v: float | None) -> str:
     return f"{v:,.1f}" if v else "-"
 
 
+WRONG_OUTPUT = 0.01  # max |y - y_float64| / max |y_float64| above this: the output was wrong (bf16 rounding is ~0.004)
+
+
+def box_images(out_h: int, out_w: int, rows: int = 128) -> int:
+    """BOX_B of ``kernels/templates/conv2d.py``'s ``_conv2d_box_shape`` (images per box of 128 output pixels):
+    the template no longer makes boxes of several images (wrong outputs on the H200). The same arithmetic,
+    here so the report needs no torch; a test checks the two agree."""
+    bw = 1
+    while bw * 2 <= rows and out_w % (bw * 2) == 0:
+        bw *= 2
+    bh = 1
+    while bh < out_h and bh * 2 <= rows // bw:
+        bh *= 2
+    return rows // (bw * bh)
+
+
+def _config(text: str | None) -> dict:
+    try:
+        return eval(text or "{}", {"__builtins__": {}})  # noqa: S307 - a config dict bench.py wrote
+    except SyntaxError:
+        return {}
+
+
+def _flag(rec: dict, which: str, shapes) -> str:
+    """"‡" where the timed output was wrong, "†" where the chosen config is one the template no longer has
+    (an input box of several images), "" otherwise."""
+    err = rec.get("max_rel_err" if which == "plain" else "max_rel_err_fused")
+    if isinstance(err, (int, float)) and err > WRONG_OUTPUT:
+        return "‡"
+    s = next((s for s in shapes if s[0] == rec["shape"]), None)
+    if s is not None and _config(rec.get(f"best_{which}")).get("A_BOX"):
+        _, hw, _, _, k, stride = s
+        out = (hw + 2 * (k // 2) - k) // stride + 1
+        if box_images(out, out) > 1:
+            return "†"
+    return ""
+
+
 def env_line(recs: list[dict]) -> str:
     env = next((r for r in recs if r.get("kind") == "env"), {})
     return (f"{env.get('gpu', 'GPU?')}, device clock {env.get('date', '?')}, torch {env.get('torch')}, "
@@ -51,11 +89,21 @@ def tables(recs: list[dict], shapes) -> str:
            "cuDNN's conv with bias followed by the separate add and SiLU ops):", "",
            "| layer (H=W, C_in->C_out, k/stride) | batch | template us | cuDNN us | vs cuDNN | fused us | "
            "cuDNN + add + SiLU us | fused vs separate |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    flagged = set()
     for r in fwd:
-        out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
-                   f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))} | "
-                   f"{_fmt(_us(r.get('template_fused')))} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
-                   f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))} |")
+        fp, ff = _flag(r, "plain", shapes), _flag(r, "fused", shapes)
+        flagged |= {fp, ff} - {""}
+        out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
+                   f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))}{fp} | "
+                   f"{_fmt(_us(r.get('template_fused')))}{ff} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
+                   f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))}{ff} |")
+    if "‡" in flagged:
+        out += ["", f"‡ the timed config's output was wrong (max relative error over {WRONG_OUTPUT} against float64): "
+                "the figure does not count."]
+    if "†" in flagged:
+        out += ["", "† timed with a config the template no longer has (its input as boxes of several images, "
+                "refused after this run: see `_conv2d_box_descriptor`); the template as committed runs another "
+                "config there, not timed in this run."]
     c1 = [r for r in recs if r.get("kind") == "conv1d"]
     if c1:
         out += ["", "**depthwise causal conv1d + SiLU** (bf16, NLC, width 4; baseline `F.conv1d` with "
@@ -68,11 +116,22 @@ def tables(recs: list[dict], shapes) -> str:
     tr = [r for r in recs if r.get("kind") == "train"]
     if tr:
         out += ["", "**conv2d + bias + residual + SiLU, forward + dgrad + wgrad** (`torch.autograd.grad` of all "
-                "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function):", "",
-                "| layer | batch | template us | vs eager | vs compile |", "| --- | --- | --- | --- | --- |"]
+                "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function; "
+                "dgrad / wgrad: which the template's backward chose for the layer, the template's kernel or cuDNN's "
+                "(`aten.convolution_backward`), whichever its first backward timed faster, with each one's time "
+                "alone, template / cuDNN):", "",
+                "| layer | batch | template us | vs eager | vs compile | dgrad: chosen (template / cuDNN us) | "
+                "wgrad: chosen (template / cuDNN us) |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in tr:
+            choice, parts = r.get("backward_choice") or ["-", "-"], r.get("parts_us") or {}
+
+            def pick(i, what):
+                t, c = parts.get(f"{what}_template"), parts.get(f"{what}_cudnn")
+                return f"{choice[i]} ({_fmt(t)} / {_fmt(c)})" if t or c else choice[i]
+
             out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
-                       f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} |")
+                       f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} | "
+                       f"{pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
     errors = [r for r in recs if r.get("kind") == "error"]
     if errors:
         out += ["", f"{len(errors)} case(s) failed in this run: " + "; ".join(

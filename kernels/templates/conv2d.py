@@ -14,8 +14,11 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
 * on Hopper (and where the installed Triton has host tensor descriptors) some configurations read the
   weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
   of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned, and for a 1x1 filter
-  at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in]; every TMA config
-  has the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
+  at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in] (A_TMA configs, with
+  or without the weight's descriptor), and for 3x3 and strided layers the input as a 5-D view whose box
+  is one tap's input for a box of output pixels (A_BOX configs: 1 image x 16 x 8 pixels at 56x56, 1 x 32 x
+  4 at 28x28; boxes of several images are refused, see ``_conv2d_box_descriptor``); every TMA config has
+  the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
 * split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
   batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
@@ -38,7 +41,11 @@ there is an activation), d residual = dz, d bias = dz summed over pixels,
   stride 2) on masked-off loads;
 * wgrad (dw) is grad_out^T x im2col(input): M = C_out, N = R*S*C_in, K = batch * out_h * out_w, the
   im2col rows gathered on the fly (never materialised), the long K split over programs that add into
-  an fp32 buffer.
+  an fp32 buffer;
+* the backward rule (use whichever is faster per layer): on a GPU, for bf16 and fp16, the first backward
+  of each layer times the template's dgrad and wgrad against PyTorch's convolution backward (cuDNN,
+  ``torch.ops.aten.convolution_backward`` on the channels-last views) and keeps the faster of each for
+  that layer (``_conv2d_backward_choice``; ``TRITONIFY_CONV2D_BACKWARD=template|cudnn`` forces one).
 
 Dilation 1 and groups 1 only. Accumulation is fp32; fp32 inputs use IEEE fp32 products, not TF32.
 """
@@ -132,8 +139,8 @@ def _conv2d_shared_memory_fits(config, element_size: int, limit: int) -> bool:
 
 
 def _conv2d_prune(configs, named_args, **kwargs):
-    """What each key can run: TMA configs where the launcher made a descriptor (bf16/fp16 on Hopper,
-    not the flat K loop); K blocks of 128 for 128 or more input channels; split K where it fits; the
+    """What each key can run: TMA configs where the launcher made the descriptors they read (bf16/fp16
+    on Hopper, not the flat K loop; the input's matrix for a 1x1 at stride 1, its box view elsewhere); K blocks of 128 for 128 or more input channels; split K where it fits; the
     pipeline's buffers within the shared memory for the operands' dtype."""
     args = {**named_args, **kwargs}
     M, c_in, c_out = args["batch"] * args["out_h"] * args["out_w"], args["C_in"], args["C_out"]
@@ -144,18 +151,26 @@ def _conv2d_prune(configs, named_args, **kwargs):
     element_size = 4 if args["FP32_DOT"] else x.element_size()
     kept = [c for c in configs
             if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
-            and (not c.kwargs["USE_TMA"] or args["x_desc"] is None or c.kwargs["BLOCK_M"] == _CONV2D_TMA_ROWS)
+            and (not c.kwargs["A_TMA"] or (args["x_desc"] is not None and args["BOX_B"] == 0))
+            and (not c.kwargs["A_BOX"] or args["BOX_B"] > 0)
             and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
             and _conv2d_shared_memory_fits(c, element_size, limit)
             and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
     return kept or [_conv2d_config(64, 64, 64, 4, 4)]
 
 
-def _conv2d_config(bm, bn, bk, warps, stages, tma=False, split=1):
+def _conv2d_config(bm, bn, bk, warps, stages, tma=False, split=1, a_tma=False, a_box=False):
+    """USE_TMA: the weight through its descriptor (the tile's (BLOCK_N, BLOCK_K) is its box); A_TMA: a
+    1x1's input through its matrix descriptor, A_BOX: any other layer's input through its 5-D view, one box
+    of BOX_B x BOX_H x BOX_W output pixels per tap (the tile's (BLOCK_M, BLOCK_K) is the box), where the
+    launcher made them."""
     if tma:
         assert (bn, bk) == _CONV2D_TMA_BLOCK, "a TMA config's tile is the descriptor's box"
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split, "USE_TMA": tma},
-                         num_warps=warps, num_stages=stages)
+    if a_tma or a_box:
+        assert (bm, bk) == (_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]), "an input-descriptor config's tile is its box"
+    assert not (a_box and split > 1), "a box config's tiles are not the split-K buffers' (M / BLOCK_M) tiles"
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split, "USE_TMA": tma,
+                          "A_TMA": a_tma, "A_BOX": a_box}, num_warps=warps, num_stages=stages)
 
 
 _CONV2D_FWD_POINTER_CONFIGS = [
@@ -180,7 +195,20 @@ _CONV2D_FWD_SPLIT_CONFIGS = [
 ]
 _CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d_config(128, 128, 64, 8, 4, tma=True),
                            _conv2d_config(128, 128, 64, 8, 3, tma=True, split=2),
-                           _conv2d_config(64, 128, 64, 4, 4, tma=True, split=2)]
+                           _conv2d_config(64, 128, 64, 4, 4, tma=True, split=2),
+                           # the input through its descriptor too (a 1x1 at stride 1 unpadded)
+                           _conv2d_config(128, 128, 64, 8, 3, tma=True, a_tma=True),
+                           _conv2d_config(128, 128, 64, 8, 4, tma=True, a_tma=True),
+                           _conv2d_config(128, 128, 64, 8, 3, tma=True, split=2, a_tma=True),
+                           # the input's descriptor alone, the weight through pointers: any BLOCK_N
+                           _conv2d_config(128, 64, 64, 4, 4, a_tma=True),
+                           _conv2d_config(128, 256, 64, 8, 3, a_tma=True),
+                           _conv2d_config(128, 128, 64, 8, 4, split=2, a_tma=True),
+                           # the input as boxes of output pixels (3x3 layers, strided 1x1 layers)
+                           _conv2d_config(128, 128, 64, 8, 3, tma=True, a_box=True),
+                           _conv2d_config(128, 128, 64, 8, 4, tma=True, a_box=True),
+                           _conv2d_config(128, 64, 64, 4, 4, a_box=True),
+                           _conv2d_config(128, 256, 64, 8, 3, a_box=True)]
 _CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
                            + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
 _CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
@@ -200,12 +228,6 @@ _CONV2D_WGRAD_ALL_CONFIGS = [
 _CONV2D_DGRAD_CONFIGS = _autotune_configs(_CONV2D_DGRAD_ALL_CONFIGS)
 _CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
 
-_CONV2D_ELEMENTWISE_CONFIGS = _autotune_configs([
-    triton.Config({"BLOCK": 2048}, num_warps=8),
-    triton.Config({"BLOCK": 1024}, num_warps=4),
-    triton.Config({"BLOCK": 4096}, num_warps=8),
-])
-
 _CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
 
 
@@ -218,7 +240,8 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                        SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_DESC: tl.constexpr):
+                       SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_TMA: tl.constexpr, A_BOX: tl.constexpr,
+                       BOX_B: tl.constexpr, BOX_H: tl.constexpr, BOX_W: tl.constexpr):
     """One [BLOCK_M pixels, BLOCK_N output channels] tile of y = act(x (*) w + bias + residual), or with
     SPLIT_K > 1 one of SPLIT_K programs (program_id(1)) that each sum a share of the tile's K loop.
 
@@ -228,10 +251,25 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     y and sets the counter back to zero for the next launch. ``rows_bucket`` (the bit length of M, unused
     here) is in the autotune key so batch 32 and batch 128 choose their split separately.
 
-    A_DESC (a 1x1 filter at stride 1 without padding: the input is the plain matrix [M, C_in]): the TMA
-    configs read the input through ``x_desc`` too, a [BLOCK_M, BLOCK_K] box from [M, C_in]."""
+    A_TMA (a 1x1 filter at stride 1 without padding: the input is the plain matrix [M, C_in]): the input
+    through ``x_desc``, a [BLOCK_M, BLOCK_K] box from [M, C_in] (the launcher makes it for such layers
+    alone; without it the config reads the input through pointers).
+
+    A_BOX (the launcher made ``x_desc`` the 5-D view [N, H / stride_h, stride_h, W / stride_w,
+    stride_w * C_in] of the input, BOX_B > 0): the tile's rows are a box of BOX_B images x BOX_H output
+    rows x BOX_W output columns (BOX_B * BOX_H * BOX_W = BLOCK_M), not BLOCK_M consecutive pixels, so each
+    tap's input is one TMA box of that view: input row stride_h * oy + r - pad_h is view row oy + qy, phase
+    py (qy, py: the floor quotient and remainder of r - pad_h by stride_h), and the same for columns with
+    the column phase in the channel coordinate. Coordinates outside the view (the padding, and the rows of
+    a box past the output or the batch) read as zeros; those past the output are not stored. The launcher
+    makes boxes of one image only (BOX_B = 1: ``_conv2d_box_descriptor``)."""
     M = batch * out_h * out_w
-    num_m = tl.cdiv(M, BLOCK_M)
+    if A_BOX and BOX_B > 0:
+        tiles_w = tl.cdiv(out_w, BOX_W)
+        tiles_h = tl.cdiv(out_h, BOX_H)
+        num_m = tl.cdiv(batch, BOX_B) * tiles_h * tiles_w
+    else:
+        num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(C_out, BLOCK_N)
     pid = tl.program_id(0)
     group = pid // (GROUP_M * num_n)  # GROUP_M row tiles share each weight tile while it is in L2
@@ -240,13 +278,24 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     pid_m = first_m + (pid % (GROUP_M * num_n)) % rows
     pid_n = (pid % (GROUP_M * num_n)) // rows
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    m_ok = offs_m < M
     n_ok = offs_n < C_out
-    out_x = offs_m % out_w
-    out_y = (offs_m // out_w) % out_h
-    img = offs_m // (out_w * out_h)
+    if A_BOX and BOX_B > 0:
+        box_x = (pid_m % tiles_w) * BOX_W
+        box_y = ((pid_m // tiles_w) % tiles_h) * BOX_H
+        box_n = (pid_m // (tiles_w * tiles_h)) * BOX_B
+        row = tl.arange(0, BLOCK_M)
+        out_x = box_x + row % BOX_W
+        out_y = box_y + (row // BOX_W) % BOX_H
+        img = box_n + row // (BOX_W * BOX_H)
+        m_ok = (out_x < out_w) & (out_y < out_h) & (img < batch)
+        offs_m = (img * out_h + out_y) * out_w + out_x
+    else:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        m_ok = offs_m < M
+        out_x = offs_m % out_w
+        out_y = (offs_m // out_w) % out_h
+        img = offs_m // (out_w * out_h)
     in_y0 = out_y * stride_h - pad_h
     in_x0 = out_x * stride_w - pad_w
     K = R * S * C_in
@@ -281,8 +330,15 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
             row_ok = m_ok & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
             offs_c = c0 + tl.arange(0, BLOCK_K)
             c_ok = offs_c < C_in
-            if USE_TMA and A_DESC:  # rows past M and channels past C_in read as zeros
+            if A_TMA and x_desc is not None and BOX_B == 0:  # rows past M and channels past C_in read as zeros
                 a = x_desc.load([pid_m * BLOCK_M, c0])
+            elif A_BOX and BOX_B > 0:
+                ty = tap // S - pad_h  # (non-negative numerators before //: floor division either way)
+                tx = tap % S - pad_w
+                qy = (ty + stride_h * R) // stride_h - R
+                qx = (tx + stride_w * S) // stride_w - S
+                a = x_desc.load([box_n, box_y + qy, ty - qy * stride_h, box_x + qx,
+                                 (tx - qx * stride_w) * C_in + c0]).reshape(BLOCK_M, BLOCK_K)
             else:
                 pixel = ((img * H + iy) * W + ix).to(tl.int64) * C_in
                 a = tl.load(x_ptr + pixel[:, None] + offs_c[None, :], mask=row_ok[:, None] & c_ok[None, :], other=0.0)
@@ -432,16 +488,26 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
     tl.atomic_add(dw_ptr + out, acc, mask=co_ok[:, None] & col_ok[None, :])
 
 
-@triton.autotune(configs=_CONV2D_ELEMENTWISE_CONFIGS, key=["n_elements"])
 @triton.jit
-def _conv2d_silu_bwd_kernel(dy_ptr, z_ptr, dz_ptr, n_elements, BLOCK: tl.constexpr):
-    """dz = dy * silu'(z), silu'(z) = s (1 + z (1 - s)) with s = sigmoid(z)."""
-    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n_elements
-    dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    z = tl.load(z_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    s = tl.sigmoid(z)
-    tl.store(dz_ptr + offsets, (dy * s * (1.0 + z * (1.0 - s))).to(dz_ptr.dtype.element_ty), mask=mask)
+def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, rows, C, SILU: tl.constexpr, SUM: tl.constexpr,
+                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """One [BLOCK_R pixels, BLOCK_C channels] tile of the backward's epilogue over the [rows, C] matrix:
+    dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy otherwise), and
+    (SUM) the tile's column sums of dz in fp32 into row program_id(0) of ``partial`` (d bias, summed over
+    the row programs by the launcher): one pass over dy and z instead of a second one over dz."""
+    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    c_ok = offs_c < C
+    mask = (offs_r < rows)[:, None] & c_ok[None, :]
+    offs = offs_r[:, None] * C + offs_c[None, :]
+    dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if SILU:
+        z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        s = tl.sigmoid(z)
+        dz = dz * s * (1.0 + z * (1.0 - s))
+        tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
+    if SUM:
+        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(dz, axis=0), mask=c_ok)
 
 
 class _Launcher:
@@ -505,7 +571,7 @@ class _Launcher:
 _conv2d_fwd_launch = _Launcher(_conv2d_fwd_kernel)
 _conv2d_dgrad_launch = _Launcher(_conv2d_dgrad_kernel)
 _conv2d_wgrad_launch = _Launcher(_conv2d_wgrad_kernel)
-_conv2d_silu_bwd_launch = _Launcher(_conv2d_silu_bwd_kernel)
+_conv2d_dz_launch = _Launcher(_conv2d_dz_kernel)
 
 
 def _pair(v) -> tuple[int, int]:
@@ -523,9 +589,10 @@ def _conv2d_nhwc(t: torch.Tensor) -> torch.Tensor:
 
 _CONV2D_PADDED_WEIGHTS: dict = {}
 _CONV2D_DESCRIPTORS: dict = {}  # (pointer, shape, strides, dtype) of the weight -> its descriptor (host time)
-# forward keys whose autotuner chose a pointer config, launched without descriptors from then on; emptied
+# forward keys whose autotuner chose a config that reads the weight's or the input's descriptor not: key ->
+# (weight descriptor, input descriptor) the chosen config reads, the others left out from then on; emptied
 # when the autotuner's config list is replaced (a list of TMA configs alone needs its descriptors)
-_CONV2D_POINTER_KEYS: dict = {"configs": None, "keys": set()}
+_CONV2D_POINTER_KEYS: dict = {"configs": None, "keys": {}}
 
 
 def _conv2d_weight_descriptor(weight: torch.Tensor):
@@ -558,13 +625,60 @@ def _conv2d_weight_descriptor(weight: torch.Tensor):
 def _conv2d_input_descriptor(x: torch.Tensor, R: int, S: int, stride, padding):
     """A TMA descriptor over a 1x1, stride-1, unpadded conv's input as the matrix [M, C_in] (the GEMM's
     A operand), box (128, 64); None where the filter gathers (any other shape), the channels are not a
-    multiple of 8 (16 bytes of bf16) or the path is unavailable."""
-    c_in = x.shape[3]
+    multiple of 8 (16 bytes of bf16) or the path is unavailable.
+
+    Measured and dropped (H200, 2026-12-02 06:39Z, ``results/conv_h200/conv_explore_taps.jsonl``): the same
+    matrix for a 3x3 at stride 1 padded by 1, each tap's box shifted by (r - 1) * W + (s - 1) rows and the
+    rows in the padding zeroed in registers before the dot: every 3x3 layer ran 12-33% slower with it than
+    with its best config without it (the masked operand goes through registers, not straight from shared
+    memory to the tensor cores)."""
+    batch, H, W, c_in = x.shape
     if (R, S, *stride, *padding) != (1, 1, 1, 1, 0, 0) or c_in % 8 or x.data_ptr() % 16:
         return None
     if not _tma_available() or x.element_size() != 2:
         return None
-    return _TensorDescriptor(x, [x.numel() // c_in, c_in], [c_in, 1], [_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]])
+    return _TensorDescriptor(x, [batch * H * W, c_in], [c_in, 1], [_CONV2D_TMA_ROWS, _CONV2D_TMA_BLOCK[1]])
+
+
+def _conv2d_box_shape(out_h: int, out_w: int, rows: int = _CONV2D_TMA_ROWS) -> tuple[int, int, int]:
+    """(BOX_B, BOX_H, BOX_W) with BOX_B * BOX_H * BOX_W = rows: BOX_W the largest power of 2 that divides
+    out_w (no column of a box past the output), BOX_H out_h rounded up to a power of 2 (at most what is
+    left), BOX_B images for the rest (ResNet's 56, 28, 14, 7: 1x16x8, 1x32x4, 4x16x2, 16x8x1; one row of
+    boxes in eight, 12.5%, past the output)."""
+    bw = 1
+    while bw * 2 <= rows and out_w % (bw * 2) == 0:
+        bw *= 2
+    bh = min(triton.next_power_of_2(out_h), rows // bw)
+    return rows // (bw * bh), bh, bw
+
+
+def _conv2d_box_descriptor(x: torch.Tensor, stride, out_h: int, out_w: int):
+    """(descriptor, (BOX_B, BOX_H, BOX_W)) over the input as the 5-D view [N, H / stride_h, stride_h,
+    W / stride_w, stride_w * C_in] (the row and column phases split off, the column phase beside the
+    channels), box [BOX_B, BOX_H, 1, BOX_W, 64]: one tap's input for a box of output pixels is one box of
+    it; (None, (0, 0, 0)) where the strides do not divide H and W, a strided layer's channels are no
+    multiple of 64 (a channel block must not run into the next column phase's channels), the channels
+    are no multiple of 8 (16 bytes of bf16), the path is unavailable, or the box would hold several
+    images (BOX_B > 1: the 14x14 and 7x7 outputs).
+
+    BOX_B > 1 is refused because it computed wrong outputs on the H200 (2026-12-02 06:54Z,
+    ``results/conv_h200/conv.jsonl``): the config with the weight's descriptor too, three stages, gave a
+    max relative error of 0.12 on s3.3x3 (box 4 x 16 x 2) and 0.044 on s4.3x3 (16 x 8 x 1) at batch 128,
+    while the same config was right at batch 32 (one wave of programs) and with four stages (one program
+    per SM), and every BOX_B = 1 layer was right at both batches. The CPU interpreter computes the same
+    boxes exactly, so the kernel's indexing is not the cause; a shared-memory buffer sized without the
+    box's leading dimension, overrunning into a co-resident program's, would fit and is not confirmed."""
+    batch, H, W, c_in = x.shape
+    sh, sw = stride
+    if (H % sh or W % sw or (sw > 1 and c_in % _CONV2D_TMA_BLOCK[1]) or c_in % 8 or x.data_ptr() % 16
+            or not _tma_available() or x.element_size() != 2):
+        return None, (0, 0, 0)
+    box = _conv2d_box_shape(out_h, out_w)
+    if box[0] != 1:
+        return None, (0, 0, 0)
+    shape = [batch, H // sh, sh, W // sw, sw * c_in]
+    strides = [H * W * c_in, sh * W * c_in, W * c_in, sw * c_in, 1]
+    return _TensorDescriptor(x, shape, strides, [box[0], box[1], 1, box[2], _CONV2D_TMA_BLOCK[1]]), box
 
 
 _CONV2D_SPLIT_NEEDS: dict = {"configs": None}
@@ -646,29 +760,41 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
             weight.data_ptr() & 15, bias is not None, residual is not None, silu, z is not None,
             None if bias is None else (bias.dtype, bias.data_ptr() & 15),
             None if residual is None else (residual.dtype, residual.data_ptr() & 15))
-    # descriptors cost the host about 30 us each per launch (Triton encodes them on every call): none where
-    # this key's autotuner chose a pointer config
+    # descriptors cost the host about 30 us each per launch (Triton encodes them on every call): none that
+    # this key's chosen config does not read
     pointer_keys = _CONV2D_POINTER_KEYS["keys"]
     if _CONV2D_POINTER_KEYS["configs"] is not _conv2d_fwd_kernel.configs:
         _CONV2D_POINTER_KEYS["configs"] = _conv2d_fwd_kernel.configs
         pointer_keys.clear()
-    described = not gather and base not in pointer_keys
-    w_desc = _conv2d_weight_descriptor(weight) if described else None
-    x_desc = None if w_desc is None else _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw))
+    use_w, use_x = pointer_keys.get(base, (True, True))
+    w_desc = _conv2d_weight_descriptor(weight) if use_w and not gather else None
+    x_desc = _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw)) if use_x and not gather else None
+    box = (0, 0, 0)
+    if x_desc is None and use_x and not gather:
+        x_desc, box = _conv2d_box_descriptor(x, (sh, sw), out_h, out_w)
     partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
-    grid = lambda meta: (-(-M // meta["BLOCK_M"]) * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])  # noqa: E731
+    def grid(meta):
+        if meta["A_BOX"] and meta["BOX_B"] > 0:
+            row_tiles = -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2])
+        else:
+            row_tiles = -(-M // meta["BLOCK_M"])
+        return (row_tiles * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])
+
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype), A_DESC=x_desc is not None)
-    key = (*base, tuple(flags.values()), w_desc is None)
+                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype),
+                 BOX_B=box[0], BOX_H=box[1], BOX_W=box[2])
+    key = (*base, tuple(flags.values()), w_desc is None, x_desc is None)
     first = key not in _conv2d_fwd_launch.plans
     _conv2d_fwd_launch(key, grid, x, x_desc, weight, w_desc, bias, residual, z, y, partials, arrivals,
                        batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw, M.bit_length(), **flags)
-    if first and w_desc is not None:
+    if first and (w_desc is not None or x_desc is not None):
         chosen = getattr(_conv2d_fwd_kernel, "best_config", None)
-        if chosen is not None and not chosen.kwargs.get("USE_TMA"):
+        reads = None if chosen is None else (bool(chosen.kwargs.get("USE_TMA")),
+                                             bool(chosen.kwargs.get("A_TMA") or chosen.kwargs.get("A_BOX")))
+        if reads is not None and reads != (w_desc is not None, x_desc is not None):
             if len(pointer_keys) >= 4096:
                 pointer_keys.clear()
-            pointer_keys.add(base)  # later calls: no descriptors (the same config, its other compile)
+            pointer_keys[base] = reads  # later calls: only the descriptors it reads (the same config, its other compile)
     return y, z
 
 
@@ -722,23 +848,96 @@ def conv2d_wgrad(dz: torch.Tensor, x: torch.Tensor, weight_shape, stride=1, padd
     return dw.reshape(c_out, R, S, c_in).to(x.dtype)
 
 
-def conv2d_silu_dz(dy: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-    """d loss / d z = dy * silu'(z) (a new tensor)."""
-    dy = _conv2d_nhwc(dy.reshape(z.shape))
-    dz = torch.empty_like(z)
-    n = z.numel()
-    if n:
-        key = (n, dy.dtype, z.dtype, z.get_device(), dy.data_ptr() & 15, z.data_ptr() & 15)
-        _conv2d_silu_bwd_launch(key, lambda meta: (-(-n // meta["BLOCK"]),), dy, z, dz, n)
-    return dz
+def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
+    """(dz, d bias) in one pass: dz = d loss / d (conv + bias + residual) = dy * silu'(z) where there is an
+    activation (z, the pre-activation, kept by the forward; a new tensor) and dy itself otherwise; d bias =
+    dz summed over the pixels (fp32, in dy's dtype), None without a bias."""
+    dy = _conv2d_nhwc(dy.reshape(z.shape) if z is not None else dy)
+    C = dy.shape[-1]
+    rows = dy.numel() // max(C, 1)
+    if (z is None and not has_bias) or dy.numel() == 0:
+        return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
+    dz = torch.empty_like(z) if z is not None else dy
+    block_c = min(128, triton.next_power_of_2(C))
+    block_r = max(16, 8192 // block_c)
+    row_blocks = -(-rows // block_r)
+    partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device) if has_bias else None
+    key = (rows, C, dy.dtype, dy.get_device(), dy.data_ptr() & 15, z is not None, has_bias,
+           None if z is None else (z.dtype, z.data_ptr() & 15))
+    _conv2d_dz_launch(key, (row_blocks, -(-C // block_c)), dy, z if z is not None else dy, dz, partial, rows, C,
+                      SILU=z is not None, SUM=has_bias, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8)
+    return dz, (partial.sum(0).to(dy.dtype) if has_bias else None)
 
 
-def conv2d_grads(dz, x, weight, has_bias, stride, padding, needs=(True, True, True, True)):
-    """(dx, dweight, dbias, dresidual) from dz = d loss / d (conv + bias + residual)."""
-    dx = conv2d_dgrad(dz, weight, x.shape, stride, padding) if needs[0] else None
-    dw = conv2d_wgrad(dz, x, weight.shape, stride, padding) if needs[1] else None
-    db = dz.sum((0, 1, 2), dtype=torch.float32).to(dz.dtype) if has_bias and needs[2] else None
-    return dx, dw, db, (dz if needs[3] else None)
+def conv2d_cudnn_grads(dz, x, weight, stride, padding, needs=(True, True)):
+    """(dx, dweight) through PyTorch's own convolution backward (cuDNN on a GPU) on the channels-last
+    NCHW views of the same NHWC memory; the results back in NHWC / [C_out, R, S, C_in]."""
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    tf32 = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False  # fp32 stays fp32 (the template's products are IEEE fp32 too)
+    try:
+        dx, dw, _ = torch.ops.aten.convolution_backward(
+            dz.permute(0, 3, 1, 2), x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2), None, [sh, sw], [ph, pw],
+            [1, 1], False, [0, 0], 1, [bool(needs[0]), bool(needs[1]), False])
+    finally:
+        torch.backends.cudnn.allow_tf32 = tf32
+    return (_conv2d_nhwc(dx.permute(0, 2, 3, 1)) if needs[0] else None,
+            _conv2d_nhwc(dw.permute(0, 2, 3, 1)) if needs[1] else None)
+
+
+# the backward's choice per layer: "auto" times the template's dgrad and wgrad against PyTorch's convolution
+# backward (cuDNN) once per key on a GPU and keeps the faster of each; "template" or "cudnn" forces one
+_CONV2D_BACKWARD = {"mode": os.environ.get("TRITONIFY_CONV2D_BACKWARD", "auto"), "choices": {}}
+
+
+def _conv2d_backward_choice(dz, x, weight, stride, padding):
+    """(dgrad, wgrad), each "template" or "cudnn", for this layer. In "auto" mode on a GPU, for bf16 and
+    fp16 (fp32 stays on the template: PyTorch's convolution may use TF32), the first call for a key times
+    each of the four (graph replay, as the autotuner times its configs) after the template has tuned, and
+    the faster of each pair is kept for the key; elsewhere the template."""
+    mode = _CONV2D_BACKWARD["mode"]
+    if mode in ("template", "cudnn"):
+        return mode, mode
+    if _AUTOTUNE_BENCH is None or dz.device.type != "cuda" or dz.dtype not in (torch.bfloat16, torch.float16):
+        return "template", "template"
+    key = (tuple(x.shape), tuple(weight.shape), tuple(dz.shape), _pair(stride), _pair(padding), dz.dtype,
+           x.dtype, weight.dtype, dz.get_device())
+    choices = _CONV2D_BACKWARD["choices"]
+    choice = choices.get(key)
+    if choice is None and torch.cuda.is_current_stream_capturing():  # no timing inside a graph capture
+        return "template", "template"
+    if choice is None:
+        conv2d_dgrad(dz, weight, x.shape, stride, padding)  # the template's autotuning first
+        conv2d_wgrad(dz, x, weight.shape, stride, padding)
+        times = [_conv2d_backward_ms(f) for f in (
+            lambda: conv2d_dgrad(dz, weight, x.shape, stride, padding),
+            lambda: conv2d_cudnn_grads(dz, x, weight, stride, padding, (True, False)),
+            lambda: conv2d_wgrad(dz, x, weight.shape, stride, padding),
+            lambda: conv2d_cudnn_grads(dz, x, weight, stride, padding, (False, True)))]
+        choice = ("template" if times[0] <= times[1] else "cudnn", "template" if times[2] <= times[3] else "cudnn")
+        if len(choices) >= 4096:
+            choices.clear()
+        choices[key] = choice
+    return choice
+
+
+def _conv2d_backward_ms(call) -> float:
+    t = _AUTOTUNE_BENCH(call, (0.5, 0.2, 0.8))  # the median first
+    return float(t[0] if isinstance(t, (list, tuple)) else t)
+
+
+def conv2d_grads(dz, x, weight, db, stride, padding, needs=(True, True, True, True)):
+    """(dx, dweight, dbias, dresidual) from dz = d loss / d (conv + bias + residual) and d bias (from
+    ``conv2d_dz_dbias``, or None); dx and dweight each from the template or from cuDNN, whichever
+    ``_conv2d_backward_choice`` found faster for the layer."""
+    dgrad, wgrad = _conv2d_backward_choice(dz, x, weight, stride, padding) if needs[0] or needs[1] else (None, None)
+    cudnn = (needs[0] and dgrad == "cudnn", needs[1] and wgrad == "cudnn")
+    dx, dw = conv2d_cudnn_grads(dz, x, weight, stride, padding, cudnn) if any(cudnn) else (None, None)
+    if needs[0] and dgrad == "template":
+        dx = conv2d_dgrad(dz, weight, x.shape, stride, padding)
+    if needs[1] and wgrad == "template":
+        dw = conv2d_wgrad(dz, x, weight.shape, stride, padding)
+    return dx, dw, (db if needs[2] else None), (dz if needs[3] else None)
 
 
 class Conv2dFunction(torch.autograd.Function):
@@ -753,9 +952,9 @@ class Conv2dFunction(torch.autograd.Function):
     def backward(ctx, dy):
         x, weight, z = ctx.saved_tensors
         has_bias, has_residual, stride, padding = ctx.conv
-        dz = conv2d_silu_dz(dy, z) if z is not None else _conv2d_nhwc(dy)
         needs = ctx.needs_input_grad
-        dx, dw, db, dr = conv2d_grads(dz, x, weight, has_bias, stride, padding,
+        dz, db = conv2d_dz_dbias(dy, z, has_bias and needs[2])
+        dx, dw, db, dr = conv2d_grads(dz, x, weight, db, stride, padding,
                                       (needs[0], needs[1], needs[2], has_residual and needs[3]))
         return dx, dw, db, dr, None, None, None
 
@@ -812,8 +1011,9 @@ def _conv2d_fwd_fake(x, weight, bias, residual, stride, padding, activation):
 
 def _conv2d_bwd(dy: torch.Tensor, z: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, has_bias: bool,
                 stride: list[int], padding: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    dz = conv2d_silu_dz(dy, z) if z.numel() else _conv2d_nhwc(dy).clone()
-    dx, dw, db, _ = conv2d_grads(dz, x, weight, has_bias, stride, padding, (True, True, has_bias, False))
+    dz, db = conv2d_dz_dbias(dy, z if z.numel() else None, has_bias)
+    dz = dz.clone() if not z.numel() else dz  # a custom op's output may not alias its input
+    dx, dw, db, _ = conv2d_grads(dz, x, weight, db, stride, padding, (True, True, has_bias, False))
     return dx, dw, (db if db is not None else dz.new_empty(0)), dz
 
 

@@ -12,6 +12,7 @@ switched on inside a process that imported triton already), and on a CUDA GPU wi
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 
 import pytest
@@ -741,6 +742,10 @@ def _conv2d_every_config():
            else m._CONV2D_FWD_ALL_CONFIGS)
     every = ([("fwd", c) for c in fwd] + [("dgrad", c) for c in m._CONV2D_DGRAD_ALL_CONFIGS]
              + [("wgrad", c) for c in m._CONV2D_WGRAD_ALL_CONFIGS])
+    # TRITONIFY_CONV_CONFIG_FLAG=NAME: only the configs whose kwarg NAME is set (a device call after a change to one path)
+    flag = os.environ.get("TRITONIFY_CONV_CONFIG_FLAG")
+    if flag:
+        every = [(which, c) for which, c in every if c.kwargs.get(flag)]
     # TRITONIFY_CONV_CONFIG_SHARD=i/n: the i-th of n shares (a device run checks them in parallel processes)
     shard = os.environ.get("TRITONIFY_CONV_CONFIG_SHARD")
     if shard:
@@ -748,6 +753,14 @@ def _conv2d_every_config():
         every = every[i::n]
     return every
 
+
+# a 3x3 at stride 1 over two row tiles of 128 (rows that cross image rows and the two images), 40 channels
+CONV2D_TAP_CASE = (2, 11, 9, 40, 36, 3, 1, "bias+residual+silu")
+# the box configs (the input's 5-D view), boxes of 1 image x 8 rows x 16 columns of a 9x16 output (two
+# boxes per image, the second one row past the output): stride 1 with 40 channels (a partial block), and
+# stride 2 (3x3 and 1x1) with the column phase beside 64 channels
+CONV2D_BOX_CASES = [(2, 9, 16, 40, 36, 3, 1, "bias+residual+silu"), (2, 18, 32, 64, 40, 3, 2, "bias+residual+silu"),
+                    (2, 18, 32, 64, 24, 1, 2, "residual")]
 
 # a K loop long enough for every split-K config to split (27 iterations of 64 channels, 18 of 128) over
 # several output tiles, so each tile's partials, arrival counter and last program are exercised
@@ -761,7 +774,8 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
     A split-K config also runs a case it splits, twice in a row: the second launch finds the arrival
     counters the first one's last programs set back to zero."""
     m = MODULES["conv2d"]
-    if config.kwargs.get("USE_TMA") and DEVICE == "cpu":
+    monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", "template")  # the backward through the configs checked
+    if (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA") or config.kwargs.get("A_BOX")) and DEVICE == "cpu":
         monkeypatch.setattr(m, "_tma_available", lambda: True)
     kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
@@ -775,18 +789,52 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         assert m._conv2d_tiles(config, M, c_out) > 1
         assert m._conv2d_split_fits(config, M, c_out, m._conv2d_k_iterations(config, c_in, R * R, False), 132)
         cases = [CONV2D_SPLIT_CASE, CONV2D_SPLIT_CASE] + cases
-    if config.kwargs.get("USE_TMA") and config.kwargs["BLOCK_M"] == m._CONV2D_TMA_ROWS:
-        cases.append(CONV2D_CASES[3])  # a 1x1 at stride 1, unpadded: the input read through its descriptor too
+    if config.kwargs.get("A_TMA"):  # a 1x1 at stride 1, unpadded: the input read through its descriptor
+        cases.append(CONV2D_CASES[3])
+    if config.kwargs.get("A_BOX"):  # the input's box view: stride 1 (odd widths) and 2, several boxes
+        cases += CONV2D_BOX_CASES
     with _OneConfig(kernel, launcher, config):
         for case in cases:
             # a TMA config runs on 2-byte dtypes with channel blocks (elsewhere it is pruned); on the CPU
             # interpreter every dtype takes the same fp32 dot (_fp32_dot), so bf16 alone says it all there
             # fp32 operands double the pipeline's buffers: a forward config the prune drops for fp32
             # (over the shared memory) never runs on fp32
-            two_byte_only = (config.kwargs.get("USE_TMA") or DEVICE == "cpu" or which == "fwd" and not
+            two_byte_only = (config.kwargs.get("USE_TMA") or config.kwargs.get("A_TMA") or config.kwargs.get("A_BOX") or DEVICE == "cpu" or which == "fwd" and not
                              m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+
+
+@pytest.mark.parametrize("mode", ["cudnn", "auto"])
+def test_conv2d_backward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch):
+    """dx and dweight through PyTorch's convolution backward ("cudnn"), or whichever of it and the template
+    the first backward of each layer timed faster ("auto": on a GPU, bf16; elsewhere the template), against
+    float64, on stride 1 and 2 and the flat K loop; "auto" records one choice per layer."""
+    m = MODULES["conv2d"]
+    monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", mode)
+    monkeypatch.setitem(m._CONV2D_BACKWARD, "choices", {})
+    g = fresh_generator()
+    for case in (CONV2D_CASES[0], CONV2D_CASES[1], CONV2D_CASES[2], CONV2D_TAP_CASE):
+        for dtype in (torch.bfloat16,) if DEVICE == "cpu" else (torch.bfloat16, torch.float32):
+            _check_conv2d(m, case, dtype, g)
+    choices = m._CONV2D_BACKWARD["choices"]
+    if mode == "auto" and DEVICE != "cpu":
+        assert len(choices) == 4 and all(set(c) <= {"template", "cudnn"} for c in choices.values()), choices
+    else:
+        assert not choices
+
+
+def test_conv2d_report_flags_the_box_shapes_the_template_refuses():
+    """gpu/conv/report.py marks timings whose chosen config read the input as boxes of several images (no
+    longer made): its arithmetic (no torch there) is the template's ``_conv2d_box_shape``."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "conv", "report.py")
+    spec = importlib.util.spec_from_file_location("conv_report_under_test", path)
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    m = MODULES["conv2d"]
+    for h in range(1, 70):
+        for w in (1, 2, 3, 7, 9, 14, 16, 28, 55, 56, 64, 112, 224):
+            assert report.box_images(h, w) == m._conv2d_box_shape(h, w)[0], (h, w)
 
 
 def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypatch):
@@ -799,6 +847,26 @@ def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypat
     assert list(desc.shape) == [60, 40] and list(desc.strides) == [40, 1] and desc.block_shape == [128, 64]
     assert m._conv2d_input_descriptor(x, 3, 3, (1, 1), (1, 1)) is None
     assert m._conv2d_input_descriptor(x, 1, 1, (2, 2), (0, 0)) is None
+
+
+def test_conv2d_box_view_of_the_input(monkeypatch):
+    """The box view [N, H / s, s, W / s, s * C] reads what the taps need: element (n, yh, py, xh, px * C + c)
+    is pixel (n, s * yh + py, s * xh + px), channel c; boxes tile 128 output pixels with no column past the
+    output; strides that do not divide the input, and a strided layer's channels that are no multiple of
+    64, and boxes of several images (refused: wrong outputs on the H200, see the template), get no view."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    assert [m._conv2d_box_shape(n, n) for n in (56, 28, 14, 7)] == [(1, 16, 8), (1, 32, 4), (4, 16, 2), (16, 8, 1)]
+    x = randn(2, 10, 32, 64, dtype=torch.bfloat16, gen=fresh_generator())
+    desc, box = m._conv2d_box_descriptor(x, (2, 2), 5, 16)
+    assert box == (1, 8, 16) and desc.block_shape == [1, 8, 1, 16, 64]
+    view = torch.as_strided(x, desc.shape, desc.strides)
+    assert torch.equal(view[1, 2, 1, 1, 64 + 5], x[1, 5, 3, 5]) and torch.equal(view[0, 1, 0, 0, 7], x[0, 2, 0, 7])
+    assert m._conv2d_box_descriptor(x[:, :9].contiguous(), (2, 2), 5, 16)[0] is None
+    assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (2, 2), 5, 16)[0] is None
+    assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (1, 1), 10, 32)[0] is not None
+    small = randn(2, 14, 14, 64, dtype=torch.bfloat16, gen=fresh_generator())
+    assert m._conv2d_box_descriptor(small, (1, 1), 14, 14) == (None, (0, 0, 0))  # a 4 x 16 x 2 box
     assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
 
 
@@ -854,7 +922,7 @@ def test_conv2d_tma_weight_descriptor_pads_channels_to_16_bytes(monkeypatch):
     assert list(desc.shape) == [8, 9, 24] and all(s * 2 % 16 == 0 for s in desc.strides[:-1])
     assert torch.equal(desc.base[:, :, :20], w.reshape(8, 9, 20)) and not desc.base[:, :, 20:].any()
     assert desc.block_shape == [128, 1, 64]
-    tma = [c for c in m._CONV2D_FWD_TMA_CONFIGS]
+    tma = [c for c in m._CONV2D_FWD_TMA_CONFIGS if c.kwargs["USE_TMA"]]  # the ones that read the weight's descriptor
     assert tma and all((c.kwargs["BLOCK_N"], 1, c.kwargs["BLOCK_K"]) == tuple(desc.block_shape) and c.pre_hook is None
                        for c in tma)
 
