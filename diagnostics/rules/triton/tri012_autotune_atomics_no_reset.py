@@ -15,6 +15,7 @@ from tritonify.diagnostics.rules.triton._atomic_calls import (
     lock_pointers,
     pointer_arg,
     spin_loops,
+    value_arg,
 )
 from tritonify.diagnostics.rules.triton._autotune_call import has_hook, read_configs
 from tritonify.diagnostics.rules.triton._kernel_flow import (
@@ -46,6 +47,38 @@ def _argument_for(call: ast.Call, callee: Kernel, param: str) -> ast.expr | None
     return None
 
 
+def _undoes(value: ast.expr | None, op: str) -> bool:
+    """An atomic or store value that takes a counter back: `atomic_xchg(p, 0)`, `atomic_and(p, 0)`,
+    `tl.store(p, 0)`, or an `atomic_add` of a negated amount (`-n`, `tl.where(last, -n, 0)`)."""
+    if value is None:
+        return False
+    if op in ("atomic_xchg", "atomic_and", "store"):
+        return isinstance(value, ast.Constant) and value.value == 0 and not isinstance(value.value, bool)
+    if op == "atomic_add":
+        return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) or
+                   isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)
+                   and n.value < 0 for n in ast.walk(value))
+    return False
+
+
+def _self_reset_pointers(ctx: PythonContext, kernel: Kernel) -> set[str]:
+    """Addresses the kernel itself takes back to where they started: an arrival counter that the last
+    program to arrive resets (`arrived = tl.atomic_add(c + tile, 1)`, then `tl.atomic_add(c + tile,
+    tl.where(arrived == n - 1, -n, 0))` or `tl.atomic_xchg(c + tile, 0)`). Each launch leaves such a
+    counter as it found it, so the autotuner's repeated runs do not accumulate in it."""
+    reset = set()
+    for call, op in atomic_calls(ctx, kernel):
+        ptr = pointer_arg(call)
+        if ptr is not None and _undoes(value_arg(call, op), op):
+            reset.add(ast.unparse(ptr))
+    for call in kernel.calls():
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "store" and len(call.args) >= 2:
+            if _undoes(call.args[1], "store"):
+                reset.add(ast.unparse(call.args[0]))
+    return reset
+
+
 def _accumulated_params(
     ctx: PythonContext, kernel: Kernel, follow_helpers: bool = True
 ) -> tuple[list[ast.Call], list[str | None]]:
@@ -56,6 +89,7 @@ def _accumulated_params(
     binds = bindings(kernel)
     pointers = pointer_like_params(kernel)
     locks = lock_pointers(ctx, spin_loops(ctx, kernel))
+    resets = _self_reset_pointers(ctx, kernel)
     calls, roots = [], []
     for call, op in atomic_calls(ctx, kernel):
         if op not in NON_IDEMPOTENT_OPS or is_read_only_atomic(call, op):
@@ -63,6 +97,8 @@ def _accumulated_params(
         ptr = pointer_arg(call)
         if ptr is not None and ast.unparse(ptr) in locks:
             continue  # releasing a lock leaves it released however often it runs
+        if ptr is not None and ast.unparse(ptr) in resets:
+            continue  # a counter the kernel resets itself: each launch leaves it as it found it
         calls.append(call)
         roots.append(pointer_root(kernel, ptr, binds, pointers) if ptr is not None else None)
     if follow_helpers:
