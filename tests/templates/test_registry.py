@@ -8,6 +8,9 @@ import sys
 import tokenize
 
 import pytest
+from tritonify.diagnostics.engine import lint_text
+from tritonify.diagnostics.model import Severity
+from tritonify.diagnostics.settings import Settings
 from tritonify.kernels.templates import get_template, list_templates
 
 EXPECTED = {"rms_norm", "add_rms_norm", "swiglu", "cross_entropy", "fused_linear_cross_entropy", "softmax",
@@ -95,3 +98,13 @@ def test_snippet_has_mirrored_name_tab_stops_and_escapes_literals():
 def test_snippet_defaults_follow_the_given_values():
     snip = get_template("swiglu").snippet(name="gate_mul", dtype="float32", hidden="11008")
     assert "${1:gate_mul}" in snip and "${3|float32,bfloat16,float16|}" in snip and "${2:11008}" in snip
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_an_inserted_template_gets_no_error_or_warning_from_the_default_set(name):
+    # what a quick fix inserts into a user's file must not be flagged by the linter that offered it
+    # (the conv2d template's self-resetting split-K counter was a TRI012 error before TRI012 read it)
+    text = get_template(name).render(name="my_op")
+    findings = [f for f in lint_text(text, f"/project/{name}_kernels.py", Settings()).findings
+                if f.severity in (Severity.ERROR, Severity.WARNING)]
+    assert findings == [], [(f.code, f.line, f.message[:80]) for f in findings]
