@@ -308,11 +308,8 @@ def _output_in_another_dtype(ctx: PythonContext, kernel: Kernel) -> bool:
     return False
 
 
-def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
-    """A loop of the kernel runs to a bound loaded from memory (`n = tl.load(masked_m + expert)`,
-    `for t in tl.range(start, n, step)`): the rows it covers are a data-dependent count per group
-    (an MoE layout padded per expert, variable-length sequences), not the dense tensor Liger's ops
-    take."""
+def _names_bound_to_a_load(ctx: PythonContext, kernel: Kernel) -> set[str]:
+    """The names the kernel assigns a `tl.load(...)` to (a `.to(dtype)` of it included)."""
     loaded: set[str] = set()
     for node in kernel.nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -321,6 +318,15 @@ def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
                 value = value.func.value
             if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
                 loaded.add(node.targets[0].id)
+    return loaded
+
+
+def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
+    """A loop of the kernel runs to a bound loaded from memory (`n = tl.load(masked_m + expert)`,
+    `for t in tl.range(start, n, step)`): the rows it covers are a data-dependent count per group
+    (an MoE layout padded per expert, variable-length sequences), not the dense tensor Liger's ops
+    take."""
+    loaded = _names_bound_to_a_load(ctx, kernel)
     if not loaded:
         return False
     for node in kernel.nodes:
@@ -343,14 +349,7 @@ def _returns_on_a_loaded_value(ctx: PythonContext, kernel: Kernel) -> bool:
     expert_ids + pid); if expert_id == -1: return`): its rows are a routed layout (MoE experts
     filtered per row, padded slots), the class of round 5's padded silu_and_mul, not the dense
     tensor Liger's elementwise ops take."""
-    loaded: set[str] = set()
-    for node in kernel.nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-                value = value.func.value
-            if isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) == "load":
-                loaded.add(node.targets[0].id)
+    loaded = _names_bound_to_a_load(ctx, kernel)
     if not loaded:
         return False
     for node in kernel.nodes:
