@@ -14,7 +14,9 @@ op. This script lints each file with TRI003 alone and counts:
   diagnostics/liger/scope.py) must get no finding at all.
 
 Recall and false flags measure the recogniser: they are counted with the provider scope off (a
-provider's re-implementation is still one; the scope, measured on its own, keeps it quiet). A file
+provider's re-implementation is still one; the scope, measured on its own, keeps it quiet), and so
+with the NPU-backend scope (an Ascend twin of a GPU kernel re-implements the op too: TRI003 leaves
+the advice to the GPU module, and labelled NPU files must get no finding either). A file
 labelled `drop_in = no` (Liger ships another function: the exact-erf GeGLU against Liger's tanh
 form) is not a positive: the policy reports only what Liger's op can replace.
 
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.liger.api import OPS
-from tritonify.diagnostics.liger.scope import provider_reason
+from tritonify.diagnostics.liger.scope import npu_backend_module, provider_reason
 from tritonify.diagnostics.rules.triton import tri003_liger_reimplementation as tri003
 from tritonify.diagnostics.settings import Settings
 
@@ -57,6 +59,8 @@ class Study:
     liger_findings: list[str] = field(default_factory=list)
     provider_files: int = 0
     provider_findings: list[str] = field(default_factory=list)
+    npu_files: int = 0
+    npu_findings: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)       # labelled files not in this corpus
 
     @property
@@ -80,12 +84,13 @@ def _findings(path: Path, codes: tuple[str, ...], scope: bool = True):
     if scope:
         result = lint_text(text, str(path), Settings(select=codes))
     else:
-        saved = tri003.provider_reason
+        saved = tri003.provider_reason, tri003.npu_backend_module
         tri003.provider_reason = lambda path, text: None
+        tri003.npu_backend_module = lambda path: False
         try:
             result = lint_text(text, str(path), Settings(select=codes))
         finally:
-            tri003.provider_reason = saved
+            tri003.provider_reason, tri003.npu_backend_module = saved
     return [f for f in result.findings if f.code in codes]
 
 
@@ -101,6 +106,9 @@ def measure(corpus: Path, labels: Path = LABELS) -> Study:
         if provider_reason(str(path), path.read_text(encoding="utf-8", errors="replace")) is not None:
             study.provider_files += 1
             study.provider_findings += [f"{row['path']}:{f.line}" for f in _findings(path, ("TRI003",))]
+        if npu_backend_module(str(path)):
+            study.npu_files += 1
+            study.npu_findings += [f"{row['path']}:{f.line}" for f in _findings(path, ("TRI003",))]
         if row["op"] != "none" and row.get("drop_in") == "no":
             continue   # Liger ships a different function: not a finding by the policy
         messages = [f.message for f in _findings(path, ("TRI003",), scope=False)]
@@ -139,11 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"false flags: {len(s.false_flags)}/{s.negatives} = {s.false_flag_rate:.1%}")
     print(f"liger-kernel's own package: {len(s.liger_findings)} TRI003/TRI023 findings in {s.liger_files} files")
     print(f"labelled files in a provider package: {len(s.provider_findings)} TRI003 findings in {s.provider_files} files")
+    print(f"labelled files of an NPU backend (the GPU twin carries the advice): {len(s.npu_findings)} TRI003 findings in {s.npu_files} files")
     if s.absent:
         print(f"labelled files not in this corpus: {len(s.absent)}")
     if args.verbose:
         for title, items in (("wrong op", s.wrong_op), ("missed", s.missed), ("false flags", s.false_flags),
-                             ("in liger-kernel", s.liger_findings), ("in a provider", s.provider_findings)):
+                             ("in liger-kernel", s.liger_findings), ("in a provider", s.provider_findings), ("in an NPU backend", s.npu_findings)):
             for item in items:
                 print(f"  {title}: {item}")
     return 0

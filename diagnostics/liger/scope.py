@@ -55,6 +55,18 @@ def is_test_file(path: str) -> bool:
     return any(p in TEST_FOLDERS for p in folders)
 
 
+# A module of a Huawei Ascend (NPU) backend: fla keeps `triton_ascend.py` (and `backends/triton_ascend/`)
+# twins of its GPU kernels, registered for its NPU dispatcher. The advice is the GPU module's: swapping
+# the op where the project dispatches it replaces both, so a finding on the twin repeats it (round 8,
+# labelled blind: the four twins and an NPU-only fused op were NOISE beside their GPU findings).
+_NPU_BACKEND = re.compile(r"(?:^|[_.])(?:ascend|npu)(?:[_.]|$)", re.I)
+
+
+def npu_backend_module(path: str) -> bool:
+    """The file is part of an Ascend/NPU backend (a path part such as `triton_ascend.py`, `npu_ops/`)."""
+    return any(_NPU_BACKEND.search(p) for p in _parts(path))
+
+
 def advice_wanted(path: str) -> bool:
     """Liger advice applies to this file at all (not Liger's own source, not a test)."""
     return not (in_liger_package(path) or is_test_file(path))

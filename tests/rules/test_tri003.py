@@ -631,3 +631,18 @@ def test_layer_norm_with_one_scale_per_row_is_not_group_norm():
     # has no op for; it is not GroupNorm either (2026-12-01: it was reported as LayerNorm)
     assert not any("GroupNorm" in f.message for f in lint(code, "TRI003"))
     assert lint(code, "TRI003") == []
+
+
+def test_an_ascend_twin_of_a_gpu_kernel_leaves_the_advice_to_the_gpu_module():
+    # round 8 (blind): fla's triton_ascend.py twins, registered for its NPU dispatcher, were NOISE
+    # beside the findings on their GPU modules (one swap where the op is dispatched replaces both)
+    from tritonify.diagnostics.liger.scope import npu_backend_module
+
+    text = (FIXTURES / "TRI003.py").read_text()
+    assert lint(text, "TRI003", path="my_project/modules/norm/ops.py")
+    for twin in ("my_project/modules/norm/triton_ascend.py", "my_project/ops/backends/triton_ascend/norm.py",
+                 "my_project/npu/rms_norm.py"):
+        assert npu_backend_module(twin)
+        assert lint(text, "TRI003", path=twin) == [], twin
+    for gpu in ("my_project/ops/input_norm.py", "my_project/ops/ascending_sort.py", "my_project/ops/snpu.py"):
+        assert not npu_backend_module(gpu), gpu

@@ -31,7 +31,7 @@ from tritonify.diagnostics.liger.api import (
     FUNCTIONAL, GRPO_FROM_LOGITS_CALL, GRPO_FROM_LOGITS_MODULE, LIGER_VERSION, OPS, TRANSFORMERS, LigerOp,
 )
 from tritonify.diagnostics.liger.recognise import grpo_token_loss, loss_from_a_loaded_lse, recognise, stores_row_lse
-from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, provider_reason
+from tritonify.diagnostics.liger.scope import advice_wanted, is_reference_function, npu_backend_module, provider_reason
 from tritonify.diagnostics.liger.symbolic import build_graph, specialisations
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
@@ -518,6 +518,8 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         return   # Liger's own source and tests keep their kernels on purpose
     if getattr(ctx.settings, "liger_first", True) is False:
         return   # the project opted out of the Liger-first policy
+    if npu_backend_module(ctx.source.path):
+        return   # an NPU backend's twin of a GPU kernel: the GPU module's finding carries the advice
     helpers = {k.name: k.node for k in ctx.kernels}
     reported: dict[str, list[str]] = {}
     provider_checked = False   # asked once a kernel passes the cheap screens (it reads the text and the folder)
