@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import unlaunched_functions
+from tritonify.diagnostics.unlaunched import reach
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -28,6 +28,8 @@ class PythonContext:
     rule: Rule | None = None          # set by the engine before each rule's check
     settings: object | None = None
     workspace: object | None = None   # the WorkspaceIndex: other modules' exports (see workspace_index)
+    # ids of the findings `finding` made in a dead function (diagnostics.unlaunched): the engine drops them
+    dead_code_findings: set = field(default_factory=set)
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -149,20 +151,36 @@ class PythonContext:
         code: str | None = None,
     ) -> Finding:
         assert self.rule is not None, "the engine sets ctx.rule before calling check()"
+        dead = False
         if self.rule.compile_break and (severity or self.rule.severity) is Severity.ERROR:
             unlaunched = self.unlaunched_function(node)
             if unlaunched:
                 severity = Severity.WARNING
                 message += (f" (nothing in this file launches or calls `{unlaunched}`, so it fails only "
                             "once something does)")
-        return self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
-                                 severity=severity, code=code)
+                dead = unlaunched in self.dead
+        found = self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
+                                  severity=severity, code=code)
+        if dead:   # the engine drops it: a compile break in code the module never runs
+            self.dead_code_findings.add(id(found))
+        return found
 
     @cached_property
     def unlaunched(self) -> frozenset[str]:
         """The names of the module's jit functions that nothing in it launches or calls
         (diagnostics.unlaunched)."""
-        return unlaunched_functions(self.kernels, self.module_nodes, self.tree)
+        return self._reach[0]
+
+    @cached_property
+    def _reach(self) -> tuple[frozenset[str], bool]:
+        return reach(self.kernels, self.module_nodes, self.tree)
+
+    @cached_property
+    def dead(self) -> frozenset[str]:
+        """The unlaunched functions of a module whose host code launches or calls its other jit
+        functions (diagnostics.unlaunched.dead_functions): their compile breaks are not reported."""
+        unlaunched, launches = self._reach
+        return unlaunched if launches else frozenset()
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

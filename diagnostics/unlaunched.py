@@ -13,6 +13,13 @@ name) or the module holds host code of its own (it launches or calls another jit
 defines host functions or classes: its launchers are here, so a kernel it never names is not one they
 launch). A kernel-only module, whose launchers live in another module, keeps its errors: in its
 public functions and in every function they call.
+
+An unlaunched function is dead (`dead_functions`) when the module's host code does launch or call
+another of its jit functions: the program here is written and runs its kernels, and this one is not
+among them (an earlier version left beside the one used, a helper nothing calls any more). A
+compile break there never reaches anyone, so it is not reported at all; it is reported, as an error,
+once a launch or call of the function is written. An unlaunched function in a module whose host code
+launches nothing yet (a kernel typed before its launcher) keeps the warning.
 """
 from __future__ import annotations
 
@@ -26,9 +33,21 @@ HOST = ""   # a reference outside every jit function
 def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> frozenset[str]:
     """The names of the jit functions in `kernels` (triton_ast.Kernel) that nothing launches or calls
     (see the module docstring); `module_nodes`: every node of the module `tree`."""
+    return reach(kernels, module_nodes, tree)[0]
+
+
+def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> frozenset[str]:
+    """The unlaunched functions of a module whose host code launches or calls some other jit function
+    of it (see the module docstring): empty where the host code launches none."""
+    unlaunched, launches = reach(kernels, module_nodes, tree)
+    return unlaunched if launches else frozenset()
+
+
+def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> tuple[frozenset[str], bool]:
+    """(the unlaunched functions, whether host code names any jit function of the module)."""
     spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
     if not spans:
-        return frozenset()
+        return frozenset(), False
     names = {name for _, _, name in spans}
     starts = [start for start, _, _ in spans]
 
@@ -74,4 +93,4 @@ def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tre
             if name not in alive and refs & alive:
                 alive.add(name)
                 grew = True
-    return frozenset(names - alive)
+    return frozenset(names - alive), any(HOST in refs for refs in referrers.values())

@@ -87,3 +87,31 @@ def test_a_kernel_named_by_a_string_or_an_alias_counts_as_launched():
     aliased = _program() + "\nalias = scale_kernel\ndef run(x):\n    return x\n"
     for text in (named, aliased):
         assert all(f.severity is Severity.ERROR for f in _breaks(text))
+
+
+OTHER_KERNEL_LAUNCHED = """
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def run(x, y):
+    copy_kernel[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+"""
+
+
+def _tri020(text: str):
+    return [f for f in lint_text(textwrap.dedent(text), "program.py", Settings()).findings if f.code == "TRI020"]
+
+
+def test_a_kernel_left_beside_the_ones_the_module_launches_is_dead_and_its_breaks_are_not_reported():
+    # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop) beside the `_n4` variant its
+    # host code launches; softmax.py: a `next_multiple_of` helper (`tl.cidv`) nothing calls any more
+    assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=OTHER_KERNEL_LAUNCHED)) == []
+    assert _tri020(_program(host=OTHER_KERNEL_LAUNCHED)) == []
+
+
+def test_the_dead_kernels_breaks_are_errors_once_its_launch_is_written():
+    launched = _program(host=OTHER_KERNEL_LAUNCHED) + HOST_LAUNCH.format(name="scale_kernel").replace("def run", "def run2")
+    found = _tri020(launched)
+    assert found and all(f.severity is Severity.ERROR for f in found)
