@@ -261,6 +261,7 @@ class _KernelChecker:
         # () -> the names the whole module may bind (None: anything may be bound), or None when
         # undefined names are not read for this kernel
         self.bound_anywhere = bound_anywhere
+        self.imported_plain: dict[str, str] = {}   # plain globals imported from a workspace module -> that module
 
     @cached_property
     def locals(self) -> set[str]:
@@ -419,10 +420,14 @@ class _KernelChecker:
                 if node.id in plain_globals and node.id not in reported_names and id(node) not in nested \
                         and isinstance(node.ctx, ast.Load) and node.id not in self.locals:
                     reported_names.add(node.id)
+                    origin = self.imported_plain.get(node.id)
+                    what = (f"`{node.id}` is a plain value imported from `{origin}`" if origin is not None
+                            else f"`{node.id}` is a plain module-level value")
+                    where = f" where `{origin}` defines it" if origin else ""
                     yield from self._report(
-                        node, f"`{node.id}` is a plain module-level value: a kernel can read only `tl.constexpr` "
+                        node, f"{what}: a kernel can read only `tl.constexpr` "
                               f"globals (NameError \"Cannot access global variable {node.id}\"); define it as "
-                              f"`{node.id} = tl.constexpr(...)` or pass it as a `tl.constexpr` parameter")
+                              f"`{node.id} = tl.constexpr(...)`{where} or pass it as a `tl.constexpr` parameter")
                 continue
             if kind not in _INTERESTING or (nested and id(node) in nested):
                 continue
@@ -485,6 +490,13 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     bindings = _module_bindings(ctx.tree)
     kernel_names = {k.name for k in ctx.kernels}
     plain_globals = _plain_globals(bindings)
+    # plain values imported from a workspace module (`from vllm.triton_utils import LOG2E`, there
+    # `LOG2E = 1.44...`): Triton reads the kernel's module globals, where the import put the float
+    imported_plain = {name: ctx.imports.resolve(ast.Name(id=name, ctx=ast.Load())) or ""
+                      for name in ctx.imports.imported_plain_values()
+                      if len(bindings.get(name, ())) == 1 and isinstance(bindings[name][0], ast.ImportFrom)}
+    imported_plain = {name: path.rpartition(".")[0] for name, path in imported_plain.items()}
+    plain_globals |= set(imported_plain)
     plain_functions = _plain_functions(bindings, kernel_names)
     module_names = set(bindings)
     text = ctx.source.text
@@ -498,5 +510,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         # Names are read only for a kernel defined at module level: a nested one may read the
         # enclosing function's locals as closure variables.
         top_level = ctx.parents.get(kernel.node) is ctx.tree
-        yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
-                                  bound_anywhere if top_level and not dynamic else None).findings()
+        checker = _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
+                                 bound_anywhere if top_level and not dynamic else None)
+        checker.imported_plain = imported_plain
+        yield from checker.findings()
