@@ -97,3 +97,27 @@ def kernel(x_ptr, BLOCK: tl.constexpr):
     assert [f.line for f in lint(called, "TRI022")] == [7]
     public = code.replace("_debug_dump", "debug_dump")
     assert [f.line for f in lint(public, "TRI022")] == [7]
+
+
+def test_public_helper_beside_the_kernels_its_module_launches_is_quiet():
+    """A public jit helper with a print that nothing names, in a module whose host code launches its
+    other kernel, is dead too (diagnostics.unlaunched.dead_functions); called from that kernel, it is
+    reported."""
+    code = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def debug_dump(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("x", tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+@triton.jit
+def kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.float32))
+
+def run(x):
+    kernel[(1,)](x, BLOCK=128)
+"""
+    assert lint(code, "TRI022") == []
+    called = code.replace("    tl.store(x_ptr", "    debug_dump(x_ptr, BLOCK)\n    tl.store(x_ptr")
+    assert [f.line for f in lint(called, "TRI022")] == [7]
