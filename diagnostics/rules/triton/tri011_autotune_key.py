@@ -35,9 +35,11 @@ RULE = Rule(
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def key_entries(ctx: PythonContext, autotune: ast.Call) -> tuple[ast.expr | None, list[ast.Constant] | None]:
-    """The key expression as written and its string entries; entries None when not a literal list."""
-    written = autotune_arg(autotune, 1, "key")
+def key_entries(ctx: PythonContext, autotune: ast.Call, index: int = 1,
+                name: str = "key") -> tuple[ast.expr | None, list[ast.Constant] | None]:
+    """The key expression as written and its string entries; entries None when not a literal list.
+    `index`/`name`: another list-of-names argument of `triton.autotune` (`reset_to_zero`: 3, `restore_value`: 4)."""
+    written = autotune_arg(autotune, index, name)
     literal = resolve_list(ctx, written)
     if not isinstance(literal, (ast.List, ast.Tuple)):
         return written, None

@@ -1,5 +1,5 @@
-"""TRI053 autotune-key-not-a-parameter: a `@triton.autotune` `key=` entry that names no parameter of
-the kernel.
+"""TRI053 autotune-key-not-a-parameter: a `@triton.autotune` `key=` entry (or a `reset_to_zero=` /
+`restore_value=` entry) that names no parameter of the kernel.
 
 Triton's autotuner keys its cache on the values of the arguments the key names. An entry that is not
 an argument is dropped silently by Triton up to 3.8 (`Autotuner.run` keeps only the names it finds
@@ -32,26 +32,35 @@ RULE = Rule(
 )
 
 
+# (argument, position in triton.autotune, what Triton up to 3.8 does with a name that is no argument)
+_NAME_LISTS = (
+    ("key", 1, "drops it silently (the kernel never re-tunes on it)"),
+    ("reset_to_zero", 3, "fails with KeyError when the autotuner benchmarks (`kwargs[name].zero_()`)"),
+    ("restore_value", 4, "fails with KeyError when the autotuner benchmarks (`kwargs[name].clone()`)"),
+)
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.autotune is None:
             continue
-        _, entries = key_entries(ctx, kernel.autotune)
-        for entry in entries or ():
-            if entry.value in kernel.param_names:
-                continue
-            close = closest_parameter(entry.value, kernel.param_names)
-            hint = f" (did you mean `{close}`?)" if close else ""
-            fixes = [Fix(
-                title=f'Use the parameter name "{close}"',
-                edits=(ctx.replace(entry, f'"{close}"'),),
-                applicability=Applicability.UNSAFE,
-            )] if close else []
-            yield ctx.finding(
-                entry,
-                f"autotune key `{entry.value}` is not a parameter of `{kernel.name}`{hint}: Triton up to 3.8 "
-                "drops it silently (the kernel never re-tunes on it), Triton 3.9 raises ValueError at import; "
-                "name a kernel argument",
-                fixes,
-                severity=Severity.ERROR,
-            )
+        for arg, index, older in _NAME_LISTS:
+            _, entries = key_entries(ctx, kernel.autotune, index, arg)
+            for entry in entries or ():
+                if entry.value in kernel.param_names:
+                    continue
+                close = closest_parameter(entry.value, kernel.param_names)
+                hint = f" (did you mean `{close}`?)" if close else ""
+                fixes = [Fix(
+                    title=f'Use the parameter name "{close}"',
+                    edits=(ctx.replace(entry, f'"{close}"'),),
+                    applicability=Applicability.UNSAFE,
+                )] if close else []
+                what = "autotune key" if arg == "key" else f"autotune `{arg}` entry"
+                yield ctx.finding(
+                    entry,
+                    f"{what} `{entry.value}` is not a parameter of `{kernel.name}`{hint}: Triton up to 3.8 "
+                    f"{older}, Triton 3.9 raises ValueError at import; name a kernel argument",
+                    fixes,
+                    severity=Severity.ERROR,
+                )
