@@ -18,13 +18,20 @@ An unlaunched function is dead (`dead_functions`) when the module's host code do
 another of its jit functions: the program here is written and runs its kernels, and this one is not
 among them (an earlier version left beside the one used, a helper nothing calls any more). A
 compile break there never reaches anyone, so it is not reported at all; it is reported, as an error,
-once a launch or call of the function is written. An unlaunched function in a module whose host code
-launches nothing yet (a kernel typed before its launcher) keeps the warning.
+once a launch or call of the function is written. A public one counts as dead only when no other
+file of its project imports that name or reads it as an attribute (`imported_elsewhere`: a scan of
+the project's import statements and attribute names, once per project and process). An unlaunched
+function in a module whose host code launches nothing yet (a kernel typed before its launcher)
+keeps the warning.
 """
 from __future__ import annotations
 
 import ast
+import os
+import re
 from bisect import bisect_right
+from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Sequence
 
 HOST = ""   # a reference outside every jit function
@@ -43,8 +50,10 @@ def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast
     return unlaunched if launches else frozenset()
 
 
-def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> tuple[frozenset[str], bool]:
-    """(the unlaunched functions, whether host code names any jit function of the module)."""
+def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
+          roots: frozenset[str] = frozenset()) -> tuple[frozenset[str], bool]:
+    """(the unlaunched functions, whether host code names any jit function of the module).
+    `roots`: functions to count as launched from elsewhere (imported by another module)."""
     spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
     if not spans:
         return frozenset(), False
@@ -85,7 +94,7 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) 
     # roots: what host code names; in a module without launchers of its own also every public
     # function (another module may launch it), so that what it calls is reached too
     alive = {name for name, refs in referrers.items()
-             if HOST in refs or (not holds_launchers and not name.startswith("_"))}
+             if HOST in refs or name in roots or (not holds_launchers and not name.startswith("_"))}
     grew = True
     while grew:
         grew = False
@@ -94,3 +103,53 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) 
                 alive.add(name)
                 grew = True
     return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
+
+
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[.\w]+[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
+_ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")
+_MAX_FILES = 20_000          # a project larger than this is not scanned: every public name counts as imported
+_MAX_FILE_BYTES = 2_000_000
+
+
+@lru_cache(maxsize=8)
+def _project_names(root: str) -> frozenset[str] | None:
+    """Every name that some file under `root` imports with `from ... import` or reads as an attribute
+    (`.name`); None when the project is too large to scan."""
+    from tritonify.infra.bounded_read import read_text
+
+    names: set[str] = set()
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_FILES:
+                return None
+            try:
+                text = read_text(os.path.join(folder, name), _MAX_FILE_BYTES, errors="replace")
+            except Exception:   # unreadable, too large, a special file: it imports nothing we can see
+                continue
+            for listed in _FROM_IMPORT.findall(text):
+                for item in listed.strip("() \t\n").split(","):
+                    head = item.split(" as ")[0].strip()
+                    if head:
+                        names.add(head)
+            names.update(_ATTRIBUTE.findall(text))
+    return frozenset(names)
+
+
+def imported_elsewhere(path: str, names: Iterable[str]) -> set[str]:
+    """Those of `names` that a file of the project holding `path` may import (see `_project_names`)."""
+    from tritonify.diagnostics.workspace_index import package_root
+
+    wanted = set(names)
+    if not wanted:
+        return set()
+    try:
+        root = package_root(Path(path).resolve())
+    except (OSError, ValueError):
+        return wanted
+    known = _project_names(str(root))
+    return wanted if known is None else wanted & known

@@ -99,10 +99,14 @@ def kernel(x_ptr, BLOCK: tl.constexpr):
     assert [f.line for f in lint(public, "TRI022")] == [7]
 
 
-def test_public_helper_beside_the_kernels_its_module_launches_is_quiet():
+def test_public_helper_beside_the_kernels_its_module_launches_is_quiet(tmp_path):
     """A public jit helper with a print that nothing names, in a module whose host code launches its
-    other kernel, is dead too (diagnostics.unlaunched.dead_functions); called from that kernel, it is
-    reported."""
+    other kernel and that no other file of the project imports, is dead too
+    (diagnostics.unlaunched.dead_functions); called from that kernel, it is reported."""
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.settings import Settings
+    from tritonify.diagnostics.unlaunched import _project_names
+
     code = """
 import triton
 import triton.language as tl
@@ -118,6 +122,16 @@ def kernel(x_ptr, BLOCK: tl.constexpr):
 def run(x):
     kernel[(1,)](x, BLOCK=128)
 """
-    assert lint(code, "TRI022") == []
-    called = code.replace("    tl.store(x_ptr", "    debug_dump(x_ptr, BLOCK)\n    tl.store(x_ptr")
-    assert [f.line for f in lint(called, "TRI022")] == [7]
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    mod = pkg / "ops.py"
+
+    def lines(text):
+        mod.write_text(text)
+        _project_names.cache_clear()
+        return [f.line for f in lint_file(mod, Settings()).findings if f.code == "TRI022"]
+
+    assert lines(code) == []
+    assert lines(code.replace("    tl.store(x_ptr", "    debug_dump(x_ptr, BLOCK)\n    tl.store(x_ptr")) == [7]
+    assert lint(code, "TRI022") != []   # an unsaved buffer: no project to ask, a public helper counts

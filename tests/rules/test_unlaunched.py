@@ -106,9 +106,34 @@ def _tri020(text: str):
 
 def test_a_kernel_left_beside_the_ones_the_module_launches_is_dead_and_its_breaks_are_not_reported():
     # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop) beside the `_n4` variant its
-    # host code launches; softmax.py: a `next_multiple_of` helper (`tl.cidv`) nothing calls any more
+    # host code launches
     assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=OTHER_KERNEL_LAUNCHED)) == []
-    assert _tri020(_program(host=OTHER_KERNEL_LAUNCHED)) == []
+
+
+def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_imports_it(tmp_path):
+    # flag-gems' softmax.py: a public `next_multiple_of` helper (`tl.cidv`) nothing calls any more and
+    # no other file imports; a public function another module imports may be launched there
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.unlaunched import _project_names
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    mod = pkg / "ops.py"
+    mod.write_text(textwrap.dedent(_program(host=OTHER_KERNEL_LAUNCHED)))
+
+    def tri020():
+        _project_names.cache_clear()
+        return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI020"]
+
+    assert tri020() == []
+    (pkg / "user.py").write_text("from pkg.ops import scale_kernel\n")
+    found = tri020()
+    assert found and all(f.severity is Severity.WARNING for f in found)
+    (pkg / "user.py").write_text("import pkg.ops as ops\nK = ops.scale_kernel\n")
+    assert tri020() and all(f.severity is Severity.WARNING for f in tri020())
+    # text with no file behind it (an unsaved buffer): a public one keeps its warning
+    assert all(f.severity is Severity.WARNING for f in _tri020(_program(host=OTHER_KERNEL_LAUNCHED)))
 
 
 def test_the_dead_kernels_breaks_are_errors_once_its_launch_is_written():
