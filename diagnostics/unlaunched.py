@@ -19,8 +19,8 @@ another of its jit functions: the program here is written and runs its kernels, 
 among them (an earlier version left beside the one used, a helper nothing calls any more). A
 compile break there never reaches anyone, so it is not reported at all; it is reported, as an error,
 once a launch or call of the function is written. A public one counts as dead only when no other
-file of its project imports that name or reads it as an attribute (`imported_elsewhere`: a scan of
-the project's import statements and attribute names, once per project and process). An unlaunched
+file of its project imports that name or reads it as an attribute (`imported_elsewhere`: the
+project's files searched for the names, once per module and process). An unlaunched
 function in a module whose host code launches nothing yet (a kernel typed before its launcher)
 keeps the warning.
 """
@@ -105,51 +105,57 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
     return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
 
 
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[.\w]+[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
-_ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")
 _MAX_FILES = 20_000          # a project larger than this is not scanned: every public name counts as imported
 _MAX_FILE_BYTES = 2_000_000
 
 
-@lru_cache(maxsize=8)
-def _project_names(root: str) -> frozenset[str] | None:
-    """Every name that some file under `root` imports with `from ... import` or reads as an attribute
-    (`.name`); None when the project is too large to scan."""
+@lru_cache(maxsize=64)
+def _imported_in_project(root: str, own: str, names: frozenset[str]) -> frozenset[str] | None:
+    """Those of `names` that a `.py` file under `root` other than `own` imports (`from m import name`,
+    also in a bracketed list) or reads as an attribute (`mod.name`); None when the project is too large
+    to scan. Each file is read once and searched for the names as text; only a file that holds one is
+    parsed by the two patterns."""
     from tritonify.infra.bounded_read import read_text
 
-    names: set[str] = set()
+    found: set[str] = set()
     seen = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
-        for name in files:
-            if not name.endswith(".py"):
+        for file in files:
+            if not file.endswith(".py"):
                 continue
             seen += 1
             if seen > _MAX_FILES:
                 return None
+            path = os.path.join(folder, file)
+            if path == own:
+                continue
             try:
-                text = read_text(os.path.join(folder, name), _MAX_FILE_BYTES, errors="replace")
+                text = read_text(path, _MAX_FILE_BYTES, errors="replace")
             except Exception:   # unreadable, too large, a special file: it imports nothing we can see
                 continue
-            for listed in _FROM_IMPORT.findall(text):
-                for item in listed.strip("() \t\n").split(","):
-                    head = item.split(" as ")[0].strip()
-                    if head:
-                        names.add(head)
-            names.update(_ATTRIBUTE.findall(text))
-    return frozenset(names)
+            for name in names - found:
+                if name in text and (re.search(rf"\.[ \t]*{name}\b", text) or re.search(
+                        rf"^[ \t]*from[ \t]+[.\w]+[ \t]+import[ \t]+(\([^)]*\b{name}\b[^)]*\)|[^\n#]*\b{name}\b)",
+                        text, re.M)):
+                    found.add(name)
+            if found == names:
+                return frozenset(found)
+    return frozenset(found)
 
 
 def imported_elsewhere(path: str, names: Iterable[str]) -> set[str]:
-    """Those of `names` that a file of the project holding `path` may import (see `_project_names`)."""
+    """Those of `names` (public jit functions of the module at `path`) that another file of its
+    project may import: every one of them where the project cannot be scanned."""
     from tritonify.diagnostics.workspace_index import package_root
 
-    wanted = set(names)
+    wanted = frozenset(names)
     if not wanted:
         return set()
     try:
-        root = package_root(Path(path).resolve())
+        own = Path(path).resolve()
+        root = package_root(own)
     except (OSError, ValueError):
-        return wanted
-    known = _project_names(str(root))
-    return wanted if known is None else wanted & known
+        return set(wanted)
+    found = _imported_in_project(str(root), str(own), wanted)
+    return set(wanted) if found is None else set(found)

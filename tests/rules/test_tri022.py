@@ -105,7 +105,7 @@ def test_public_helper_beside_the_kernels_its_module_launches_is_quiet(tmp_path)
     (diagnostics.unlaunched.dead_functions); called from that kernel, it is reported."""
     from tritonify.diagnostics.engine import lint_file
     from tritonify.diagnostics.settings import Settings
-    from tritonify.diagnostics.unlaunched import _project_names
+    from tritonify.diagnostics.unlaunched import _imported_in_project
 
     code = """
 import triton
@@ -129,7 +129,7 @@ def run(x):
 
     def lines(text):
         mod.write_text(text)
-        _project_names.cache_clear()
+        _imported_in_project.cache_clear()
         return [f.line for f in lint_file(mod, Settings()).findings if f.code == "TRI022"]
 
     assert lines(code) == []

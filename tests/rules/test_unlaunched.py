@@ -114,7 +114,7 @@ def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_i
     # flag-gems' softmax.py: a public `next_multiple_of` helper (`tl.cidv`) nothing calls any more and
     # no other file imports; a public function another module imports may be launched there
     from tritonify.diagnostics.engine import lint_file
-    from tritonify.diagnostics.unlaunched import _project_names
+    from tritonify.diagnostics.unlaunched import _imported_in_project
 
     pkg = tmp_path / "proj" / "pkg"
     pkg.mkdir(parents=True)
@@ -123,7 +123,7 @@ def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_i
     mod.write_text(textwrap.dedent(_program(host=OTHER_KERNEL_LAUNCHED)))
 
     def tri020():
-        _project_names.cache_clear()
+        _imported_in_project.cache_clear()
         return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI020"]
 
     assert tri020() == []
