@@ -1,6 +1,6 @@
 """Three facts the default set's newer findings rest on, checked on the GPU under the Triton in use.
 
-    python benchmarks/freshcode/probe_certain.py      (needs torch with CUDA and triton; writes nothing)
+    python benchmarks/freshcode/probe_certain.py      (torch and triton; 1-3 need a GPU; writes nothing)
 
 1. A plain literal imported from another module (`from consts import LOG2E`, `LOG2E = 1.44...` there)
    and read in a kernel: TRI020 says NameError "Cannot access global variable" (vLLM's deepencoder).
@@ -17,7 +17,8 @@ import torch
 import triton
 import triton.language as tl
 
-print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.get_device_name())
+print("torch", torch.__version__, "triton", triton.__version__,
+      torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU")
 consts = Path(tempfile.mkdtemp()) / "probe_consts.py"
 consts.write_text("LOG2E = 1.4426950408889634\n")
 sys.path.insert(0, str(consts.parent))
@@ -46,6 +47,23 @@ def stale_key():
     return stale_key_kernel
 
 
+def decorate_with_unknown_names():
+    """4. `key`, `reset_to_zero`, `restore_value` naming no argument, at decoration (no GPU needed)."""
+    for arg in ("key", "reset_to_zero", "restore_value"):
+        kw = {"key": ["n"], arg: ["num_elements"] if arg == "key" else ["out"]}
+        try:
+            @triton.autotune(configs=[triton.Config({"B": 64}), triton.Config({"B": 128})], **kw)
+            @triton.jit
+            def unknown_names_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
+                pass
+            print(f"{arg}={kw[arg]} at decoration -> accepted")
+        except Exception as e:  # the autotuner's own check is the measurement
+            print(f"{arg}={kw[arg]} at decoration ->", type(e).__name__, str(e)[:110])
+
+
+decorate_with_unknown_names()
+if not torch.cuda.is_available():
+    sys.exit(0)
 x = torch.randn(4096, device="cuda")
 for name, launch in [("imported plain LOG2E", lambda: imported_global_kernel[(1,)](x, 100, B=128)),
                      ("tl.float32(0.0)", lambda: dtype_call_kernel[(1,)](x, B=128))]:
