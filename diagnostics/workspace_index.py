@@ -346,6 +346,9 @@ def summarise(tree: ast.Module, path: Path, name: str) -> ModuleSummary:
                 bind(node.name, OPAQUE_BINDING)
         elif cls is ast.ClassDef:
             bind(node.name, OPAQUE_BINDING)
+    for name, bound in s.bindings.items():   # plain only where the literal is the name's one binding
+        if len(bound) > 1 and any(isinstance(b, Const) and b.plain for b in bound):
+            s.bindings[name] = [Const(b.node) if isinstance(b, Const) else b for b in bound]
     return s
 
 

@@ -311,3 +311,9 @@ def test_a_plain_value_imported_from_a_workspace_module(tmp_path):
         "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
     index = WorkspaceIndex.build([tmp_path / "proj"])
     assert [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"] == []
+    # bound plainly, then rebound as tl.constexpr: the value a kernel sees is the constexpr
+    (pkg / "triton_utils.py").write_text(
+        "import triton.language as tl\nLOG2E = 1.4426950408889634\nLOG2E = tl.constexpr(LOG2E)\nBLOCK = 128\n"
+        "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
+    index = WorkspaceIndex.build([tmp_path / "proj"])
+    assert [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"] == []
