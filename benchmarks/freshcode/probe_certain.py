@@ -7,6 +7,7 @@
 2. `tl.float32(0.0)`: TRI026 says TypeError "'dtype' object is not callable" (Liger's multi-block softmax).
 3. `@triton.autotune(key=["num_elements"])` on a kernel with no such argument: TRI053 says Triton up
    to 3.8 drops the name (one tuned config serves every size); 3.9 raises ValueError at import.
+5. `reset_to_zero=` / `restore_value=` naming no argument: TRI053 says KeyError once configs are benchmarked (<= 3.8).
 Recorded output: results/freshcode/probe_certain_h200.txt.
 """
 import sys
@@ -81,3 +82,26 @@ try:
     print("key=['num_elements'] -> ran 3 sizes; tuned entries cached:", len(kernel.cache), list(kernel.cache))
 except Exception as e:
     print("key=['num_elements'] ->", type(e).__name__, str(e)[:200])
+
+
+def unknown_reset_names():
+    """5. `reset_to_zero` / `restore_value` naming no argument, at the first launch (one and two configs)."""
+    y = torch.zeros(4096, device="cuda")
+    for arg in ("reset_to_zero", "restore_value"):
+        for n_configs in (1, 2):
+            configs = [triton.Config({"B": 64}), triton.Config({"B": 128})][:n_configs]
+
+            @triton.autotune(configs=configs, key=["n"], **{arg: ["out"]})
+            @triton.jit
+            def reset_names_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
+                o = tl.program_id(0) * B + tl.arange(0, B)
+                tl.atomic_add(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)
+            try:
+                reset_names_kernel[lambda m: (triton.cdiv(1000, m["B"]),)](x, y, 1000)
+                torch.cuda.synchronize()
+                print(f"{arg}=['out'] (not an argument), {n_configs} config(s): ran")
+            except Exception as e:  # the autotuner's failure is the measurement
+                print(f"{arg}=['out'] (not an argument), {n_configs} config(s):", type(e).__name__, str(e)[:120])
+
+
+unknown_reset_names()
