@@ -1,12 +1,14 @@
-"""Three facts the default set's newer findings rest on, checked on the GPU under the Triton in use.
+"""Facts the default set's newer findings rest on, checked under the Triton in use (4 without a GPU).
 
-    python benchmarks/freshcode/probe_certain.py      (torch and triton; 1-3 need a GPU; writes nothing)
+    python benchmarks/freshcode/probe_certain.py      (torch and triton; 1-3 and 5 need a GPU; writes nothing)
 
 1. A plain literal imported from another module (`from consts import LOG2E`, `LOG2E = 1.44...` there)
    and read in a kernel: TRI020 says NameError "Cannot access global variable" (vLLM's deepencoder).
 2. `tl.float32(0.0)`: TRI026 says TypeError "'dtype' object is not callable" (Liger's multi-block softmax).
 3. `@triton.autotune(key=["num_elements"])` on a kernel with no such argument: TRI053 says Triton up
    to 3.8 drops the name (one tuned config serves every size); 3.9 raises ValueError at import.
+4. The same three lists of argument names at decoration: Triton 3.9 raises ValueError for a name that
+   is no argument (`key`, `reset_to_zero`, `restore_value`).
 5. `reset_to_zero=` / `restore_value=` naming no argument: TRI053 says KeyError once configs are benchmarked (<= 3.8).
 Recorded output: results/freshcode/probe_certain_h200.txt.
 """
