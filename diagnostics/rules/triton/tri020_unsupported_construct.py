@@ -280,8 +280,45 @@ class _KernelChecker:
                        "the module is imported); list the parameters explicitly")
         yield from self._statements(self.kernel.node.body, runtime_loop=False, guarded=False)
         yield from self._expressions()
+        yield from self._annotations()
         if self.bound_anywhere is not None:
             yield from self._undefined_names()
+
+    def _annotations(self) -> Iterator[Finding]:
+        """Names in the parameters' annotations that Triton's code generator cannot look up. It visits
+        a kernel's parameter annotations like its body (`visit_arg`), in the module's globals and its
+        builtin namespace: `flag: bool` fails with NameError "bool is not defined" (a TritonBench
+        program on Triton 3.6; Triton 3.9's frontend on CPU), `x: Optional[int]` with "Cannot access
+        global variable Optional" (3.9). `int`, `float`, `torch.Tensor`, `tl.int64`, `tl.constexpr`
+        and string annotations are fine. Not read where `from __future__ import annotations` is in
+        force."""
+        args = self.kernel.node.args
+        annotated = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation is not None]
+        if not annotated or "from __future__ import annotations" in self.ctx.source.text:
+            return
+        imports = self.ctx.imports
+        for arg in annotated:
+            for node in walk_nodes(arg.annotation):
+                if not isinstance(node, ast.Name) or node.id in self.module_names or node.id in imports.names:
+                    if isinstance(node, ast.Name) and (imports.resolve(node) or "").startswith("typing."):
+                        yield from self._report(
+                            node, f"`{node.id}` (from `typing`) in the annotation of `{arg.arg}`: Triton reads "
+                                  f"parameter annotations like kernel code and cannot use it (NameError \"Cannot "
+                                  f"access global variable {node.id}\"); drop the annotation or write `tl.constexpr`")
+                        break
+                    if isinstance(node, ast.Name) and node.id in self.plain_globals:
+                        yield from self._report(
+                            node, f"`{node.id}` in the annotation of `{arg.arg}` is a plain module-level value: "
+                                  f"Triton reads parameter annotations like kernel code (NameError \"Cannot access "
+                                  f"global variable {node.id}\"); drop the annotation")
+                        break
+                    continue
+                if node.id in _BUILTIN_NAMES and node.id not in SUPPORTED_BUILTINS:
+                    yield from self._report(
+                        node, f"`{node.id}` in the annotation of `{arg.arg}`: Triton reads parameter annotations "
+                              f"like kernel code and has no `{node.id}` (NameError \"{node.id} is not defined\"); "
+                              "drop the annotation, or annotate a compile-time flag `tl.constexpr`")
+                    break
 
     def _undefined_names(self) -> Iterator[Finding]:
         """A name the kernel reads that nothing binds: not a parameter or local, not bound anywhere
