@@ -317,3 +317,33 @@ def test_a_plain_value_imported_from_a_workspace_module(tmp_path):
         "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
     index = WorkspaceIndex.build([tmp_path / "proj"])
     assert [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"] == []
+
+
+NESTED = """
+import torch
+import triton
+import triton.language as tl
+
+def airy_ai(x: torch.Tensor, scale=2.0):
+    out = torch.empty_like(x)
+    {binding}
+
+    @triton.jit
+    def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, libdevice.airy_ai(v), mask=offs < n)
+
+    kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+    return out
+"""
+
+
+def test_a_kernel_defined_in_a_function_reads_names_bound_nowhere():
+    # a TritonBench `airy_ai` program: `libdevice` is bound neither in the module nor in the function
+    # around the kernel (NameError "libdevice is not defined" on Triton 3.6; Triton 3.9's frontend too)
+    (f,) = lint(NESTED.format(binding="pass"), "TRI020")
+    assert f.line == 14 and "`libdevice` is not defined" in f.message
+    # bound in the enclosing function (a closure variable): not judged
+    bound = NESTED.format(binding="from triton.language.extra import libdevice")
+    assert lint(bound, "TRI020") == []

@@ -521,6 +521,33 @@ class _KernelChecker:
                            "@triton.constexpr_function if it computes a compile-time value")
 
 
+def _with_enclosing_names(ctx: PythonContext, kernel: Kernel, bound_anywhere):
+    """`bound_anywhere` plus every name the functions around a nested kernel bind (their parameters,
+    and anything stored, imported, defined or declared anywhere in their bodies)."""
+    def lookup() -> set[str] | None:
+        bound = bound_anywhere()
+        if bound is None:
+            return None
+        names = set(bound)
+        for anc in ctx.ancestors(kernel.node):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                for node in walk_nodes(anc):
+                    if isinstance(node, ast.arg):
+                        names.add(node.arg)
+                    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        names.add(node.id)
+                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        names.add(node.name)
+                    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                        names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                        names.update(node.names)
+                    elif isinstance(node, ast.ExceptHandler) and node.name:
+                        names.add(node.name)
+        return names
+    return lookup
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels:
         return
@@ -544,10 +571,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if not ctx.target.upstream(kernel.node):
             continue  # a vendor fork's file or branch: its frontend is not upstream's
-        # Names are read only for a kernel defined at module level: a nested one may read the
-        # enclosing function's locals as closure variables.
+        # A kernel defined inside a function may read the enclosing functions' locals as closure
+        # variables: for it, every name those functions bind anywhere counts as bound too.
         top_level = ctx.parents.get(kernel.node) is ctx.tree
-        checker = _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
-                                 bound_anywhere if top_level and not dynamic else None)
+        lookup = None
+        if not dynamic:
+            lookup = bound_anywhere if top_level else _with_enclosing_names(ctx, kernel, bound_anywhere)
+        checker = _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names, lookup)
         checker.imported_plain = imported_plain
         yield from checker.findings()
