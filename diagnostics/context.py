@@ -5,13 +5,12 @@ import ast
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import TypeVar
 
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import imported_elsewhere, reach
+from tritonify.diagnostics.unlaunched import dead_functions, reach
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -179,20 +178,11 @@ class PythonContext:
     @cached_property
     def dead(self) -> frozenset[str]:
         """The unlaunched functions of a module whose host code launches or calls its other jit
-        functions (diagnostics.unlaunched.dead_functions): their compile breaks are not reported."""
-        unlaunched, launches = self._reach
-        if not launches or not unlaunched:
+        functions, less public ones another file may import (diagnostics.unlaunched.dead_functions):
+        their compile breaks are not reported."""
+        if not self._reach[1] or not self._reach[0]:
             return frozenset()
-        public = {name for name in unlaunched if not name.startswith("_")}
-        if not public:
-            return unlaunched
-        # a public one another file may import is launched there, with what it calls; text with no
-        # file behind it (an unsaved buffer) has no project to ask: every public one counts
-        imported = (imported_elsewhere(self.source.path, public) if Path(self.source.path).is_file()
-                    else public)
-        if not imported:
-            return unlaunched
-        return reach(self.kernels, self.module_nodes, self.tree, frozenset(imported))[0]
+        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path)
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

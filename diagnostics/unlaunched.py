@@ -43,11 +43,23 @@ def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tre
     return reach(kernels, module_nodes, tree)[0]
 
 
-def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> frozenset[str]:
+def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
+                   path: str | None) -> frozenset[str]:
     """The unlaunched functions of a module whose host code launches or calls some other jit function
-    of it (see the module docstring): empty where the host code launches none."""
+    of it, less the public ones another file of the project may import and what they call (see the
+    module docstring); `path`: the module's file (None, or no such file: every public one may be
+    imported). Empty where the host code launches none."""
+    module_nodes = list(module_nodes)
     unlaunched, launches = reach(kernels, module_nodes, tree)
-    return unlaunched if launches else frozenset()
+    if not launches or not unlaunched:
+        return frozenset()
+    public = {name for name in unlaunched if not name.startswith("_")}
+    if not public:
+        return unlaunched
+    imported = imported_elsewhere(path, public) if path and Path(path).is_file() else public
+    if not imported:
+        return unlaunched
+    return reach(kernels, module_nodes, tree, frozenset(imported))[0]
 
 
 def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
