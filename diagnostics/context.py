@@ -10,7 +10,7 @@ from typing import TypeVar
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import dead_functions, reach
+from tritonify.diagnostics.unlaunched import dead_functions, reach, unreachable_host_lines
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -173,7 +173,40 @@ class PythonContext:
 
     @cached_property
     def _reach(self) -> tuple[frozenset[str], bool]:
-        return reach(self.kernels, self.module_nodes, self.tree)
+        return reach(self.kernels, self.module_nodes, self.tree, unreachable=self._unreachable_host)
+
+    @cached_property
+    def _unreachable_host(self) -> frozenset[int]:
+        """Host lines a size guard rules out (diagnostics.unlaunched.unreachable_host_lines)."""
+        return unreachable_host_lines(self.tree, self.kernels, self.imports.resolve, self._function_of)
+
+    def _function_of(self, call: ast.Call):
+        """(the `def` a host call names, in this module or a workspace module, and that module's
+        `resolve`), or None."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            for stmt in self.tree.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == func.id:
+                    return stmt, self.imports.resolve
+        dotted_path = self.imports.resolve(func) or ""
+        module, _, name = dotted_path.rpartition(".")
+        ws = self.workspace
+        if not module or ws is None or module.split(".")[0] == "triton":
+            return None
+        try:
+            target = ws.resolve(module, self.source.path)
+            if target is None or target.kind != "module" or target.location is None:
+                return None
+            summary = ws.summary(target.location)
+            parsed = ws.parsed(summary)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if parsed is None:
+            return None
+        for stmt in parsed[1].body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                return stmt, ImportMap(parsed[1], workspace=ws, path=str(summary.path)).resolve
+        return None
 
     @cached_property
     def dead(self) -> frozenset[str]:
@@ -182,7 +215,7 @@ class PythonContext:
         their compile breaks are not reported."""
         if not self._reach[1] or not self._reach[0]:
             return frozenset()
-        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path)
+        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host)
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

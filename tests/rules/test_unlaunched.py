@@ -140,3 +140,71 @@ def test_the_dead_kernels_breaks_are_errors_once_its_launch_is_written():
     launched = _program(host=OTHER_KERNEL_LAUNCHED) + HOST_LAUNCH.format(name="scale_kernel").replace("def run", "def run2")
     found = _tri020(launched)
     assert found and all(f.severity is Severity.ERROR for f in found)
+
+
+SETTINGS_MODULE = """
+import triton
+
+def calculate_settings(n):
+    BLOCK_SIZE = triton.next_power_of_2(n)
+    if BLOCK_SIZE > 65536:
+        raise RuntimeError("too large")
+    return BLOCK_SIZE, 4
+"""
+
+SOFTMAX_MODULE = """
+import torch
+import triton
+import triton.language as tl
+from pkg.utils import calculate_settings
+
+@triton.jit
+def _single_block_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=-float("inf"))
+    tl.store(y_ptr + tl.program_id(0) * n_cols + offs, tl.exp(x - tl.max(x, 0)), mask=offs < n_cols)
+
+@triton.jit
+def _multi_block_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    m = tl.float32(-float("inf"))
+    for start in tl.range(0, n_cols, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        m = tl.maximum(m, tl.max(tl.load(x_ptr + offs, mask=offs < n_cols, other=-float("inf")), 0))
+    tl.store(y_ptr, m)
+
+def softmax(x):
+    *batch, n_cols = x.shape
+    BLOCK_SIZE, num_warps = calculate_settings(n_cols)
+    y = torch.empty_like(x)
+    if n_cols {op} BLOCK_SIZE:
+        _single_block_kernel[(x.shape[0],)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)
+    else:
+        _multi_block_kernel[(x.shape[0],)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)
+    return y
+"""
+
+
+def test_a_kernel_launched_only_where_a_size_guard_rules_out_is_dead(tmp_path):
+    # Liger's softmax: `BLOCK_SIZE, num_warps = calculate_settings(n_cols)` (next_power_of_2(n_cols),
+    # in another module), then the multi-block kernel only in the `else` of `n_cols <= BLOCK_SIZE`:
+    # its `tl.float32(...)` (TypeError on every Triton) never compiles
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(SETTINGS_MODULE)
+    mod = pkg / "softmax.py"
+
+    def tri026(op: str, settings: str = SETTINGS_MODULE):
+        (pkg / "utils.py").write_text(settings)
+        mod.write_text(SOFTMAX_MODULE.replace("{op}", op))
+        return [f for f in lint_file(mod, Settings(), workspace=WorkspaceIndex()).findings if f.code == "TRI026"]
+
+    assert tri026("<=") == []
+    # `<` is false for a power-of-two width: the multi-block launch can run
+    assert [f.severity for f in tri026("<")] == [Severity.ERROR]
+    # a block size that is not the next power of two of the width proves nothing
+    capped = SETTINGS_MODULE.replace("triton.next_power_of_2(n)", "min(triton.next_power_of_2(n), 4096)")
+    assert [f.severity for f in tri026("<=", capped)] == [Severity.ERROR]
