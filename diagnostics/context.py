@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import unlaunched_functions
+from tritonify.diagnostics.unlaunched import dead_functions, reach, unreachable_host_lines
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -28,6 +28,8 @@ class PythonContext:
     rule: Rule | None = None          # set by the engine before each rule's check
     settings: object | None = None
     workspace: object | None = None   # the WorkspaceIndex: other modules' exports (see workspace_index)
+    # ids of the findings `finding` made in a dead function (diagnostics.unlaunched): the engine drops them
+    dead_code_findings: set = field(default_factory=set)
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -149,20 +151,71 @@ class PythonContext:
         code: str | None = None,
     ) -> Finding:
         assert self.rule is not None, "the engine sets ctx.rule before calling check()"
+        dead = False
         if self.rule.compile_break and (severity or self.rule.severity) is Severity.ERROR:
             unlaunched = self.unlaunched_function(node)
             if unlaunched:
                 severity = Severity.WARNING
                 message += (f" (nothing in this file launches or calls `{unlaunched}`, so it fails only "
                             "once something does)")
-        return self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
-                                 severity=severity, code=code)
+                dead = unlaunched in self.dead
+        found = self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
+                                  severity=severity, code=code)
+        if dead:   # the engine drops it: a compile break in code the module never runs
+            self.dead_code_findings.add(id(found))
+        return found
 
     @cached_property
     def unlaunched(self) -> frozenset[str]:
         """The names of the module's jit functions that nothing in it launches or calls
         (diagnostics.unlaunched)."""
-        return unlaunched_functions(self.kernels, self.module_nodes, self.tree)
+        return self._reach[0]
+
+    @cached_property
+    def _reach(self) -> tuple[frozenset[str], bool]:
+        return reach(self.kernels, self.module_nodes, self.tree, unreachable=self._unreachable_host)
+
+    @cached_property
+    def _unreachable_host(self) -> frozenset[int]:
+        """Host lines a size guard rules out (diagnostics.unlaunched.unreachable_host_lines)."""
+        return unreachable_host_lines(self.tree, self.kernels, self.imports.resolve, self._function_of)
+
+    def _function_of(self, call: ast.Call):
+        """(the `def` a host call names, in this module or a workspace module, and that module's
+        `resolve`), or None."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            for stmt in self.tree.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == func.id:
+                    return stmt, self.imports.resolve
+        dotted_path = self.imports.resolve(func) or ""
+        module, _, name = dotted_path.rpartition(".")
+        ws = self.workspace
+        if not module or ws is None or module.split(".")[0] == "triton":
+            return None
+        try:
+            target = ws.resolve(module, self.source.path)
+            if target is None or target.kind != "module" or target.location is None:
+                return None
+            summary = ws.summary(target.location)
+            parsed = ws.parsed(summary)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if parsed is None:
+            return None
+        for stmt in parsed[1].body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                return stmt, ImportMap(parsed[1], workspace=ws, path=str(summary.path)).resolve
+        return None
+
+    @cached_property
+    def dead(self) -> frozenset[str]:
+        """The unlaunched functions of a module whose host code launches or calls its other jit
+        functions, less public ones another file may import (diagnostics.unlaunched.dead_functions):
+        their compile breaks are not reported."""
+        if not self._reach[1] or not self._reach[0]:
+            return frozenset()
+        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host)
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

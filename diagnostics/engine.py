@@ -183,7 +183,11 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
             first_answer()
         ctx.rule = reg.rule
         try:
-            findings.extend(reg.check(ctx))
+            found = list(reg.check(ctx))
+            if ctx.dead_code_findings:   # compile breaks in code the module never runs (ctx.finding)
+                found = [f for f in found if id(f) not in ctx.dead_code_findings]
+                ctx.dead_code_findings.clear()
+            findings.extend(found)
         except RecursionError:
             log.warning("%s: %s gave up on a deeply nested expression", source.path, reg.code)
         except Exception as exc:  # one broken rule must not hide the others

@@ -243,6 +243,7 @@ class ImportMap:
         self.path = path
         self._helpers: dict[str, object] = {}     # local name -> HelperDef (imported helpers)
         self._constants: dict[str, ast.expr] = {}  # local name -> literal (imported constants)
+        self._plain_constants: set[str] = set()    # those bound there as plain values, not tl.constexpr
         self._modules: dict[str, object] = {}     # local name -> location of a workspace module
         # node -> resolve(node): rules ask about the same callee many times (25 rules, each
         # following data flow); the tree does not change while it is linted
@@ -340,6 +341,8 @@ class ImportMap:
             self._helpers[local] = target.helper
         elif target.kind == "constant":
             self._constants[local] = target.node
+            if target.plain:
+                self._plain_constants.add(local)
         elif target.kind == "module":
             self._modules[local] = target.location
 
@@ -376,6 +379,11 @@ class ImportMap:
     def imported_constants(self) -> dict[str, ast.expr]:
         """Local name -> literal, for every constant imported from a workspace module."""
         return dict(self._constants)
+
+    def imported_plain_values(self) -> frozenset[str]:
+        """Local names of the imported constants that their module binds as plain Python values
+        (`LOG2E = 1.44`, not `tl.constexpr(1.44)`): a kernel cannot read them (TRI020)."""
+        return frozenset(self._plain_constants)
 
     def constant(self, node: ast.AST) -> ast.expr | None:
         """The literal an imported constant name stands for (`LOG2E` from another module)."""

@@ -132,6 +132,7 @@ class Def:
 @dataclass(frozen=True)
 class Const:
     node: ast.expr
+    plain: bool = False    # bound as a plain Python value (`N = 64`), not `tl.constexpr(64)` nor annotated constexpr
 
 
 OPAQUE_BINDING = "opaque"  # bound here to something we do not follow (a class, a call ...)
@@ -211,6 +212,7 @@ class Target:
     helper: HelperDef | None = None
     node: ast.expr | None = None
     location: Path | None = None
+    plain: bool = False              # a constant bound as a plain Python value (Const.plain)
 
 
 OPAQUE = Target("opaque")
@@ -328,7 +330,8 @@ def summarise(tree: ast.Module, path: Path, name: str) -> ModuleSummary:
                 if earlier and not all(_same_literal(b.node, value) for b in earlier):
                     s.bindings[target] = [OPAQUE_BINDING]   # two different values: not a constant
                 else:
-                    bind(target, Const(value))
+                    annotated = cls is ast.AnnAssign and (dotted(node.annotation) or "").endswith("constexpr")
+                    bind(target, Const(value, plain=not annotated))
             else:
                 bind(target, OPAQUE_BINDING)
         elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
@@ -343,6 +346,9 @@ def summarise(tree: ast.Module, path: Path, name: str) -> ModuleSummary:
                 bind(node.name, OPAQUE_BINDING)
         elif cls is ast.ClassDef:
             bind(node.name, OPAQUE_BINDING)
+    for name, bound in s.bindings.items():   # plain only where the literal is the name's one binding
+        if len(bound) > 1 and any(isinstance(b, Const) and b.plain for b in bound):
+            s.bindings[name] = [Const(b.node) if isinstance(b, Const) else b for b in bound]
     return s
 
 
@@ -708,7 +714,7 @@ class WorkspaceIndex:
             return Target("helper", f"{s.name}.{b.name}" if s.name else b.name,
                           helper=HelperDef(b.name, str(s.path), s.name, b.lineno, s, self))
         if isinstance(b, Const):
-            return OPAQUE if rest else Target("constant", node=b.node)
+            return OPAQUE if rest else Target("constant", node=b.node, plain=b.plain)
         return OPAQUE
 
     def _is_jit(self, s: ModuleSummary, fn: Def, depth: int) -> bool:

@@ -276,3 +276,74 @@ def test_undefined_names_stay_quiet_wherever_a_binding_may_exist():
     """
     for code in (star, declared, guarded, pruned, nested):
         assert [f for f in lint(code, "TRI020") if "is not defined" in f.message] == [], code
+
+
+def test_a_plain_value_imported_from_a_workspace_module(tmp_path):
+    # vLLM's deepencoder kernel reads `LOG2E`, which `vllm.triton_utils` binds as a plain float: Triton
+    # looks the name up in the kernel's module globals, where the import put the float (NameError
+    # "Cannot access global variable LOG2E" in Triton 3.9's frontend, run on CPU). A `tl.constexpr`
+    # value, an annotated one (accepted before 3.9: TRI052's ground) and a parameter default are fine.
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.settings import Settings
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "triton_utils.py").write_text(
+        "import triton.language as tl\nLOG2E = 1.4426950408889634\nBLOCK = 128\n"
+        "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
+    kern = pkg / "encoder.py"
+    kern.write_text(
+        "import triton\nimport triton.language as tl\nfrom pkg.triton_utils import LOG2E, BLOCK, SCALE, ANN\n\n"
+        "@triton.jit\ndef attn_kernel(x_ptr, n, B: tl.constexpr = BLOCK):\n"
+        "    offs = tl.arange(0, B) + ANN * 0\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n) * SCALE\n"
+        "    tl.store(x_ptr + offs, x * LOG2E, mask=offs < n)\n\n"
+        "def run(x):\n    attn_kernel[(1,)](x, x.numel())\n")
+    index = WorkspaceIndex.build([tmp_path / "proj"])
+    found = [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"]
+    assert [(f.line, f.severity) for f in found] == [(9, Severity.ERROR)]
+    assert "`LOG2E` is a plain value imported from `pkg.triton_utils`" in found[0].message
+    # bound as tl.constexpr where it is defined: quiet
+    (pkg / "triton_utils.py").write_text(
+        "import triton.language as tl\nLOG2E = tl.constexpr(1.4426950408889634)\nBLOCK = 128\n"
+        "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
+    index = WorkspaceIndex.build([tmp_path / "proj"])
+    assert [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"] == []
+    # bound plainly, then rebound as tl.constexpr: the value a kernel sees is the constexpr
+    (pkg / "triton_utils.py").write_text(
+        "import triton.language as tl\nLOG2E = 1.4426950408889634\nLOG2E = tl.constexpr(LOG2E)\nBLOCK = 128\n"
+        "SCALE = tl.constexpr(2.0)\nANN: tl.constexpr = 32\n")
+    index = WorkspaceIndex.build([tmp_path / "proj"])
+    assert [f for f in lint_file(kern, Settings(), workspace=index).findings if f.code == "TRI020"] == []
+
+
+NESTED = """
+import torch
+import triton
+import triton.language as tl
+
+def airy_ai(x: torch.Tensor, scale=2.0):
+    out = torch.empty_like(x)
+    {binding}
+
+    @triton.jit
+    def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, libdevice.airy_ai(v), mask=offs < n)
+
+    kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+    return out
+"""
+
+
+def test_a_kernel_defined_in_a_function_reads_names_bound_nowhere():
+    # a TritonBench `airy_ai` program: `libdevice` is bound neither in the module nor in the function
+    # around the kernel (NameError "libdevice is not defined" on Triton 3.6; Triton 3.9's frontend too)
+    (f,) = lint(NESTED.format(binding="pass"), "TRI020")
+    assert f.line == 14 and "`libdevice` is not defined" in f.message
+    # bound in the enclosing function (a closure variable): not judged
+    bound = NESTED.format(binding="from triton.language.extra import libdevice")
+    assert lint(bound, "TRI020") == []

@@ -97,3 +97,41 @@ def kernel(x_ptr, BLOCK: tl.constexpr):
     assert [f.line for f in lint(called, "TRI022")] == [7]
     public = code.replace("_debug_dump", "debug_dump")
     assert [f.line for f in lint(public, "TRI022")] == [7]
+
+
+def test_public_helper_beside_the_kernels_its_module_launches_is_quiet(tmp_path):
+    """A public jit helper with a print that nothing names, in a module whose host code launches its
+    other kernel and that no other file of the project imports, is dead too
+    (diagnostics.unlaunched.dead_functions); called from that kernel, it is reported."""
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.settings import Settings
+    from tritonify.diagnostics.unlaunched import _imported_in_project
+
+    code = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def debug_dump(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("x", tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+@triton.jit
+def kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.float32))
+
+def run(x):
+    kernel[(1,)](x, BLOCK=128)
+"""
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    mod = pkg / "ops.py"
+
+    def lines(text):
+        mod.write_text(text)
+        _imported_in_project.cache_clear()
+        return [f.line for f in lint_file(mod, Settings()).findings if f.code == "TRI022"]
+
+    assert lines(code) == []
+    assert lines(code.replace("    tl.store(x_ptr", "    debug_dump(x_ptr, BLOCK)\n    tl.store(x_ptr")) == [7]
+    assert lint(code, "TRI022") != []   # an unsaved buffer: no project to ask, a public helper counts

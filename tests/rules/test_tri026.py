@@ -103,3 +103,25 @@ def test_vendor_fork_files_and_version_guarded_definitions_are_not_judged():
             tl.store(x_ptr, tl.tanh(tl.load(x_ptr)))
     """
     assert lint(guarded, CODE) == []
+
+
+ANNOTATED = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _fill_kernel(out_ptr: tl.pointer, n, seed: tl.int64, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.float32), mask=offs < n)
+"""
+
+
+def test_a_parameter_annotation_triton_language_lacks_breaks_the_import():
+    # a TritonBench program annotated `out_ptr: tl.pointer` (AttributeError "module 'triton.language'
+    # has no attribute 'pointer'"): Python evaluates the annotation when the module is imported, so the
+    # error holds whether or not anything launches the kernel (here: nothing does, and it is private)
+    (f,) = lint(ANNOTATED, CODE)
+    assert f.severity is Severity.ERROR and f.line == 6
+    assert "`tl` has no `pointer`" in f.message and "the module does not import" in f.message
+    assert lint("from __future__ import annotations\n" + ANNOTATED, CODE) == []   # postponed: not evaluated
+    assert lint(ANNOTATED.replace("tl.pointer", "tl.tensor"), CODE) == []

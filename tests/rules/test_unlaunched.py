@@ -87,3 +87,124 @@ def test_a_kernel_named_by_a_string_or_an_alias_counts_as_launched():
     aliased = _program() + "\nalias = scale_kernel\ndef run(x):\n    return x\n"
     for text in (named, aliased):
         assert all(f.severity is Severity.ERROR for f in _breaks(text))
+
+
+OTHER_KERNEL_LAUNCHED = """
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def run(x, y):
+    copy_kernel[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+"""
+
+
+def _tri020(text: str):
+    return [f for f in lint_text(textwrap.dedent(text), "program.py", Settings()).findings if f.code == "TRI020"]
+
+
+def test_a_kernel_left_beside_the_ones_the_module_launches_is_dead_and_its_breaks_are_not_reported():
+    # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop) beside the `_n4` variant its
+    # host code launches
+    assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=OTHER_KERNEL_LAUNCHED)) == []
+
+
+def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_imports_it(tmp_path):
+    # flag-gems' softmax.py: a public `next_multiple_of` helper (`tl.cidv`) nothing calls any more and
+    # no other file imports; a public function another module imports may be launched there
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.unlaunched import _imported_in_project
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    mod = pkg / "ops.py"
+    mod.write_text(textwrap.dedent(_program(host=OTHER_KERNEL_LAUNCHED)))
+
+    def tri020():
+        _imported_in_project.cache_clear()
+        return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI020"]
+
+    assert tri020() == []
+    (pkg / "user.py").write_text("from pkg.ops import scale_kernel\n")
+    found = tri020()
+    assert found and all(f.severity is Severity.WARNING for f in found)
+    (pkg / "user.py").write_text("import pkg.ops as ops\nK = ops.scale_kernel\n")
+    assert tri020() and all(f.severity is Severity.WARNING for f in tri020())
+    # text with no file behind it (an unsaved buffer): a public one keeps its warning
+    assert all(f.severity is Severity.WARNING for f in _tri020(_program(host=OTHER_KERNEL_LAUNCHED)))
+
+
+def test_the_dead_kernels_breaks_are_errors_once_its_launch_is_written():
+    launched = _program(host=OTHER_KERNEL_LAUNCHED) + HOST_LAUNCH.format(name="scale_kernel").replace("def run", "def run2")
+    found = _tri020(launched)
+    assert found and all(f.severity is Severity.ERROR for f in found)
+
+
+SETTINGS_MODULE = """
+import triton
+
+def calculate_settings(n):
+    BLOCK_SIZE = triton.next_power_of_2(n)
+    if BLOCK_SIZE > 65536:
+        raise RuntimeError("too large")
+    return BLOCK_SIZE, 4
+"""
+
+SOFTMAX_MODULE = """
+import torch
+import triton
+import triton.language as tl
+from pkg.utils import calculate_settings
+
+@triton.jit
+def _single_block_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=-float("inf"))
+    tl.store(y_ptr + tl.program_id(0) * n_cols + offs, tl.exp(x - tl.max(x, 0)), mask=offs < n_cols)
+
+@triton.jit
+def _multi_block_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    m = tl.float32(-float("inf"))
+    for start in tl.range(0, n_cols, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        m = tl.maximum(m, tl.max(tl.load(x_ptr + offs, mask=offs < n_cols, other=-float("inf")), 0))
+    tl.store(y_ptr, m)
+
+def softmax(x):
+    *batch, n_cols = x.shape
+    BLOCK_SIZE, num_warps = calculate_settings(n_cols)
+    y = torch.empty_like(x)
+    if n_cols {op} BLOCK_SIZE:
+        _single_block_kernel[(x.shape[0],)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)
+    else:
+        _multi_block_kernel[(x.shape[0],)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)
+    return y
+"""
+
+
+def test_a_kernel_launched_only_where_a_size_guard_rules_out_is_dead(tmp_path):
+    # Liger's softmax: `BLOCK_SIZE, num_warps = calculate_settings(n_cols)` (next_power_of_2(n_cols),
+    # in another module), then the multi-block kernel only in the `else` of `n_cols <= BLOCK_SIZE`:
+    # its `tl.float32(...)` (TypeError on every Triton) never compiles
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(SETTINGS_MODULE)
+    mod = pkg / "softmax.py"
+
+    def tri026(op: str, settings: str = SETTINGS_MODULE):
+        (pkg / "utils.py").write_text(settings)
+        mod.write_text(SOFTMAX_MODULE.replace("{op}", op))
+        return [f for f in lint_file(mod, Settings(), workspace=WorkspaceIndex()).findings if f.code == "TRI026"]
+
+    assert tri026("<=") == []
+    # `<` is false for a power-of-two width: the multi-block launch can run
+    assert [f.severity for f in tri026("<")] == [Severity.ERROR]
+    # a block size that is not the next power of two of the width proves nothing
+    capped = SETTINGS_MODULE.replace("triton.next_power_of_2(n)", "min(triton.next_power_of_2(n), 4096)")
+    assert [f.severity for f in tri026("<=", capped)] == [Severity.ERROR]

@@ -1,5 +1,5 @@
-"""TRI011 autotune-key: `key=` names a non-argument, or leaves out a size that the tuned block
-sizes tile. (`key=[]` on several configs is TRI048's.)"""
+"""TRI011 autotune-key: `key=` leaves out a size that the tuned block sizes tile. (`key=[]` on
+several configs is TRI048's; an entry that names no parameter is TRI053's, in the default set.)"""
 from __future__ import annotations
 
 import ast
@@ -24,7 +24,7 @@ from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 RULE = Rule(
     code="TRI011",
     name="autotune-key",
-    summary="autotune key names a non-argument or omits a size that tuned block sizes tile",
+    summary="autotune key omits a size that tuned block sizes tile",
     severity=Severity.WARNING,
     fixable=True, safe_fix=False,
     # Opt-in: 4 of 19 findings were true positives in round 2 of the real-world study
@@ -35,9 +35,11 @@ RULE = Rule(
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _key_entries(ctx: PythonContext, autotune: ast.Call) -> tuple[ast.expr | None, list[ast.Constant] | None]:
-    """The key expression as written and its string entries; entries None when not a literal list."""
-    written = autotune_arg(autotune, 1, "key")
+def key_entries(ctx: PythonContext, autotune: ast.Call, index: int = 1,
+                name: str = "key") -> tuple[ast.expr | None, list[ast.Constant] | None]:
+    """The key expression as written and its string entries; entries None when not a literal list.
+    `index`/`name`: another list-of-names argument of `triton.autotune` (`reset_to_zero`: 3, `restore_value`: 4)."""
+    written = autotune_arg(autotune, index, name)
     literal = resolve_list(ctx, written)
     if not isinstance(literal, (ast.List, ast.Tuple)):
         return written, None
@@ -267,7 +269,7 @@ def _append_edit(ctx: PythonContext, key_list: ast.expr, names: list[str]) -> Ed
     return ctx.replace(key_list, f"[{text}]")
 
 
-def _closest(name: str, params: list[str]) -> str | None:
+def closest_parameter(name: str, params: list[str]) -> str | None:
     """The parameter a misspelt key entry most likely means (`k` -> `K`, `n_element` -> `n_elements`)."""
     same_case = [p for p in params if p.lower() == name.lower()]
     if same_case:
@@ -276,32 +278,11 @@ def _closest(name: str, params: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _unknown_entry_findings(ctx: PythonContext, kernel: Kernel, entries: list[ast.Constant]) -> Iterator[Finding]:
-    for entry in entries:
-        if entry.value in kernel.param_names:
-            continue
-        close = _closest(entry.value, kernel.param_names)
-        hint = f" (did you mean `{close}`?)" if close else ""
-        fixes = [Fix(
-            title=f'Use the parameter name "{close}"',
-            edits=(ctx.replace(entry, f'"{close}"'),),
-            applicability=Applicability.UNSAFE,
-        )] if close else []
-        yield ctx.finding(
-            entry,
-            f"autotune key `{entry.value}` is not a parameter of `{kernel.name}`{hint}: older Triton drops it "
-            "silently (the kernel tunes once and never re-tunes), Triton 3.9 raises ValueError at import; "
-            "name a kernel argument",
-            fixes,
-            severity=Severity.ERROR,
-        )
-
-
 def missing_sizes(ctx: PythonContext, kernel: Kernel, entries: list[ast.Constant], configs) -> tuple[list[str], dict]:
     """(sizes the tuned block sizes tile that the key leaves out, where each is tiled): shared with
     TRI048, which reports `key=[]` on several configs and names the sizes its fix adds."""
     keyed = {e.value for e in entries} | {
-        _closest(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
+        closest_parameter(e.value, kernel.param_names) for e in entries if e.value not in kernel.param_names
     }
     meta = _meta_names(ctx, kernel, configs.meta_names)
     companions: dict[str, set[str]] = {}
@@ -335,16 +316,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.autotune is None:
             continue
-        key_list, entries = _key_entries(ctx, kernel.autotune)
+        key_list, entries = key_entries(ctx, kernel.autotune)
         if entries is None or key_list is None:
             continue
-        yield from _unknown_entry_findings(ctx, kernel, entries)
         if not entries:
             continue  # `key=[]`: TRI048 reports it where several configs are tuned
         configs = read_configs(ctx, kernel.autotune)
         if not configs.many:
             continue  # one config: nothing is tuned, the key is never consulted
-        # a misspelt entry already gets its own finding (with the correction as its fix)
+        # an entry that is no parameter is TRI053's (with the correction as its fix)
         missing, sizes = missing_sizes(ctx, kernel, entries, configs)
         if missing:
             pronoun = "it" if len(missing) == 1 else "them"

@@ -261,6 +261,7 @@ class _KernelChecker:
         # () -> the names the whole module may bind (None: anything may be bound), or None when
         # undefined names are not read for this kernel
         self.bound_anywhere = bound_anywhere
+        self.imported_plain: dict[str, str] = {}   # plain globals imported from a workspace module -> that module
 
     @cached_property
     def locals(self) -> set[str]:
@@ -279,8 +280,45 @@ class _KernelChecker:
                        "the module is imported); list the parameters explicitly")
         yield from self._statements(self.kernel.node.body, runtime_loop=False, guarded=False)
         yield from self._expressions()
+        yield from self._annotations()
         if self.bound_anywhere is not None:
             yield from self._undefined_names()
+
+    def _annotations(self) -> Iterator[Finding]:
+        """Names in the parameters' annotations that Triton's code generator cannot look up. It visits
+        a kernel's parameter annotations like its body (`visit_arg`), in the module's globals and its
+        builtin namespace: `flag: bool` fails with NameError "bool is not defined" (a TritonBench
+        program on Triton 3.6; Triton 3.9's frontend on CPU), `x: Optional[int]` with "Cannot access
+        global variable Optional" (3.9). `int`, `float`, `torch.Tensor`, `tl.int64`, `tl.constexpr`
+        and string annotations are fine. Not read where `from __future__ import annotations` is in
+        force."""
+        args = self.kernel.node.args
+        annotated = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation is not None]
+        if not annotated or "from __future__ import annotations" in self.ctx.source.text:
+            return
+        imports = self.ctx.imports
+        for arg in annotated:
+            for node in walk_nodes(arg.annotation):
+                if not isinstance(node, ast.Name) or node.id in self.module_names or node.id in imports.names:
+                    if isinstance(node, ast.Name) and (imports.resolve(node) or "").startswith("typing."):
+                        yield from self._report(
+                            node, f"`{node.id}` (from `typing`) in the annotation of `{arg.arg}`: Triton reads "
+                                  f"parameter annotations like kernel code and cannot use it (NameError \"Cannot "
+                                  f"access global variable {node.id}\"); drop the annotation or write `tl.constexpr`")
+                        break
+                    if isinstance(node, ast.Name) and node.id in self.plain_globals:
+                        yield from self._report(
+                            node, f"`{node.id}` in the annotation of `{arg.arg}` is a plain module-level value: "
+                                  f"Triton reads parameter annotations like kernel code (NameError \"Cannot access "
+                                  f"global variable {node.id}\"); drop the annotation")
+                        break
+                    continue
+                if node.id in _BUILTIN_NAMES and node.id not in SUPPORTED_BUILTINS:
+                    yield from self._report(
+                        node, f"`{node.id}` in the annotation of `{arg.arg}`: Triton reads parameter annotations "
+                              f"like kernel code and has no `{node.id}` (NameError \"{node.id} is not defined\"); "
+                              "drop the annotation, or annotate a compile-time flag `tl.constexpr`")
+                    break
 
     def _undefined_names(self) -> Iterator[Finding]:
         """A name the kernel reads that nothing binds: not a parameter or local, not bound anywhere
@@ -419,10 +457,14 @@ class _KernelChecker:
                 if node.id in plain_globals and node.id not in reported_names and id(node) not in nested \
                         and isinstance(node.ctx, ast.Load) and node.id not in self.locals:
                     reported_names.add(node.id)
+                    origin = self.imported_plain.get(node.id)
+                    what = (f"`{node.id}` is a plain value imported from `{origin}`" if origin is not None
+                            else f"`{node.id}` is a plain module-level value")
+                    where = f" where `{origin}` defines it" if origin else ""
                     yield from self._report(
-                        node, f"`{node.id}` is a plain module-level value: a kernel can read only `tl.constexpr` "
+                        node, f"{what}: a kernel can read only `tl.constexpr` "
                               f"globals (NameError \"Cannot access global variable {node.id}\"); define it as "
-                              f"`{node.id} = tl.constexpr(...)` or pass it as a `tl.constexpr` parameter")
+                              f"`{node.id} = tl.constexpr(...)`{where} or pass it as a `tl.constexpr` parameter")
                 continue
             if kind not in _INTERESTING or (nested and id(node) in nested):
                 continue
@@ -479,12 +521,46 @@ class _KernelChecker:
                            "@triton.constexpr_function if it computes a compile-time value")
 
 
+def _with_enclosing_names(ctx: PythonContext, kernel: Kernel, bound_anywhere):
+    """`bound_anywhere` plus every name the functions around a nested kernel bind (their parameters,
+    and anything stored, imported, defined or declared anywhere in their bodies)."""
+    def lookup() -> set[str] | None:
+        bound = bound_anywhere()
+        if bound is None:
+            return None
+        names = set(bound)
+        for anc in ctx.ancestors(kernel.node):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                for node in walk_nodes(anc):
+                    if isinstance(node, ast.arg):
+                        names.add(node.arg)
+                    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        names.add(node.id)
+                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        names.add(node.name)
+                    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                        names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                        names.update(node.names)
+                    elif isinstance(node, ast.ExceptHandler) and node.name:
+                        names.add(node.name)
+        return names
+    return lookup
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
     if not ctx.kernels:
         return
     bindings = _module_bindings(ctx.tree)
     kernel_names = {k.name for k in ctx.kernels}
     plain_globals = _plain_globals(bindings)
+    # plain values imported from a workspace module (`from vllm.triton_utils import LOG2E`, there
+    # `LOG2E = 1.44...`): Triton reads the kernel's module globals, where the import put the float
+    imported_plain = {name: ctx.imports.resolve(ast.Name(id=name, ctx=ast.Load())) or ""
+                      for name in ctx.imports.imported_plain_values()
+                      if len(bindings.get(name, ())) == 1 and isinstance(bindings[name][0], ast.ImportFrom)}
+    imported_plain = {name: path.rpartition(".")[0] for name, path in imported_plain.items()}
+    plain_globals |= set(imported_plain)
     plain_functions = _plain_functions(bindings, kernel_names)
     module_names = set(bindings)
     text = ctx.source.text
@@ -495,8 +571,12 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if not ctx.target.upstream(kernel.node):
             continue  # a vendor fork's file or branch: its frontend is not upstream's
-        # Names are read only for a kernel defined at module level: a nested one may read the
-        # enclosing function's locals as closure variables.
+        # A kernel defined inside a function may read the enclosing functions' locals as closure
+        # variables: for it, every name those functions bind anywhere counts as bound too.
         top_level = ctx.parents.get(kernel.node) is ctx.tree
-        yield from _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names,
-                                  bound_anywhere if top_level and not dynamic else None).findings()
+        lookup = None
+        if not dynamic:
+            lookup = bound_anywhere if top_level else _with_enclosing_names(ctx, kernel, bound_anywhere)
+        checker = _KernelChecker(ctx, kernel, plain_globals, plain_functions, module_names, lookup)
+        checker.imported_plain = imported_plain
+        yield from checker.findings()

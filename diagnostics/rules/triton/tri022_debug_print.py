@@ -10,8 +10,9 @@ out unless asked for, which is the recommended way to keep a debugging aid.
 `tl.device_assert` is not reported: it does nothing unless `TRITON_DEBUG=1` is set, and an
 assertion is usually intentional. Quiet, too, in a private `@triton.jit` function (`_debug_dump`)
 that nothing in its module calls, launches or names, or names only inside such functions
-(`diagnostics.unlaunched`): dead code that never runs (a public one may be launched from another
-module, so it is still reported).
+(`diagnostics.unlaunched`): dead code that never runs. A public one is still reported (another
+module may launch it) unless its module's host code launches or calls the module's other jit
+functions and never names it (`diagnostics.unlaunched.dead_functions`: the launchers are here).
 """
 from __future__ import annotations
 
@@ -76,8 +77,9 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
             if kind is None:
                 continue
             if dead is None:
-                # a private function nothing in its module launches or calls (diagnostics.unlaunched)
-                dead = kernel.name.startswith("_") and kernel.name in ctx.unlaunched
+                # a private function nothing in its module launches or calls, or any such function of
+                # a module whose host code launches its other kernels (diagnostics.unlaunched)
+                dead = (kernel.name.startswith("_") and kernel.name in ctx.unlaunched) or kernel.name in ctx.dead
             if dead:
                 break  # dead code: its prints never run
             if in_constexpr_branch(ctx, call, kernel):

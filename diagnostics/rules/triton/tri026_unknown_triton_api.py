@@ -170,6 +170,15 @@ def _span(apis) -> str:
     return first if first == last else f"{first} to {last}"
 
 
+def _annotation_nodes(ctx: PythonContext, kernel) -> list[ast.AST]:
+    """Every node of the kernel's parameter annotations, unless postponed annotations are in force."""
+    args = kernel.node.args
+    annotated = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation is not None]
+    if not annotated or "from __future__ import annotations" in ctx.source.text:
+        return []
+    return [n for a in annotated for n in ast.walk(a)]
+
+
 def problems(ctx: PythonContext) -> list[tuple[ast.AST, str, bool]]:
     """Every API problem of the file's kernels: (node, message, whether it holds on every Triton
     version the project runs). TRI026 reports those that do (the kernel does not compile on any
@@ -190,6 +199,12 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
             continue
         reported: set[int] = set()
         nodes = kernel.nodes
+        # parameter annotations (`out_ptr: tl.pointer`): Python evaluates them when the module is
+        # imported (not under `from __future__ import annotations`, left alone)
+        annotations = _annotation_nodes(ctx, kernel)
+        if annotations:
+            nodes = [*nodes, *annotations]
+        in_annotation = {id(n) for n in annotations}
         inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         for node in nodes:
             if isinstance(node, ast.Attribute) and id(node) not in inner:
@@ -210,8 +225,11 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
                     if had:
                         hint = (f"it exists in Triton {had[0]}" + (f" to {had[-1]}" if had[-1] != had[0] else "")
                                 + f" (pin that version, or port the code){'; ' + hint if hint else ''}")
-                    yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(apis)}{where}: the "
-                                 f"kernel does not compile (AttributeError){'; ' + hint if hint else ''}"), True
+                    fails = ("the module does not import (AttributeError: Python evaluates the parameter's "
+                             "annotation)" if id(node) in in_annotation else
+                             "the kernel does not compile (AttributeError)")
+                    yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(apis)}{where}: "
+                                 f"{fails}{'; ' + hint if hint else ''}"), True
                 else:
                     fine = [a for a in apis if a not in failing]
                     yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(failing)}, which this project "
@@ -273,6 +291,13 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    for node, message, everywhere in problems(ctx):
-        if everywhere:
+    found = [(node, message) for node, message, everywhere in problems(ctx) if everywhere]
+    if not found:
+        return
+    annotations = {id(n) for kernel in ctx.kernels for n in _annotation_nodes(ctx, kernel)}
+    for node, message in found:
+        if id(node) in annotations:
+            # fails when the module is imported, launched or not: no "nothing launches it" demotion
+            yield RULE.finding(ctx.source.path, ctx.source.node_range(node), message)
+        else:
             yield ctx.finding(node, message)

@@ -22,7 +22,7 @@ from tritonify.diagnostics.liger.scope import VENDORED_FOLDERS
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._autotune_call import read_configs
-from tritonify.diagnostics.rules.triton.tri011_autotune_key import _key_entries, add_to_key, missing_sizes
+from tritonify.diagnostics.rules.triton.tri011_autotune_key import add_to_key, key_entries, missing_sizes
 
 RULE = Rule(
     code="TRI048",
@@ -50,7 +50,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
     for kernel in ctx.kernels:
         if kernel.autotune is None:
             continue
-        key_list, entries = _key_entries(ctx, kernel.autotune)
+        key_list, entries = key_entries(ctx, kernel.autotune)
         if key_list is None or entries is None or entries:
             continue
         configs = read_configs(ctx, kernel.autotune)
