@@ -398,3 +398,70 @@ def test_one_index_shared_by_threads_gives_what_one_thread_gets():
         together = list(pool.map(lambda f: kernels(shared, f), files))
     assert all(found == alone[f] for f, found in together)
     assert sum(len(k) for k in alone.values()) == 8   # softmax 1, activation 2, renamed 3, math 2
+
+
+def _lint_rows(result) -> list[tuple]:
+    return [(f.code, f.line, f.column, f.message) for f in result.findings]
+
+
+def test_a_module_an_import_parsed_is_linted_from_that_tree_and_an_edit_is_seen(tmp_path):
+    """`tritonify check` lints `user.py` (whose import makes the index parse `ops.py`), then
+    `ops.py`: the engine takes the index's tree instead of parsing the file again. Its findings are
+    those of a fresh lint; once `ops.py` is edited on disk, the kept tree is not used for it."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def k(x_ptr, n, BLOCK: tl.constexpr):
+                tl.store(x_ptr, tl.tanh(tl.load(x_ptr)))
+        """,
+        "pkg/user.py": """
+            import triton
+            import triton.language as tl
+            from .ops import k
+
+            @triton.jit
+            def outer(x_ptr, n, BLOCK: tl.constexpr):
+                k(x_ptr, n, BLOCK)
+        """,
+    })
+    ops, user = tmp_path / "pkg" / "ops.py", tmp_path / "pkg" / "user.py"
+    settings = Settings(select=("ALL",))
+    index = WorkspaceIndex()
+    lint_file(user, settings, index)
+    assert index.modules_read == 1                   # ops.py, for `from .ops import k`
+    text = ops.read_text()
+    assert index.take_tree(ops, text + "\n") is None  # another text: not that tree
+    first = lint_file(ops, settings, index)
+    assert index.modules_read == 1 and index.take_tree(ops, text) is None   # handed over once
+    assert _lint_rows(first) == _lint_rows(lint_file(ops, settings, WorkspaceIndex()))
+    assert any("tanh" in f.message for f in first.findings)
+
+    again = WorkspaceIndex()
+    lint_file(user, settings, again)                 # the index keeps ops.py's tree again
+    ops.write_text(text.replace("tl.tanh(tl.load(x_ptr))", "tl.load(x_ptr) + tl.math.tanhh(1.0)"))
+    edited = lint_file(ops, settings, again)
+    assert not any("`tanh`" in f.message for f in edited.findings)
+    assert any("tanhh" in f.message for f in edited.findings), _lint_rows(edited)
+    assert _lint_rows(edited) == _lint_rows(lint_file(ops, settings, WorkspaceIndex()))
+
+
+def test_the_kept_trees_are_bounded(tmp_path, monkeypatch):
+    """The index keeps parsed modules up to `_TREE_CHARS` of text, the oldest dropped first."""
+    import tritonify.diagnostics.workspace_index as workspace_index
+
+    monkeypatch.setattr(workspace_index, "_TREE_CHARS", 250)
+    files = {"pkg/__init__.py": ""}
+    for i in range(6):
+        files[f"pkg/m{i}.py"] = f"X{i} = {i}\n" + "# padding\n" * 10
+    write(tmp_path, files)
+    index = WorkspaceIndex()
+    for i in range(6):
+        index.summary(workspace_index._canon(tmp_path / "pkg" / f"m{i}.py"))
+    kept = [i for i in range(6) if (tmp_path / "pkg" / f"m{i}.py").resolve() in index._trees]
+    assert kept == [4, 5] and index._tree_chars <= 250
+    assert index.take_tree(tmp_path / "pkg" / "m0.py", (tmp_path / "pkg" / "m0.py").read_text()) is None
+    assert index.take_tree(tmp_path / "pkg" / "m5.py", (tmp_path / "pkg" / "m5.py").read_text()) is not None
