@@ -50,6 +50,7 @@ _STATEMENT_HEAD = re.compile(r"[ \t\f]*(?:from[ \t]+[.\w]+[ \t]+)?import\b")
 _AT = re.compile(r"@(.*)")
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")
 _WORD_CHAR = re.compile(r"\w")
+_WORD_OR_STAR = re.compile(r"\w+|\*")
 _LINE_INDENT = " \t\f"
 # `@jit` or `@triton.jit` opening a line: a kernel file, nearly always (parsed at once)
 _JIT_DECORATOR = re.compile(r"@[ \t\f]*(?:triton[ \t\f]*\.[ \t\f]*)?jit\b")
@@ -242,8 +243,8 @@ def _imports_binding(text: str, heads: set[str]) -> list[ast.stmt]:
             # bind follows the word on its logical line, so one that names none of `heads` and
             # has no `*` binds nothing asked about
             if named is None:
-                named = re.compile(r"\*|\b(?:%s)\b" % "|".join(sorted(map(re.escape, heads))))
-            if named.search(text, m.start(), _statement_end(text, m.start())):
+                named = heads | {"*"}
+            if not named.isdisjoint(_WORD_OR_STAR.findall(text, m.start(), _statement_end(text, m.start()))):
                 raise _Parse
             continue
         for node in _import_statement(text, m.start()):
