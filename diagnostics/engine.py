@@ -279,8 +279,7 @@ def _lint_text(text: str | bytes, path: str = "<string>", settings: Settings | N
     rules = _enabled_rules(settings, path, "python"), _enabled_rules(settings, path, "cuda")
     if not _needs_tree(text, path, workspace, *rules):
         return _unparsed(text, path, problem, settings)
-    tree = workspace.take_tree(path, text) if on_disk else None   # an import read it already
-    source = SourceFile(text=text, path=path, tree=tree) if tree is not None else SourceFile.from_text(text, path)
+    source = SourceFile.from_text(text, path)
     source.decode_problem = problem
     if on_disk:
         workspace.observe(path, source.text, source.tree)

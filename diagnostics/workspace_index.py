@@ -73,10 +73,6 @@ JIT_PATHS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics",
 _MAX_DEPTH = 24            # re-export chains longer than this resolve to nothing (and cycles end)
 _MAX_MODULE_BYTES = 5_000_000
 _REFRESH_S = 1.0           # update() looks for files changed on disk at most this often
-# The parsed modules kept (`parsed`, `take_tree`), the most recent first, up to this much text in
-# all (a tree takes about 45 bytes a character: some 45 MB): a module an import read is most often
-# linted itself soon after (`tritonify check` walks a package in order), and then not parsed again
-_TREE_CHARS = 1_000_000
 
 # Names that mean Triton when imported from a module we cannot read whose name says Triton.
 _GUESSES = {
@@ -411,8 +407,7 @@ class WorkspaceIndex:
         self._located: dict[tuple[Path, str], Path | None] = {}
         self._resolved: dict[tuple[Path, tuple[str, ...]], Target | None] = {}
         self._roots: dict[Path, tuple[Path, ...]] = {}      # a file's directory -> its roots
-        self._trees: dict[Path, tuple] = {}                  # recently parsed modules (`_keep_tree`)
-        self._tree_chars = 0
+        self._trees: dict[Path, tuple] = {}                  # a few parsed helper modules
         self.modules_read = 0
         self._last_refresh = float("-inf")
         self._lock = threading.RLock()                               # measurement: modules parsed
@@ -451,48 +446,13 @@ class WorkspaceIndex:
             s = ModuleSummary(path=location, name=module_name(location))
         else:
             text, stamp = read
-            self.modules_read += 1
-            tree = _parse(text, location)
-            s = self._summarise_text(location, text, tree, parsed=True)
+            s = self._summarise_text(location, text)
             s.stamp = stamp
-            if tree is not None:
-                self._keep_tree(location, s.digest, text, tree)
         self._store(location, s)
         return s
 
-    def _keep_tree(self, location: Path, digest: int, text: str, tree: ast.Module) -> None:
-        """Keep a parsed module (the oldest go once `_TREE_CHARS` of text are kept)."""
-        cache = self._trees
-        self._forget_tree(location)
-        cache[location] = (digest, (text, tree))
-        self._tree_chars += len(text)
-        while self._tree_chars > _TREE_CHARS and len(cache) > 1:
-            self._forget_tree(next(iter(cache)))
-
-    def _forget_tree(self, location: Path) -> None:
-        hit = self._trees.pop(location, None)
-        if hit is not None:
-            self._tree_chars -= len(hit[1][0])
-
-    @_locked
-    def take_tree(self, path: str | Path, text: str) -> ast.Module | None:
-        """The tree of the file at `path`, when the index parsed this very text (an import read
-        it before the file's own lint): handed over, and no longer kept, so the engine lints the
-        file without parsing it a second time. None otherwise."""
-        if not self._trees:
-            return None
-        location = _canon(path)
-        hit = self._trees.get(location)
-        if hit is None or hit[1][0] != text:
-            return None
-        self._forget_tree(location)
-        return hit[1][1]
-
-    def _summarise_text(self, location: Path, text: str, tree: ast.Module | None = None,
-                        parsed: bool = False) -> ModuleSummary:
-        """The summary of a module's text (`tree`: its parse, when the caller has it; `parsed`:
-        the caller parsed it, and None is a syntax error)."""
-        if tree is None and not parsed:
+    def _summarise_text(self, location: Path, text: str, tree: ast.Module | None = None) -> ModuleSummary:
+        if tree is None:
             self.modules_read += 1
             tree = _parse(text, location)
         name = module_name(location)
@@ -555,7 +515,6 @@ class WorkspaceIndex:
 
     def _drop(self, location: Path) -> None:
         self._summaries.pop(location, None)
-        self._forget_tree(location)
         if location.name == "__init__.py":
             self._summaries.pop(location.parent, None)
 
@@ -765,8 +724,9 @@ class WorkspaceIndex:
     @_locked
     def parsed(self, s: ModuleSummary) -> tuple[str, ast.Module] | None:
         """(text, tree) of a summarised module, parsed again on demand (the last few kept)."""
+        cache = self._trees
         key = s.path
-        hit = self._trees.get(key)
+        hit = cache.get(key)
         if hit is not None and hit[0] == s.digest:
             return hit[1]
         if s.text is not None:
@@ -779,7 +739,9 @@ class WorkspaceIndex:
         tree = _parse(text, s.path)
         if tree is None:
             return None
-        self._keep_tree(key, s.digest, text, tree)
+        if len(cache) >= 16:
+            cache.pop(next(iter(cache)))
+        cache[key] = (s.digest, (text, tree))
         return text, tree
 
     @_locked
