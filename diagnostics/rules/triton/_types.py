@@ -883,7 +883,7 @@ def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     kernels = list(ctx.kernels)
     roots = [k for k in kernels if not k.is_helper]
     for kernel in roots:
-        returns = any(isinstance(n, ast.Return) and n.value is not None for n in kernel.nodes)
+        returns = any(n.value is not None for n in kernel.nodes if n.__class__ is ast.Return)
         if returns and not _launches(ctx, kernel):
             # A device function called from kernels elsewhere: its parameters may be blocks.
             out[kernel.node] = KernelTypes(ctx, kernel, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN
