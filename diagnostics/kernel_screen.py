@@ -34,6 +34,7 @@ reasons are not read for the screen.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import warnings
 from functools import lru_cache
@@ -138,7 +139,8 @@ def _candidate_callees(text: str) -> set[str]:
             if before.endswith(")"):
                 before = _before_call(before)   # `factory(...)(fn)`: `_jit_like` resolves `factory`
             found.add(_dotted_before(before))   # none after `]`: a subscript is never resolved
-    return {c for c in found if c}
+    # `import (fn`, `if (fn`, `and (fn`: a keyword before the bracket is no callee
+    return {c for c in found if c and not keyword.iskeyword(c.split(".")[0])}
 
 
 def _dotted_before(text: str) -> str:
@@ -188,19 +190,27 @@ def _before_call(before: str) -> str:
 def _aliases(text: str, heads: set[str]) -> set[str]:
     """Dotted names assigned to `heads` (`k = compat.kernel`: ImportMap resolves such a
     module-level alias like an import). A value that is not plainly a dotted name cannot be
-    such an alias, except `functools.partial(...)` and values over several lines: parse."""
+    such an alias, except a bracketed one (`k = (\n compat.kernel\n)`), the first argument of
+    `functools.partial(...)` and a `....jit(...)` factory (`alias_chain`); a value the text cannot
+    read for certain (continued with a backslash, a name broken over lines): parse."""
     out: set[str] = set()
     if not heads:
         return out
     first, rest = _assignments_of(frozenset(heads))
-    found = [m.group(1) for m in rest.finditer(text)]
+    found = [(m.group(1), m.start(1)) for m in rest.finditer(text)]
     start = first.match(text)
     if start is not None:
-        found.insert(0, start.group(1))
-    for value in found:
-        value = value.split("#")[0].strip()
-        if not value or value[0] in "(\\":
+        found.insert(0, (start.group(1), start.start(1)))
+    for raw, at in found:
+        value = raw.split("#")[0].strip()
+        at += len(raw) - len(raw.lstrip())   # where `value` starts in the text
+        if not value or value[0] == "\\":
             raise _Parse
+        if value[0] == "(":
+            name = _first_name(text, at + 1, ")")
+            if name:
+                out.add(name)
+            continue
         prefix = _DOTTED_PREFIX.match(value)
         if prefix is None:
             continue   # a literal, a list, a string: never an alias
@@ -208,11 +218,37 @@ def _aliases(text: str, heads: set[str]) -> set[str]:
             out.add(_squeeze(value))
         else:
             last = _squeeze(prefix.group()).rsplit(".", 1)[-1]
-            if last == "partial":
-                raise _Parse
+            if last == "partial":   # `functools.partial(fn, ...)`: an alias of `fn`
+                if text[at + prefix.end():at + prefix.end() + 1] != "(":
+                    raise _Parse
+                name = _first_name(text, at + prefix.end() + 1, ",)")
+                if name:
+                    out.add(name)
             if last == "jit":   # `jit_nospec = triton.jit(do_not_specialize=[...])`: `alias_chain`'s factory
                 out.add(_squeeze(prefix.group()))
     return out
+
+
+_GAP_AT = re.compile(_GAP)
+
+
+def _first_name(text: str, at: int, ends: str) -> str | None:
+    """The dotted name that the expression opening at `at` (after a bracket) is, when one of
+    `ends` follows it (`compat.kernel` of `(compat.kernel)`); None when the expression is no
+    name (a string, a call, an operation: never an alias). A name that may go on over lines
+    (a line break, a backslash or a comment after it, still inside the bracket): parse."""
+    at = _GAP_AT.match(text, at).end()
+    prefix = _DOTTED_PREFIX.match(text, at)
+    if prefix is None:
+        if text[at:at + 1] in ("(", "\\", ""):
+            raise _Parse   # a bracket in a bracket, a continued line: not read
+        return None
+    after = text[prefix.end():prefix.end() + 1]
+    if after and after in ends:
+        return _squeeze(prefix.group())
+    if after in ("\n", "\\", "#", ""):
+        raise _Parse
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -241,7 +277,12 @@ def _imports_binding(text: str, heads: set[str]) -> list[ast.stmt]:
         if head is None or head.end() != m.end():
             # the word in a comment, a string, after `try:` or `;`: what an import there could
             # bind follows the word on its logical line, so one that names none of `heads` and
-            # has no `*` binds nothing asked about
+            # has no `*` binds nothing asked about. After a `#` with no quote before it on its
+            # line, the word is in a comment (or in a string that began on an earlier line and
+            # does not end before it): it binds nothing
+            before = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            if "#" in before and "'" not in before and '"' not in before:
+                continue
             if named is None:
                 named = heads | {"*"}
             if not named.isdisjoint(_WORD_OR_STAR.findall(text, m.start(), _statement_end(text, m.start()))):

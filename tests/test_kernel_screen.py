@@ -55,6 +55,10 @@ CASES = {
     "star import": "from .compat import *\n\n@kernel\ndef k" + BODY,
     "decorator over lines": "from . import compat\ntl = compat.tl\n\n@(\n    compat.kernel\n)\ndef k" + BODY,
     "import after try:": "try: from .compat import kernel, tl\nexcept ImportError: pass\n\n@kernel\ndef k" + BODY,
+    "bracketed alias": "from . import compat\ntl = compat.tl\nk2 = (\n    compat.kernel  # the decorator\n)\n\n@k2\ndef k" + BODY,
+    "alias broken over lines": "from . import compat\ntl = compat.tl\nk2 = (compat\n      .kernel)\n\n@k2\ndef k" + BODY,
+    "partial alias": ("import functools\nfrom . import compat\ntl = compat.tl\n"
+                      "k2 = functools.partial(\n    compat.kernel, do_not_specialize=['n'])\n\n@k2\ndef k" + BODY),
 }
 
 
@@ -178,6 +182,12 @@ NO_KERNEL_CASES = {
                             "@functools.lru_cache\ndef lookup(key):\n    return compat.table(key)\n"),
     "import in a docstring": ('"""Helpers (do not import triton here)."""\nimport functools\n\n'
                               "@functools.cache\ndef f(x):\n    return x\n"),
+    # `name=(` on its own line: a keyword argument (or an assignment) whose value is no name
+    "keyword arguments over lines": ("from . import compat\n\ndef fn(x):\n    return x\n\ndef options():\n"
+                                     "    return dict(\n        wrap=(\n            f'{fn} wrapped'\n        ),\n"
+                                     "        partial=functools.partial(print, 'x'),\n    )\n\nk = wrap(fn)\n"),
+    "a keyword before a bracket": ("from . import compat\n\ndef fn(x):\n    return x\n\nif (fn):\n    pass\n"
+                                   "from .compat import (\n    fn as g,\n)\n"),
     "nested import of another name": ("import functools\n\ndef g():\n    if True: import os\n    return os\n\n"
                                       "@functools.cache\ndef f(x):\n    return x\n"),
 }
