@@ -55,6 +55,10 @@ CASES = {
     "star import": "from .compat import *\n\n@kernel\ndef k" + BODY,
     "decorator over lines": "from . import compat\ntl = compat.tl\n\n@(\n    compat.kernel\n)\ndef k" + BODY,
     "import after try:": "try: from .compat import kernel, tl\nexcept ImportError: pass\n\n@kernel\ndef k" + BODY,
+    "bracketed alias": "from . import compat\ntl = compat.tl\nk2 = (\n    compat.kernel  # the decorator\n)\n\n@k2\ndef k" + BODY,
+    "alias broken over lines": "from . import compat\ntl = compat.tl\nk2 = (compat\n      .kernel)\n\n@k2\ndef k" + BODY,
+    "partial alias": ("import functools\nfrom . import compat\ntl = compat.tl\n"
+                      "k2 = functools.partial(\n    compat.kernel, do_not_specialize=['n'])\n\n@k2\ndef k" + BODY),
 }
 
 
@@ -139,3 +143,74 @@ def test_every_file_with_a_kernel_is_screened_in_the_corpus() -> None:
     files = [f for p in sorted(CORPUS.iterdir()) if p.is_dir() for f in sorted(p.rglob("*.py"))]
     assert len(files) > 2000
     assert _screened_out_kernels(files, index) == []
+
+
+# Kernels in a text that spells `jit` without `@jit` / `@triton.jit` opening a line: the screen
+# reads them through its steps, not its shortcut (a text with no such decorator is not parsed at once)
+JIT_CASES = {
+    "call form, triton imported": "import triton\nimport triton.language as tl\n\ndef f" + BODY + "\nk = triton.jit(f)\n",
+    "call form, triton not imported": "import triton.language as tl\n\ndef f" + BODY + "\nk = triton.jit(f)\n",
+    "alias of a jit factory": ("import triton\nimport triton.language as tl\nnospec = triton.jit(do_not_specialize=['n'])\n\n"
+                               "@nospec\ndef k" + BODY),
+    "alias of triton.jit": "import triton\nimport triton.language as tl\nj = triton.jit\n\n@j\ndef k" + BODY,
+    "bare jit under a star import": "from triton import *\nimport triton.language as tl\n\ndef f" + BODY + "\nk = jit(f)\n",
+    "bare jit, unbound": "import triton\nimport triton.language as tl\n\ndef f" + BODY + "\nk = jit(f)\n",
+    "jit imported under another name": "from triton import jit as J\nimport triton.language as tl\n\n@J\ndef k" + BODY,
+}
+
+
+@pytest.mark.parametrize("name", JIT_CASES)
+def test_kernels_in_a_text_that_spells_jit_are_screened_in(tmp_path: Path, name: str) -> None:
+    user = _package(tmp_path, JIT_CASES[name])
+    text = user.read_text()
+    assert "jit" in text and "@jit" not in text and "@triton.jit" not in text
+    index = WorkspaceIndex()
+    assert _kernels(user, index), "the engine finds a kernel here (the premise of the case)"
+    assert may_define_kernel(text, str(user), index)
+    result = lint_file(user, ALL, index)
+    assert result.parsed and any(f.code == "TRI022" for f in result.findings), name
+
+
+NO_KERNEL_CASES = {
+    # what torch and code generators spell: TorchScript, and Triton source in strings
+    "torch.jit": "import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n\ng = torch.jit.trace(f, ())\n",
+    "jit in a string": ("import triton\n\ndef emit(code):\n    code.writeline('@triton.jit')\n"
+                        "    code.writeline(f'@triton.jit(do_not_specialize={1})')\n"),
+    "jit in a docstring": 'import torch\n\ndef f(x):\n    """Unlike a triton.jit kernel, this runs eagerly."""\n    return x\n',
+    # the word `import` where no import statement opens: a comment, a docstring, a nested import of other names
+    "import in a comment": ("from . import compat\n\n# we import compat lazily: see compat.table\n"
+                            "@functools.lru_cache\ndef lookup(key):\n    return compat.table(key)\n"),
+    "import in a docstring": ('"""Helpers (do not import triton here)."""\nimport functools\n\n'
+                              "@functools.cache\ndef f(x):\n    return x\n"),
+    # `name=(` on its own line: a keyword argument (or an assignment) whose value is no name
+    "keyword arguments over lines": ("from . import compat\n\ndef fn(x):\n    return x\n\ndef options():\n"
+                                     "    return dict(\n        wrap=(\n            f'{fn} wrapped'\n        ),\n"
+                                     "        partial=functools.partial(print, 'x'),\n    )\n\nk = wrap(fn)\n"),
+    "a keyword before a bracket": ("from . import compat\n\ndef fn(x):\n    return x\n\nif (fn):\n    pass\n"
+                                   "from .compat import (\n    fn as g,\n)\n"),
+    "nested import of another name": ("import functools\n\ndef g():\n    if True: import os\n    return os\n\n"
+                                      "@functools.cache\ndef f(x):\n    return x\n"),
+}
+
+
+@pytest.mark.parametrize("name", NO_KERNEL_CASES)
+def test_a_text_with_no_kernel_is_not_parsed(tmp_path: Path, name: str) -> None:
+    user = _package(tmp_path, NO_KERNEL_CASES[name])
+    index = WorkspaceIndex()
+    assert _kernels(user, index) == [], "no kernel here (the premise of the case)"
+    assert not may_define_kernel(user.read_text(), str(user), index), name
+    assert not lint_file(user, ALL, index).parsed
+
+
+def test_the_word_import_before_a_candidate_keeps_the_file_parsed(tmp_path: Path) -> None:
+    """`try: from .compat import kernel` (not where an import statement opens a line) binds the
+    decorator's name: the screen cannot read it alone, so the file is parsed."""
+    text = "import triton.language as tl\nif True: from .compat import kernel\n\n@kernel\ndef k" + BODY
+    user = _package(tmp_path, text)
+    index = WorkspaceIndex()
+    assert _kernels(user, index) == ["k"]
+    assert may_define_kernel(text, str(user), index)
+    # the same word in a comment that names the decorator is not read either: parsed, to be safe
+    (tmp_path / "b").mkdir()
+    commented = CASES["re-exported decorator"] + "# import kernel from compat, not from triton\n"
+    assert may_define_kernel(commented, str(_package(tmp_path / "b", commented)), WorkspaceIndex())

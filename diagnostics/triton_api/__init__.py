@@ -140,7 +140,7 @@ def _distribution_version() -> str | None:
         return None
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)   # more than the recorded versions: a file asks for each of them (8 missed every call)
 def _api(version: str | None) -> Api:
     versions = _data()
     chosen = max(versions, key=_key)

@@ -228,19 +228,21 @@ def _nearest(version: str, recorded: list[str]) -> str:
     return max(older, key=_key) if older else max(recorded, key=_key)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=4096)
 def _from_folder(folder: Path, recorded: tuple[str, ...]) -> tuple[tuple[str, ...], str] | None:
+    """What `folder` or the nearest folder above it declares (each folder read once: the files of a
+    tree share their parents' answer)."""
     rec = list(recorded)
-    for d in [folder, *folder.parents]:
-        got = _declared(d, rec)
-        if got:
-            return tuple(got[0]), got[1]
-        found = _venv_version(d) or _own_environment(d)
-        if found:
-            return (_nearest(found, rec),), f"triton {found}, installed in {d.name}/"
-        if any((d / name).is_file() for name in _DECLARATIONS) or (d / ".git").exists():
-            return None     # the project's own folder declares nothing: a folder above is another project
-    return None
+    got = _declared(folder, rec)
+    if got:
+        return tuple(got[0]), got[1]
+    found = _venv_version(folder) or _own_environment(folder)
+    if found:
+        return (_nearest(found, rec),), f"triton {found}, installed in {folder.name}/"
+    if any((folder / name).is_file() for name in _DECLARATIONS) or (folder / ".git").exists():
+        return None     # the project's own folder declares nothing: a folder above is another project
+    parent = folder.parent
+    return None if parent == folder else _from_folder(parent, recorded)
 
 
 def target(path: str | None, setting: str = "") -> tuple[tuple[str, ...], str]:

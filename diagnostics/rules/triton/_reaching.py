@@ -125,6 +125,7 @@ class ReachingDefinitions:
                 key = (id(b.stmt), name)
                 self._by_site[key] = self._by_site.get(key, ()) + (b,)
         self._uses: dict[int, frozenset] = {}
+        self._reads_of: dict[int, tuple] = {}   # id(expr) -> (expr, its Name loads, its walruses)
         self._before: list[tuple[tuple[int, int], tuple[int, int], _State]] = []  # (start, end, state) per statement
         self._loops: list[tuple[list[_State], list[_State]]] = []  # (break states, continue states)
         body = getattr(scope, "body", None)
@@ -174,13 +175,19 @@ class ReachingDefinitions:
         """Record every read in `expr` with `state`; a walrus inside binds after it."""
         if expr is None:
             return state
-        walrus = []
-        for n in walk_nodes(expr):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                self._uses[id(n)] = state.get(n.id, frozenset((_ENTRY,)))
-            elif isinstance(n, ast.NamedExpr):
-                walrus.append(n)
-        for w in walrus:
+        found = self._reads_of.get(id(expr))
+        if found is None or found[0] is not expr:   # walked once: a loop's body is read twice
+            loads, walrus = [], []
+            for n in walk_nodes(expr):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    loads.append(n)
+                elif isinstance(n, ast.NamedExpr):
+                    walrus.append(n)
+            found = self._reads_of[id(expr)] = (expr, loads, walrus)
+        uses = self._uses
+        for n in found[1]:
+            uses[id(n)] = state.get(n.id, frozenset((_ENTRY,)))
+        for w in found[2]:
             state = self._define(state, w, w.target)
         return state
 

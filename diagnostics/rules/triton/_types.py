@@ -166,17 +166,17 @@ class HostTypes:
             self._values = values
         return self._values
 
-    def kind(self, expr: ast.expr, depth: int = 0) -> tuple[str, str] | None:
-        """("tensor" | "int" | "float" | "none" | "bool" | "tuple", how it was seen), or None."""
-        if depth > 4:
-            return None
-        found = self._kind(expr, depth)
-        if found is None:
-            return None
+    def kind(self, expr: ast.expr, depth: int = 0) -> str | None:
+        """"tensor" | "int" | "float" | "none" | "bool" | "tuple", or None (`shown` writes out how it
+        was seen, when a message needs it: most launches' never does)."""
+        return None if depth > 4 else self._kind(expr, depth)
+
+    def shown(self, expr: ast.expr) -> str:
+        """How a launch argument was seen: its text, and its one binding in the host function."""
         text = ast.unparse(expr)
         if isinstance(expr, ast.Name) and len(self._bindings().get(expr.id, ())) == 1:
             text = f"{text} = {ast.unparse(self._bindings()[expr.id][0])}"
-        return found, text
+        return text
 
     def _tensor_parameter(self, name: str) -> bool:
         """A parameter of the host function, never rebound there, that the function uses as only a
@@ -304,21 +304,22 @@ _PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "non
 
 
 def _param_type(ctx: PythonContext, kernel: Kernel, name: str, constexpr: bool,
-                seen: list[tuple[str, str, int]] | None) -> VType:
+                seen: list[tuple[str, tuple, int]] | None) -> VType:
     if constexpr:
         kinds = {k for k, _, _ in seen or ()}
         kind = _PARAM_KIND[kinds.pop()] if len(kinds) == 1 else None
         param = kernel.param(name)
         if param is not None and isinstance(param.default, ast.Constant) and seen is None:
             kind = HostTypes(ctx, None).kind(param.default)
-            kind = _PARAM_KIND[kind[0]] if kind else None
+            kind = _PARAM_KIND[kind] if kind else None
         return VType(kind=kind if kind not in ("pointer", "tuple") else None, block=False, rank=0,
                      constexpr=True)
     if seen:
         kinds = {k for k, _, _ in seen}
         if len(kinds) == 1:
             kind = _PARAM_KIND[next(iter(kinds))]
-            how, line = seen[0][1], seen[0][2]
+            (host, expr), line = seen[0][1], seen[0][2]
+            how = host.shown(expr)
             origin = f"the launch on line {line} passes `{how}`"
             if kind == "tuple":
                 return VType(kind="tuple", origin=origin)
@@ -337,8 +338,9 @@ def _launches(ctx: PythonContext, kernel: Kernel):
     return cache[id(kernel.node)]
 
 
-def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[str, str, int]] | None]:
-    """Per parameter: what each launch in the file passes (None once one launch is unreadable)."""
+def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[str, tuple, int]] | None]:
+    """Per parameter: what each launch in the file passes (None once one launch is unreadable), as
+    (kind, (the HostTypes, the expression) that write out how it was seen, line)."""
     out: dict[str, list[tuple[str, str, int]] | None] = {}
     found = _launches(ctx, kernel)
     if not found:
@@ -364,7 +366,7 @@ def _launch_kinds(ctx: PythonContext, kernel: Kernel) -> dict[str, list[tuple[st
             if kind is None:
                 out[name] = None
             else:
-                out.setdefault(name, []).append((kind[0], kind[1], launch.call.lineno))
+                out.setdefault(name, []).append((kind, (host, expr), launch.call.lineno))
     return out
 
 
@@ -881,7 +883,7 @@ def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     kernels = list(ctx.kernels)
     roots = [k for k in kernels if not k.is_helper]
     for kernel in roots:
-        returns = any(isinstance(n, ast.Return) and n.value is not None for n in kernel.nodes)
+        returns = any(n.value is not None for n in kernel.nodes if n.__class__ is ast.Return)
         if returns and not _launches(ctx, kernel):
             # A device function called from kernels elsewhere: its parameters may be blocks.
             out[kernel.node] = KernelTypes(ctx, kernel, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN

@@ -155,6 +155,38 @@ def _call_problem(api, path: str, call: ast.Call) -> str | None:
     return None
 
 
+# (versions, path) -> indices of the target APIs that lack the path, and (versions, path, keywords,
+# positional count, starred) -> (index, problem) of those that reject the call: the same `tl.load`
+# of the same form is asked about in every kernel of every file, each time against every version
+_ANSWERS: dict[tuple, tuple] = {}
+
+
+def _lacking(apis, versions_: tuple[str, ...], path: str) -> tuple[int, ...]:
+    """The indices of `apis` (named by `versions_`) whose `lookup(path)` is not None."""
+    key = (versions_, path)
+    hit = _ANSWERS.get(key)
+    if hit is None:
+        if len(_ANSWERS) > 100_000:
+            _ANSWERS.clear()
+        hit = _ANSWERS[key] = tuple(i for i, a in enumerate(apis) if a.lookup(path) is not None)
+    return hit
+
+
+def _rejecting(apis, versions_: tuple[str, ...], path: str, call: ast.Call) -> tuple[tuple[int, str], ...]:
+    """(index, problem) for each of `apis` that has `path` and whose signature rejects `call`
+    (`_call_problem`, which reads only the call's keyword names, argument count and unpacking)."""
+    key = (versions_, path, tuple(kw.arg for kw in call.keywords), len(call.args),
+           any(isinstance(a, ast.Starred) for a in call.args))
+    hit = _ANSWERS.get(key)
+    if hit is None:
+        if len(_ANSWERS) > 100_000:
+            _ANSWERS.clear()
+        lacking = _lacking(apis, versions_, path)
+        found = ((i, _call_problem(a, path, call)) for i, a in enumerate(apis) if i not in lacking)
+        hit = _ANSWERS[key] = tuple((i, p) for i, p in found if p)
+    return hit
+
+
 def target_apis(ctx: PythonContext):
     """(the APIs of the Triton versions the file's project runs, oldest first; where that came from):
     `triton_api.target` (the environment's override, the `triton-version` setting, the project's
@@ -194,6 +226,7 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
     where = "" if len(apis) == 1 and source.startswith("TRITONIFY_") else f" ({source})"
     all_types = kernel_types(ctx)
     roots: dict[str, bool] = {}
+    versions_ = tuple(a.version for a in apis)
     for kernel in ctx.kernels:
         if _version_guarded(ctx, kernel.node):
             continue
@@ -214,7 +247,7 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
                 if not path or _through_private_module(node):
                     continue
                 written = _as_written(ctx, node, path)
-                failing = [a for a in apis if a.lookup(written) is not None]
+                failing = [apis[i] for i in _lacking(apis, versions_, written)]
                 if not failing:
                     continue
                 module, name = failing[-1].lookup(written)
@@ -248,8 +281,7 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
                     continue
                 if path and path.startswith("triton.language.") and id(node.func) not in reported \
                         and not (isinstance(node.func, ast.Attribute) and _through_private_module(node.func)):
-                    found = [(a, _call_problem(a, path, node)) for a in apis if a.lookup(path) is None]
-                    failing = [(a, p) for a, p in found if p]
+                    failing = [(apis[i], p) for i, p in _rejecting(apis, versions_, path, node)]
                     if failing:
                         api, problem = failing[-1]
                         head, _, tail = problem.partition("; ")
