@@ -104,13 +104,16 @@ def _tri020(text: str):
     return [f for f in lint_text(textwrap.dedent(text), "program.py", Settings()).findings if f.code == "TRI020"]
 
 
-def test_a_kernel_left_beside_the_ones_the_module_launches_is_dead_and_its_breaks_are_not_reported():
+def test_a_kernel_the_module_never_names_keeps_its_breaks_as_warnings_beside_the_ones_it_launches():
     # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop) beside the `_n4` variant its
-    # host code launches
-    assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=OTHER_KERNEL_LAUNCHED)) == []
+    # host code launches. Text cannot tell such a leftover from a kernel being written whose launcher
+    # is not there yet (a second kernel added to a file that launches the first): its break stays, as a
+    # warning that says nothing launches it (the engine drops only what a size guard rules out)
+    found = _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=OTHER_KERNEL_LAUNCHED))
+    assert found and all(f.severity is Severity.WARNING and "nothing in this file launches" in f.message for f in found)
 
 
-def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_imports_it(tmp_path):
+def test_a_public_kernel_nothing_launches_keeps_its_break_as_a_warning_whoever_imports_it(tmp_path):
     # flag-gems' softmax.py: a public `next_multiple_of` helper (`tl.cidv`) nothing calls any more and
     # no other file imports; a public function another module imports may be launched there
     from tritonify.diagnostics.engine import lint_file
@@ -126,7 +129,7 @@ def test_a_public_dead_kernel_is_quiet_only_where_no_other_file_of_the_project_i
         _imported_in_project.cache_clear()
         return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI020"]
 
-    assert tri020() == []
+    assert tri020() and all(f.severity is Severity.WARNING for f in tri020())
     (pkg / "user.py").write_text("from pkg.ops import scale_kernel\n")
     found = tri020()
     assert found and all(f.severity is Severity.WARNING for f in found)
