@@ -418,16 +418,24 @@ def _fused_linear_kl(ctx: PythonContext, kernel: Kernel) -> str | None:
     host function computes with matmuls (`c_sl = F.linear(c_sx, weight)`, `c_tl = F.linear(c_tx,
     target_weight)`: fla's FusedKLDivLoss), and runs no collective: the fused linear distillation
     loss Liger ships as `liger_fused_linear_jsd(..., jsd_beta=0.0)` (beta 0 is the forward KL)."""
+    for launch, host, _, _ in _launching_hosts(ctx, kernel):
+        if len(_matmul_arguments(host, launch)) >= 2:
+            return host.name
+    return None
+
+
+def _launching_hosts(ctx: PythonContext, kernel: Kernel):
+    """(launch, the host function of this file that holds it, its calls, the names it calls) for each
+    launch of `kernel` whose host function runs no collective (`all_reduce`: work split across ranks,
+    which Liger's single-device ops do not do)."""
     for launch in ctx.launches.get(kernel.name, []):
         host = _enclosing_function(ctx, launch)
         if host is None:
             continue
-        _, names = _host_calls(host)
+        calls, names = _host_calls(host)
         if names & _COLLECTIVES:
             continue
-        if len(_matmul_arguments(host, launch)) >= 2:
-            return host.name
-    return None
+        yield launch, host, calls, names
 
 
 def _kl_message(kernel: Kernel, op: LigerOp, host: str) -> str:
@@ -460,13 +468,7 @@ def _split_cross_entropy(ctx: PythonContext, kernel: Kernel, graph, helpers: dic
         return partners[name]
 
     functions = {n.name: n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for launch in launches:
-        host = _enclosing_function(ctx, launch)
-        if host is None:
-            continue
-        calls, names = _host_calls(host)
-        if names & _COLLECTIVES:
-            continue
+    for launch, host, calls, names in _launching_hosts(ctx, kernel):
         lse = next((n for c in calls if (n := _launched_name(c)) and n != kernel.name and lse_kernel(n)), None)
         if lse is None:   # one level down: a launcher of this file the host calls (`c_lse = row_lse(c_logits)`)
             for c in calls:
