@@ -10,7 +10,7 @@ from typing import TypeVar
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import dead_functions, reach, unreachable_host_lines
+from tritonify.diagnostics.unlaunched import dead_functions, reach, unlaunched_functions, unreachable_host_lines
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -212,7 +212,7 @@ class PythonContext:
     def dead(self) -> frozenset[str]:
         """The unlaunched functions of a module whose host code launches or calls its other jit
         functions, less public ones another file may import (diagnostics.unlaunched.dead_functions):
-        their compile breaks are not reported."""
+        TRI022 skips their prints; of their compile breaks only `guarded_out`'s are not reported."""
         if not self._reach[1] or not self._reach[0]:
             return frozenset()
         return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host)
@@ -227,7 +227,7 @@ class PythonContext:
         dead = self.dead
         if not dead:
             return frozenset()
-        return dead - reach(self.kernels, self.module_nodes, self.tree)[0]
+        return dead - unlaunched_functions(self.kernels, self.module_nodes, self.tree)   # never named, guard or not
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches
