@@ -287,3 +287,37 @@ def test_an_mrope_gathering_cos_sin_at_loaded_positions_is_quiet():
     assert tri003(MROPE.format(base="tl.load(POS + row)")) == []
     (f,) = tri003(MROPE.format(base="row"))
     assert "Qwen2-VL multimodal RoPE" in f.message
+
+
+def test_assess_gives_each_kernel_its_verdict_and_check_reports_exactly_its_findings():
+    """`assess` is what `check` reports from and what `benchmarks/realworld/liger_census.py` counts:
+    a reported kernel carries its finding, a quiet one the reason the policy gives, and a file out
+    of scope one file-level reason."""
+    from tritonify.diagnostics.context import PythonContext
+    from tritonify.diagnostics.rules.triton import tri003_liger_reimplementation as rule
+    from tritonify.diagnostics.source import SourceFile
+
+    qk = """
+    @triton.jit
+    def qk_norm(q_ptr, k_ptr, wq_ptr, wk_ptr, oq_ptr, ok_ptr, n, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        q = tl.load(q_ptr + row * n + cols, mask=mask, other=0.0)
+        k = tl.load(k_ptr + row * n + cols, mask=mask, other=0.0)
+        tl.store(oq_ptr + row * n + cols, q * tl.rsqrt(tl.sum(q * q, 0) / n + eps) * tl.load(wq_ptr + cols, mask=mask), mask=mask)
+        tl.store(ok_ptr + row * n + cols, k * tl.rsqrt(tl.sum(k * k, 0) / n + eps) * tl.load(wk_ptr + cols, mask=mask), mask=mask)
+    """
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")) + textwrap.dedent(qk)
+
+    def verdicts(path):
+        ctx = PythonContext(SourceFile.from_text(code, path))
+        ctx.rule = rule.RULE
+        return [(k.name if k else None, f is not None, why) for k, f, why in rule.assess(ctx)]
+
+    assert verdicts("my_project/ops/norm.py") == [
+        ("rms_kernel", True, ""), ("qk_norm", False, "several tensors normalised in one launch")]
+    assert verdicts("my_project/third_party/norm.py") == [(None, False, "a provider of the ops (vendored third-party code)")]
+    assert verdicts("my_project/npu/norm.py") == [(None, False, "an NPU backend's twin of a GPU kernel")]
+    found = lint(code, "TRI003", path="my_project/ops/norm.py")
+    assert [f.line for f in found] == [code.splitlines().index("def rms_kernel(x_ptr, w_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):") + 1]

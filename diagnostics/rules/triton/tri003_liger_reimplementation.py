@@ -516,73 +516,127 @@ def _variant_of(name: str, reported: str) -> bool:
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    if not ctx.kernels or not advice_wanted(ctx.source.path):
+    for _kernel, finding, _why in assess(ctx):
+        if finding is not None:
+            yield finding
+
+
+def assess(ctx: PythonContext) -> Iterator[tuple[Kernel | None, Finding | None, str]]:
+    """TRI003's verdict on each kernel of the file, in order: `(kernel, finding, "")` for a kernel
+    reported, `(kernel, None, why)` for one left quiet, and a single `(None, None, why)` when the
+    whole file is out of the policy's scope (Liger's tree, a test, `liger-first = false`, an NPU
+    twin, a provider). `check` reports the findings; `benchmarks/realworld/liger_census.py` counts
+    the reasons, so a census of the quiet kernels reads the rule's own decisions."""
+    if not ctx.kernels:
+        return
+    if not advice_wanted(ctx.source.path):
+        yield None, None, "Liger's own source, a test or a reference file"
         return   # Liger's own source and tests keep their kernels on purpose
     if getattr(ctx.settings, "liger_first", True) is False:
+        yield None, None, "liger-first = false"
         return   # the project opted out of the Liger-first policy
     if npu_backend_module(ctx.source.path):
+        yield None, None, "an NPU backend's twin of a GPU kernel"
         return   # an NPU backend's twin of a GPU kernel: the GPU module's finding carries the advice
     helpers = {k.name: k.node for k in ctx.kernels}
     reported: dict[str, list[str]] = {}
     provider_checked = False   # asked once a kernel passes the cheap screens (it reads the text and the folder)
+
+    def variant(key: str, name: str) -> str | None:
+        return next((o for o in reported.get(key, []) if _variant_of(name, o)), None)
+
     for kernel in ctx.kernels:
         if kernel.is_helper or is_reference_function(kernel.name):
-            continue  # a helper's work is judged where it is inlined; a reference is kept to check
+            # a helper's work is judged where it is inlined; a reference is kept to check
+            yield kernel, None, "a @jit helper (judged in its caller)" if kernel.is_helper else "a reference implementation"
+            continue
         if _matmul_without_log(kernel):
-            continue  # a matmul or attention kernel; only fused linear CE (dot + log-sum-exp) is an op
+            yield kernel, None, "a matmul or attention kernel"   # only fused linear CE (dot + log-sum-exp) is an op
+            continue
         if _deliberate_numerics(ctx, kernel):
-            continue  # it rounds like a reference on purpose: Liger's op would not be a drop-in
+            yield kernel, None, "rounding kept on purpose"   # Liger's op would not be a drop-in
+            continue
         if _extent_read_from_memory(ctx, kernel):
-            continue  # it covers a loaded count of rows (a padded MoE or varlen layout), not a dense tensor
+            yield kernel, None, "a loop to a count loaded from memory (padded MoE or varlen rows)"
+            continue
         if not provider_checked:
             provider_checked = True
-            if provider_reason(ctx.source.path, ctx.source.text) is not None:
+            provider = provider_reason(ctx.source.path, ctx.source.text)
+            if provider is not None:
+                yield None, None, f"a provider of the ops ({provider})"
                 return   # the kernels are this package's product (an aten provider, a vendored copy)
         graph = build_graph(kernel, ctx.imports, helpers)
         if graph is None:
+            yield kernel, None, "too large to analyse"
             continue
         result = recognise(graph)
         branches = _branches(ctx, kernel, helpers, result.found, result.op)
         if branches is not None:
             if {op for _, op in branches[1]} <= _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
-                continue   # rows filtered by a loaded id (MoE routing): not a dense elementwise op
+                yield kernel, None, "rows filtered by a loaded id (MoE routing)"
+                continue
             key = "+".join(sorted({op for _, op in branches[1]}))
-            if any(_variant_of(kernel.name, other) for other in reported.get(key, [])):
+            other = variant(key, kernel.name)
+            if other is not None:
+                yield kernel, None, f"a variant or backward of `{other}`, reported"
                 continue
             reported.setdefault(key, []).append(kernel.name)
             finding = ctx.finding(kernel.node, _branch_message(kernel, *branches) + POLICY, [])
-            yield _name_anchor(ctx, kernel, finding)
+            yield kernel, _name_anchor(ctx, kernel, finding), ""
             continue
         if result.op is None and not result.found:
             split = _split_cross_entropy(ctx, kernel, graph, helpers)
-            if split is not None and not any(_variant_of(kernel.name, o) for o in reported.get(split[0], [])):
-                reported.setdefault(split[0], []).append(kernel.name)
-                op = OPS[split[0]]
-                finding = ctx.finding(kernel.node, _split_message(kernel, op, split[1], split[2]) + POLICY, [])
-                yield _name_anchor(ctx, kernel, finding)
+            if split is None:
+                yield kernel, None, "no Liger op read"
+                continue
+            other = variant(split[0], kernel.name)
+            if other is not None:
+                yield kernel, None, f"a variant or backward of `{other}`, reported"
+                continue
+            reported.setdefault(split[0], []).append(kernel.name)
+            op = OPS[split[0]]
+            finding = ctx.finding(kernel.node, _split_message(kernel, op, split[1], split[2]) + POLICY, [])
+            yield kernel, _name_anchor(ctx, kernel, finding), ""
             continue
         if result.reason.startswith("policy-gradient") and grpo_token_loss(graph):
-            if not any(_variant_of(kernel.name, o) for o in reported.get("grpo", [])):
-                reported.setdefault("grpo", []).append(kernel.name)
-                yield _name_anchor(ctx, kernel, ctx.finding(kernel.node, _grpo_message(kernel) + POLICY, []))
+            other = variant("grpo", kernel.name)
+            if other is not None:
+                yield kernel, None, f"a variant or backward of `{other}`, reported"
+                continue
+            reported.setdefault("grpo", []).append(kernel.name)
+            yield kernel, _name_anchor(ctx, kernel, ctx.finding(kernel.node, _grpo_message(kernel) + POLICY, [])), ""
             continue
         if result.op == "kl_div" and result.differs:
             host = _fused_linear_kl(ctx, kernel)   # KL on logits, both from matmuls: Liger's fused linear JSD, beta 0
-            if host is not None and not any(_variant_of(kernel.name, o) for o in reported.get("fused_linear_kl_div", [])):
-                reported.setdefault("fused_linear_kl_div", []).append(kernel.name)
-                finding = ctx.finding(kernel.node, _kl_message(kernel, OPS["fused_linear_kl_div"], host) + POLICY, [])
-                yield _name_anchor(ctx, kernel, finding)
+            if host is None:
+                yield kernel, None, "a KL divergence on logits whose launcher does not compute both with matmuls"
+                continue
+            other = variant("fused_linear_kl_div", kernel.name)
+            if other is not None:
+                yield kernel, None, f"a variant or backward of `{other}`, reported"
+                continue
+            reported.setdefault("fused_linear_kl_div", []).append(kernel.name)
+            finding = ctx.finding(kernel.node, _kl_message(kernel, OPS["fused_linear_kl_div"], host) + POLICY, [])
+            yield kernel, _name_anchor(ctx, kernel, finding), ""
             continue
-        if result.op is None or NOT_A_DROP_IN in result.differs:
-            continue   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+        if result.op is None:
+            yield kernel, None, result.reason or "no Liger op read"
+            continue
+        if NOT_A_DROP_IN in result.differs:
+            yield kernel, None, result.differs   # Liger ships a different function (exact GELU, interleaved pairs, logits in)
+            continue
         if result.op in _ELEMENTWISE_OPS and _returns_on_a_loaded_value(ctx, kernel):
-            continue   # rows filtered by a loaded id (MoE routing, padded slots): not a dense tensor
+            yield kernel, None, "rows filtered by a loaded id (MoE routing)"   # not a dense tensor
+            continue
         if result.op == "softmax" and _output_in_another_dtype(ctx, kernel):
-            continue   # its output dtype is chosen (fp32 probabilities), Liger's softmax returns the input's
-        if any(_variant_of(kernel.name, other) for other in reported.get(result.op, [])):
-            continue   # the op's backward or another variant of one kernel: one finding per op
+            yield kernel, None, "a softmax whose output dtype is chosen (fp32 probabilities)"
+            continue
+        other = variant(result.op, kernel.name)
+        if other is not None:
+            yield kernel, None, f"a variant or backward of `{other}`, reported"   # one finding per op
+            continue
         reported.setdefault(result.op, []).append(kernel.name)
         op = OPS[result.op]
         finding = ctx.finding(kernel.node, _message(kernel, op, result.differs) + POLICY,
                               [] if result.differs else [_fix(ctx, kernel, op)])
-        yield _name_anchor(ctx, kernel, finding)
+        yield kernel, _name_anchor(ctx, kernel, finding), ""
