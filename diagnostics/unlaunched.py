@@ -22,7 +22,9 @@ once a launch or call of the function is written. A public one counts as dead on
 file of its project imports that name or reads it as an attribute (`imported_elsewhere`: the
 project's files searched for the names, once per module and process). An unlaunched
 function in a module whose host code launches nothing yet (a kernel typed before its launcher)
-keeps the warning.
+keeps the warning. Of the dead functions the engine drops the compile breaks of those launched only
+where a size guard rules out (below) and of the helpers nothing names at all (`uncalled_helpers`); a
+kernel nothing names keeps its warning (it may be one being written, whose launcher is not there yet).
 
 References in host branches a size guard rules out do not count (`unreachable_host_lines`): the
 `else` of `if n <= BLOCK:` where the host function binds `BLOCK` once to `triton.next_power_of_2(n)`,
@@ -73,9 +75,37 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
     `roots`: functions to count as launched from elsewhere (imported by another module);
     `unreachable`: lines of host code no call can reach (`unreachable_host_lines`), whose references
     do not count."""
+    referrers = _referrers(kernels, module_nodes, unreachable)
+    if not referrers:
+        return frozenset(), False
+    names = set(referrers)
+
+    jit_defs = {id(k.node) for k in kernels}
+    holds_launchers = any(HOST in refs for refs in referrers.values()) or any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
+        for stmt in tree.body)
+    # roots: what host code names; in a module without launchers of its own also every public
+    # function (another module may launch it), so that what it calls is reached too
+    alive = {name for name, refs in referrers.items()
+             if HOST in refs or name in roots or (not holds_launchers and not name.startswith("_"))}
+    grew = True
+    while grew:
+        grew = False
+        for name, refs in referrers.items():
+            if name not in alive and refs & alive:
+                alive.add(name)
+                grew = True
+    return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
+
+
+def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
+               unreachable: frozenset[int] = frozenset()) -> dict[str, set[str]]:
+    """Jit function name -> where the module names it outside its own body: the jit functions whose
+    lines hold a reference (HOST for host code); a name, an attribute or a string counts, a reference
+    on an `unreachable` line does not."""
     spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
     if not spans:
-        return frozenset(), False
+        return {}
     names = {name for _, _, name in spans}
     starts = [start for start, _, _ in spans]
 
@@ -109,22 +139,39 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
             if where != named:
                 referrers[named].add(where)
 
-    jit_defs = {id(k.node) for k in kernels}
-    holds_launchers = any(HOST in refs for refs in referrers.values()) or any(
-        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
-        for stmt in tree.body)
-    # roots: what host code names; in a module without launchers of its own also every public
-    # function (another module may launch it), so that what it calls is reached too
-    alive = {name for name, refs in referrers.items()
-             if HOST in refs or name in roots or (not holds_launchers and not name.startswith("_"))}
+    return referrers
+
+
+def uncalled_helpers(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The jit helpers (functions that return a value: a kernel cannot, so only another jit function
+    calls them) that nothing in the module names outside their own bodies: no kernel, no other helper
+    (but one uncalled itself), no host code, no `__all__` or other string. A helper is not launched:
+    a kernel being written beside it names it as it calls it, so one that nothing names is left over
+    (flag-gems' `next_multiple_of`, whose `tl.cidv` never compiles)."""
+    referrers = _referrers(kernels, module_nodes)
+    helpers = {k.name for k in kernels if _returns_value(k.node)}
+    uncalled = {name for name in helpers if not referrers.get(name)}
     grew = True
     while grew:
         grew = False
-        for name, refs in referrers.items():
-            if name not in alive and refs & alive:
-                alive.add(name)
+        for name in helpers - uncalled:
+            if referrers[name] <= uncalled:
+                uncalled.add(name)
                 grew = True
-    return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
+    return frozenset(uncalled)
+
+
+def _returns_value(fn: ast.AST) -> bool:
+    """Whether `fn` has a `return <value>` of its own (not in a nested definition)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None \
+                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 _MAX_FILES = 20_000          # a project larger than this is not scanned: every public name counts as imported

@@ -211,3 +211,72 @@ def test_a_kernel_launched_only_where_a_size_guard_rules_out_is_dead(tmp_path):
     # a block size that is not the next power of two of the width proves nothing
     capped = SETTINGS_MODULE.replace("triton.next_power_of_2(n)", "min(triton.next_power_of_2(n), 4096)")
     assert [f.severity for f in tri026("<=", capped)] == [Severity.ERROR]
+
+
+HELPERS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def next_multiple_of(a, b):
+    return tl.cidv(a, b) * b
+
+@triton.jit
+def prev_multiple_of(a, b):
+    return tl.cdiv(a, b) * b - b
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = prev_multiple_of(n, BLOCK) + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def run(x, y):
+    copy_kernel[(1,)](x, y, x.numel(), BLOCK=128)
+"""
+
+
+def _tri026_in(tmp_path, text: str, other: str | None = None):
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.unlaunched import _imported_in_project
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "user.py").write_text(other or "")
+    mod = pkg / "ops.py"
+    mod.write_text(textwrap.dedent(text))
+    _imported_in_project.cache_clear()
+    return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI026"]
+
+
+def test_a_helper_nothing_calls_beside_launched_kernels_is_dead(tmp_path):
+    # flag-gems' softmax.py: the @jit helper `next_multiple_of` (`tl.cidv`, no such function) beside
+    # `prev_multiple_of`, which the launched kernel calls; nothing in the project names it
+    assert _tri026_in(tmp_path, HELPERS) == []
+
+
+def test_a_helper_something_names_keeps_its_break(tmp_path):
+    # called by a kernel: an error
+    called = HELPERS.replace("prev_multiple_of(n, BLOCK) +", "next_multiple_of(n, BLOCK) +")
+    assert [f.severity for f in _tri026_in(tmp_path, called)] == [Severity.ERROR]
+    # exported in __all__ (a string naming it counts as a call): an error; imported by another file
+    # of the project: a warning, as before
+    exported = HELPERS + '\n__all__ = ["next_multiple_of"]\n'
+    assert [f.severity for f in _tri026_in(tmp_path, exported)] == [Severity.ERROR]
+    imported = _tri026_in(tmp_path, HELPERS, other="from pkg.ops import next_multiple_of\n")
+    assert [f.severity for f in imported] == [Severity.WARNING]
+    # an unsaved buffer (no project to search): a public helper may be imported, it keeps its warning
+    assert [f.severity for f in lint_text(textwrap.dedent(HELPERS), "program.py", Settings()).findings
+            if f.code == "TRI026"] == [Severity.WARNING]
+
+
+def test_a_kernel_being_written_keeps_the_break_of_the_helper_it_calls(tmp_path):
+    # the new kernel names the helper: the helper is not uncalled, and neither is reported dead
+    typed = HELPERS + textwrap.dedent("""
+        @triton.jit
+        def _pad_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            tl.store(x_ptr + next_multiple_of(n, BLOCK), 0.0)
+        """)
+    found = _tri026_in(tmp_path, typed)
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert "nothing in this file launches or calls `next_multiple_of`" in found[0].message
