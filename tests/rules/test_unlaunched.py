@@ -280,3 +280,72 @@ def test_a_kernel_being_written_keeps_the_break_of_the_helper_it_calls(tmp_path)
     found = _tri026_in(tmp_path, typed)
     assert [f.severity for f in found] == [Severity.WARNING]
     assert "nothing in this file launches or calls `next_multiple_of`" in found[0].message
+
+
+AUTOGRAD_SOFTMAX = SOFTMAX_MODULE.split("def softmax(x):")[0].replace(
+    "_multi_block_kernel(y_ptr", "_multi_block_bwd_kernel(y_ptr").replace(
+    "_single_block_kernel(y_ptr", "_single_block_bwd_kernel(y_ptr") + '''
+def _forward(x):
+    *batch, n_cols = x.shape
+    BLOCK_SIZE, num_warps = calculate_settings(n_cols)
+    y = torch.empty_like(x)
+    if n_cols <= BLOCK_SIZE:
+        multi_block_launch = False
+    else:
+        multi_block_launch = True
+    return y, BLOCK_SIZE, num_warps, multi_block_launch
+
+def _backward(dy, y, BLOCK_SIZE, num_warps, multi_block_launch):
+    *batch, n_cols = dy.shape
+    dx = torch.empty_like(dy)
+    if not multi_block_launch and n_cols <= BLOCK_SIZE:
+        _single_block_bwd_kernel[(dy.shape[0],)](dx, dy, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    else:
+        _multi_block_bwd_kernel[(dy.shape[0],)](dx, dy, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    return dx
+
+class SoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input_):
+        y, BLOCK_SIZE, num_warps, multi_block_launch = _forward(input_)
+        ctx.save_for_backward(y)
+        ctx.BLOCK_SIZE = BLOCK_SIZE
+        ctx.num_warps = num_warps
+        ctx.multi_block_launch = multi_block_launch
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return _backward(grad_output, y, ctx.BLOCK_SIZE, ctx.num_warps, ctx.multi_block_launch)
+'''
+
+
+def test_a_backward_launch_that_the_forwards_saved_size_guard_rules_out_is_dead(tmp_path):
+    # Liger's softmax.py: the forward saves `multi_block_launch` (True only in the `else` of
+    # `n_cols <= BLOCK_SIZE`, a next_power_of_2(n_cols)) and BLOCK_SIZE on ctx; the backward launches
+    # its multi-block kernel (`tl.float32(...)`, a TypeError) only where `not multi_block_launch and
+    # n_cols <= BLOCK_SIZE` fails, with n_cols the gradient's last dimension: never
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(SETTINGS_MODULE)
+    mod = pkg / "softmax.py"
+
+    def tri026(text: str):
+        mod.write_text(text)
+        return [f.severity for f in lint_file(mod, Settings(), workspace=WorkspaceIndex()).findings if f.code == "TRI026"]
+
+    assert tri026(AUTOGRAD_SOFTMAX) == []
+    # the flag set True where the forward can get: the multi-block backward can run
+    assert tri026(AUTOGRAD_SOFTMAX.replace("    if n_cols <= BLOCK_SIZE:\n        multi_block_launch = False",
+                                           "    if n_cols < BLOCK_SIZE:\n        multi_block_launch = False")) == [Severity.ERROR]
+    # the backward's width read from another tensor than the gradient proves nothing
+    assert tri026(AUTOGRAD_SOFTMAX.replace("*batch, n_cols = dy.shape", "*batch, n_cols = y.shape")) == [Severity.ERROR]
+    # a block size saved from something other than the forward's input width proves nothing
+    assert tri026(AUTOGRAD_SOFTMAX.replace("calculate_settings(n_cols)", "calculate_settings(n_cols * 2)")) == [Severity.ERROR]
+    # the backward helper also called from elsewhere, with arguments nobody saved
+    assert tri026(AUTOGRAD_SOFTMAX + "\ndef other(dy, y):\n    return _backward(dy, y, 64, 4, True)\n") == [Severity.ERROR]
