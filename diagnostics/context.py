@@ -10,7 +10,7 @@ from typing import TypeVar
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import (dead_functions, reach, uncalled_helpers, unlaunched_functions,
+from tritonify.diagnostics.unlaunched import (dead_functions, left_over, reach, unlaunched_functions,
                                               unreachable_host_lines)
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
@@ -226,12 +226,14 @@ class PythonContext:
         is not among them: it may be a kernel being written whose launcher is not there yet, so its
         compile breaks stay, as warnings that say nothing launches it. A dead helper nothing names at all
         (`uncalled_helpers`: it returns a value, so it is called, never launched) is among them: a kernel
-        being written names the helpers it calls."""
+        being written names the helpers it calls. So is a kernel nothing names whose name, with a suffix,
+        is one the host code launches (`superseded_kernels`: the general version a launched variant
+        replaced), and what only those call (`left_over`)."""
         dead = self.dead
         if not dead:
             return frozenset()
         never_named = unlaunched_functions(self.kernels, self.module_nodes, self.tree)   # guard or not
-        return (dead - never_named) | (dead & uncalled_helpers(self.kernels, self.module_nodes))
+        return (dead - never_named) | (dead & left_over(self.kernels, self.module_nodes))
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

@@ -23,8 +23,9 @@ file of its project imports that name or reads it as an attribute (`imported_els
 project's files searched for the names, once per module and process). An unlaunched
 function in a module whose host code launches nothing yet (a kernel typed before its launcher)
 keeps the warning. Of the dead functions the engine drops the compile breaks of those launched only
-where a size guard rules out (below) and of the helpers nothing names at all (`uncalled_helpers`); a
-kernel nothing names keeps its warning (it may be one being written, whose launcher is not there yet).
+where a size guard rules out (below), of the helpers nothing names at all (`uncalled_helpers`) and of the
+kernels a launched variant superseded (`superseded_kernels`); another kernel nothing names keeps its
+warning (it may be one being written, whose launcher is not there yet).
 
 References in host branches a size guard rules out do not count (`unreachable_host_lines`): the
 `else` of `if n <= BLOCK:` where the host function binds `BLOCK` once to `triton.next_power_of_2(n)`,
@@ -160,6 +161,33 @@ def uncalled_helpers(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> froz
                 grew = True
     return frozenset(uncalled)
 
+
+def superseded_kernels(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The kernels nothing in the module names whose name, with a suffix, is a kernel host code here
+    launches (`_mhc_bwd_kernel` beside the launched `_mhc_bwd_kernel_n4`, flag-gems' mhc_bwd.py): the
+    general version a specialised variant replaced. A kernel being written beside a launched one gets
+    a name of its own, or the longer one (`_k_v2` beside `_k`), and keeps its warning."""
+    referrers = _referrers(kernels, module_nodes)
+    launched = [name for name, refs in referrers.items() if HOST in refs]
+    return frozenset(name for name, refs in referrers.items()
+                     if not refs and any(other.startswith(name + "_") for other in launched))
+
+
+def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The uncalled helpers and superseded kernels, and the functions only they call."""
+    module_nodes = list(module_nodes)
+    out = set(uncalled_helpers(kernels, module_nodes) | superseded_kernels(kernels, module_nodes))
+    if not out:
+        return frozenset()
+    referrers = _referrers(kernels, module_nodes)
+    grew = True
+    while grew:
+        grew = False
+        for name, refs in referrers.items():
+            if name not in out and refs and refs <= out:
+                out.add(name)
+                grew = True
+    return frozenset(out)
 
 def _returns_value(fn: ast.AST) -> bool:
     """Whether `fn` has a `return <value>` of its own (not in a nested definition)."""

@@ -349,3 +349,14 @@ def test_a_backward_launch_that_the_forwards_saved_size_guard_rules_out_is_dead(
     assert tri026(AUTOGRAD_SOFTMAX.replace("calculate_settings(n_cols)", "calculate_settings(n_cols * 2)")) == [Severity.ERROR]
     # the backward helper also called from elsewhere, with arguments nobody saved
     assert tri026(AUTOGRAD_SOFTMAX + "\ndef other(dy, y):\n    return _backward(dy, y, 64, 4, True)\n") == [Severity.ERROR]
+
+
+def test_a_general_kernel_a_launched_variant_superseded_is_dead_and_a_new_one_keeps_its_warning():
+    # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop), never named, beside
+    # `_mhc_bwd_kernel_n4`, which the host launches for n_stream == 4 (a PyTorch reference otherwise)
+    variant = OTHER_KERNEL_LAUNCHED.replace("copy_kernel", "_scale_kernel_n4")
+    assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=variant)) == []
+    # a kernel being written with a name of its own, or a longer one (`_v2`), keeps its warning
+    for name in ("_scale2_kernel", "_scale_kernel_n4_v2"):
+        found = _tri020(_program(name=name, helper="_clamp_helper", host=variant))
+        assert found and all(f.severity is Severity.WARNING for f in found)
