@@ -400,19 +400,14 @@ def _false_names(fn: ast.AST, stores, dead: frozenset[int], params: dict[str, st
     """Names that hold False wherever `fn` reads them: every binding is `name = False`, or `name = True`
     on a ruled-out line; or a parameter every caller passes a False (`params`)."""
     out = {name for name, fact in params.items() if fact == _FALSE and len(stores.get(name, ())) == 1}
-    for name, bound in stores.items():
-        if name in out:
-            continue
-        ok = bool(bound)
-        for target in bound:
-            assign = _assignment_of(fn, target)
-            if assign is None or assign.targets[0] is not target or not isinstance(assign.value, ast.Constant) \
-                    or assign.value.value not in (True, False) or not isinstance(assign.value.value, bool) \
-                    or (assign.value.value is True and assign.lineno not in dead):
-                ok = False
-                break
-        if ok:
-            out.add(name)
+    flags: dict[int, bool] = {}   # id(the target of `name = True/False`) -> whether it can hold True here
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool):
+            flags[id(node.targets[0])] = node.value.value and node.lineno not in dead
+    if flags:
+        out |= {name for name, bound in stores.items()
+                if all(id(t) in flags and not flags[id(t)] for t in bound)}
     return out
 
 
