@@ -10,7 +10,8 @@ from typing import TypeVar
 from tritonify.diagnostics.model import Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.source import SourceFile
-from tritonify.diagnostics.unlaunched import dead_functions, reach, unlaunched_functions, unreachable_host_lines
+from tritonify.diagnostics.unlaunched import (dead_functions, left_over, reach, unlaunched_functions,
+                                              unreachable_host_lines)
 from tritonify.diagnostics.triton_ast import (
     ImportMap,
     Kernel,
@@ -161,7 +162,7 @@ class PythonContext:
                 dead = unlaunched in self.guarded_out
         found = self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
                                   severity=severity, code=code)
-        if dead:   # the engine drops it: a compile break in code a size guard keeps from running
+        if dead:   # the engine drops it: a compile break in code a size guard keeps from running, or in an uncalled helper
             self.dead_code_findings.add(id(found))
         return found
 
@@ -223,11 +224,16 @@ class PythonContext:
         rules it out (Liger's multi-block softmax, launched in the `else` of `if n <= B` with `B` a
         `next_power_of_2(n)`): their compile breaks are not reported. A function the module never names
         is not among them: it may be a kernel being written whose launcher is not there yet, so its
-        compile breaks stay, as warnings that say nothing launches it."""
+        compile breaks stay, as warnings that say nothing launches it. A dead helper nothing names at all
+        (`uncalled_helpers`: it returns a value, so it is called, never launched) is among them: a kernel
+        being written names the helpers it calls. So is a kernel nothing names whose name, with a suffix,
+        is one the host code launches (`superseded_kernels`: the general version a launched variant
+        replaced), and what only those call (`left_over`)."""
         dead = self.dead
         if not dead:
             return frozenset()
-        return dead - unlaunched_functions(self.kernels, self.module_nodes, self.tree)   # never named, guard or not
+        never_named = unlaunched_functions(self.kernels, self.module_nodes, self.tree)   # guard or not
+        return (dead - never_named) | (dead & left_over(self.kernels, self.module_nodes))
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

@@ -22,7 +22,10 @@ once a launch or call of the function is written. A public one counts as dead on
 file of its project imports that name or reads it as an attribute (`imported_elsewhere`: the
 project's files searched for the names, once per module and process). An unlaunched
 function in a module whose host code launches nothing yet (a kernel typed before its launcher)
-keeps the warning.
+keeps the warning. Of the dead functions the engine drops the compile breaks of those launched only
+where a size guard rules out (below), of the helpers nothing names at all (`uncalled_helpers`) and of the
+kernels a launched variant superseded (`superseded_kernels`); another kernel nothing names keeps its
+warning (it may be one being written, whose launcher is not there yet).
 
 References in host branches a size guard rules out do not count (`unreachable_host_lines`): the
 `else` of `if n <= BLOCK:` where the host function binds `BLOCK` once to `triton.next_power_of_2(n)`,
@@ -73,9 +76,37 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
     `roots`: functions to count as launched from elsewhere (imported by another module);
     `unreachable`: lines of host code no call can reach (`unreachable_host_lines`), whose references
     do not count."""
+    referrers = _referrers(kernels, module_nodes, unreachable)
+    if not referrers:
+        return frozenset(), False
+    names = set(referrers)
+
+    jit_defs = {id(k.node) for k in kernels}
+    holds_launchers = any(HOST in refs for refs in referrers.values()) or any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
+        for stmt in tree.body)
+    # roots: what host code names; in a module without launchers of its own also every public
+    # function (another module may launch it), so that what it calls is reached too
+    alive = {name for name, refs in referrers.items()
+             if HOST in refs or name in roots or (not holds_launchers and not name.startswith("_"))}
+    grew = True
+    while grew:
+        grew = False
+        for name, refs in referrers.items():
+            if name not in alive and refs & alive:
+                alive.add(name)
+                grew = True
+    return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
+
+
+def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
+               unreachable: frozenset[int] = frozenset()) -> dict[str, set[str]]:
+    """Jit function name -> where the module names it outside its own body: the jit functions whose
+    lines hold a reference (HOST for host code); a name, an attribute or a string counts, a reference
+    on an `unreachable` line does not."""
     spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
     if not spans:
-        return frozenset(), False
+        return {}
     names = {name for _, _, name in spans}
     starts = [start for start, _, _ in spans]
 
@@ -109,22 +140,66 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
             if where != named:
                 referrers[named].add(where)
 
-    jit_defs = {id(k.node) for k in kernels}
-    holds_launchers = any(HOST in refs for refs in referrers.values()) or any(
-        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(stmt) not in jit_defs
-        for stmt in tree.body)
-    # roots: what host code names; in a module without launchers of its own also every public
-    # function (another module may launch it), so that what it calls is reached too
-    alive = {name for name, refs in referrers.items()
-             if HOST in refs or name in roots or (not holds_launchers and not name.startswith("_"))}
+    return referrers
+
+
+def uncalled_helpers(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The jit helpers (functions that return a value: a kernel cannot, so only another jit function
+    calls them) that nothing in the module names outside their own bodies: no kernel, no other helper
+    (but one uncalled itself), no host code, no `__all__` or other string. A helper is not launched:
+    a kernel being written beside it names it as it calls it, so one that nothing names is left over
+    (flag-gems' `next_multiple_of`, whose `tl.cidv` never compiles)."""
+    referrers = _referrers(kernels, module_nodes)
+    helpers = {k.name for k in kernels if _returns_value(k.node)}
+    uncalled = {name for name in helpers if not referrers.get(name)}
+    grew = True
+    while grew:
+        grew = False
+        for name in helpers - uncalled:
+            if referrers[name] <= uncalled:
+                uncalled.add(name)
+                grew = True
+    return frozenset(uncalled)
+
+
+def superseded_kernels(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The kernels nothing in the module names whose name, with a suffix, is a kernel host code here
+    launches (`_mhc_bwd_kernel` beside the launched `_mhc_bwd_kernel_n4`, flag-gems' mhc_bwd.py): the
+    general version a specialised variant replaced. A kernel being written beside a launched one gets
+    a name of its own, or the longer one (`_k_v2` beside `_k`), and keeps its warning."""
+    referrers = _referrers(kernels, module_nodes)
+    launched = [name for name, refs in referrers.items() if HOST in refs]
+    return frozenset(name for name, refs in referrers.items()
+                     if not refs and any(other.startswith(name + "_") for other in launched))
+
+
+def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The uncalled helpers and superseded kernels, and the functions only they call."""
+    module_nodes = list(module_nodes)
+    out = set(uncalled_helpers(kernels, module_nodes) | superseded_kernels(kernels, module_nodes))
+    if not out:
+        return frozenset()
+    referrers = _referrers(kernels, module_nodes)
     grew = True
     while grew:
         grew = False
         for name, refs in referrers.items():
-            if name not in alive and refs & alive:
-                alive.add(name)
+            if name not in out and refs and refs <= out:
+                out.add(name)
                 grew = True
-    return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
+    return frozenset(out)
+
+def _returns_value(fn: ast.AST) -> bool:
+    """Whether `fn` has a `return <value>` of its own (not in a nested definition)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None \
+                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 _MAX_FILES = 20_000          # a project larger than this is not scanned: every public name counts as imported
@@ -244,55 +319,237 @@ def unreachable_host_lines(tree: ast.Module, kernels: Sequence, resolve, functio
     or as a value `function_of(call)` (a function of this module or the workspace) returns so, and `n`
     is bound once: `next_power_of_2(n) >= n`, so the other branch never runs (Liger's softmax launches
     its multi-block kernels only there). `resolve`: an expression's canonical dotted path;
-    `function_of`: the `ast.FunctionDef` a call's callee names, with its module's `resolve`, or None."""
+    `function_of`: the `ast.FunctionDef` a call's callee names, with its module's `resolve`, or None.
+
+    The reading crosses an autograd Function's `ctx` (`_ctx_facts`): a flag the forward saves that is
+    set True only in a ruled-out branch is False in the backward (`if not flag and ...` reads as its
+    other operand), and a block size the forward saves as the next power of two of its input's last
+    dimension bounds the last dimension of the gradient the backward receives. That last step assumes
+    the op keeps the row width (the gradient has the output's shape; a row-wise op's output has the
+    input's width): where it does not, a compile break there goes unreported, never a false one."""
     jit = {id(k.node) for k in kernels}
+    hosts = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) not in jit]
     lines: set[int] = set()
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(fn) in jit:
-            continue
-        guards = [n for n in ast.walk(fn) if isinstance(n, ast.If) and isinstance(n.test, ast.Compare)
-                  and len(n.test.ops) == 1 and isinstance(n.test.left, ast.Name)
-                  and isinstance(n.test.comparators[0], ast.Name)]
-        if not guards:
-            continue
-        stores = _stores(fn)
-
-        def pow2_of(name: str) -> str | None:
-            """The name `name` is bound to the next power of two of, where that is certain."""
-            bound = stores.get(name, ())
-            if len(bound) != 1:
-                return None
-            assign = _assignment_of(fn, bound[0])
-            if assign is None:
-                return None
-            target, value = assign.targets[0], assign.value
-            if isinstance(target, ast.Name):
-                operand = _pow2_operand(value, resolve)
-                return operand.id if isinstance(operand, ast.Name) else None
-            if isinstance(target, ast.Tuple) and isinstance(value, ast.Call) and not value.keywords \
-                    and not any(isinstance(e, ast.Starred) for e in target.elts):
-                index = next((i for i, e in enumerate(target.elts) if e is bound[0]), None)
-                callee = function_of(value)
-                if index is None or callee is None:
-                    return None
-                callee_fn, callee_resolve = callee
-                param = _returns_pow2_of_param(callee_fn, callee_resolve).get(index)
-                if param is not None and param < len(value.args) and isinstance(value.args[param], ast.Name):
-                    return value.args[param].id
-            return None
-
-        for guard in guards:
-            left, op, right = guard.test.left.id, guard.test.ops[0], guard.test.comparators[0].id
-            if isinstance(op, (ast.LtE, ast.Gt)):
-                size, block = left, right
-            elif isinstance(op, (ast.GtE, ast.Lt)):
-                size, block = right, left
-            else:
-                continue
-            if len(stores.get(size, ())) != 1 or pow2_of(block) != size:
-                continue
-            # `size <= block` always holds: the `else` (for <=, >=) or the body (for >, <) never runs
-            dead = guard.orelse if isinstance(op, (ast.LtE, ast.GtE)) else guard.body
-            for stmt in dead:
-                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    for fn in hosts:
+        lines |= _guarded_lines(fn, resolve, function_of, frozenset(lines), {})
+    facts = _ctx_facts(tree, hosts, resolve, function_of, frozenset(lines))
+    for fn in hosts:
+        if id(fn) in facts:
+            lines |= _guarded_lines(fn, resolve, function_of, frozenset(lines), facts[id(fn)])
     return frozenset(lines)
+
+
+_FALSE, _POW2_OF_INPUT_WIDTH, _GRAD = "false", "pow2-of-input-width", "grad"
+
+
+def _pow2_of(fn: ast.AST, stores, name: str, resolve, function_of) -> str | None:
+    """The name `name` is bound to the next power of two of in `fn`, where that is certain."""
+    bound = stores.get(name, ())
+    if len(bound) != 1:
+        return None
+    assign = _assignment_of(fn, bound[0])
+    if assign is None:
+        return None
+    target, value = assign.targets[0], assign.value
+    if isinstance(target, ast.Name):
+        operand = _pow2_operand(value, resolve)
+        return operand.id if isinstance(operand, ast.Name) else None
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Call) and not value.keywords \
+            and not any(isinstance(e, ast.Starred) for e in target.elts):
+        index = next((i for i, e in enumerate(target.elts) if e is bound[0]), None)
+        callee = function_of(value)
+        if index is None or callee is None:
+            return None
+        callee_fn, callee_resolve = callee
+        param = _returns_pow2_of_param(callee_fn, callee_resolve).get(index)
+        if param is not None and param < len(value.args) and isinstance(value.args[param], ast.Name):
+            return value.args[param].id
+    return None
+
+
+def _last_dim_of(fn: ast.AST, stores, name: str) -> str | None:
+    """The tensor `name` is bound once to the last dimension of in `fn` (`*batch, n = t.shape`,
+    `n = t.shape[-1]`, `n = t.size(-1)`), where `t` is a parameter never rebound; else None."""
+    bound = stores.get(name, ())
+    if len(bound) != 1:
+        return None
+    assign = _assignment_of(fn, bound[0])
+    if assign is None:
+        return None
+    target, value = assign.targets[0], assign.value
+    tensor = None
+    if isinstance(target, ast.Tuple) and target.elts and target.elts[-1] is bound[0] \
+            and isinstance(value, ast.Attribute) and value.attr == "shape":
+        tensor = value.value
+    elif isinstance(target, ast.Name):
+        minus_one = lambda e: isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
+            and isinstance(e.operand, ast.Constant) and e.operand.value == 1
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) \
+                and value.value.attr == "shape" and minus_one(value.slice):
+            tensor = value.value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and len(value.args) == 1 and not value.keywords and minus_one(value.args[0]):
+            tensor = value.func.value
+    params = {a.arg for a in fn.args.args}
+    if isinstance(tensor, ast.Name) and tensor.id in params and len(stores.get(tensor.id, ())) == 1:
+        return tensor.id
+    return None
+
+
+def _false_names(fn: ast.AST, stores, dead: frozenset[int], params: dict[str, str]) -> set[str]:
+    """Names that hold False wherever `fn` reads them: every binding is `name = False`, or `name = True`
+    on a ruled-out line; or a parameter every caller passes a False (`params`)."""
+    out = {name for name, fact in params.items() if fact == _FALSE and len(stores.get(name, ())) == 1}
+    flags: dict[int, bool] = {}   # id(the target of `name = True/False`) -> whether it can hold True here
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool):
+            flags[id(node.targets[0])] = node.value.value and node.lineno not in dead
+    if flags:
+        out |= {name for name, bound in stores.items()
+                if all(id(t) in flags and not flags[id(t)] for t in bound)}
+    return out
+
+
+def _the_comparison(test: ast.expr, false: set[str]) -> ast.expr:
+    """`test` with the operands that cannot change it taken out: `not F and C` and `F or C` read as `C`
+    where `F` holds False."""
+    if isinstance(test, ast.BoolOp) and len(test.values) >= 2:
+        if isinstance(test.op, ast.And):
+            rest = [v for v in test.values if not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                                                   and isinstance(v.operand, ast.Name) and v.operand.id in false)]
+        else:
+            rest = [v for v in test.values if not (isinstance(v, ast.Name) and v.id in false)]
+        if len(rest) == 1:
+            return rest[0]
+    return test
+
+
+def _guarded_lines(fn: ast.AST, resolve, function_of, dead: frozenset[int], params: dict[str, str]) -> set[int]:
+    """The lines of `fn`'s `if` branches a size guard rules out (see `unreachable_host_lines`);
+    `dead`: lines ruled out already; `params`: what every caller passes `fn` (`_ctx_facts`)."""
+    ifs = [n for n in ast.walk(fn) if isinstance(n, ast.If)]
+    if not ifs:
+        return set()
+    stores = _stores(fn)
+    false = _false_names(fn, stores, dead, params) if (params or dead) else set()
+    lines: set[int] = set()
+    for guard in ifs:
+        test = _the_comparison(guard.test, false)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+                and isinstance(test.comparators[0], ast.Name)):
+            continue
+        left, op, right = test.left.id, test.ops[0], test.comparators[0].id
+        if isinstance(op, (ast.LtE, ast.Gt)):
+            size, block = left, right
+        elif isinstance(op, (ast.GtE, ast.Lt)):
+            size, block = right, left
+        else:
+            continue
+        if len(stores.get(size, ())) != 1:
+            continue
+        bounded = _pow2_of(fn, stores, block, resolve, function_of) == size or (
+            params.get(block) == _POW2_OF_INPUT_WIDTH and len(stores.get(block, ())) == 1
+            and params.get(_last_dim_of(fn, stores, size) or "") == _GRAD)
+        if not bounded:
+            continue
+        # `size <= block` always holds: the `else` (for <=, >=) or the body (for >, <) never runs
+        for stmt in (guard.orelse if isinstance(op, (ast.LtE, ast.GtE)) else guard.body):
+            lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
+
+
+def _returned_facts(fn: ast.AST, resolve, function_of, dead: frozenset[int]) -> dict[int, object]:
+    """{index of `fn`'s returned tuple -> _FALSE, or ("pow2", parameter index): the next power of two
+    of the last dimension of that parameter} where every `return` gives it there."""
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if not returns or any(not isinstance(r.value, ast.Tuple) for r in returns):
+        return {}
+    stores = _stores(fn)
+    false = _false_names(fn, stores, dead, {})
+    params = [a.arg for a in fn.args.args]
+    found: dict[int, object] | None = None
+    for ret in returns:
+        here: dict[int, object] = {}
+        for i, item in enumerate(ret.value.elts):
+            if not isinstance(item, ast.Name):
+                continue
+            if item.id in false:
+                here[i] = _FALSE
+                continue
+            size = _pow2_of(fn, stores, item.id, resolve, function_of)
+            tensor = _last_dim_of(fn, stores, size) if size else None
+            if tensor in params:
+                here[i] = ("pow2", params.index(tensor))
+        found = here if found is None else {i: f for i, f in found.items() if here.get(i) == f}
+    return found or {}
+
+
+def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[int]) -> dict[int, dict[str, str]]:
+    """id(host function) -> {parameter -> what every call passes it}, read across autograd Functions:
+    a class whose `forward(ctx, x, ...)` unpacks a module function's returned tuple and saves items on
+    `ctx` (`_returned_facts`: a flag that is False, a next power of two of `x`'s last dimension), and
+    whose `backward(ctx, grad, ...)` calls a module function with those `ctx.<attr>` and the gradient."""
+    module_fns = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef)}
+    passed: dict[str, list[dict[int, str]]] = {}   # function name -> per call, argument index -> fact
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
+        forward, backward = methods.get("forward"), methods.get("backward")
+        if forward is None or backward is None or len(forward.args.args) < 2 or len(backward.args.args) < 2:
+            continue
+        ctx_name, inputs = forward.args.args[0].arg, {a.arg for a in forward.args.args[1:]}
+        saved: dict[str, list[str | None]] = {}
+        returned: dict[int, tuple] = {}   # id(name node bound from a call) -> (callee facts, index, call)
+        for node in ast.walk(forward):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                    and node.value.func.id in module_fns:
+                facts = _returned_facts(module_fns[node.value.func.id], resolve, function_of, dead)
+                for i, elt in enumerate(node.targets[0].elts):
+                    if isinstance(elt, ast.Name) and i in facts:
+                        returned[elt.id] = (facts[i], node.value)
+        stores = _stores(forward)
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    for t in ast.walk(target):
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == ctx_name:
+                            fact = None
+                            value = node.value if isinstance(node, ast.Assign) and target is t else None
+                            if isinstance(value, ast.Name) and len(stores.get(value.id, ())) == 1 \
+                                    and value.id in returned and node in forward.body:
+                                what, call = returned[value.id]
+                                if what == _FALSE:
+                                    fact = _FALSE
+                                elif what[1] < len(call.args) and isinstance(call.args[what[1]], ast.Name) \
+                                        and call.args[what[1]].id in inputs and len(stores.get(call.args[what[1]].id, ())) == 1:
+                                    fact = _POW2_OF_INPUT_WIDTH
+                            saved.setdefault(t.attr, []).append(fact)
+        known = {attr: facts[0] for attr, facts in saved.items() if len(facts) == 1 and facts[0]}
+        bctx, grad = backward.args.args[0].arg, backward.args.args[1].arg
+        bstores = _stores(backward)
+        for call in ast.walk(backward):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in module_fns:
+                here: dict[int, str] = {}
+                for i, arg in enumerate(call.args):
+                    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == bctx \
+                            and arg.attr in known:
+                        here[i] = known[arg.attr]
+                    elif isinstance(arg, ast.Name) and arg.id == grad and len(bstores.get(grad, ())) == 1:
+                        here[i] = _GRAD
+                passed.setdefault(call.func.id, []).append(here)
+    out: dict[int, dict[str, str]] = {}
+    for name, calls in passed.items():
+        fn = module_fns[name]
+        every = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name]
+        named = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+        if len(every) != len(calls) or named != len(calls) or any(c.keywords for c in every):
+            continue   # called elsewhere too, or passed around: what those calls give is not known
+        common = {i: f for i, f in calls[0].items() if all(c.get(i) == f for c in calls[1:])}
+        params = [a.arg for a in fn.args.args]
+        facts = {params[i]: f for i, f in common.items() if i < len(params)}
+        if facts:
+            out[id(fn)] = facts
+    return out

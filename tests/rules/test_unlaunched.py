@@ -211,3 +211,152 @@ def test_a_kernel_launched_only_where_a_size_guard_rules_out_is_dead(tmp_path):
     # a block size that is not the next power of two of the width proves nothing
     capped = SETTINGS_MODULE.replace("triton.next_power_of_2(n)", "min(triton.next_power_of_2(n), 4096)")
     assert [f.severity for f in tri026("<=", capped)] == [Severity.ERROR]
+
+
+HELPERS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def next_multiple_of(a, b):
+    return tl.cidv(a, b) * b
+
+@triton.jit
+def prev_multiple_of(a, b):
+    return tl.cdiv(a, b) * b - b
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = prev_multiple_of(n, BLOCK) + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def run(x, y):
+    copy_kernel[(1,)](x, y, x.numel(), BLOCK=128)
+"""
+
+
+def _tri026_in(tmp_path, text: str, other: str | None = None):
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.unlaunched import _imported_in_project
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "user.py").write_text(other or "")
+    mod = pkg / "ops.py"
+    mod.write_text(textwrap.dedent(text))
+    _imported_in_project.cache_clear()
+    return [f for f in lint_file(mod, Settings()).findings if f.code == "TRI026"]
+
+
+def test_a_helper_nothing_calls_beside_launched_kernels_is_dead(tmp_path):
+    # flag-gems' softmax.py: the @jit helper `next_multiple_of` (`tl.cidv`, no such function) beside
+    # `prev_multiple_of`, which the launched kernel calls; nothing in the project names it
+    assert _tri026_in(tmp_path, HELPERS) == []
+
+
+def test_a_helper_something_names_keeps_its_break(tmp_path):
+    # called by a kernel: an error
+    called = HELPERS.replace("prev_multiple_of(n, BLOCK) +", "next_multiple_of(n, BLOCK) +")
+    assert [f.severity for f in _tri026_in(tmp_path, called)] == [Severity.ERROR]
+    # exported in __all__ (a string naming it counts as a call): an error; imported by another file
+    # of the project: a warning, as before
+    exported = HELPERS + '\n__all__ = ["next_multiple_of"]\n'
+    assert [f.severity for f in _tri026_in(tmp_path, exported)] == [Severity.ERROR]
+    imported = _tri026_in(tmp_path, HELPERS, other="from pkg.ops import next_multiple_of\n")
+    assert [f.severity for f in imported] == [Severity.WARNING]
+    # an unsaved buffer (no project to search): a public helper may be imported, it keeps its warning
+    assert [f.severity for f in lint_text(textwrap.dedent(HELPERS), "program.py", Settings()).findings
+            if f.code == "TRI026"] == [Severity.WARNING]
+
+
+def test_a_kernel_being_written_keeps_the_break_of_the_helper_it_calls(tmp_path):
+    # the new kernel names the helper: the helper is not uncalled, and neither is reported dead
+    typed = HELPERS + textwrap.dedent("""
+        @triton.jit
+        def _pad_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            tl.store(x_ptr + next_multiple_of(n, BLOCK), 0.0)
+        """)
+    found = _tri026_in(tmp_path, typed)
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert "nothing in this file launches or calls `next_multiple_of`" in found[0].message
+
+
+AUTOGRAD_SOFTMAX = SOFTMAX_MODULE.split("def softmax(x):")[0].replace(
+    "_multi_block_kernel(y_ptr", "_multi_block_bwd_kernel(y_ptr").replace(
+    "_single_block_kernel(y_ptr", "_single_block_bwd_kernel(y_ptr") + '''
+def _forward(x):
+    *batch, n_cols = x.shape
+    BLOCK_SIZE, num_warps = calculate_settings(n_cols)
+    y = torch.empty_like(x)
+    if n_cols <= BLOCK_SIZE:
+        multi_block_launch = False
+    else:
+        multi_block_launch = True
+    return y, BLOCK_SIZE, num_warps, multi_block_launch
+
+def _backward(dy, y, BLOCK_SIZE, num_warps, multi_block_launch):
+    *batch, n_cols = dy.shape
+    dx = torch.empty_like(dy)
+    if not multi_block_launch and n_cols <= BLOCK_SIZE:
+        _single_block_bwd_kernel[(dy.shape[0],)](dx, dy, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    else:
+        _multi_block_bwd_kernel[(dy.shape[0],)](dx, dy, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    return dx
+
+class SoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input_):
+        y, BLOCK_SIZE, num_warps, multi_block_launch = _forward(input_)
+        ctx.save_for_backward(y)
+        ctx.BLOCK_SIZE = BLOCK_SIZE
+        ctx.num_warps = num_warps
+        ctx.multi_block_launch = multi_block_launch
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return _backward(grad_output, y, ctx.BLOCK_SIZE, ctx.num_warps, ctx.multi_block_launch)
+'''
+
+
+def test_a_backward_launch_that_the_forwards_saved_size_guard_rules_out_is_dead(tmp_path):
+    # Liger's softmax.py: the forward saves `multi_block_launch` (True only in the `else` of
+    # `n_cols <= BLOCK_SIZE`, a next_power_of_2(n_cols)) and BLOCK_SIZE on ctx; the backward launches
+    # its multi-block kernel (`tl.float32(...)`, a TypeError) only where `not multi_block_launch and
+    # n_cols <= BLOCK_SIZE` fails, with n_cols the gradient's last dimension: never
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(SETTINGS_MODULE)
+    mod = pkg / "softmax.py"
+
+    def tri026(text: str):
+        mod.write_text(text)
+        return [f.severity for f in lint_file(mod, Settings(), workspace=WorkspaceIndex()).findings if f.code == "TRI026"]
+
+    assert tri026(AUTOGRAD_SOFTMAX) == []
+    # the flag set True where the forward can get: the multi-block backward can run
+    assert tri026(AUTOGRAD_SOFTMAX.replace("    if n_cols <= BLOCK_SIZE:\n        multi_block_launch = False",
+                                           "    if n_cols < BLOCK_SIZE:\n        multi_block_launch = False")) == [Severity.ERROR]
+    # the backward's width read from another tensor than the gradient proves nothing
+    assert tri026(AUTOGRAD_SOFTMAX.replace("*batch, n_cols = dy.shape", "*batch, n_cols = y.shape")) == [Severity.ERROR]
+    # a block size saved from something other than the forward's input width proves nothing
+    assert tri026(AUTOGRAD_SOFTMAX.replace("calculate_settings(n_cols)", "calculate_settings(n_cols * 2)")) == [Severity.ERROR]
+    # the backward helper also called from elsewhere, with arguments nobody saved
+    assert tri026(AUTOGRAD_SOFTMAX + "\ndef other(dy, y):\n    return _backward(dy, y, 64, 4, True)\n") == [Severity.ERROR]
+
+
+def test_a_general_kernel_a_launched_variant_superseded_is_dead_and_a_new_one_keeps_its_warning():
+    # flag-gems' mhc_bwd.py: `_mhc_bwd_kernel` (a `continue` in its loop), never named, beside
+    # `_mhc_bwd_kernel_n4`, which the host launches for n_stream == 4 (a PyTorch reference otherwise)
+    variant = OTHER_KERNEL_LAUNCHED.replace("copy_kernel", "_scale_kernel_n4")
+    assert _tri020(_program(name="_scale_kernel", helper="_clamp_helper", host=variant)) == []
+    # a kernel being written with a name of its own, or a longer one (`_v2`), keeps its warning
+    for name in ("_scale2_kernel", "_scale_kernel_n4_v2"):
+        found = _tri020(_program(name=name, helper="_clamp_helper", host=variant))
+        assert found and all(f.severity is Severity.WARNING for f in found)
