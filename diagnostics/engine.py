@@ -184,7 +184,7 @@ def _lint_source(source: SourceFile, settings: Settings | None = None, workspace
         ctx.rule = reg.rule
         try:
             found = list(reg.check(ctx))
-            if ctx.dead_code_findings:   # compile breaks in code a size guard keeps from running (ctx.finding)
+            if ctx.dead_code_findings:   # compile breaks in code that cannot run: ctx.guarded_out (a size guard or a ctx flag rules it out, a left-over helper or replaced kernel)
                 found = [f for f in found if id(f) not in ctx.dead_code_findings]
                 ctx.dead_code_findings.clear()
             findings.extend(found)
