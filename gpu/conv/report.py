@@ -33,19 +33,6 @@ def _fmt(v: float | None) -> str:
 WRONG_OUTPUT = 0.01  # max |y - y_float64| / max |y_float64| above this: the output was wrong (bf16 rounding is ~0.004)
 
 
-def box_images(out_h: int, out_w: int, rows: int = 128) -> int:
-    """BOX_B of ``kernels/templates/conv2d.py``'s ``_conv2d_box_shape`` (images per box of 128 output pixels):
-    the template no longer makes boxes of several images (wrong outputs on the H200). The same arithmetic,
-    here so the report needs no torch; a test checks the two agree."""
-    bw = 1
-    while bw * 2 <= rows and out_w % (bw * 2) == 0:
-        bw *= 2
-    bh = 1
-    while bh < out_h and bh * 2 <= rows // bw:
-        bh *= 2
-    return rows // (bw * bh)
-
-
 def _config(text: str | None) -> dict:
     try:
         return eval(text or "{}", {"__builtins__": {}})  # noqa: S307 - a config dict bench.py wrote
@@ -53,18 +40,16 @@ def _config(text: str | None) -> dict:
         return {}
 
 
-def _flag(rec: dict, which: str, shapes) -> str:
+def _flag(rec: dict, which: str) -> str:
     """"‡" where the timed output was wrong, "†" where the chosen config is one the template no longer has
-    (an input box of several images), "" otherwise."""
+    (the input as boxes with the weight through its descriptor too: ``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``
+    in kernels/templates/conv2d.py), "" otherwise."""
     err = rec.get("max_rel_err" if which == "plain" else "max_rel_err_fused")
     if isinstance(err, (int, float)) and err > WRONG_OUTPUT:
         return "‡"
-    s = next((s for s in shapes if s[0] == rec["shape"]), None)
-    if s is not None and _config(rec.get(f"best_{which}")).get("A_BOX"):
-        _, hw, _, _, k, stride = s
-        out = (hw + 2 * (k // 2) - k) // stride + 1
-        if box_images(out, out) > 1:
-            return "†"
+    config = _config(rec.get(f"best_{which}"))
+    if config.get("A_BOX") and config.get("USE_TMA"):
+        return "†"
     return ""
 
 
@@ -91,7 +76,7 @@ def tables(recs: list[dict], shapes) -> str:
            "cuDNN + add + SiLU us | fused vs separate |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     flagged = set()
     for r in fwd:
-        fp, ff = _flag(r, "plain", shapes), _flag(r, "fused", shapes)
+        fp, ff = _flag(r, "plain"), _flag(r, "fused")
         flagged |= {fp, ff} - {""}
         out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
                    f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))}{fp} | "
@@ -101,9 +86,9 @@ def tables(recs: list[dict], shapes) -> str:
         out += ["", f"‡ the timed config's output was wrong (max relative error over {WRONG_OUTPUT} against float64): "
                 "the figure does not count."]
     if "†" in flagged:
-        out += ["", "† timed with a config the template no longer has (its input as boxes of several images, "
-                "refused after this run: see `_conv2d_box_descriptor`); the template as committed runs another "
-                "config there, not timed in this run."]
+        out += ["", "† timed with a config the template no longer has (its input as boxes with the weight "
+                "through its descriptor too: see `_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR`); the template as committed "
+                "runs another config there, not timed in this run."]
     c1 = [r for r in recs if r.get("kind") == "conv1d"]
     if c1:
         out += ["", "**depthwise causal conv1d + SiLU** (bf16, NLC, width 4; baseline `F.conv1d` with "

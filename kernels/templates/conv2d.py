@@ -17,7 +17,8 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   at stride 1 without padding (a plain GEMM) the input too, as the matrix [M, C_in] (A_TMA configs, with
   or without the weight's descriptor), and for 3x3 and strided layers the input as a 5-D view whose box
   is one tap's input for a box of output pixels (A_BOX configs: 1 image x 16 x 8 pixels at 56x56, 1 x 32 x
-  4 at 28x28; boxes of several images are refused, see ``_conv2d_box_descriptor``); every TMA config has
+  4 at 28x28, 4 x 16 x 2 at 14x14, 16 x 8 x 1 at 7x7; the weight through pointers there, see
+  ``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``); every TMA config has
   the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
 * split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
@@ -204,10 +205,11 @@ _CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d
                            _conv2d_config(128, 64, 64, 4, 4, a_tma=True),
                            _conv2d_config(128, 256, 64, 8, 3, a_tma=True),
                            _conv2d_config(128, 128, 64, 8, 4, split=2, a_tma=True),
-                           # the input as boxes of output pixels (3x3 layers, strided 1x1 layers)
-                           _conv2d_config(128, 128, 64, 8, 3, tma=True, a_box=True),
-                           _conv2d_config(128, 128, 64, 8, 4, tma=True, a_box=True),
+                           # the input as boxes of output pixels (3x3 layers, strided 1x1 layers), the
+                           # weight through pointers: with the weight's descriptor too the outputs were
+                           # wrong on the H200 (_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR)
                            _conv2d_config(128, 64, 64, 4, 4, a_box=True),
+                           _conv2d_config(128, 128, 64, 8, 3, a_box=True),
                            _conv2d_config(128, 256, 64, 8, 3, a_box=True)]
 _CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
                            + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
@@ -262,7 +264,7 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     py (qy, py: the floor quotient and remainder of r - pad_h by stride_h), and the same for columns with
     the column phase in the channel coordinate. Coordinates outside the view (the padding, and the rows of
     a box past the output or the batch) read as zeros; those past the output are not stored. The launcher
-    makes boxes of one image only (BOX_B = 1: ``_conv2d_box_descriptor``)."""
+    reads the weight through pointers in these configs (``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``)."""
     M = batch * out_h * out_w
     if A_BOX and BOX_B > 0:
         tiles_w = tl.cdiv(out_w, BOX_W)
@@ -652,30 +654,34 @@ def _conv2d_box_shape(out_h: int, out_w: int, rows: int = _CONV2D_TMA_ROWS) -> t
     return rows // (bw * bh), bh, bw
 
 
+_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR = """Why no A_BOX config reads the weight through its descriptor (USE_TMA):
+gpu/conv/probe_box.py on the H200 (2026-12-02 12:22Z, results/conv_h200/probe_box.jsonl) ran each A_BOX
+config alone on 7 layers at batch 32, 64 and 128, twice on the same inputs, against float64. The two configs
+with the weight's descriptor too (128 x 128, 8 warps, 3 and 4 stages) computed wrong outputs (max relative
+error 0.06-0.15) on every stride-1 3x3 layer at batch 128 and on some at 32 and 64, boxes of one image
+(s1.3x3, s2.3x3) and of several (s3.3x3, s4.3x3) alike, and two launches on the same inputs differed: a
+race, not the box arithmetic. The configs with the weight through pointers were right, and the same
+from launch to launch, on every layer and batch, including boxes of 4 and 16 images. Their compiled
+loop (TTGIR/PTX dumped by that probe) keeps the input's box in 3 buffers and the weight's in 4, reads
+the box into registers (the reshape to the tile's rows) and syncs the CTA before each refill; where the
+race is was not found."""
+
+
 def _conv2d_box_descriptor(x: torch.Tensor, stride, out_h: int, out_w: int):
     """(descriptor, (BOX_B, BOX_H, BOX_W)) over the input as the 5-D view [N, H / stride_h, stride_h,
     W / stride_w, stride_w * C_in] (the row and column phases split off, the column phase beside the
     channels), box [BOX_B, BOX_H, 1, BOX_W, 64]: one tap's input for a box of output pixels is one box of
-    it; (None, (0, 0, 0)) where the strides do not divide H and W, a strided layer's channels are no
-    multiple of 64 (a channel block must not run into the next column phase's channels), the channels
-    are no multiple of 8 (16 bytes of bf16), the path is unavailable, or the box would hold several
-    images (BOX_B > 1: the 14x14 and 7x7 outputs).
-
-    BOX_B > 1 is refused because it computed wrong outputs on the H200 (2026-12-02 06:54Z,
-    ``results/conv_h200/conv.jsonl``): the config with the weight's descriptor too, three stages, gave a
-    max relative error of 0.12 on s3.3x3 (box 4 x 16 x 2) and 0.044 on s4.3x3 (16 x 8 x 1) at batch 128,
-    while the same config was right at batch 32 (one wave of programs) and with four stages (one program
-    per SM), and every BOX_B = 1 layer was right at both batches. The CPU interpreter computes the same
-    boxes exactly, so the kernel's indexing is not the cause; a shared-memory buffer sized without the
-    box's leading dimension, overrunning into a co-resident program's, would fit and is not confirmed."""
+    it (BOX_B images: several at the 14x14 and 7x7 outputs); (None, (0, 0, 0)) where the strides do not
+    divide H and W, a strided layer's channels are no multiple of 64 (a channel block must not run into
+    the next column phase's channels), the channels are no multiple of 8 (16 bytes of bf16) or the path
+    is unavailable. Only configs that read the weight through pointers read it
+    (``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``)."""
     batch, H, W, c_in = x.shape
     sh, sw = stride
     if (H % sh or W % sw or (sw > 1 and c_in % _CONV2D_TMA_BLOCK[1]) or c_in % 8 or x.data_ptr() % 16
             or not _tma_available() or x.element_size() != 2):
         return None, (0, 0, 0)
     box = _conv2d_box_shape(out_h, out_w)
-    if box[0] != 1:
-        return None, (0, 0, 0)
     shape = [batch, H // sh, sh, W // sw, sw * c_in]
     strides = [H * W * c_in, sh * W * c_in, W * c_in, sw * c_in, 1]
     return _TensorDescriptor(x, shape, strides, [box[0], box[1], 1, box[2], _CONV2D_TMA_BLOCK[1]]), box

@@ -824,17 +824,23 @@ def test_conv2d_backward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch
         assert not choices
 
 
-def test_conv2d_report_flags_the_box_shapes_the_template_refuses():
-    """gpu/conv/report.py marks timings whose chosen config read the input as boxes of several images (no
-    longer made): its arithmetic (no torch there) is the template's ``_conv2d_box_shape``."""
+def test_conv2d_report_flags_the_configs_the_template_no_longer_has():
+    """gpu/conv/report.py marks a timing whose output was wrong (‡) and one whose chosen config read the
+    input as boxes with the weight's descriptor too (†: no such config is left in the template), and
+    leaves the configs the template has unmarked."""
     path = os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "conv", "report.py")
     spec = importlib.util.spec_from_file_location("conv_report_under_test", path)
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     m = MODULES["conv2d"]
-    for h in range(1, 70):
-        for w in (1, 2, 3, 7, 9, 14, 16, 28, 55, 56, 64, 112, 224):
-            assert report.box_images(h, w) == m._conv2d_box_shape(h, w)[0], (h, w)
+    kept = m._CONV2D_FWD_POINTER_CONFIGS + m._CONV2D_FWD_SPLIT_CONFIGS + m._CONV2D_FWD_TMA_CONFIGS
+    assert any(c.kwargs["A_BOX"] for c in kept)
+    for c in kept:
+        assert report._flag({"max_rel_err": 0.003, "best_plain": str(c.all_kwargs())}, "plain") == ""
+        assert report._flag({"max_rel_err": 0.05, "best_plain": str(c.all_kwargs())}, "plain") == "‡"
+    gone = m._conv2d_config(128, 128, 64, 8, 3, tma=True, a_box=True)
+    assert gone not in kept and not any(c.kwargs["A_BOX"] and c.kwargs["USE_TMA"] for c in kept)
+    assert report._flag({"max_rel_err_fused": 0.003, "best_fused": str(gone.all_kwargs())}, "fused") == "†"
 
 
 def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypatch):
@@ -852,8 +858,8 @@ def test_conv2d_input_descriptor_only_for_the_plain_gemm_of_a_1x1_conv(monkeypat
 def test_conv2d_box_view_of_the_input(monkeypatch):
     """The box view [N, H / s, s, W / s, s * C] reads what the taps need: element (n, yh, py, xh, px * C + c)
     is pixel (n, s * yh + py, s * xh + px), channel c; boxes tile 128 output pixels with no column past the
-    output; strides that do not divide the input, and a strided layer's channels that are no multiple of
-    64, and boxes of several images (refused: wrong outputs on the H200, see the template), get no view."""
+    output (several images a box at 14x14 and 7x7); strides that do not divide the input, and a strided
+    layer's channels that are no multiple of 64, get no view."""
     m = MODULES["conv2d"]
     monkeypatch.setattr(m, "_tma_available", lambda: True)
     assert [m._conv2d_box_shape(n, n) for n in (56, 28, 14, 7)] == [(1, 16, 8), (1, 32, 4), (4, 16, 2), (16, 8, 1)]
@@ -866,7 +872,10 @@ def test_conv2d_box_view_of_the_input(monkeypatch):
     assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (2, 2), 5, 16)[0] is None
     assert m._conv2d_box_descriptor(x[..., :40].contiguous(), (1, 1), 10, 32)[0] is not None
     small = randn(2, 14, 14, 64, dtype=torch.bfloat16, gen=fresh_generator())
-    assert m._conv2d_box_descriptor(small, (1, 1), 14, 14) == (None, (0, 0, 0))  # a 4 x 16 x 2 box
+    desc, box = m._conv2d_box_descriptor(small, (1, 1), 14, 14)  # a box of 4 images x 16 rows x 2 columns
+    assert box == (4, 16, 2) and desc.block_shape == [4, 16, 1, 2, 64]
+    view = torch.as_strided(small, desc.shape, desc.strides)
+    assert torch.equal(view[1, 13, 0, 6, 63], small[1, 13, 6, 63])
     assert m._conv2d_input_descriptor(x[..., :20].contiguous()[..., :19].contiguous(), 1, 1, (1, 1), (0, 0)) is None
 
 
