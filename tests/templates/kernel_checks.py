@@ -762,6 +762,14 @@ CONV2D_TAP_CASE = (2, 11, 9, 40, 36, 3, 1, "bias+residual+silu")
 CONV2D_BOX_CASES = [(2, 9, 16, 40, 36, 3, 1, "bias+residual+silu"), (2, 18, 32, 64, 40, 3, 2, "bias+residual+silu"),
                     (2, 18, 32, 64, 24, 1, 2, "residual")]
 
+# layer-sized cases for the configs that read through tensor descriptors, on a GPU only: ResNet-50's
+# 14x14x256 3x3 and 28x28x128 1x1 at batch 32 (boxes of several images, many programs in flight). Two
+# configs with the input's boxes and the weight's descriptor both computed wrong outputs there on the
+# H200 in 16 of 50 launches (a race: launches on the same inputs differed) while the small cases
+# passed, so each is launched three times, each launch against float64 and all three bit-identical
+CONV2D_RACE_CASES = [(32, 14, 14, 256, 256, 3, 1, "bias+residual+silu"), (32, 28, 28, 128, 128, 1, 1, "residual")]
+CONV2D_RACE_LAUNCHES = 3
+
 # a K loop long enough for every split-K config to split (27 iterations of 64 channels, 18 of 128) over
 # several output tiles, so each tile's partials, arrival counter and last program are exercised
 CONV2D_SPLIT_CASE = (2, 9, 9, 136, 40, 3, 1, "bias+residual+silu")
@@ -803,6 +811,21 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
                              m._conv2d_shared_memory_fits(config, 4, m._conv2d_shared_memory_limit(0)))
             for dtype in (torch.bfloat16,) if two_byte_only else (torch.bfloat16, torch.float32):
                 _check_conv2d(m, case, dtype, g, backward=which != "fwd")
+        if which == "fwd" and DEVICE != "cpu" and any(config.kwargs.get(k) for k in ("USE_TMA", "A_TMA", "A_BOX")):
+            for case in CONV2D_RACE_CASES:
+                _check_conv2d_launches_agree(m, case, g)
+
+
+def _check_conv2d_launches_agree(m, case, g):
+    """The forward launched CONV2D_RACE_LAUNCHES times on the same bf16 inputs: each output within
+    tolerance of float64 and every launch bit-identical to the first (a race shows as a difference)."""
+    tensors, kw = _conv2d_case(m, case, torch.bfloat16, g)
+    ref = m.conv2d_reference(*[as_reference(t) if t is not None else None for t in tensors], **kw)
+    with torch.no_grad():
+        ys = [m.conv2d(*tensors, **kw).clone() for _ in range(CONV2D_RACE_LAUNCHES)]
+    for i, y in enumerate(ys):
+        assert_close(y, ref, torch.bfloat16, f"y {case} launch {i}", scale=2)
+        assert torch.equal(y, ys[0]), f"{case}: launch {i} differs from launch 0 in {(y != ys[0]).sum().item()} elements"
 
 
 @pytest.mark.parametrize("mode", ["cudnn", "auto"])
