@@ -543,3 +543,26 @@ def test_an_edit_to_an_imported_module_changes_the_next_lint(tmp_path, monkeypat
     assert lint_file(k, settings, workspace=index).findings == []
     index.update(config, config.read_text().replace("BLOCK = 128", "BLOCK = 48"))   # the editor's text
     assert [(f.code, f.line) for f in lint_file(k, settings, workspace=index).findings] == [("TRI004", 9)]
+
+
+def test_module_level_text_drops_a_large_display_value_only(tmp_path):
+    from tritonify.diagnostics.workspace_index import module_level_text, summarise
+
+    rows = "".join(f"    ({i}, 'cfg'): {{'BLOCK': {i}}},\n" for i in range(200))   # well over 2,000 characters
+    names = "".join(f'    "n{i}",\n' for i in range(300))
+    text = (
+        "import triton.language as tl\n"
+        f"CONFIGS: dict[tuple, dict] = {{\n{rows}}}\n"
+        f"PICK = {{\n{rows}}}[(3, 'cfg')]\n"
+        f"__all__ = [\n{names}]\n"
+        f"A = {{\n{rows}}}; B = 64\n"
+        "AFTER = tl.constexpr(32)\n"
+    )
+    stripped = module_level_text(text)
+    assert stripped is not None and stripped.count("\n") == text.count("\n")
+    assert "CONFIGS: dict[tuple, dict] = None" in stripped and "PICK = None" in stripped
+    assert '"n299"' in stripped and "B = 64" in stripped   # __all__ is read, and a `;` line kept whole
+    path = tmp_path / "m.py"
+    full = summarise(ast.parse(text), path, "m")
+    assert _summary_key(summarise(ast.parse(stripped), path, "m")) == _summary_key(full)
+    assert full.all_names[-1] == "n299" and "AFTER" in full.bindings and "B" in full.bindings
