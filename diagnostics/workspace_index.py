@@ -150,6 +150,11 @@ class ModuleSummary:
     stamp: tuple[int, int] | None = None   # (mtime_ns, size) of the file read; None: overlay or dir
     digest: int | None = None        # hash of the text summarised
     _imports: "ImportMap | None" = None
+    # the `@triton.jit` functions' trees asked for (name -> FunctionDef or None) and the text they
+    # came from: rules inline the same helpers in file after file, and a module's whole tree
+    # (parsed again each time the few kept in `WorkspaceIndex.parsed` had moved on) is not kept
+    _helper_nodes: dict = field(default_factory=dict)
+    _source: str | None = None
 
     @cached_property
     def is_package(self) -> bool:
@@ -182,18 +187,29 @@ class HelperDef:
     @property
     def node(self) -> ast.FunctionDef | None:
         """The function's `ast.FunctionDef` (None when the file no longer parses)."""
+        nodes = self._summary._helper_nodes
+        if self.name in nodes:
+            return nodes[self.name]
         parsed = self._index.parsed(self._summary)
-        if parsed is None:
-            return None
-        for stmt in _module_level(parsed[1].body):
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == self.name:
-                return stmt
-        return None
+        found = None
+        if parsed is not None:
+            self._summary._source = parsed[0]
+            for stmt in _module_level(parsed[1].body):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == self.name:
+                    found = stmt
+                    break
+        nodes[self.name] = found
+        return found
 
     @property
     def source(self) -> str:
+        if self._summary._source is not None:
+            return self._summary._source
         parsed = self._index.parsed(self._summary)
-        return parsed[0] if parsed is not None else ""
+        if parsed is None:
+            return ""
+        self._summary._source = parsed[0]
+        return parsed[0]
 
     def imports(self) -> "ImportMap":
         """The ImportMap of the module that defines the helper (built once per module)."""
@@ -519,6 +535,7 @@ class WorkspaceIndex:
         self._overlays: set[Path] = set()                   # files whose text came from update()
         self._by_name: dict[str, Path] = {}                 # dotted module name -> location
         self._located: dict[tuple[Path, str], Path | None] = {}
+        self._relative: dict[tuple, object] = {}            # relative imports' modules (and names)
         self._resolved: dict[tuple[Path, tuple[str, ...]], Target | None] = {}
         self._roots: dict[Path, tuple[Path, ...]] = {}      # a file's directory -> its roots
         self._trees: dict[Path, tuple] = {}                  # a few parsed helper modules
@@ -653,6 +670,7 @@ class WorkspaceIndex:
         if stale:
             self._resolved.clear()
             self._located.clear()
+            self._relative.clear()
         return bool(stale)
 
     @_locked
@@ -712,10 +730,20 @@ class WorkspaceIndex:
                          name: str | None) -> Target | None:
         """What `from <level dots><module> import <name>` gives in the file `from_path`."""
         origin = _canon(from_path)
-        base = relative_base(origin, level)
-        loc = _join(base, module.split(".")) if module else base
+        loc = self._relative_location(origin, level, module)
         chain = (name,) if name else ()
         return self._resolve_ref(Ref(loc, chain), origin, 0)
+
+    def _relative_location(self, origin: Path, level: int, module: str | None) -> Path:
+        """The module or package `from <level dots><module> import` names in the file `origin`
+        (asked for by every relative import of every file: kept, and forgotten with `_located`
+        when a file changes on disk)."""
+        key = (origin.parent, level, module)
+        loc = self._relative.get(key)
+        if loc is None:
+            base = relative_base(origin, level)
+            loc = self._relative[key] = _join(base, module.split(".")) if module else base
+        return loc
 
     @_locked
     def star_names(self, from_path: str | Path, level: int, module: str) -> list[str]:
@@ -753,9 +781,13 @@ class WorkspaceIndex:
     @_locked
     def absolute_name(self, from_path: str | Path, level: int, module: str | None) -> str:
         """The dotted name of the module `from <level dots><module> import ...` names."""
-        base = relative_base(_canon(from_path), level)
-        loc = _join(base, module.split(".")) if module else base
-        return module_name(loc if loc.suffix else loc / "__init__.py")
+        origin = _canon(from_path)
+        key = (origin.parent, level, module, "name")
+        name = self._relative.get(key)
+        if name is None:
+            loc = self._relative_location(origin, level, module)
+            name = self._relative[key] = module_name(loc if loc.suffix else loc / "__init__.py")
+        return name
 
     @_locked
     def resolve_chain(self, location: Path, chain: tuple[str, ...]) -> Target | None:
