@@ -574,7 +574,7 @@ class WorkspaceIndex:
             return s
         read = _read(location) if location.suffix in (".py", ".pyi") else None
         if read is None:
-            s = ModuleSummary(path=location, name=module_name(location))
+            s = ModuleSummary(path=location, name=self._module_name(location))
         else:
             text, stamp = read
             s = self._summarise_text(location, text)
@@ -589,7 +589,7 @@ class WorkspaceIndex:
             tree = _parse(stripped, location) if stripped is not None else None
             if tree is None:
                 tree = _parse(text, location)
-        name = module_name(location)
+        name = self._module_name(location)
         if tree is None:
             s = ModuleSummary(path=location, name=name)
         else:
@@ -599,6 +599,18 @@ class WorkspaceIndex:
                 s = ModuleSummary(path=location, name=name)
         s.digest = hash(text)
         return s
+
+    def _module_name(self, location: Path) -> str:
+        """`module_name(location)` of a file, its package part kept per directory (every file
+        the linter hands over asks; forgotten with `_located` when a file changes on disk)."""
+        key = (location.parent, "package")
+        package = self._relative.get(key)
+        if package is None:
+            package = self._relative[key] = module_name(location.parent / "__init__.py")
+        if location.name == "__init__.py":
+            return package
+        stem = location.stem if location.suffix else location.name
+        return f"{package}.{stem}" if package else stem
 
     def _store(self, location: Path, s: ModuleSummary) -> None:
         self._summaries[location] = s
