@@ -398,3 +398,171 @@ def test_one_index_shared_by_threads_gives_what_one_thread_gets():
         together = list(pool.map(lambda f: kernels(shared, f), files))
     assert all(found == alone[f] for f, found in together)
     assert sum(len(k) for k in alone.values()) == 8   # softmax 1, activation 2, renamed 3, math 2
+
+
+# ---- reading a module for its summary: module-level statements only ----------------------
+
+TRICKY = '''\
+"""Module docstring with a line at column 0:
+def not_a_function():
+"""
+import triton
+import triton.language as tl
+from .compat import (
+    jit as my_jit,
+)
+
+LOG2E = 1.4426950408889634
+BLOCK = tl.constexpr(64)
+__all__ = ["act", "BLOCK", "LOG2E", "Box", "late", "one", "cond"]
+
+
+@triton.jit
+def act(x):
+    """A docstring whose lines start at column 0:
+HIDDEN = 1
+def hidden():
+"""
+    y = foo(x,
+1)   # a bracket continued at column 0
+    s = '#not a comment' + "(" + \'\'\'[\'\'\'
+    return tl.exp(y)
+
+
+@my_jit(
+    do_not_specialize=["n"],
+)
+async def late(x) -> dict[str, int]:
+    return {"a": 1}
+
+
+class Box:
+    INNER = 3
+    def method(self):
+        return 1
+
+
+def one(): return 1
+VALUE = \\
+    5
+if HAS_TRITON:
+    @triton.jit
+    def cond(x):
+        return x
+else:
+    cond = None
+try:
+    from .fast import fast_exp
+except ImportError:
+    fast_exp = tl.exp
+'''
+
+
+def _summary_key(s):
+    from tritonify.diagnostics.workspace_index import Def, exports_of
+
+    lines = sorted((n, b.lineno) for n, bs in s.bindings.items() for b in bs if isinstance(b, Def))
+    return exports_of(s), lines, s.all_names
+
+
+def test_module_level_text_keeps_every_module_level_binding(tmp_path):
+    from tritonify.diagnostics.workspace_index import module_level_text, summarise
+
+    stripped = module_level_text(TRICKY)
+    assert stripped is not None
+    assert stripped.count("\n") == TRICKY.count("\n")             # every line kept: linenos stay
+    assert "tl.exp(y)" not in stripped and "INNER" not in stripped and "{\"a\": 1}" not in stripped
+    assert "def one(): return 1" in stripped and "    def cond(x):\n        return x" in stripped
+    path = tmp_path / "m.py"
+    full = summarise(ast.parse(TRICKY), path, "m")
+    assert _summary_key(summarise(ast.parse(stripped), path, "m")) == _summary_key(full)
+    assert "HIDDEN" not in full.bindings and "hidden" not in full.bindings
+    assert {"act", "late", "Box", "one", "VALUE", "cond", "fast_exp", "LOG2E"} <= set(full.bindings)
+
+
+@pytest.mark.parametrize("text", [
+    "def f():\n\treturn 1\n",              # a tab: indentation this does not follow
+    "x = 'open\ndef f():\n    pass\n",    # a quote that opens no string
+    "x = (1,\ndef f():\n    pass\n",      # brackets that do not balance
+])
+def test_module_level_text_gives_up_where_it_cannot_follow(text):
+    from tritonify.diagnostics.workspace_index import module_level_text
+
+    assert module_level_text(text) is None
+
+
+def test_a_module_with_tabs_is_still_summarised_from_its_whole_text(tmp_path):
+    write(tmp_path, {"p/__init__.py": "", "p/h.py": "import triton\n@triton.jit\ndef act(x):\n\treturn x\nN = 96\n"})
+    index = WorkspaceIndex()
+    h = index.resolve("p.h.act", tmp_path / "p" / "k.py")
+    assert h is not None and h.kind == "helper" and h.helper.node.name == "act"
+    n = index.resolve("p.h.N", tmp_path / "p" / "k.py")
+    assert n.kind == "constant" and n.node.value == 96
+
+
+def test_a_body_that_does_not_parse_leaves_the_module_names(tmp_path):
+    # summaries read module-level statements only: a syntax error inside a function body (a
+    # helper being edited) leaves the module's other names resolvable; the helper's tree is
+    # read from the whole text, which does not parse, so it has none
+    write(tmp_path, {"p/__init__.py": "",
+                     "p/h.py": "import triton\nN = 64\n\n@triton.jit\ndef act(x):\n    return x +\n"})
+    index = WorkspaceIndex()
+    origin = tmp_path / "p" / "k.py"
+    assert index.resolve("p.h.N", origin).node.value == 64
+    act = index.resolve("p.h.act", origin)
+    assert act.kind == "helper" and act.helper.node is None
+
+
+def test_an_edit_to_an_imported_module_changes_the_next_lint(tmp_path, monkeypatch):
+    # the index keeps each module's summary for the process: an edit (on disk, or the editor's
+    # text) to the imported module is what the next lint of its importer sees
+    import tritonify.diagnostics.workspace_index as workspace_index
+
+    monkeypatch.setattr(workspace_index, "_REFRESH_S", 0.0)
+    write(tmp_path, {
+        "p/__init__.py": "",
+        "p/config.py": "import triton\n\n@triton.jit\ndef helper(x):\n    return x\n\n\nBLOCK = 96\n",
+        "p/k.py": """
+            import triton
+            import triton.language as tl
+            from .config import BLOCK
+
+
+            @triton.jit
+            def k(x_ptr, n):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+            """,
+    })
+    index = WorkspaceIndex()
+    settings = Settings(select=("TRI004",))
+    k, config = tmp_path / "p" / "k.py", tmp_path / "p" / "config.py"
+    assert [(f.code, f.line) for f in lint_file(k, settings, workspace=index).findings] == [("TRI004", 9)]
+    config.write_text(config.read_text().replace("BLOCK = 96", "BLOCK = 128"))
+    assert index.refresh_disk() is True
+    assert lint_file(k, settings, workspace=index).findings == []
+    index.update(config, config.read_text().replace("BLOCK = 128", "BLOCK = 48"))   # the editor's text
+    assert [(f.code, f.line) for f in lint_file(k, settings, workspace=index).findings] == [("TRI004", 9)]
+
+
+def test_module_level_text_drops_a_large_display_value_only(tmp_path):
+    from tritonify.diagnostics.workspace_index import module_level_text, summarise
+
+    rows = "".join(f"    ({i}, 'cfg'): {{'BLOCK': {i}}},\n" for i in range(200))   # well over 2,000 characters
+    names = "".join(f'    "n{i}",\n' for i in range(300))
+    text = (
+        "import triton.language as tl\n"
+        f"CONFIGS: dict[tuple, dict] = {{\n{rows}}}\n"
+        f"PICK = {{\n{rows}}}[(3, 'cfg')]\n"
+        f"__all__ = [\n{names}]\n"
+        f"A = {{\n{rows}}}; B = 64\n"
+        "AFTER = tl.constexpr(32)\n"
+    )
+    stripped = module_level_text(text)
+    assert stripped is not None and stripped.count("\n") == text.count("\n")
+    assert "CONFIGS: dict[tuple, dict] = None" in stripped and "PICK = None" in stripped
+    assert '"n299"' in stripped and "B = 64" in stripped   # __all__ is read, and a `;` line kept whole
+    path = tmp_path / "m.py"
+    full = summarise(ast.parse(text), path, "m")
+    assert _summary_key(summarise(ast.parse(stripped), path, "m")) == _summary_key(full)
+    assert full.all_names[-1] == "n299" and "AFTER" in full.bindings and "B" in full.bindings
