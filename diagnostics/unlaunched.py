@@ -342,21 +342,30 @@ def unreachable_host_lines(tree: ast.Module, kernels: Sequence, resolve, functio
 _FALSE, _POW2_OF_INPUT_WIDTH, _GRAD = "false", "pow2-of-input-width", "grad"
 
 
-def _pow2_of(fn: ast.AST, stores, name: str, resolve, function_of) -> str | None:
-    """The name `name` is bound to the next power of two of in `fn`, where that is certain."""
+def _single_binding(fn: ast.AST, stores, name: str) -> tuple[ast.Name, ast.expr, ast.expr] | None:
+    """(the store, the assignment's target, its value) where `name` is bound exactly once in `fn`,
+    by an assignment; else None."""
     bound = stores.get(name, ())
     if len(bound) != 1:
         return None
     assign = _assignment_of(fn, bound[0])
     if assign is None:
         return None
-    target, value = assign.targets[0], assign.value
+    return bound[0], assign.targets[0], assign.value
+
+
+def _pow2_of(fn: ast.AST, stores, name: str, resolve, function_of) -> str | None:
+    """The name `name` is bound to the next power of two of in `fn`, where that is certain."""
+    single = _single_binding(fn, stores, name)
+    if single is None:
+        return None
+    store, target, value = single
     if isinstance(target, ast.Name):
         operand = _pow2_operand(value, resolve)
         return operand.id if isinstance(operand, ast.Name) else None
     if isinstance(target, ast.Tuple) and isinstance(value, ast.Call) and not value.keywords \
             and not any(isinstance(e, ast.Starred) for e in target.elts):
-        index = next((i for i, e in enumerate(target.elts) if e is bound[0]), None)
+        index = next((i for i, e in enumerate(target.elts) if e is store), None)
         callee = function_of(value)
         if index is None or callee is None:
             return None
@@ -370,15 +379,12 @@ def _pow2_of(fn: ast.AST, stores, name: str, resolve, function_of) -> str | None
 def _last_dim_of(fn: ast.AST, stores, name: str) -> str | None:
     """The tensor `name` is bound once to the last dimension of in `fn` (`*batch, n = t.shape`,
     `n = t.shape[-1]`, `n = t.size(-1)`), where `t` is a parameter never rebound; else None."""
-    bound = stores.get(name, ())
-    if len(bound) != 1:
+    single = _single_binding(fn, stores, name)
+    if single is None:
         return None
-    assign = _assignment_of(fn, bound[0])
-    if assign is None:
-        return None
-    target, value = assign.targets[0], assign.value
+    store, target, value = single
     tensor = None
-    if isinstance(target, ast.Tuple) and target.elts and target.elts[-1] is bound[0] \
+    if isinstance(target, ast.Tuple) and target.elts and target.elts[-1] is store \
             and isinstance(value, ast.Attribute) and value.attr == "shape":
         tensor = value.value
     elif isinstance(target, ast.Name):
