@@ -216,7 +216,9 @@ class PythonContext:
         TRI022 skips their prints; of their compile breaks only `guarded_out`'s are not reported."""
         if not self._reach[1] or not self._reach[0]:
             return frozenset()
-        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host)
+        open_texts = self.workspace.open_texts() if hasattr(self.workspace, "open_texts") else None
+        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host,
+                              open_texts)
 
     @cached_property
     def guarded_out(self) -> frozenset[str]:

@@ -42,6 +42,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from tritonify.diagnostics.workspace_index import on_project_change
+
 HOST = ""   # a reference outside every jit function
 
 
@@ -52,11 +54,13 @@ def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tre
 
 
 def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
-                   path: str | None, unreachable: frozenset[int] = frozenset()) -> frozenset[str]:
+                   path: str | None, unreachable: frozenset[int] = frozenset(),
+                   open_texts: dict[str, str] | None = None) -> frozenset[str]:
     """The unlaunched functions of a module whose host code launches or calls some other jit function
     of it, less the public ones another file of the project may import and what they call (see the
     module docstring); `path`: the module's file (None, or no such file: every public one may be
-    imported). Empty where the host code launches none."""
+    imported); `open_texts`: the editor's text of open files (path -> text), read instead of the disk's.
+    Empty where the host code launches none."""
     module_nodes = list(module_nodes)
     unlaunched, launches = reach(kernels, module_nodes, tree, unreachable=unreachable)
     if not launches or not unlaunched:
@@ -64,7 +68,7 @@ def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast
     public = {name for name in unlaunched if not name.startswith("_")}
     if not public:
         return unlaunched
-    imported = imported_elsewhere(path, public) if path and Path(path).is_file() else public
+    imported = imported_elsewhere(path, public, open_texts) if path and Path(path).is_file() else public
     if not imported:
         return unlaunched
     return reach(kernels, module_nodes, tree, frozenset(imported), unreachable)[0]
@@ -206,6 +210,11 @@ _MAX_FILES = 20_000          # a project larger than this is not scanned: every 
 _MAX_FILE_BYTES = 2_000_000
 
 
+@on_project_change
+def _forget_project_scans() -> None:
+    _imported_in_project.cache_clear()
+
+
 @lru_cache(maxsize=64)
 def _imported_in_project(root: str, own: str, names: frozenset[str]) -> frozenset[str] | None:
     """Those of `names` that a `.py` file under `root` other than `own` imports (`from m import name`,
@@ -231,19 +240,23 @@ def _imported_in_project(root: str, own: str, names: frozenset[str]) -> frozense
                 text = read_text(path, _MAX_FILE_BYTES, errors="replace")
             except Exception:   # unreadable, too large, a special file: it imports nothing we can see
                 continue
-            for name in names - found:
-                if name in text and (re.search(rf"\.[ \t]*{name}\b", text) or re.search(
-                        rf"^[ \t]*from[ \t]+[.\w]+[ \t]+import[ \t]+(\([^)]*\b{name}\b[^)]*\)|[^\n#]*\b{name}\b)",
-                        text, re.M)):
-                    found.add(name)
+            found.update(name for name in names - found if _imports_name(text, name))
             if found == names:
                 return frozenset(found)
     return frozenset(found)
 
 
-def imported_elsewhere(path: str, names: Iterable[str]) -> set[str]:
+def _imports_name(text: str, name: str) -> bool:
+    """Whether a module's text imports `name` (`from m import name`, also in a bracketed list) or
+    reads it as an attribute (`mod.name`)."""
+    return name in text and bool(re.search(rf"\.[ \t]*{name}\b", text) or re.search(
+        rf"^[ \t]*from[ \t]+[.\w]+[ \t]+import[ \t]+(\([^)]*\b{name}\b[^)]*\)|[^\n#]*\b{name}\b)", text, re.M))
+
+
+def imported_elsewhere(path: str, names: Iterable[str], open_texts: dict[str, str] | None = None) -> set[str]:
     """Those of `names` (public jit functions of the module at `path`) that another file of its
-    project may import: every one of them where the project cannot be scanned."""
+    project may import: every one of them where the project cannot be scanned. `open_texts`
+    (path -> the editor's text) are read as well: an import typed but not saved counts."""
     from tritonify.diagnostics.workspace_index import package_root
 
     wanted = frozenset(names)
@@ -255,7 +268,13 @@ def imported_elsewhere(path: str, names: Iterable[str]) -> set[str]:
     except (OSError, ValueError):
         return set(wanted)
     found = _imported_in_project(str(root), str(own), wanted)
-    return set(wanted) if found is None else set(found)
+    if found is None:
+        return set(wanted)
+    found = set(found)
+    for other, text in (open_texts or {}).items():
+        if other != str(own) and other.startswith(str(root) + os.sep) and text:
+            found.update(name for name in wanted - found if _imports_name(text, name))
+    return found
 
 
 # ---- host branches a size guard rules out -------------------------------------------------------

@@ -516,6 +516,23 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
+# Caches outside the index that read the project's files themselves (diagnostics/unlaunched.py's
+# search for imports of a helper): told whenever the index sees a module change what it binds (an
+# open document's `update`) or a file it read change on disk, and forget what they found.
+_PROJECT_CHANGE_LISTENERS: list = []
+
+
+def on_project_change(forget):
+    """Call `forget()` whenever a module of the workspace changes what it binds or imports."""
+    _PROJECT_CHANGE_LISTENERS.append(forget)
+    return forget
+
+
+def _project_changed() -> None:
+    for forget in _PROJECT_CHANGE_LISTENERS:
+        forget()
+
+
 def _locked(method):
     """Run a public method under the index's lock: linting files on several threads shares one
     index, and a resolution under way marks its key (the cycle guard) before it is done."""
@@ -637,6 +654,8 @@ class WorkspaceIndex:
             else:
                 changed = changed or exports_of(old) != exports_of(s)
         self._overlays.add(location)
+        if changed:
+            _project_changed()
         return changed
 
     @_locked
@@ -649,6 +668,12 @@ class WorkspaceIndex:
         s = self._summarise_text(location, text, tree)
         s.stamp = _stamp(location)
         self._store(location, s)
+
+    @_locked
+    def open_texts(self) -> dict[str, str]:
+        """The editor's text of each file `update` was given (path -> text)."""
+        return {str(loc): s.text for loc in self._overlays
+                if (s := self._summaries.get(loc)) is not None and s.text is not None}
 
     @_locked
     def forget(self, path: str | Path) -> None:
@@ -683,6 +708,7 @@ class WorkspaceIndex:
             self._resolved.clear()
             self._located.clear()
             self._relative.clear()
+            _project_changed()
         return bool(stale)
 
     @_locked

@@ -360,3 +360,19 @@ def test_a_general_kernel_a_launched_variant_superseded_is_dead_and_a_new_one_ke
     for name in ("_scale2_kernel", "_scale_kernel_n4_v2"):
         found = _tri020(_program(name=name, helper="_clamp_helper", host=variant))
         assert found and all(f.severity is Severity.WARNING for f in found)
+
+
+def test_a_helper_dropped_as_dead_comes_back_once_an_open_file_imports_it(tmp_path):
+    # the editor: ops.py's helper is dead, then the user types its import into another open file;
+    # the project scan is not answered from its cache (the index tells it the project changed)
+    from tritonify.diagnostics.engine import lint_file
+    from tritonify.diagnostics.workspace_index import default_index
+
+    assert _tri026_in(tmp_path, HELPERS) == []
+    user = tmp_path / "proj" / "pkg" / "user.py"
+    default_index().update(str(user), "from pkg.ops import next_multiple_of\n")
+    try:
+        again = [f for f in lint_file(tmp_path / "proj" / "pkg" / "ops.py", Settings()).findings if f.code == "TRI026"]
+        assert [f.severity for f in again] == [Severity.WARNING]
+    finally:
+        default_index().forget(str(user))
