@@ -162,7 +162,7 @@ class PythonContext:
                 dead = unlaunched in self.guarded_out
         found = self.rule.finding(self.source.path, self.source.node_range(node), message, fixes,
                                   severity=severity, code=code)
-        if dead:   # the engine drops it: a compile break in code a size guard keeps from running, or in an uncalled helper
+        if dead:   # the engine drops it: a compile break in code that cannot run (`guarded_out`)
             self.dead_code_findings.add(id(found))
         return found
 

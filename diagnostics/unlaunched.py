@@ -147,13 +147,12 @@ def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
     return referrers
 
 
-def uncalled_helpers(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+def uncalled_helpers(kernels: Sequence, referrers: dict[str, set[str]]) -> frozenset[str]:
     """The jit helpers (functions that return a value: a kernel cannot, so only another jit function
     calls them) that nothing in the module names outside their own bodies: no kernel, no other helper
     (but one uncalled itself), no host code, no `__all__` or other string. A helper is not launched:
     a kernel being written beside it names it as it calls it, so one that nothing names is left over
-    (flag-gems' `next_multiple_of`, whose `tl.cidv` never compiles)."""
-    referrers = _referrers(kernels, module_nodes)
+    (flag-gems' `next_multiple_of`, whose `tl.cidv` never compiles). `referrers`: `_referrers`'s map."""
     helpers = {k.name for k in kernels if _returns_value(k.node)}
     uncalled = {name for name in helpers if not referrers.get(name)}
     grew = True
@@ -166,12 +165,12 @@ def uncalled_helpers(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> froz
     return frozenset(uncalled)
 
 
-def superseded_kernels(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
+def superseded_kernels(referrers: dict[str, set[str]]) -> frozenset[str]:
     """The kernels nothing in the module names whose name, with a suffix, is a kernel host code here
     launches (`_mhc_bwd_kernel` beside the launched `_mhc_bwd_kernel_n4`, flag-gems' mhc_bwd.py): the
     general version a specialised variant replaced. A kernel being written beside a launched one gets
-    a name of its own, or the longer one (`_k_v2` beside `_k`), and keeps its warning."""
-    referrers = _referrers(kernels, module_nodes)
+    a name of its own, or the longer one (`_k_v2` beside `_k`), and keeps its warning. `referrers`:
+    `_referrers`'s map."""
     launched = [name for name, refs in referrers.items() if HOST in refs]
     return frozenset(name for name, refs in referrers.items()
                      if not refs and any(other.startswith(name + "_") for other in launched))
@@ -179,11 +178,10 @@ def superseded_kernels(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> fr
 
 def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
     """The uncalled helpers and superseded kernels, and the functions only they call."""
-    module_nodes = list(module_nodes)
-    out = set(uncalled_helpers(kernels, module_nodes) | superseded_kernels(kernels, module_nodes))
+    referrers = _referrers(kernels, module_nodes)
+    out = set(uncalled_helpers(kernels, referrers) | superseded_kernels(referrers))
     if not out:
         return frozenset()
-    referrers = _referrers(kernels, module_nodes)
     grew = True
     while grew:
         grew = False
@@ -192,6 +190,7 @@ def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[s
                 out.add(name)
                 grew = True
     return frozenset(out)
+
 
 def _returns_value(fn: ast.AST) -> bool:
     """Whether `fn` has a `return <value>` of its own (not in a nested definition)."""

@@ -379,7 +379,6 @@ def _join(base: Path, parts: Iterable[str]) -> Path:
     return py if py.is_file() else p
 
 
-
 # ---- reading a module for its summary: its module-level statements only -------------------
 # A summary needs the module-level bindings (imports, assignments, decorated defs' names, lines
 # and decorators), never a function's or a class's body, and bodies are most of a module's text
@@ -401,12 +400,15 @@ _ML_BIG_VALUE = 2000   # characters: a shorter assignment is parsed as it is
 _ML_DISPLAY = re.compile(r"([A-Za-z_]\w*) *(?::[^=\n]*)?=(?!=) *([\[{])")
 _ML_HEAD = re.compile(r"[()\[\]{}:]")
 _ML_NL = re.compile(r"[^\n]")
+
+
 def _ml_blank(m: re.Match) -> str:
     """A string or comment as spaces (its newlines kept); a lone quote: not followed."""
     s = m.group()
     if s == "'" or s == "\"":
         raise ValueError
     return _ML_NL.sub(" ", s) if "\n" in s else " " * len(s)
+
 
 def module_level_text(text: str) -> str | None:
     """`text` with the bodies of its column-0 `def`s and `class`es blanked (each line kept, so
