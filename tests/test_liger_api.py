@@ -66,7 +66,7 @@ def referenced_names() -> list[tuple[str, str]]:
     """(module, name) for every name the rules put in a message or a fix (those that need
     transformers at import time are `api.LIGER_ENTRY_POINTS`, checked from the source below)."""
     names = {(op.module_path, op.module_class) for op in api.OPS.values()}
-    names |= {(api.FUNCTIONAL, op.functional) for op in api.OPS.values()}
+    names |= {(op.functional_path, op.functional) for op in api.OPS.values()}
     names |= {(api.TRANSFORMERS, api.RMS_NORM_MODULE), (api.TRANSFORMERS, api.LAYER_NORM_MODULE),
               (api.TRANSFORMERS, api.FLCE_MODULE), (api.FUNCTIONAL, api.FLCE_FUNCTION)}
     return sorted(names)
@@ -81,7 +81,7 @@ def test_referenced_name_exists(module, name):
 def test_op_signatures_match(op):
     name, args, kwargs = _parse_call(op.functional_call)
     assert name == op.functional
-    _check_signature(_object(api.FUNCTIONAL, name), args, kwargs, op.functional_api)
+    _check_signature(_object(op.functional_path, name), args, kwargs, op.functional_api)
 
     name, args, kwargs = _parse_call(op.module_call)
     assert name == op.module_class
@@ -96,7 +96,7 @@ def test_op_signatures_match(op):
 
     # the helper the TRI003 fix writes calls the functional with keywords it accepts
     call = ast.parse(op.helper_body, mode="eval").body
-    params = inspect.signature(_object(api.FUNCTIONAL, op.functional)).parameters
+    params = inspect.signature(_object(op.functional_path, op.functional)).parameters
     assert call.func.id == op.functional
     assert len(call.args) <= len(params)
     assert all(k.arg in params for k in call.keywords)

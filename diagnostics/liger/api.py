@@ -14,6 +14,7 @@ TRANSFORMERS = "liger_kernel.transformers"
 FUNCTIONAL = "liger_kernel.transformers.functional"
 GROUP_NORM_MODULE_PATH = "liger_kernel.transformers.group_norm"
 QWEN2VL_MROPE_MODULE_PATH = "liger_kernel.transformers.qwen2vl_mrope"
+LLAMA4_ROPE_MODULE_PATH = "liger_kernel.transformers.llama4_rope"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class LigerOp:
     helper_body: str      # the call the helper returns
     caveat: str = ""      # a behaviour of the Liger op the user must know before switching
     module_path: str = TRANSFORMERS   # where module_class lives (LigerGroupNorm is only in its submodule)
+    functional_path: str = FUNCTIONAL  # where `functional` lives (Llama-4's RoPE has no entry in functional)
 
     @property
     def module_api(self) -> str:
@@ -38,7 +40,7 @@ class LigerOp:
 
     @property
     def functional_api(self) -> str:
-        return f"{FUNCTIONAL}.{self.functional_call}"
+        return f"{self.functional_path}.{self.functional_call}"
 
 
 OPS: dict[str, LigerOp] = {op.key: op for op in (
@@ -194,6 +196,21 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "cos/sin are Hugging Face Qwen2-VL style with a leading dimension of 3 (temporal, height, width); "
         "mrope_section holds the three section sizes",
         module_path=QWEN2VL_MROPE_MODULE_PATH,
+    ),
+    LigerOp(
+        # liger_kernel/ops/llama4_rope.py: one program per (batch*seq, head), q and k [B, S, H, D],
+        # freqs_cis complex [S, D/2] (or its real view [S, D/2, 2]) indexed by the sequence position;
+        # the backward is the same kernel with the conjugate frequencies
+        "llama4_rope", "Llama-4 complex-frequency RoPE",
+        "interleaved pairs (x[2i], x[2i+1]) times freqs_cis read as (cos, sin) pairs of one tensor",
+        "liger_llama4_text_rotary_pos_emb", "liger_llama4_text_rotary_pos_emb(xq, xk, freqs_cis)",
+        "liger_llama4_vision_rotary_pos_emb", "liger_llama4_vision_rotary_pos_emb(query, key, freqs_ci)",
+        "q, k, freqs_cis", "liger_llama4_vision_rotary_pos_emb(q, k, freqs_cis)",
+        "q and k are [batch, seq, heads, head_dim] (a [tokens, heads, head_dim] tensor is one batch: "
+        "`q.unsqueeze(0)`) and the whole head_dim is rotated; freqs_cis is complex [seq, head_dim/2]; it "
+        "rotates q and k in place when they are already contiguous in the compute dtype (clone them if the "
+        "inputs must survive); no position ids (the frequencies are indexed by the sequence position)",
+        functional_path=LLAMA4_ROPE_MODULE_PATH,
     ),
 )}
 

@@ -49,7 +49,7 @@ REDUCTIONS = frozenset({"sum", "max", "min", "rsqrt", "sqrt", "cumsum", "dot", "
 # Calls a SwiGLU/GeGLU gate never goes through (the gate is the loaded input, maybe scaled).
 GATE_FORBIDS = frozenset({"exp", "log", "softplus", "sum", "rsqrt", "sqrt"})
 # Liger ops that are elementwise: a kernel that also reduces rows does other work.
-ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared", "llama4_rope"})
 # Ops whose definition reads through loaded indices (the target logit; cos/sin at positions).
 GATHERING_OPS = frozenset({"cross_entropy", "fused_linear_cross_entropy", "rope", "qwen2vl_mrope"})
 # Random numbers: sampling or dropout, which no Liger op does.
@@ -1038,6 +1038,99 @@ class _Matcher:
             self.__dict__["rope_interleaved"] = True
         return True
 
+    def _rotations(self) -> list[tuple[int, int, int, int]]:
+        """(x1, x2, cos, sin) loads of every stored rotation `x1*cos - x2*sin` beside
+        `x2*cos + x1*sin` in which each of the four is one load (a cast aside): the rotations
+        `rope()` reads, spelled out per rotated tensor."""
+        g = self.g
+        reduced = self._reduced()
+        out: list[tuple[int, int, int, int]] = []
+
+        def one_load(xs: list[int]) -> int | None:
+            got = frozenset().union(*(self.loads(x) for x in xs)) if xs else frozenset()
+            return next(iter(got)) if len(got) == 1 else None
+
+        for s, left, right in self._differences():
+            if s in reduced:
+                continue
+            lf, rf = list(g.factors(left)), list(g.factors(right))
+            if len(lf) != 2 or len(rf) != 2:
+                continue
+            for c in set(lf):
+                a = _without(lf, c)
+                for sn in set(rf):
+                    b = _without(rf, sn)
+                    if not self._rotation(a, b, c, sn):
+                        continue
+                    got = (one_load(a), one_load(b), one_load([c]), one_load([sn]))
+                    if None not in got and len(set(got)) == 4 and got not in out:
+                        out.append(got)   # type: ignore[arg-type]
+        return out
+
+    def _pair_order(self, first: int, second: int) -> bool:
+        """`second` reads the element after `first` in the same tensor: its address is first's
+        plus one more term (`+ 1`, `+ stride_dim`), so first is the real part and second the
+        imaginary part of an interleaved complex pair."""
+        g = self.g
+        a, b = g.node(first)[1], g.node(second)[1]
+        if a == b or g.value_loads(a) or g.value_loads(b):
+            return False
+        ba, bb = _bases(g, a), _bases(g, b)
+        if not ba or not ba <= bb:   # `X + stride_dim` names the stride parameter as a base too
+            return False
+        ta, tb = list(_terms(g, a)), list(_terms(g, b))
+        rest = list(tb)
+        for t in ta:
+            if t not in rest:
+                return self._doubled_pair(ta, tb)
+            rest.remove(t)
+        return len(rest) == 1
+
+    def _doubled_pair(self, ta: list[int], tb: list[int]) -> bool:
+        """`X + 2*i` against `X + (2*i + 1)`: the one differing term of second is first's term
+        plus one more summand."""
+        g = self.g
+        da = [t for t in ta if t not in tb]
+        db = [t for t in tb if t not in ta]
+        if len(da) != 1 or len(db) != 1:
+            return False
+        inner_b = list(_terms(g, db[0]))
+        inner_a = list(_terms(g, da[0]))
+        rest = list(inner_b)
+        for t in inner_a:
+            if t not in rest:
+                return False
+            rest.remove(t)
+        return len(rest) == 1
+
+    def complex_rope_qk(self) -> bool:
+        """Llama-4's RoPE as Liger's `llama4_rope` computes it: each rotated tensor is read as
+        interleaved complex pairs (x[2i] real, x[2i+1] imaginary) and multiplied by freqs_cis read
+        as its real view (cos = freqs[..., 0], sin = freqs[..., 1] of one tensor), forward
+        (x[2i] * cos - x[2i+1] * sin at the real slot), for two tensors (q and k) with the same
+        frequencies, none of them read through a loaded index (positions). Anything else (one
+        tensor, cos and sin in separate tables, the inverse rotation, rotate-half pairs) is not
+        the form Liger's op takes."""
+        rots = self._rotations()
+        if len(rots) < 2:
+            return False
+        by_tensor: dict[frozenset[int], tuple[int, int]] = {}
+        for x1, x2, c, sn in rots:
+            if not self._interleaved(x1, x2) or self._interleaved(c, sn):
+                continue   # the same products read with the factors' roles swapped
+            if not (self._pair_order(x1, x2) and self._pair_order(c, sn)):
+                return False   # the imaginary part first (an inverse rotation) or not interleaved
+            base = frozenset(_bases(self.g, self.g.node(x1)[1]))
+            if base & _bases(self.g, self.g.node(c)[1]):
+                return False
+            by_tensor.setdefault(base, (c, sn))
+        freqs = set(by_tensor.values())
+        if len(by_tensor) < 2 or len(freqs) != 1:
+            return False
+        if len({frozenset(_bases(self.g, self.g.node(c)[1])) for c, _ in freqs}) != 1:
+            return False
+        return True
+
     def interleaved_loads(self) -> bool:
         """Two live loads of one tensor at neighbouring doubled indices (x[2i], x[2i+1]): the
         rotation, however it is spelled (fma, q and k in one kernel), pairs interleaved lanes."""
@@ -1412,6 +1505,10 @@ def recognise(g: KernelGraph) -> Recognition:
         return Recognition(None, ordered, "softmax of the input scaled by a value loaded per row (a temperature)")
     if op == "softmax" and m.calls("cumsum"):
         return Recognition(None, ordered, "softmax feeding inverse-CDF sampling (cumsum of the probabilities)")
+    if op == "rope" and m.complex_rope_qk() and not _gathers_by_loaded_index(g):
+        # interleaved complex pairs of q and k times freqs_cis's (cos, sin) pairs: Llama-4's RoPE,
+        # which Liger ships as `llama4_rope` (no position ids: a gather of the frequencies is not it)
+        return Recognition("llama4_rope", tuple(sorted({*ordered, "llama4_rope"})))
     return Recognition(op, ordered, differs=_differences_from_liger(op, m))
 
 

@@ -56,7 +56,7 @@ HELPER_STEMS = {
     "fused_linear_cross_entropy": "linear_cross_entropy", "softmax": "softmax", "kl_div": "kl_div",
     "jsd": "jsd", "tvd": "tvd", "rope": "apply_rope", "group_norm": "group_norm", "poly_norm": "poly_norm",
     "dyt": "dyt", "qwen2vl_mrope": "apply_mrope", "modulated_rms_norm": "modulated_rms_norm", "relu_squared": "relu_squared",
-    "sparsemax": "sparsemax", "fused_linear_kl_div": "linear_kl_div",
+    "sparsemax": "sparsemax", "fused_linear_kl_div": "linear_kl_div", "llama4_rope": "apply_complex_rope",
 }
 
 
@@ -101,7 +101,7 @@ def _fix(ctx: PythonContext, kernel: Kernel, op: LigerOp) -> Fix:
     name = _helper_name(op, _module_names(ctx.tree))
     indent = " " * node.col_offset
     edits = [Edit.insert(end_line, end_col, _helper_text(op, kernel, name, indent))]
-    imp = import_edit(ctx.source, FUNCTIONAL, op.functional)
+    imp = import_edit(ctx.source, op.functional_path, op.functional)
     if imp is not None:
         edits.insert(0, imp)
     return Fix(
@@ -341,7 +341,7 @@ def _extent_read_from_memory(ctx: PythonContext, kernel: Kernel) -> bool:
 
 # Liger's elementwise ops: a row skipped on a loaded id is a routed layout for them (a cross-entropy
 # returning early on `target == ignore_index` is its own op's rule, not a layout).
-_ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared"})
+_ELEMENTWISE_OPS = frozenset({"swiglu", "geglu", "rope", "qwen2vl_mrope", "relu_squared", "llama4_rope"})
 
 
 def _returns_on_a_loaded_value(ctx: PythonContext, kernel: Kernel) -> bool:
