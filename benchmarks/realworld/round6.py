@@ -222,7 +222,7 @@ def cmd_items(args) -> int:
         # a later round: the findings an earlier round labelled leave the population before the draw
         done = {(o["code"], o["file"], o["line"]) for p in args.exclude for o in round5.read_jsonl(p)}
         population = [f for f in findings if (f["code"], f["path"], f["line"]) not in done]
-    sample = draw_round(population, args.seed)
+    sample = population if args.all else draw_round(population, args.seed)
     start = 1
     if args.since:
         old = [o for p in args.since for o in round5.read_jsonl(p)]
@@ -261,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="items of an earlier round: their findings are not drawn again (round 7: round 6's)")
     it.add_argument("--only", nargs="+", help="lint only these codes (round 7: TRI016)")
     it.add_argument("--seed", type=int, default=SEED)
+    it.add_argument("--all", action="store_true",
+                    help="every finding, no draw (round 9: a rule entering the default set is labelled whole)")
     it.add_argument("--prefix", default=PREFIX, help="id prefix (r6, r7)")
     jn = sub.add_parser("join")
     jn.add_argument("labels", type=Path)
