@@ -179,7 +179,8 @@ class PythonContext:
     @cached_property
     def _unreachable_host(self) -> frozenset[int]:
         """Host lines a size guard rules out (diagnostics.unlaunched.unreachable_host_lines)."""
-        return unreachable_host_lines(self.tree, self.kernels, self.imports.resolve, self._function_of)
+        return unreachable_host_lines(self.tree, self.kernels, self.imports.resolve, self._function_of,
+                                      walk=self._walk_module())
 
     def _function_of(self, call: ast.Call):
         """(the `def` a host call names, in this module or a workspace module, and that module's

@@ -42,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from tritonify.diagnostics.triton_ast import ModuleWalk, walk_module, walk_nodes
 from tritonify.diagnostics.workspace_index import on_project_change
 
 HOST = ""   # a reference outside every jit function
@@ -283,7 +284,7 @@ _NEXT_POW2 = "triton.next_power_of_2"
 def _stores(fn: ast.AST) -> dict[str, list[ast.AST]]:
     """Name -> the nodes that bind it in `fn` (parameters, assignment targets, loop variables ...)."""
     out: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.arg):
             out.setdefault(node.arg, []).append(node)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -292,8 +293,8 @@ def _stores(fn: ast.AST) -> dict[str, list[ast.AST]]:
 
 
 def _assignment_of(fn: ast.AST, target: ast.Name) -> ast.Assign | None:
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and any(n is target for n in ast.walk(node.targets[0])):
+    for node in walk_nodes(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and any(n is target for n in walk_nodes(node.targets[0])):
             return node
     return None
 
@@ -312,7 +313,7 @@ def _returns_pow2_of_param(fn: ast.FunctionDef, resolve) -> dict[int, int]:
     with `BLOCK_SIZE = triton.next_power_of_2(n)`)."""
     params = [a.arg for a in fn.args.args]
     stores = _stores(fn)
-    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in walk_nodes(fn) if isinstance(n, ast.Return)]
     if not returns or any(r.value is None for r in returns):
         return {}
     found: dict[int, int] | None = None
@@ -331,7 +332,8 @@ def _returns_pow2_of_param(fn: ast.FunctionDef, resolve) -> dict[int, int]:
     return found or {}
 
 
-def unreachable_host_lines(tree: ast.Module, kernels: Sequence, resolve, function_of) -> frozenset[int]:
+def unreachable_host_lines(tree: ast.Module, kernels: Sequence, resolve, function_of,
+                           walk: ModuleWalk | None = None) -> frozenset[int]:
     """Lines of host `if` branches that a size guard rules out: `if n <= B: ... else: <here>` (and
     `if n > B: <here>`) where the host function binds `B` once to `triton.next_power_of_2(n)`, directly
     or as a value `function_of(call)` (a function of this module or the workspace) returns so, and `n`
@@ -344,13 +346,18 @@ def unreachable_host_lines(tree: ast.Module, kernels: Sequence, resolve, functio
     other operand), and a block size the forward saves as the next power of two of its input's last
     dimension bounds the last dimension of the gradient the backward receives. That last step assumes
     the op keeps the row width (the gradient has the output's shape; a row-wise op's output has the
-    input's width): where it does not, a compile break there goes unreported, never a false one."""
+    input's width): where it does not, a compile break there goes unreported, never a false one.
+
+    `walk`: the module's `triton_ast.walk_module(tree)` when the caller has it (the linter's context
+    does): what is looked for across the module comes from that one walk, not from walks of its own
+    (each a whole `ast.walk` of the module: 4-6 of them made this 3x slower on every lint while typing)."""
+    walk = walk if walk is not None else walk_module(tree)
     jit = {id(k.node) for k in kernels}
-    hosts = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) not in jit]
+    hosts = [fn for fn in walk.functions if id(fn) not in jit]
     lines: set[int] = set()
     for fn in hosts:
         lines |= _guarded_lines(fn, resolve, function_of, frozenset(lines), {})
-    facts = _ctx_facts(tree, hosts, resolve, function_of, frozenset(lines))
+    facts = _ctx_facts(tree, hosts, resolve, function_of, frozenset(lines), walk)
     for fn in hosts:
         if id(fn) in facts:
             lines |= _guarded_lines(fn, resolve, function_of, frozenset(lines), facts[id(fn)])
@@ -425,7 +432,7 @@ def _false_names(fn: ast.AST, stores, dead: frozenset[int], params: dict[str, st
     on a ruled-out line; or a parameter every caller passes a False (`params`)."""
     out = {name for name, fact in params.items() if fact == _FALSE and len(stores.get(name, ())) == 1}
     flags: dict[int, bool] = {}   # id(the target of `name = True/False`) -> whether it can hold True here
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool):
             flags[id(node.targets[0])] = node.value.value and node.lineno not in dead
@@ -452,7 +459,7 @@ def _the_comparison(test: ast.expr, false: set[str]) -> ast.expr:
 def _guarded_lines(fn: ast.AST, resolve, function_of, dead: frozenset[int], params: dict[str, str]) -> set[int]:
     """The lines of `fn`'s `if` branches a size guard rules out (see `unreachable_host_lines`);
     `dead`: lines ruled out already; `params`: what every caller passes `fn` (`_ctx_facts`)."""
-    ifs = [n for n in ast.walk(fn) if isinstance(n, ast.If)]
+    ifs = [n for n in walk_nodes(fn) if isinstance(n, ast.If)]
     if not ifs:
         return set()
     stores = _stores(fn)
@@ -486,7 +493,7 @@ def _guarded_lines(fn: ast.AST, resolve, function_of, dead: frozenset[int], para
 def _returned_facts(fn: ast.AST, resolve, function_of, dead: frozenset[int]) -> dict[int, object]:
     """{index of `fn`'s returned tuple -> _FALSE, or ("pow2", parameter index): the next power of two
     of the last dimension of that parameter} where every `return` gives it there."""
-    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in walk_nodes(fn) if isinstance(n, ast.Return)]
     if not returns or any(not isinstance(r.value, ast.Tuple) for r in returns):
         return {}
     stores = _stores(fn)
@@ -509,16 +516,16 @@ def _returned_facts(fn: ast.AST, resolve, function_of, dead: frozenset[int]) -> 
     return found or {}
 
 
-def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[int]) -> dict[int, dict[str, str]]:
+def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[int],
+               walk: ModuleWalk) -> dict[int, dict[str, str]]:
     """id(host function) -> {parameter -> what every call passes it}, read across autograd Functions:
     a class whose `forward(ctx, x, ...)` unpacks a module function's returned tuple and saves items on
     `ctx` (`_returned_facts`: a flag that is False, a next power of two of `x`'s last dimension), and
-    whose `backward(ctx, grad, ...)` calls a module function with those `ctx.<attr>` and the gradient."""
+    whose `backward(ctx, grad, ...)` calls a module function with those `ctx.<attr>` and the gradient.
+    `walk`: the module's walk (`walk_module(tree)`)."""
     module_fns = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef)}
     passed: dict[str, list[dict[int, str]]] = {}   # function name -> per call, argument index -> fact
-    for cls in ast.walk(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
+    for cls in [n for n in walk.nodes if n.__class__ is ast.ClassDef]:
         methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
         forward, backward = methods.get("forward"), methods.get("backward")
         if forward is None or backward is None or len(forward.args.args) < 2 or len(backward.args.args) < 2:
@@ -526,7 +533,7 @@ def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[in
         ctx_name, inputs = forward.args.args[0].arg, {a.arg for a in forward.args.args[1:]}
         saved: dict[str, list[str | None]] = {}
         returned: dict[int, tuple] = {}   # id(name node bound from a call) -> (callee facts, index, call)
-        for node in ast.walk(forward):
+        for node in walk_nodes(forward):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
                     and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
                     and node.value.func.id in module_fns:
@@ -535,10 +542,10 @@ def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[in
                     if isinstance(elt, ast.Name) and i in facts:
                         returned[elt.id] = (facts[i], node.value)
         stores = _stores(forward)
-        for node in ast.walk(cls):
+        for node in walk_nodes(cls):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                    for t in ast.walk(target):
+                    for t in walk_nodes(target):
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == ctx_name:
                             fact = None
                             value = node.value if isinstance(node, ast.Assign) and target is t else None
@@ -554,7 +561,7 @@ def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[in
         known = {attr: facts[0] for attr, facts in saved.items() if len(facts) == 1 and facts[0]}
         bctx, grad = backward.args.args[0].arg, backward.args.args[1].arg
         bstores = _stores(backward)
-        for call in ast.walk(backward):
+        for call in walk_nodes(backward):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in module_fns:
                 here: dict[int, str] = {}
                 for i, arg in enumerate(call.args):
@@ -565,11 +572,19 @@ def _ctx_facts(tree: ast.Module, hosts, resolve, function_of, dead: frozenset[in
                         here[i] = _GRAD
                 passed.setdefault(call.func.id, []).append(here)
     out: dict[int, dict[str, str]] = {}
+    if not passed:
+        return out
+    every: dict[str, list[ast.Call]] = {name: [] for name in passed}   # the module's calls of each, by name
+    for n in walk.calls:
+        if n.func.__class__ is ast.Name and n.func.id in every:
+            every[n.func.id].append(n)
+    named = dict.fromkeys(passed, 0)   # how many times the module names each
+    for n in walk.nodes:
+        if n.__class__ is ast.Name and n.id in named:
+            named[n.id] += 1
     for name, calls in passed.items():
         fn = module_fns[name]
-        every = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name]
-        named = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
-        if len(every) != len(calls) or named != len(calls) or any(c.keywords for c in every):
+        if len(every[name]) != len(calls) or named[name] != len(calls) or any(c.keywords for c in every[name]):
             continue   # called elsewhere too, or passed around: what those calls give is not known
         common = {i: f for i, f in calls[0].items() if all(c.get(i) == f for c in calls[1:])}
         params = [a.arg for a in fn.args.args]

@@ -376,3 +376,83 @@ def test_a_helper_dropped_as_dead_comes_back_once_an_open_file_imports_it(tmp_pa
         assert [f.severity for f in again] == [Severity.WARNING]
     finally:
         default_index().forget(str(user))
+
+
+def _softmax_package(tmp_path):
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(SETTINGS_MODULE)
+    mod = pkg / "softmax.py"
+    mod.write_text(AUTOGRAD_SOFTMAX)
+    return mod
+
+
+def test_the_size_guard_reading_uses_the_linters_walk_and_walks_the_module_no_more(tmp_path, monkeypatch):
+    # TRI022 asks which kernels are dead on every lint while typing, and that reads the host code's
+    # size guards (unreachable_host_lines): with whole-module `ast.walk`s of its own (one per autograd
+    # class search, two per backward helper) it took 25 ms of the editor's first answer on fla's
+    # parallax file, against 1.3 ms from the context's one walk (session 12)
+    import ast
+
+    from tritonify.diagnostics.context import PythonContext
+    from tritonify.diagnostics.source import SourceFile
+    from tritonify.diagnostics.unlaunched import unreachable_host_lines
+    from tritonify.diagnostics.workspace_index import WorkspaceIndex
+
+    mod = _softmax_package(tmp_path)
+    ctx = PythonContext(SourceFile.from_text(AUTOGRAD_SOFTMAX, str(mod)), workspace=WorkspaceIndex())
+    assert ctx.kernels
+    walked = []
+    real_walk = ast.walk
+    monkeypatch.setattr(ast, "walk", lambda node: (walked.append(node), real_walk(node))[1])
+    lines = ctx._unreachable_host
+    classes = [n for n in ctx.module_nodes if isinstance(n, ast.ClassDef)]
+    assert not any(n is ctx.tree or any(n is c for c in classes) for n in walked)
+    # the lines the guards rule out: the forward's `multi_block_launch = True` and both `else`s
+    text_lines = AUTOGRAD_SOFTMAX.split("\n")
+    ruled_out = {text_lines[n - 1].strip() for n in lines}
+    assert "multi_block_launch = True" in ruled_out
+    assert any(line.startswith("_multi_block_bwd_kernel[") for line in ruled_out)
+    # the same lines as from a walk of its own
+    monkeypatch.setattr(ast, "walk", real_walk)
+    assert lines == unreachable_host_lines(ctx.tree, ctx.kernels, ctx.imports.resolve, ctx._function_of)
+
+
+def test_typing_a_print_into_the_autograd_softmaxs_live_kernel_gives_the_full_lints_answer_at_every_key(tmp_path):
+    # the editor's path (the lint worker's incremental lint, its first answer, the size guards read
+    # across the autograd Function's ctx): at every key the whole answer is a full lint's of the same
+    # text (the worker's, which reads a half-typed statement as the incremental one does), the first
+    # answer's TRI022 rows are the whole answer's, the finished print is reported, and the dead
+    # multi-block kernel's `tl.float32` break stays dropped
+    from tritonify.server import lint_worker
+
+    mod = _softmax_package(tmp_path)
+    path, settings = str(mod), Settings()
+
+    def said(findings):
+        return sorted((f.code, f.line, f.column, f.end_line, f.end_column, f.message, f.severity) for f in findings)
+
+    lint_worker.lint_with_kernels(AUTOGRAD_SOFTMAX, path, settings, "full")
+    lines = AUTOGRAD_SOFTMAX.split("\n")
+    statement = 'tl.device_print("typed", n_cols)'
+    start = next(i for i, line in enumerate(lines) if line.startswith("def _single_block_bwd_kernel("))
+    at = next(i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("tl.store("))
+    first_answers = 0
+    for n in range(1, len(statement) + 1):
+        text = "\n".join(lines[:at + 1] + ["    " + statement[:n]] + lines[at + 1:])
+        firsts = []
+        result, _, _ = lint_worker.lint_with_kernels(text, path, settings, "incremental",
+                                                     first_answer=lambda answer: firsts.append(answer[0]))
+        base = lint_worker._PREVIOUS[path]   # the next key builds on this incremental answer, not on the full one
+        full, _, exact = lint_worker.lint_with_kernels(text, path, settings, "full")
+        lint_worker._PREVIOUS[path] = base
+        assert exact
+        assert said(result.findings) == said(full.findings), f"{n} keys typed"
+        for first in firsts:
+            assert said(f for f in first.findings if f.code == "TRI022") == \
+                said(f for f in result.findings if f.code == "TRI022")
+        first_answers += len(firsts)
+    assert first_answers >= 1   # the key that completes the print: its TRI022 row comes first
+    assert [f.line for f in result.findings if f.code == "TRI022"] == [at + 2]
+    assert not [f for f in result.findings if f.code == "TRI026"]
