@@ -61,7 +61,9 @@ def canonical(path: str) -> str:
 # the field (`node.op`, `name.ctx`), and leaving them out makes every walk about a third shorter.
 _VALUE_FIELDS = frozenset({"id", "attr", "arg", "kind", "type_comment", "conversion", "is_async", "level",
                            "module", "lineno", "ctx", "op", "ops"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# A constant's `value` is a Python value (a number, a string, a tuple of them), never a node:
+# `Constant` is a leaf, the commonest after `Name` (whose `id` and `ctx` are skipped already)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -123,6 +125,20 @@ class ModuleWalk(NamedTuple):
     functions: list
 
 
+# class -> (which of `walk_module`'s lists keeps its nodes: 0 none, 1 calls, 2 subscripts, 3
+# function definitions; its child fields as in `_CHILD_FIELDS`)
+_WALK_INFO: dict[type, tuple[int, tuple[str, ...]]] = {}
+_WALK_SORTS = {ast.Call: 1, ast.Subscript: 2, ast.FunctionDef: 3, ast.AsyncFunctionDef: 3}
+
+
+def _walk_info(cls: type) -> tuple[int, tuple[str, ...]]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
+    found = _WALK_INFO[cls] = (_WALK_SORTS.get(cls, 0), names)
+    return found
+
+
 def walk_module(node: ast.AST) -> ModuleWalk:
     """`walk_nodes_and_parents(node)` that also sorts out the calls, subscripts and function
     definitions while it walks (the class is at hand there: a second pass over every node of a
@@ -133,21 +149,17 @@ def walk_module(node: ast.AST) -> ModuleWalk:
     subscripts: list[ast.Subscript] = []
     functions: list[ast.AST] = []
     append = out.append
-    child_fields = _CHILD_FIELDS
+    kept = (None, calls, subscripts, functions)
+    info = _WALK_INFO
     AST = ast.AST
-    call_type, subscript_type = ast.Call, ast.Subscript
-    function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
     for current in out:
-        cls = current.__class__   # parsed nodes are never subclasses: `is` is isinstance here
-        if cls is call_type:
-            calls.append(current)
-        elif cls is subscript_type:
-            subscripts.append(current)
-        elif cls in function_types:
-            functions.append(current)
-        names = child_fields.get(cls)
-        if names is None:
-            names = child_fields[cls] = tuple(f for f in cls._fields if f not in _VALUE_FIELDS)
+        cls = current.__class__   # parsed nodes are never subclasses: a class lookup is isinstance here
+        found = info.get(cls)
+        if found is None:
+            found = _walk_info(cls)
+        sort, names = found       # one lookup says both what to keep the node in and where its children are
+        if sort:
+            kept[sort].append(current)
         for name in names:
             value = getattr(current, name, None)
             if value.__class__ is list:
@@ -163,6 +175,8 @@ def walk_module(node: ast.AST) -> ModuleWalk:
 
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    if node.__class__ is ast.Name:   # the commonest callee: no parts to join
+        return node.id
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -539,7 +553,13 @@ class Kernel:
 
     @cached_property
     def call_nodes(self) -> list[ast.Call]:
-        return [n for n in self.nodes if isinstance(n, ast.Call)]
+        call = ast.Call
+        return [n for n in self.nodes if n.__class__ is call]   # parsed nodes are never subclasses
+
+    @cached_property
+    def returns_value(self) -> bool:
+        """Whether the body has a `return` with a value (a device function called from kernels)."""
+        return any(n.value is not None for n in self.nodes if n.__class__ is ast.Return)
 
     def walk(self) -> Iterator[ast.AST]:
         """Every node of the kernel's body (cached: rules share one walk)."""
@@ -679,7 +699,7 @@ def find_kernels(tree: ast.Module | None, imports: ImportMap | None = None,
         for call in k.calls():
             if isinstance(call.func, ast.Name) and call.func.id in names and call.func.id != k.name:
                 called.add(call.func.id)
-    launched = {dotted(n.value) for n in subscripts if dotted(n.value) in names}
+    launched = {path for path in map(dotted, (n.value for n in subscripts)) if path in names}
     for k in result:
         k.is_helper = k.name in called and k.name not in launched
     return result

@@ -245,6 +245,27 @@ def _from_folder(folder: Path, recorded: tuple[str, ...]) -> tuple[tuple[str, ..
     return None if parent == folder else _from_folder(parent, recorded)
 
 
+_FOLDERS: dict[str, Path] = {}   # file path -> the folder found for it (not a failure: it may be made later)
+
+
+def _folder_of(path: str) -> Path | None:
+    """The folder that holds the file at `path` (symbolic links followed), when it is one; found
+    once per file path, as `_from_folder` reads each folder once (every kernel file asks)."""
+    found = _FOLDERS.get(path)
+    if found is not None:
+        return found
+    try:
+        folder = Path(path).resolve().parent
+    except (OSError, RuntimeError):
+        return None
+    if not folder.is_dir():
+        return None
+    if len(_FOLDERS) >= 4096:
+        _FOLDERS.clear()
+    _FOLDERS[path] = folder
+    return folder
+
+
 def target(path: str | None, setting: str = "") -> tuple[tuple[str, ...], str]:
     """(the recorded Triton versions the file's project runs, oldest first; where that came from)."""
     from tritonify.diagnostics.triton_api import versions
@@ -258,11 +279,8 @@ def target(path: str | None, setting: str = "") -> tuple[tuple[str, ...], str]:
         if got:
             return tuple(got), f"triton-version = \"{setting}\" in the settings"
     if path and not path.startswith("<"):
-        try:
-            folder = Path(path).resolve().parent
-        except (OSError, RuntimeError):
-            folder = None
-        if folder is not None and folder.is_dir():
+        folder = _folder_of(path)
+        if folder is not None:
             got = _from_folder(folder, tuple(recorded))
             if got:
                 return got

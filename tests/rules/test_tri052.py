@@ -133,3 +133,18 @@ def test_a_venv_inside_the_project_names_the_version(tmp_path):
 def test_setup_cfg_requirements_are_read(tmp_path):
     path = _project(tmp_path, {"setup.cfg": "[options]\ninstall_requires =\n    triton>=3.2,<3.9\n"})
     assert target_mod.target(str(path))[0] == ("3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0")
+
+
+def test_a_file_whose_folder_is_made_later_reads_that_project(tmp_path):
+    # target() keeps the folder it found for each file path (diagnostics/triton_api/target.py,
+    # `_folder_of`), but never a failure: a file asked about before its folder exists is read
+    # again once the folder and its declarations are there
+    root = tmp_path / "later"
+    path = root / "pkg" / "tiles.py"
+    assert target_mod.target(str(path))[0] == tuple(versions())
+    (root / "pkg").mkdir(parents=True)
+    (root / "requirements.txt").write_text("torch==2.11.0\n")
+    path.write_text(BLOCK_POINTERS)
+    versions_, source = target_mod.target(str(path))
+    assert versions_ == ("3.6.0",) and "torch==2.11.0" in source
+    assert target_mod.target(str(path)) == (versions_, source)   # the kept folder gives the same answer

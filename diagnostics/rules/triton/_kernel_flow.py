@@ -46,13 +46,20 @@ def _target_bindings(target: ast.expr, value: ast.expr, stmt: ast.stmt) -> Itera
         yield from _target_bindings(target.value, value, stmt)
 
 
+# the node classes that `bindings` reads
+_BINDING_CLASSES = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For})
+
+
 def bindings(kernel: Kernel) -> dict[str, list[Binding]]:
     """Every assignment to a local name in the kernel body, in source order.
 
     `x += y` binds x to `y` (its old value is already one of x's bindings); a `for` target
     is bound to the loop's iterable."""
     out: dict[str, list[Binding]] = {}
+    binding_classes = _BINDING_CLASSES
     for node in kernel.walk():
+        if node.__class__ not in binding_classes:
+            continue   # nearly every node (parsed nodes are never subclasses)
         found: Iterable[Binding] = ()
         if isinstance(node, ast.Assign):
             found = [b for t in node.targets for b in _target_bindings(t, node.value, node)]

@@ -210,6 +210,10 @@ class HostDtype:
     origin: ast.AST          # the expression that decided it (`.double()`, `torch.float64`)
 
 
+# the node classes that `HostDtypes._bindings` reads
+_BINDING_CLASSES = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.arg})
+
+
 class HostDtypes:
     """Dtype of host tensors, followed through simple local assignments in one function."""
 
@@ -295,7 +299,13 @@ class HostDtypes:
                 if isinstance(n, ast.Name):
                     out.setdefault(n.id, []).append((line, value))
 
-        for node in walk_nodes(scope):
+        ctx = self.ctx
+        # the walk other rules share (the module's, or the function's: `ctx.walk` keeps it)
+        nodes = ctx.module_nodes if scope is ctx.tree else ctx.walk(scope)
+        binding_classes = _BINDING_CLASSES
+        for node in nodes:
+            if node.__class__ not in binding_classes:
+                continue   # nearly every node (parsed nodes are never subclasses)
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Assign):
                 for t in node.targets:

@@ -54,6 +54,11 @@ class Reach:
         return self.bindings[0] if len(self.bindings) == 1 and not self.entry else None
 
 
+# the node classes that bind a name (`scope_bindings`)
+_BINDING_CLASSES = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
+                              ast.NamedExpr, ast.withitem})
+
+
 def scope_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
     """Every binding of a local name among `nodes` (a scope's nodes), sorted by position."""
     out: dict[str, list[Binding]] = {}
@@ -68,7 +73,10 @@ def scope_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
         elif isinstance(target, ast.Starred):
             add(target.value, None, stmt, **kw)
 
+    binding_classes = _BINDING_CLASSES
     for node in nodes:
+        if node.__class__ not in binding_classes:
+            continue   # nearly every node (parsed nodes are never subclasses)
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 add(t, node.value, node)
@@ -124,6 +132,8 @@ class ReachingDefinitions:
             for b in found:
                 key = (id(b.stmt), name)
                 self._by_site[key] = self._by_site.get(key, ()) + (b,)
+        # the same bindings as one set per site, made once (a loop's body is walked more than once)
+        self._site_sets: dict[tuple[int, str], frozenset] = {key: frozenset(found) for key, found in self._by_site.items()}
         self._uses: dict[int, frozenset] = {}
         self._reads_of: dict[int, tuple] = {}   # id(expr) -> (expr, its Name loads, its walruses)
         self._before: list[tuple[tuple[int, int], tuple[int, int], _State]] = []  # (start, end, state) per statement
@@ -163,13 +173,25 @@ class ReachingDefinitions:
         return state
 
     def _define(self, state: _State, stmt: ast.AST, target: ast.AST) -> _State:
-        new = dict(state)
+        """The state after `stmt` binds the names in `target` (`state` itself when it binds none
+        that is recorded: states are never changed once made)."""
+        sites = self._site_sets
+        if target.__class__ is ast.Name:   # the common target: no walk
+            found = None if isinstance(target.ctx, ast.Load) else sites.get((id(stmt), target.id))
+            if not found:
+                return state
+            new = dict(state)
+            new[target.id] = found
+            return new
+        new = None
         for n in walk_nodes(target):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                found = self._by_site.get((id(stmt), n.id))
+                found = sites.get((id(stmt), n.id))
                 if found:
-                    new[n.id] = frozenset(found)
-        return new
+                    if new is None:
+                        new = dict(state)
+                    new[n.id] = found
+        return state if new is None else new
 
     def _reads(self, expr: ast.AST | None, state: _State) -> _State:
         """Record every read in `expr` with `state`; a walrus inside binds after it."""

@@ -53,7 +53,7 @@ def _is_launched_kernel(kernel: Kernel) -> bool:
     """A kernel launched from the host: its parameters are pointers and scalars, never blocks."""
     if kernel.is_helper:
         return False
-    if any(isinstance(n, ast.Return) and n.value is not None for n in kernel.nodes):
+    if kernel.returns_value:
         return False  # a device function returns a value to its jit caller
     return any(isinstance(c.func, ast.Attribute) and c.func.attr == "program_id" for c in kernel.call_nodes)
 

@@ -613,60 +613,65 @@ class KernelTypes:
         return VType(kind=kind, block=blk, rank=rank, constexpr=a.constexpr and b.constexpr)
 
     def _expr(self, node: ast.expr) -> VType:
-        if isinstance(node, ast.Constant):
-            value = node.value
-            if value is None:
-                return scalar("none", constexpr=True)
-            if isinstance(value, bool):
-                return scalar("bool", constexpr=True)
-            if isinstance(value, int):
-                return scalar("int", constexpr=True)
-            if isinstance(value, float):
-                return scalar("float", constexpr=True)
-            if isinstance(value, str):
-                return scalar("str", constexpr=True)
-            return UNKNOWN
-        if isinstance(node, ast.Name):
-            return self.env.get(node.id, UNKNOWN)
-        if isinstance(node, ast.BinOp):
-            return self._binop(node.op, self.expr(node.left), self.expr(node.right))
-        if isinstance(node, ast.UnaryOp):
-            inner = self.expr(node.operand)
-            if isinstance(node.op, ast.Not):
-                return inner._replace(kind="bool" if inner.kind else None)
-            return inner
-        if isinstance(node, ast.Compare):
-            parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
-            if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) or any(
-                    p.kind == "none" for p in parts):
-                return scalar("bool", constexpr=True)
-            result = parts[0]
-            for part in parts[1:]:
-                result = self._binop(ast.Add(), result._replace(kind="int"), part._replace(kind="int"))
-            return result._replace(kind="bool" if all(p.kind for p in parts) else None)
-        if isinstance(node, ast.BoolOp):
-            parts = [self.expr(v) for v in node.values]
-            result = parts[0]
-            for part in parts[1:]:
-                result = join(result, part)
-            return result
-        if isinstance(node, ast.IfExp):
-            self.expr(node.test)
-            return join(self.expr(node.body), self.expr(node.orelse))
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node)
-        if isinstance(node, ast.Call):
-            return self._call(node)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            for elt in node.elts:
-                self.expr(elt)
-            return VType(kind="tuple")
+        handler = _EXPRESSIONS.get(node.__class__)   # parsed nodes are never subclasses
+        if handler is not None:
+            return handler(self, node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.expr(child)
         return UNKNOWN
+
+    def _constant(self, node: ast.Constant) -> VType:
+        value = node.value
+        if value is None:
+            return scalar("none", constexpr=True)
+        if isinstance(value, bool):
+            return scalar("bool", constexpr=True)
+        if isinstance(value, int):
+            return scalar("int", constexpr=True)
+        if isinstance(value, float):
+            return scalar("float", constexpr=True)
+        if isinstance(value, str):
+            return scalar("str", constexpr=True)
+        return UNKNOWN
+
+    def _name(self, node: ast.Name) -> VType:
+        return self.env.get(node.id, UNKNOWN)
+
+    def _binop_node(self, node: ast.BinOp) -> VType:
+        return self._binop(node.op, self.expr(node.left), self.expr(node.right))
+
+    def _unary(self, node: ast.UnaryOp) -> VType:
+        inner = self.expr(node.operand)
+        if isinstance(node.op, ast.Not):
+            return inner._replace(kind="bool" if inner.kind else None)
+        return inner
+
+    def _compare(self, node: ast.Compare) -> VType:
+        parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) or any(
+                p.kind == "none" for p in parts):
+            return scalar("bool", constexpr=True)
+        result = parts[0]
+        for part in parts[1:]:
+            result = self._binop(ast.Add(), result._replace(kind="int"), part._replace(kind="int"))
+        return result._replace(kind="bool" if all(p.kind for p in parts) else None)
+
+    def _boolop(self, node: ast.BoolOp) -> VType:
+        parts = [self.expr(v) for v in node.values]
+        result = parts[0]
+        for part in parts[1:]:
+            result = join(result, part)
+        return result
+
+    def _ifexp(self, node: ast.IfExp) -> VType:
+        self.expr(node.test)
+        return join(self.expr(node.body), self.expr(node.orelse))
+
+    def _sequence(self, node: ast.Tuple | ast.List) -> VType:
+        for elt in node.elts:
+            self.expr(elt)
+        return VType(kind="tuple")
 
     def _subscript(self, node: ast.Subscript) -> VType:
         value = self.expr(node.value)
@@ -710,9 +715,13 @@ class KernelTypes:
     def _call(self, node: ast.Call) -> VType:
         func = node.func
         name = self._tl_name(func)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
-        kw_nodes = {k.arg: k.value for k in node.keywords if k.arg}
+        expr = self.expr
+        args = [expr(a) for a in node.args]
+        if node.keywords:
+            kwargs = {k.arg: expr(k.value) for k in node.keywords if k.arg}
+            kw_nodes = {k.arg: k.value for k in node.keywords if k.arg}
+        else:   # most calls in a kernel
+            kwargs, kw_nodes = {}, {}
         if name is None and isinstance(func, ast.Attribute):
             base = self.expr(func.value)
             if func.attr == "to" and base.block is not None:
@@ -812,6 +821,16 @@ class KernelTypes:
         return UNKNOWN
 
 
+# `KernelTypes._expr`'s handler per expression class (another class: its child expressions are
+# read, and its type is unknown)
+_EXPRESSIONS = {
+    ast.Constant: KernelTypes._constant, ast.Name: KernelTypes._name, ast.BinOp: KernelTypes._binop_node,
+    ast.UnaryOp: KernelTypes._unary, ast.Compare: KernelTypes._compare, ast.BoolOp: KernelTypes._boolop,
+    ast.IfExp: KernelTypes._ifexp, ast.Subscript: KernelTypes._subscript, ast.Attribute: KernelTypes._attribute,
+    ast.Call: KernelTypes._call, ast.Tuple: KernelTypes._sequence, ast.List: KernelTypes._sequence,
+}
+
+
 def _call_site_params(ctx: PythonContext, helper: Kernel, callers: list[KernelTypes]) -> dict[str, VType] | None:
     """A helper's parameter types from its calls in the file's kernels (None if it has none)."""
     seen: dict[str, VType] = {}
@@ -883,8 +902,7 @@ def _infer(ctx: PythonContext) -> dict[ast.FunctionDef, KernelTypes]:
     kernels = list(ctx.kernels)
     roots = [k for k in kernels if not k.is_helper]
     for kernel in roots:
-        returns = any(n.value is not None for n in kernel.nodes if n.__class__ is ast.Return)
-        if returns and not _launches(ctx, kernel):
+        if kernel.returns_value and not _launches(ctx, kernel):
             # A device function called from kernels elsewhere: its parameters may be blocks.
             out[kernel.node] = KernelTypes(ctx, kernel, {p.name: VType(constexpr=True) if p.constexpr else UNKNOWN
                                                     for p in kernel.params})

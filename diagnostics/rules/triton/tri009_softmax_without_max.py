@@ -52,9 +52,11 @@ class _Chain:
         ]
         # a running sum: `denom += tl.exp(v)` (or `acc = acc + tl.exp(x)`) over a loop, the form a
         # router's renormalisation over its K chosen logits or a streaming softmax takes
-        self.accumulators = _accumulators(kernel, self.direct)
+        self.accumulators = _accumulators(ctx, kernel, self.direct)
         sum_ids = {id(c) for c in self.sums}
-        from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids, self.accumulators)
+        # nothing seeds the taint without a sum or an accumulator: no name depends on one
+        from_sum = taint(kernel, binds, lambda n: id(n) in sum_ids, self.accumulators) \
+            if sum_ids or self.accumulators else set()
 
         def uses_sum(e: ast.AST) -> bool:
             return depends_on(e, from_sum, lambda n: id(n) in sum_ids)
@@ -94,20 +96,28 @@ class _Chain:
         return False
 
 
-def _accumulators(kernel: Kernel, direct) -> set[str]:
+def _accumulators(ctx: PythonContext, kernel: Kernel, direct) -> set[str]:
     """Names that add the exp's own values to themselves: `s += e`, `s = s + e`, `s = e + s`."""
-    out = set()
-    for node in kernel.walk():
-        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
-            if direct(node.value):
-                out.add(node.target.id)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
-            name, (left, right) = node.targets[0].id, (node.value.left, node.value.right)
-            if (isinstance(left, ast.Name) and left.id == name and direct(right)) or (
-                    isinstance(right, ast.Name) and right.id == name and direct(left)):
-                out.add(name)
-    return out
+    return {name for name, added in _accumulations(ctx, kernel) if any(direct(e) for e in added)}
+
+
+def _accumulations(ctx: PythonContext, kernel: Kernel) -> list[tuple[str, tuple[ast.AST, ...]]]:
+    """The kernel's `s += e`, `s = s + e` and `s = e + s`, as (s, the terms that must be the exp's
+    for s to accumulate it), found once per kernel (each exp of the kernel asks)."""
+    def build() -> list[tuple[str, tuple[ast.AST, ...]]]:
+        out = []
+        for node in kernel.walk():
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+                out.append((node.target.id, (node.value,)))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
+                name, (left, right) = node.targets[0].id, (node.value.left, node.value.right)
+                added = tuple(term for term, other in ((right, left), (left, right))
+                              if isinstance(other, ast.Name) and other.id == name)
+                if added:
+                    out.append((name, added))
+        return out
+    return ctx.per_file(("tri009-accumulations", kernel.node), build)
 
 
 def _divisions(ctx: PythonContext, kernel: Kernel) -> list[ast.BinOp]:

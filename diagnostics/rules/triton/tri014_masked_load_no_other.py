@@ -1121,8 +1121,12 @@ def _reaching_reductions(ctx: PythonContext, flow: KernelFlow) -> tuple[set[str]
     inside: set[int] = set()
     for stmt in flow.statements():
         own = _own_nodes(stmt)   # nested bodies come as statements of their own
+        walruses = []
         for node in own:
-            if isinstance(node, ast.Call):
+            cls = node.__class__   # parsed nodes are never subclasses
+            if cls is ast.NamedExpr:
+                walruses.append(node)
+            elif cls is ast.Call:
                 found = _reduction_of(ctx, node)
                 if found is not None:
                     for operand in found[1]:
@@ -1141,9 +1145,8 @@ def _reaching_reductions(ctx: PythonContext, flow: KernelFlow) -> tuple[set[str]
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             for name in names_in(stmt.target):
                 depends.setdefault(name, set()).update(names_in(stmt.iter))
-        for node in own:
-            if isinstance(node, ast.NamedExpr):
-                depends.setdefault(node.target.id, set()).update(names_in(node.value))
+        for node in walruses:
+            depends.setdefault(node.target.id, set()).update(names_in(node.value))
     reach, todo = set(roots), list(roots)
     while todo:
         for name in depends.get(todo.pop(), ()):
@@ -1176,7 +1179,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
         reach, inside = _reaching_reductions(ctx, flow)
         statement_of = {id(node): stmt for stmt in flow.statements()
                         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None
-                        for node in walk_nodes(stmt.value) if isinstance(node, ast.Call)}
+                        for node in walk_nodes(stmt.value) if node.__class__ is ast.Call}
         loads = [load for load in loads if _may_reach(flow, load, statement_of, reach, inside)]
         if not loads:
             continue

@@ -69,7 +69,7 @@ def _names(expr: ast.expr) -> Iterator[ast.Name]:
 
 def _is_device_function(kernel: Kernel) -> bool:
     """A jit function that returns a value is called from another kernel (possibly in another file)."""
-    return any(isinstance(n, ast.Return) and n.value is not None for n in kernel.walk())
+    return kernel.returns_value
 
 
 def _fix(ctx: PythonContext, param: Param) -> Fix | None:

@@ -238,9 +238,13 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
         if annotations:
             nodes = [*nodes, *annotations]
         in_annotation = {id(n) for n in annotations}
-        inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        attribute, call = ast.Attribute, ast.Call
+        inner = {id(n.value) for n in nodes if n.__class__ is attribute}   # parsed nodes are never subclasses
         for node in nodes:
-            if isinstance(node, ast.Attribute) and id(node) not in inner:
+            cls = node.__class__
+            if cls is not attribute and cls is not call:
+                continue   # most nodes
+            if cls is attribute and id(node) not in inner:
                 if not _rooted_in_triton(ctx, node, roots):
                     continue
                 path = ctx.imports.resolve(node)
@@ -268,7 +272,7 @@ def _problems(ctx: PythonContext) -> Iterator[tuple[ast.AST, str, bool]]:
                     yield node, (f"`{_short(module)}` has no `{name}` in Triton {_span(failing)}, which this project "
                                  f"admits{where}; it compiles on {_span(fine)}: pin `triton` to a version that has it, "
                                  f"or port the code before upgrading"), False
-            elif isinstance(node, ast.Call):
+            elif cls is call:
                 path = ctx.imports.resolve(node.func)
                 if path and path.startswith("triton.language.") and path.count(".") == 2 \
                         and path.rsplit(".", 1)[1] in newest.dtypes:
