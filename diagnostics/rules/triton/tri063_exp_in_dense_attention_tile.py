@@ -30,10 +30,11 @@ from collections.abc import Iterator
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Finding, Severity
 from tritonify.diagnostics.registry import Rule
-from tritonify.diagnostics.rules.triton._kernel_flow import bindings, is_tl_call, names_in, taint
+from tritonify.diagnostics.rules.triton._kernel_flow import is_tl_call, names_in, taint
 from tritonify.diagnostics.rules.triton._launch_sites import launches
 from tritonify.diagnostics.rules.triton._score_exps import LOG2E, ScoreExp, exp2_fixes, is_dot, on_scores, score_exps
 from tritonify.diagnostics.rules.triton._static_sizes import kernel_sizes
+from tritonify.diagnostics.rules.triton._tile_values import tile_values
 from tritonify.diagnostics.triton_ast import Kernel, tl_name, walk_nodes
 
 RULE = Rule(
@@ -56,6 +57,10 @@ _PASS = {"trans", "permute", "reshape", "view", "where", "cast", "broadcast_to",
 _MIN_HEAD_DIM_NOT_REPORTED = 512
 
 
+def _binds(ctx: PythonContext, kernel: Kernel):
+    return tile_values(ctx, kernel).binds  # the kernel's bindings, built once per file
+
+
 def _online_shift(ctx: PythonContext, kernel: Kernel, arg: ast.expr) -> bool:
     """`S - m[:, None]`: the scores minus the broadcast running (or block) row max."""
     if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and isinstance(arg.right, ast.Subscript)):
@@ -66,16 +71,29 @@ def _online_shift(ctx: PythonContext, kernel: Kernel, arg: ast.expr) -> bool:
     return rows_broadcast and on_scores(ctx, kernel, arg.left) and not on_scores(ctx, kernel, arg.right)
 
 
-def _scaled(ctx: PythonContext, kernel: Kernel, loop: ast.stmt) -> bool:
-    """The loop multiplies (or divides) the scores by something that is not a score tile."""
-    for n in walk_nodes(loop):
-        if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Mult, ast.Div)) and isinstance(n.target, ast.Name):
-            if on_scores(ctx, kernel, n.target) and not on_scores(ctx, kernel, n.value):
-                return True
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
-            left, right = on_scores(ctx, kernel, n.left), on_scores(ctx, kernel, n.right)
-            if left != right and (left or not isinstance(n.op, ast.Div)):
-                return True
+def _scaled(ctx: PythonContext, kernel: Kernel, shifted: ast.expr) -> bool:
+    """The scores that reach the exp were multiplied (or divided) by something that is not a score
+    tile on the way from `tl.dot` (`qk *= sm_scale`, `scale * tl.dot(q, k)`): a scale to fold into."""
+    binds = _binds(ctx, kernel)
+    todo, upstream = list(names_in(shifted)), set()
+    while todo:
+        name = todo.pop()
+        if name in upstream or not on_scores(ctx, kernel, ast.Name(name, ast.Load())):
+            continue
+        upstream.add(name)
+        for b in binds.get(name, ()):
+            todo.extend(names_in(b.value))
+    values = [shifted] + [b.value for name in upstream for b in binds.get(name, ())]
+    for b in (b for name in upstream for b in binds.get(name, ())):
+        n = b.stmt
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Mult, ast.Div)) and not on_scores(ctx, kernel, n.value):
+            return True
+    for value in values:
+        for n in walk_nodes(value):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
+                left, right = on_scores(ctx, kernel, n.left), on_scores(ctx, kernel, n.right)
+                if left != right and (left or not isinstance(n.op, ast.Div)):
+                    return True
     return False
 
 
@@ -91,7 +109,7 @@ def _dots(ctx: PythonContext, kernel: Kernel, loop: ast.stmt) -> tuple[list[ast.
 def _arange_taint(ctx: PythonContext, kernel: Kernel, size_names: set[str]) -> set[str]:
     def seed(n: ast.AST) -> bool:
         return is_tl_call(ctx, n, "arange") and any(names_in(a) & size_names for a in n.args)
-    return taint(kernel, bindings(kernel), seed)
+    return taint(kernel, _binds(ctx, kernel), seed)
 
 
 def _values(ctx: PythonContext, kernel: Kernel, name: str) -> set[int]:
@@ -137,7 +155,7 @@ def _head_dim_large(ctx: PythonContext, kernel: Kernel, q: ast.expr, rows: str) 
 
 def _plain(ctx: PythonContext, kernel: Kernel, expr: ast.AST, seen: set[str]) -> bool:
     """The value is a load, cast or scaled at most: not bit-unpacked, not computed by a helper."""
-    binds = bindings(kernel)
+    binds = _binds(ctx, kernel)
     if isinstance(expr, ast.Name):
         if expr.id in seen:
             return True
@@ -151,7 +169,7 @@ def _plain(ctx: PythonContext, kernel: Kernel, expr: ast.AST, seen: set[str]) ->
     if isinstance(expr, ast.Call):
         name = tl_name(ctx.imports, expr.func)
         if name == "load" or (isinstance(expr.func, ast.Attribute) and expr.func.attr == "load"):
-            return True
+            return not _through_unpacked(ctx, kernel, expr)
         if isinstance(expr.func, ast.Attribute) and name is None and expr.func.attr in ("to", "trans", "permute", "reshape"):
             return _plain(ctx, kernel, expr.func.value, seen)
         if name in _PASS:
@@ -171,6 +189,27 @@ def _plain(ctx: PythonContext, kernel: Kernel, expr: ast.AST, seen: set[str]) ->
     return False
 
 
+def _unpacked(ctx: PythonContext, kernel: Kernel) -> tuple[set[str], object]:
+    """Names computed by bit operations on loaded values (codes unpacked from packed words)."""
+    def build():
+        binds = _binds(ctx, kernel)
+        loaded = taint(kernel, binds, lambda n: is_tl_call(ctx, n, "load"))
+
+        def seed(n: ast.AST) -> bool:
+            return (isinstance(n, ast.BinOp) and isinstance(n.op, _BIT_OPS)
+                    and (bool(names_in(n) & loaded) or any(is_tl_call(ctx, c, "load") for c in walk_nodes(n))))
+        return taint(kernel, binds, seed), seed
+    return ctx.per_file(("tri063-unpacked", kernel.node), build)
+
+
+def _through_unpacked(ctx: PythonContext, kernel: Kernel, load: ast.Call) -> bool:
+    """A load whose address is an unpacked code (a lookup table: `tl.load(lut + (packed >> 4) & 0xF)`)."""
+    if not load.args:
+        return False
+    names, seed = _unpacked(ctx, kernel)
+    return bool(names_in(load.args[0]) & names) or any(seed(n) for n in walk_nodes(load.args[0]))
+
+
 def _gathered_by_selection(ctx: PythonContext, kernel: Kernel, k: ast.expr) -> bool:
     """K is loaded through a loaded top-k / sparse selection of positions."""
     chosen = {p.name for p in kernel.params if _SELECTION.search(p.name)}
@@ -179,7 +218,7 @@ def _gathered_by_selection(ctx: PythonContext, kernel: Kernel, k: ast.expr) -> b
 
     def seed(n: ast.AST) -> bool:
         return is_tl_call(ctx, n, "load") and bool(n.args) and bool(names_in(n.args[0]) & chosen)
-    tainted = taint(kernel, bindings(kernel), seed)
+    tainted = taint(kernel, _binds(ctx, kernel), seed)
     return bool(names_in(k) & tainted) or any(seed(n) for n in walk_nodes(k))
 
 
@@ -195,7 +234,7 @@ def dense_tile(ctx: PythonContext, found: ScoreExp) -> str | None:
 
 def _dense_tile(ctx: PythonContext, found: ScoreExp) -> str | None:
     kernel, call, loop = found.kernel, found.call, found.loop
-    if not _online_shift(ctx, kernel, call.args[0]) or not _scaled(ctx, kernel, loop):
+    if not _online_shift(ctx, kernel, call.args[0]) or not _scaled(ctx, kernel, call.args[0].left):
         return None
     qk, pv = _dots(ctx, kernel, loop)
     if not qk or not pv:
