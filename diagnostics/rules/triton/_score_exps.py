@@ -11,7 +11,7 @@ The leading underscore keeps the registry from loading it as a rule.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tritonify.diagnostics.context import PythonContext
@@ -74,13 +74,18 @@ def _exp2_alternative(ctx: PythonContext, call: ast.Call, kernel_node: ast.AST) 
     return False
 
 
-def score_exps(ctx: PythonContext) -> Iterator[ScoreExp]:
-    """Every exp TRI010 reports (before TRI063 takes its dense prefill part)."""
+def score_exps(ctx: PythonContext, kernel_filter: Callable[[Kernel], bool] | None = None,
+               arg_filter: Callable[[ast.expr], bool] | None = None) -> Iterator[ScoreExp]:
+    """Every exp TRI010 reports (before TRI063 takes its dense prefill part); `kernel_filter` and
+    `arg_filter` are cheap tests a caller applies before the data flow is asked (TRI063's)."""
     for kernel in ctx.kernels:
-        if memory_bound_decode(kernel):
+        if memory_bound_decode(kernel) or (kernel_filter is not None and not kernel_filter(kernel)):
             continue
         for call in kernel.calls():
-            if not is_natural_tl_exp(ctx, call):
+            func = call.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "exp":
+                continue  # a cheap test before resolving the callee: most calls are not exps
+            if not is_natural_tl_exp(ctx, call) or (arg_filter is not None and not arg_filter(call.args[0])):
                 continue
             loops = enclosing_loops(ctx, call, kernel.node)
             if not loops or not _computes_dot(ctx, loops[0]) or not on_scores(ctx, kernel, call.args[0]):

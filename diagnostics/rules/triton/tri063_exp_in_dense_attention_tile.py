@@ -61,14 +61,22 @@ def _binds(ctx: PythonContext, kernel: Kernel):
     return tile_values(ctx, kernel).binds  # the kernel's bindings, built once per file
 
 
-def _online_shift(ctx: PythonContext, kernel: Kernel, arg: ast.expr) -> bool:
-    """`S - m[:, None]`: the scores minus the broadcast running (or block) row max."""
+def _shift_form(arg: ast.expr) -> bool:
+    """`S - m[:, None]` as written (no data flow asked)."""
     if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and isinstance(arg.right, ast.Subscript)):
         return False
     sl = arg.right.slice
-    rows_broadcast = (isinstance(sl, ast.Tuple) and len(sl.elts) == 2 and isinstance(sl.elts[0], ast.Slice)
-                      and isinstance(sl.elts[1], ast.Constant) and sl.elts[1].value is None)
-    return rows_broadcast and on_scores(ctx, kernel, arg.left) and not on_scores(ctx, kernel, arg.right)
+    return (isinstance(sl, ast.Tuple) and len(sl.elts) == 2 and isinstance(sl.elts[0], ast.Slice)
+            and isinstance(sl.elts[1], ast.Constant) and sl.elts[1].value is None)
+
+
+def _has_query_block(kernel: Kernel) -> bool:
+    return any(p.constexpr and _QUERY_ROWS.match(p.name) for p in kernel.params)
+
+
+def _online_shift(ctx: PythonContext, kernel: Kernel, arg: ast.expr) -> bool:
+    """`S - m[:, None]`: the scores minus the broadcast running (or block) row max."""
+    return _shift_form(arg) and on_scores(ctx, kernel, arg.left) and not on_scores(ctx, kernel, arg.right)
 
 
 def _scaled(ctx: PythonContext, kernel: Kernel, shifted: ast.expr) -> bool:
@@ -107,13 +115,19 @@ def _dots(ctx: PythonContext, kernel: Kernel, loop: ast.stmt) -> tuple[list[ast.
 
 
 def _arange_taint(ctx: PythonContext, kernel: Kernel, size_names: set[str]) -> set[str]:
+    """Names whose value depends on a `tl.arange` sized by one of `size_names`."""
     def seed(n: ast.AST) -> bool:
         return is_tl_call(ctx, n, "arange") and any(names_in(a) & size_names for a in n.args)
-    return taint(kernel, _binds(ctx, kernel), seed)
+    key = ("tri063-arange", kernel.node, frozenset(size_names))
+    return ctx.per_file(key, lambda: taint(kernel, _binds(ctx, kernel), seed))
 
 
 def _values(ctx: PythonContext, kernel: Kernel, name: str) -> set[int]:
     """Known values of a constexpr parameter: defaults, autotune configs, literal launch arguments."""
+    return ctx.per_file(("tri063-values", kernel.node, name), lambda: _read_values(ctx, kernel, name))
+
+
+def _read_values(ctx: PythonContext, kernel: Kernel, name: str) -> set[int]:
     sizes = kernel_sizes(ctx, kernel)
     out = {v for sc in sizes.scenarios if (v := sizes.value(ast.Name(name, ast.Load()), sc)) is not None}
     for launch in launches(ctx, kernel):
@@ -137,13 +151,20 @@ def _query_rows(ctx: PythonContext, kernel: Kernel, q: ast.expr) -> str | None:
     return None
 
 
+def _arange_sizes(ctx: PythonContext, kernel: Kernel) -> set[str]:
+    """Constexpr parameters some `tl.arange` of the kernel reads (the tile sizes)."""
+    def build() -> set[str]:
+        constexprs = {p.name for p in kernel.params if p.constexpr}
+        return {n for c in kernel.calls() if is_tl_call(ctx, c, "arange") for a in c.args for n in names_in(a)} & constexprs
+    return ctx.per_file(("tri063-arange-sizes", kernel.node), build)
+
+
 def _head_dim_large(ctx: PythonContext, kernel: Kernel, q: ast.expr, rows: str) -> bool:
     """A size the query operand is indexed by (other than its rows) is >= 512 where known."""
     read = names_in(q)
-    for p in kernel.params:
-        if p.name == rows or not p.constexpr:
-            continue
-        if read & _arange_taint(ctx, kernel, {p.name}) and any(v >= _MIN_HEAD_DIM_NOT_REPORTED for v in _values(ctx, kernel, p.name)):
+    for name in sorted(_arange_sizes(ctx, kernel) - {rows}):
+        large = [v for v in _values(ctx, kernel, name) if v >= _MIN_HEAD_DIM_NOT_REPORTED]
+        if large and read & _arange_taint(ctx, kernel, {name}):
             return True
     sizes = kernel_sizes(ctx, kernel)
     for sc in sizes.scenarios:
@@ -239,22 +260,21 @@ def _dense_tile(ctx: PythonContext, found: ScoreExp) -> str | None:
     qk, pv = _dots(ctx, kernel, loop)
     if not qk or not pv:
         return None
-    rows = None
-    for dot in qk:
-        rows = _query_rows(ctx, kernel, dot.args[0])
-        if rows is None or _head_dim_large(ctx, kernel, dot.args[0], rows):
-            return None
-        if not _plain(ctx, kernel, dot.args[1], set()) or _gathered_by_selection(ctx, kernel, dot.args[1]):
-            return None
-    if not all(_plain(ctx, kernel, dot.args[1], set()) for dot in pv):
+    rows = {dot: _query_rows(ctx, kernel, dot.args[0]) for dot in qk}
+    if None in rows.values():
         return None
-    if _bit_exact(ctx, kernel):
+    if not all(_plain(ctx, kernel, dot.args[1], set()) and not _gathered_by_selection(ctx, kernel, dot.args[1])
+               for dot in qk):
         return None
-    return rows
+    if not all(_plain(ctx, kernel, dot.args[1], set()) for dot in pv) or _bit_exact(ctx, kernel):
+        return None
+    if any(_head_dim_large(ctx, kernel, dot.args[0], r) for dot, r in rows.items()):
+        return None  # last: the shape inference costs the most
+    return rows[qk[0]]
 
 
 def check(ctx: PythonContext) -> Iterator[Finding]:
-    for found in score_exps(ctx):
+    for found in score_exps(ctx, _has_query_block, _shift_form):
         rows = dense_tile(ctx, found)
         if rows is None:
             continue
