@@ -23,6 +23,7 @@ NAMES = {0: "tl.exp", 1: "tl.exp2(E * 1.44269504)", 2: "tl.exp2, log2(e) in the 
 # (head dim, BLOCK_M, BLOCK_N, num_warps, num_stages)
 CASES = [(64, 128, 64, 8, 3), (128, 128, 64, 8, 3), (256, 64, 64, 8, 2), (512, 64, 32, 8, 2),
          (128, 16, 64, 4, 3), (128, 16, 128, 4, 3)]
+QUICK_CASES = [CASES[1], CASES[3], CASES[4]]   # `--quick`: D=128 dense, D=512, 16 rows
 SMOKE_CASES = [(16, 16, 16, 4, 1), (32, 16, 16, 4, 1)]
 
 
@@ -54,7 +55,7 @@ def run_case(rows: list, z: int, n_ctx: int, d: int, bm: int, bn: int, warps: in
 def main() -> int:
     rows: list[tuple[str, str, str]] = []
     z, n_ctx = (1, 32) if SMOKE else (8, 4096)
-    for case in (SMOKE_CASES if SMOKE else CASES):
+    for case in (SMOKE_CASES if SMOKE else QUICK_CASES if "--quick" in sys.argv else CASES):
         run_case(rows, z, n_ctx, *case)
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU (TRITON_INTERPRET)"
     lines = [f"GPU: {gpu}, torch {torch.__version__}, triton {triton.__version__}; Z={z} heads x N={n_ctx} tokens, fp16",
