@@ -1,9 +1,10 @@
 """Flash-attention forward (non-causal), autotuned over the tile sizes, online softmax with
 `tl.exp` in the loop over key blocks.
 
-Tritonify: TRI010 fires on the exponential of the score tile in the inner loop (the per-row
-rescale `alpha` is one value per row and stays quiet): the log2(e) factor can be folded into
-`sm_scale` and the loop switched to `tl.exp2` (compare examples/clean/attention_fwd.py).
+Tritonify: TRI063 (the dense-tile part of the opt-in softmax-exp rule) fires on the exponential
+of the score tile in the inner loop (the per-row rescale `alpha` is one value per row and stays
+quiet): the log2(e) factor can be folded into `sm_scale` and the loop switched to `tl.exp2`
+(compare examples/clean/attention_fwd.py).
 """
 import torch
 import triton

@@ -9,7 +9,7 @@ from tritonify.diagnostics.engine import lint_text
 from tritonify.diagnostics.settings import Settings
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "triton").glob("sync_*.py"))
-OWN = ("TRI008", "TRI009", "TRI010", "TRI011", "TRI012", "TRI018")
+OWN = ("TRI008", "TRI009", "TRI010", "TRI011", "TRI012", "TRI018", "TRI063")
 
 
 def test_there_are_examples():
