@@ -304,7 +304,7 @@ def section_fwd(log, budget):
     from tritonify.kernels.bench.timing import cuda_issue_us
     from tritonify.kernels.templates import conv2d as m
 
-    for batch in BATCHES:
+    for batch in [int(b) for b in os.environ.get("CONV_FWD_BATCHES", ",".join(map(str, BATCHES))).split(",")]:
         for name in selected([s[0] for s in SHAPES]):
             if left(budget) < 0:
                 log(kind="skipped", section="fwd", reason="budget")
@@ -422,7 +422,8 @@ def section_train(log, budget, with_compile=True):
     timings(lambda: torch.autograd.grad(m.conv2d(*warm[:4], warm[4], warm[5], "silu"), warm[:4], torch.ones_like(warm_y)),
             events=False)
     del warm, warm_y
-    for batch in BATCHES:
+    batches = [int(b) for b in os.environ.get("CONV_TRAIN_BATCHES", ",".join(map(str, BATCHES))).split(",")]
+    for batch in batches:
         for name in selected(TRAIN_SHAPES):
             if left(budget) < 0:
                 log(kind="skipped", section="train", reason="budget")

@@ -210,7 +210,11 @@ _CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d
                            # wrong on the H200 (_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR)
                            _conv2d_config(128, 64, 64, 4, 4, a_box=True),
                            _conv2d_config(128, 128, 64, 8, 3, a_box=True),
-                           _conv2d_config(128, 256, 64, 8, 3, a_box=True)]
+                           _conv2d_config(128, 256, 64, 8, 3, a_box=True),
+                           # both descriptors at 4 warps (one warp group): right and bit-identical in 3
+                           # launches on 6 layers x batch 32, 128 (gpu/conv/probe_box.py, 14:40Z), unlike
+                           # the 8-warp ones (_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR)
+                           _conv2d_config(128, 128, 64, 4, 4, tma=True, a_box=True)]
 _CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
                            + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
 _CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
@@ -399,7 +403,6 @@ _CONV2D_GEMM_ALL_CONFIGS = [
     _conv2d_gemm_config(128, 128, 64, 4, 4),
     _conv2d_gemm_config(128, 64, 64, 4, 4, ctas=2),
     _conv2d_gemm_config(128, 128, 128, 8, 3),
-    _conv2d_gemm_config(128, 256, 64, 8, 4),
     _conv2d_gemm_config(128, 128, 64, 8, 3, ctas=2),
     _conv2d_gemm_config(128, 128, 64, 8, 3, flatten=False),
     _conv2d_gemm_config(64, 128, 64, 4, 4, ctas=2),
@@ -414,8 +417,17 @@ def _conv2d_gemm_prune(configs, named_args, **kwargs):
     device_index = (x.device.index or 0) if hasattr(x, "device") else 0
     limit = _conv2d_shared_memory_limit(device_index)
     kept = [c for c in configs if (c.kwargs["BLOCK_K"] == 64 or args["C_in"] >= 128)
-            and _conv2d_shared_memory_fits(c, x.element_size(), limit)]
+            and _conv2d_gemm_shared_memory_fits(c, x.element_size(), args["HAS_RESIDUAL"], args["STORE_Z"], limit)]
     return kept or configs[:1]
+
+
+def _conv2d_gemm_shared_memory_fits(config, element_size: int, residual: bool, store_z: bool, limit: int) -> bool:
+    """The GEMM kernel's shared memory: num_stages A and B tiles plus one [BLOCK_M, BLOCK_N] buffer per
+    descriptor the epilogue reads or writes (y, the residual, z). Matches what the H200's compiler asked
+    for (2026-12-02 14:40Z: 128 x 256 x 64 at 3 stages 213 KB plain, 278 KB with the residual)."""
+    k = config.kwargs
+    tiles = config.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"]
+    return (tiles + (1 + residual + store_z) * k["BLOCK_M"] * k["BLOCK_N"]) * element_size <= limit
 
 
 @triton.autotune(configs=_CONV2D_GEMM_CONFIGS, key=["out_w", "stride_h", "stride_w", "C_in", "C_out", "rows_bucket"],
