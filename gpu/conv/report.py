@@ -48,7 +48,7 @@ def _flag(rec: dict, which: str) -> str:
     if isinstance(err, (int, float)) and err > WRONG_OUTPUT:
         return "‡"
     config = _config(rec.get(f"best_{which}"))
-    if config.get("A_BOX") and config.get("USE_TMA"):
+    if config.get("A_BOX") and config.get("USE_TMA") and config.get("num_warps", 8) == 8:
         return "†"
     return ""
 
@@ -82,12 +82,25 @@ def tables(recs: list[dict], shapes) -> str:
                    f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))}{fp} | "
                    f"{_fmt(_us(r.get('template_fused')))}{ff} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
                    f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))}{ff} |")
+    gemm = [r for r in fwd if r.get("gemm_only")]
+    if gemm:
+        out += ["", "**1x1 layers: the GEMM kernel against the implicit GEMM** (each path forced, the same record; "
+                "path: the one the template chose for the layer by timing both on its first call; torch.mm: cuBLAS "
+                "on the same [pixels, C_in] x [C_in, C_out] matrices, at stride 2 on a copy of the pixels read, "
+                "the copy not timed):", "",
+                "| layer | batch | path (plain / fused) | GEMM kernel us | implicit GEMM us | cuDNN us | torch.mm us | "
+                "GEMM vs cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in gemm:
+            out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {r.get('path_plain')} / {r.get('path_fused')} | "
+                       f"{_fmt(_us(r.get('gemm_only')))} | {_fmt(_us(r.get('implicit_only')))} | "
+                       f"{_fmt(_us(r.get('cudnn')))} | {_fmt(_us(r.get('torch_mm')))} | "
+                       f"{_ratio(r.get('cudnn'), r.get('gemm_only'))} |")
     if "‡" in flagged:
         out += ["", f"‡ the timed config's output was wrong (max relative error over {WRONG_OUTPUT} against float64): "
                 "the figure does not count."]
     if "†" in flagged:
         out += ["", "† timed with a config the template no longer has (its input as boxes with the weight "
-                "through its descriptor too: see `_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR`); the template as committed "
+                "through its descriptor too, at 8 warps: see `_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR`); the template as committed "
                 "runs another config there, not timed in this run."]
     c1 = [r for r in recs if r.get("kind") == "conv1d"]
     if c1:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The measuring run in two device calls on one warm machine. PHASE=a: every conv2d config's float64
 # checks (6 pytest shards, the 1x1 GEMM kernel's included) and the other conv2d checks while bench.py
-# compiles every tile config, then the forward rows until END_S (default 580) runs out; the records are
+# compiles every tile config, then the forward rows (CONV_FWD_BATCHES, default 128 then 32; CONV_SHAPES
+# picks layers) until END_S (default 580) runs out; the records are
 # kept in /tmp/conv_a for phase b. PHASE=b (the next call, the machine still warm): the forward rows
 # phase a did not reach, then the training rows at CONV_TRAIN_BATCHES (default 128) with torch.compile.
 # Files back: conv.jsonl (this phase's records; phase b's include phase a's), logs.tgz, report.md.
@@ -17,18 +18,18 @@ if [ "${PHASE:-a}" = a ]; then
   rm -f $A/*
   checks() {
     TRITONIFY_CONV_CONFIG_SHARD=$3 TRITONIFY_TEMPLATE_CHECKS_ONE_CONFIG=1 TRITONIFY_COMPILE_BACKEND=aot_eager \
-      TRITONIFY_TEST_DEVICE=cuda timeout 220 \
+      TRITONIFY_TEST_DEVICE=cuda timeout 170 \
       python3 -m pytest -q -p no:cacheprovider -o addopts="" -rf tests/templates/kernel_checks.py -k "$2" > "$A/$1.log" 2>&1
     echo "rc=$?" >> "$A/$1.log"
   }
   for i in 0 1 2 3 4 5; do checks "checks_configs_$i" "conv2d_every_autotune_config" "$i/6" & done
   checks checks_other "conv2d and not conv2d_every_autotune_config and not conv2d_forward_dgrad_wgrad" "" &
   checks checks_other_fwd_bwd "conv2d_forward_dgrad_wgrad" "" &
-  timeout 220 python3 gpu/conv/bench.py "$A" --precompile-only --workers 6 > "$A/precompile.log" 2>&1
+  timeout 170 python3 gpu/conv/bench.py "$A" --precompile-only --workers 6 > "$A/precompile.log" 2>&1
   wait
   for f in $A/checks_*.log; do echo "$f: $(tail -n 2 "$f" | tr '\n' ' ')"; done
   left=$((END - SECONDS - 15))
-  timeout $((left + 10)) python3 gpu/conv/bench.py "$A" --no-precompile --budget "$left" --sections fwd --rep-ms 10 > "$A/bench.log" 2>&1
+  CONV_FWD_BATCHES=${CONV_FWD_BATCHES:-128,32} timeout $((left + 10)) python3 gpu/conv/bench.py "$A" --no-precompile --budget "$left" --sections fwd --rep-ms 10 > "$A/bench.log" 2>&1
   echo "fwd rc=$? (budget $left s)"
 else
   missing=$(python3 - <<'PY'

@@ -406,6 +406,9 @@ _CONV2D_GEMM_ALL_CONFIGS = [
     _conv2d_gemm_config(128, 128, 64, 8, 3, ctas=2),
     _conv2d_gemm_config(128, 128, 64, 8, 3, flatten=False),
     _conv2d_gemm_config(64, 128, 64, 4, 4, ctas=2),
+    # long K (1024-2048 channels) over few pixels (the 14x14 and 7x7 layers): narrower tiles, more of them
+    _conv2d_gemm_config(128, 64, 128, 4, 3),
+    _conv2d_gemm_config(64, 128, 128, 4, 3, ctas=2),
 ]
 _CONV2D_GEMM_CONFIGS = _autotune_configs(_CONV2D_GEMM_ALL_CONFIGS)
 
