@@ -31,6 +31,12 @@ if [ "${PHASE:-a}" = a ]; then
   left=$((END - SECONDS - 15))
   CONV_FWD_BATCHES=${CONV_FWD_BATCHES:-128,32} timeout $((left + 10)) python3 gpu/conv/bench.py "$A" --no-precompile --budget "$left" --sections fwd --rep-ms 10 > "$A/bench.log" 2>&1
   echo "fwd rc=$? (budget $left s)"
+  left=$((END - SECONDS - 15))
+  if [ "$left" -gt 60 ]; then  # time left: the training rows whose compile timings the last run lacked
+    CONV_SHAPES=${TRAIN_LEFT:-s3.3x3,s4.3x3,s1.1x1a,s3.1x1b} CONV_TRAIN_BATCHES=128 timeout $((left + 10)) \
+      python3 gpu/conv/bench.py "$A" --no-precompile --budget "$left" --sections train --rep-ms 10 >> "$A/bench.log" 2>&1
+    echo "train rc=$? (budget $left s)"
+  fi
 else
   missing=$(python3 - <<'PY'
 import json, sys
