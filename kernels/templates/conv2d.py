@@ -21,6 +21,11 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   ``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``); every TMA config has
   the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
+* a 1x1 filter without padding is a plain GEMM ([pixels, C_in] x [C_in, C_out]; at stride 2 the pixels
+  read are the 3-D view [N * out_h, out_w, C_in] with doubled strides): ``_conv2d_gemm_kernel`` runs it with
+  every operand, the epilogue's residual, z and y too, through descriptors made on the device (any tile;
+  no host encoding per call), persistent and grouped for L2. Its first call for a layer times it against
+  the implicit GEMM and keeps the faster (``_conv2d_gemm_choice``; ``TRITONIFY_CONV2D_GEMM=gemm|implicit``);
 * split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
   batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
   loop and store an fp32 partial tile; the tile's last program to arrive (an arrival counter per tile)
