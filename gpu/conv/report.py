@@ -67,6 +67,11 @@ def _layer(name: str, shapes) -> str:
     return name
 
 
+def _carried(rec: dict) -> str:
+    """"§" on a row this run did not reach, taken from an earlier run's records (``carried_from``)."""
+    return "§" if rec.get("carried_from") else ""
+
+
 def tables(recs: list[dict], shapes) -> str:
     fwd = [r for r in recs if r.get("kind") == "fwd"]
     out = ["**conv2d forward** (bf16, NHWC; cuDNN through `F.conv2d` on the channels-last views, "
@@ -78,7 +83,7 @@ def tables(recs: list[dict], shapes) -> str:
     for r in fwd:
         fp, ff = _flag(r, "plain"), _flag(r, "fused")
         flagged |= {fp, ff} - {""}
-        out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
+        out.append(f"| {_layer(r['shape'], shapes)}{_carried(r)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
                    f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))}{fp} | "
                    f"{_fmt(_us(r.get('template_fused')))}{ff} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
                    f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))}{ff} |")
@@ -127,9 +132,13 @@ def tables(recs: list[dict], shapes) -> str:
                 t, c = parts.get(f"{what}_template"), parts.get(f"{what}_cudnn")
                 return f"{choice[i]} ({_fmt(t)} / {_fmt(c)})" if t or c else choice[i]
 
-            out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
+            out.append(f"| {_layer(r['shape'], shapes)}{_carried(r)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
                        f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} | "
                        f"{pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
+    carried = sorted({r["carried_from"] for r in recs if r.get("carried_from")})
+    if carried:
+        out += ["", "§ not reached by this run: the record of the run of " + ", ".join(carried)
+                + " (the same scripts; results/conv_h200.md says what changed since in the code those rows run)."]
     errors = [r for r in recs if r.get("kind") == "error"]
     if errors:
         out += ["", f"{len(errors)} case(s) failed in this run: " + "; ".join(
