@@ -113,7 +113,7 @@ def tables(recs: list[dict], shapes) -> str:
                 "groups = channels (cuDNN) + `F.silu`):", "",
                 "| batch x seqlen x channels | fwd us | vs F.conv1d | fwd+bwd us | vs F.conv1d |", "| --- | --- | --- | --- | --- |"]
         for r in c1:
-            out.append(f"| {'x'.join(map(str, r['shape']))} | {_fmt(_us(r.get('template_fwd')))} | "
+            out.append(f"| {'x'.join(map(str, r['shape']))}{_carried(r)} | {_fmt(_us(r.get('template_fwd')))} | "
                        f"{_ratio(r.get('cudnn_fwd'), r.get('template_fwd'))} | {_fmt(_us(r.get('template_fwd_bwd')))} | "
                        f"{_ratio(r.get('cudnn_fwd_bwd'), r.get('template_fwd_bwd'))} |")
     tr = [r for r in recs if r.get("kind") == "train"]
