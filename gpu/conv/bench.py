@@ -135,6 +135,12 @@ def precompile_tasks(kinds=None):
             tasks += [("fwd", name, batch, i, "plain"), ("fwd", name, batch, i, "fused")]
             if name in TRAIN_SHAPES:
                 tasks.append(("fwd", name, batch, i, "train"))
+        if gemm_layer(name):  # the 1x1 layers' GEMM kernel (kernel_checks' prune keeps BLOCK_K 128 for 128+ channels)
+            for i, config in enumerate(m._CONV2D_GEMM_CONFIGS):
+                if config.kwargs["BLOCK_K"] != 64 and shape_of(name)[2] < 128:
+                    continue
+                variants = ["plain", "fused"] + (["train"] if name in TRAIN_SHAPES else [])
+                tasks += [("gemm", name, 32, i, v) for v in variants]
     for name in selected(TRAIN_SHAPES):
         tasks += [("dgrad", name, 32, i, "") for i in range(len(m._CONV2D_DGRAD_CONFIGS))]
         tasks += [("wgrad", name, 32, i, "") for i in range(len(m._CONV2D_WGRAD_CONFIGS))]
@@ -142,6 +148,12 @@ def precompile_tasks(kinds=None):
         tasks += [("c1fwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_FWD_CONFIGS))]
         tasks += [("c1bwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_BWD_CONFIGS))]
     return [t for t in tasks if kinds is None or t[0] in kinds]
+
+
+def gemm_layer(name) -> bool:
+    """Whether the 1x1 GEMM kernel can run this layer (``_conv2d_gemm_fits`` for bf16 on the H200)."""
+    _, hw, c_in, c_out, k, stride = shape_of(name)
+    return k == 1 and hw % stride == 0 and c_in % 8 == 0 and c_out % 8 == 0
 
 
 def fwd_config_runs(config, name, batch) -> bool:
@@ -179,10 +191,12 @@ def run_task(task):
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
                         "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch),
                         "c1fwd": (c1._causal_conv1d_fwd_kernel, c1._causal_conv1d_fwd_launch),
-                        "c1bwd": (c1._causal_conv1d_bwd_kernel, c1._causal_conv1d_bwd_launch)}[kind]
-    saved = kernel.configs
+                        "c1bwd": (c1._causal_conv1d_bwd_kernel, c1._causal_conv1d_bwd_launch),
+                        "gemm": (m._conv2d_gemm_kernel, m._conv2d_gemm_launch)}[kind]
+    saved, mode = kernel.configs, m._CONV2D_GEMM["mode"]
     kernel.configs, kernel.cache = [saved[index]], {}
     launcher.plans.clear()
+    m._CONV2D_GEMM["mode"] = "gemm" if kind == "gemm" else "implicit"
     try:
         with torch.no_grad():
             if kind in ("c1fwd", "c1bwd"):
@@ -193,7 +207,7 @@ def run_task(task):
                     c1.causal_conv1d_backward(torch.randn_like(x), x, w, b, "silu")
                 return
             x, w, b, r, stride, pad = conv_inputs(shape, batch)
-            if kind == "fwd":
+            if kind in ("fwd", "gemm"):
                 if variant == "plain":
                     m.conv2d_forward(x, w, None, None, stride, pad)
                 else:
@@ -206,6 +220,7 @@ def run_task(task):
     finally:
         kernel.configs, kernel.cache = saved, {}
         launcher.plans.clear()
+        m._CONV2D_GEMM["mode"] = mode
 
 
 def precompile_worker(out: Path, index: int, workers: int) -> int:
@@ -289,7 +304,7 @@ def section_fwd(log, budget):
     from tritonify.kernels.bench.timing import cuda_issue_us
     from tritonify.kernels.templates import conv2d as m
 
-    for batch in BATCHES:
+    for batch in [int(b) for b in os.environ.get("CONV_FWD_BATCHES", ",".join(map(str, BATCHES))).split(",")]:
         for name in selected([s[0] for s in SHAPES]):
             if left(budget) < 0:
                 log(kind="skipped", section="fwd", reason="budget")
@@ -298,9 +313,12 @@ def section_fwd(log, budget):
                 x, w, b, r, stride, pad = conv_inputs(name, batch)
                 xc, wc = x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2)  # channels_last NCHW views
                 rc = r.permute(0, 3, 1, 2)
+                gemm = gemm_layer(name)
                 with torch.no_grad():
                     y = m.conv2d(x, w, stride=stride, padding=pad)
                     sweep_plain, best_plain = config_sweep(m._conv2d_fwd_kernel), best_config(m._conv2d_fwd_kernel)
+                    if gemm:
+                        sweep_gemm, best_gemm = config_sweep(m._conv2d_gemm_kernel), best_config(m._conv2d_gemm_kernel)
                     ref = F.conv2d(xc.double(), wc.double(), stride=stride, padding=pad).permute(0, 2, 3, 1)
                     err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
                     yf = m.conv2d(x, w, b, r, stride, pad, "silu")
@@ -310,6 +328,27 @@ def section_fwd(log, budget):
                     errf = ((yf.double() - reff).abs().max() / reff.abs().max()).item()
                     rec = {"kind": "fwd", "shape": name, "batch": batch, "max_rel_err": err, "max_rel_err_fused": errf,
                            "best_plain": best_plain, "best_fused": best_fused}
+                    if gemm:  # which path the 1x1 layer took, each path's time alone, torch.mm on the same operands
+                        choices = m._CONV2D_GEMM["choices"]
+                        rec["path_plain"], rec["path_fused"] = (
+                            next((c for k, c in choices.items() if k[0] == tuple(x.shape) and k[5] == fused), None)
+                            for fused in (False, True))
+                        rec["best_gemm_plain"] = best_gemm
+                        rec["sweep_gemm_plain_ms"] = sweep_gemm
+                        mode = m._CONV2D_GEMM["mode"]
+                        try:
+                            for path in ("gemm", "implicit"):
+                                m._CONV2D_GEMM["mode"] = path
+                                yp = m.conv2d(x, w, stride=stride, padding=pad)
+                                rec[f"max_rel_err_{path}"] = ((yp.double() - ref).abs().max() / ref.abs().max()).item()
+                                rec[f"{path}_only"] = timings(lambda: m.conv2d(x, w, stride=stride, padding=pad),
+                                                              events=False)
+                        finally:
+                            m._CONV2D_GEMM["mode"] = mode
+                        # the ceiling: cuBLAS on the same matrices (at stride 2 on a copy of the pixels read)
+                        xs = x if stride == 1 else x[:, ::stride, ::stride].contiguous()
+                        a2, w2 = xs.reshape(-1, x.shape[3]), w.reshape(w.shape[0], -1)
+                        rec["torch_mm"] = timings(lambda: torch.mm(a2, w2.t()), events=False)
                     ours = lambda: m.conv2d(x, w, stride=stride, padding=pad)  # noqa: E731
                     base = lambda: F.conv2d(xc, wc, stride=stride, padding=pad)  # noqa: E731
                     rec["template"], rec["cudnn"] = timings(ours), timings(base)
@@ -383,7 +422,8 @@ def section_train(log, budget, with_compile=True):
     timings(lambda: torch.autograd.grad(m.conv2d(*warm[:4], warm[4], warm[5], "silu"), warm[:4], torch.ones_like(warm_y)),
             events=False)
     del warm, warm_y
-    for batch in BATCHES:
+    batches = [int(b) for b in os.environ.get("CONV_TRAIN_BATCHES", ",".join(map(str, BATCHES))).split(",")]
+    for batch in batches:
         for name in selected(TRAIN_SHAPES):
             if left(budget) < 0:
                 log(kind="skipped", section="train", reason="budget")

@@ -48,7 +48,7 @@ def _flag(rec: dict, which: str) -> str:
     if isinstance(err, (int, float)) and err > WRONG_OUTPUT:
         return "‡"
     config = _config(rec.get(f"best_{which}"))
-    if config.get("A_BOX") and config.get("USE_TMA"):
+    if config.get("A_BOX") and config.get("USE_TMA") and config.get("num_warps", 8) == 8:
         return "†"
     return ""
 
@@ -67,6 +67,11 @@ def _layer(name: str, shapes) -> str:
     return name
 
 
+def _carried(rec: dict) -> str:
+    """"§" on a row this run did not reach, taken from an earlier run's records (``carried_from``)."""
+    return "§" if rec.get("carried_from") else ""
+
+
 def tables(recs: list[dict], shapes) -> str:
     fwd = [r for r in recs if r.get("kind") == "fwd"]
     out = ["**conv2d forward** (bf16, NHWC; cuDNN through `F.conv2d` on the channels-last views, "
@@ -78,16 +83,29 @@ def tables(recs: list[dict], shapes) -> str:
     for r in fwd:
         fp, ff = _flag(r, "plain"), _flag(r, "fused")
         flagged |= {fp, ff} - {""}
-        out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
+        out.append(f"| {_layer(r['shape'], shapes)}{_carried(r)} | {r['batch']} | {_fmt(_us(r.get('template')))}{fp} | "
                    f"{_fmt(_us(r.get('cudnn')))} | {_ratio(r.get('cudnn'), r.get('template'))}{fp} | "
                    f"{_fmt(_us(r.get('template_fused')))}{ff} | {_fmt(_us(r.get('cudnn_epilogue')))} | "
                    f"{_ratio(r.get('cudnn_epilogue'), r.get('template_fused'))}{ff} |")
+    gemm = [r for r in fwd if r.get("gemm_only")]
+    if gemm:
+        out += ["", "**1x1 layers: the GEMM kernel against the implicit GEMM** (each path forced, the same record; "
+                "path: the one the template chose for the layer by timing both on its first call; torch.mm: cuBLAS "
+                "on the same [pixels, C_in] x [C_in, C_out] matrices, at stride 2 on a copy of the pixels read, "
+                "the copy not timed):", "",
+                "| layer | batch | path (plain / fused) | GEMM kernel us | implicit GEMM us | cuDNN us | torch.mm us | "
+                "GEMM vs cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in gemm:
+            out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {r.get('path_plain')} / {r.get('path_fused')} | "
+                       f"{_fmt(_us(r.get('gemm_only')))} | {_fmt(_us(r.get('implicit_only')))} | "
+                       f"{_fmt(_us(r.get('cudnn')))} | {_fmt(_us(r.get('torch_mm')))} | "
+                       f"{_ratio(r.get('cudnn'), r.get('gemm_only'))} |")
     if "‡" in flagged:
         out += ["", f"‡ the timed config's output was wrong (max relative error over {WRONG_OUTPUT} against float64): "
                 "the figure does not count."]
     if "†" in flagged:
         out += ["", "† timed with a config the template no longer has (its input as boxes with the weight "
-                "through its descriptor too: see `_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR`); the template as committed "
+                "through its descriptor too, at 8 warps: see `_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR`); the template as committed "
                 "runs another config there, not timed in this run."]
     c1 = [r for r in recs if r.get("kind") == "conv1d"]
     if c1:
@@ -95,7 +113,7 @@ def tables(recs: list[dict], shapes) -> str:
                 "groups = channels (cuDNN) + `F.silu`):", "",
                 "| batch x seqlen x channels | fwd us | vs F.conv1d | fwd+bwd us | vs F.conv1d |", "| --- | --- | --- | --- | --- |"]
         for r in c1:
-            out.append(f"| {'x'.join(map(str, r['shape']))} | {_fmt(_us(r.get('template_fwd')))} | "
+            out.append(f"| {'x'.join(map(str, r['shape']))}{_carried(r)} | {_fmt(_us(r.get('template_fwd')))} | "
                        f"{_ratio(r.get('cudnn_fwd'), r.get('template_fwd'))} | {_fmt(_us(r.get('template_fwd_bwd')))} | "
                        f"{_ratio(r.get('cudnn_fwd_bwd'), r.get('template_fwd_bwd'))} |")
     tr = [r for r in recs if r.get("kind") == "train"]
@@ -114,9 +132,13 @@ def tables(recs: list[dict], shapes) -> str:
                 t, c = parts.get(f"{what}_template"), parts.get(f"{what}_cudnn")
                 return f"{choice[i]} ({_fmt(t)} / {_fmt(c)})" if t or c else choice[i]
 
-            out.append(f"| {_layer(r['shape'], shapes)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
+            out.append(f"| {_layer(r['shape'], shapes)}{_carried(r)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
                        f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} | "
                        f"{pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
+    carried = sorted({r["carried_from"] for r in recs if r.get("carried_from")})
+    if carried:
+        out += ["", "§ not reached by this run: the record of the run of " + ", ".join(carried)
+                + " (the same scripts; results/conv_h200.md says what changed since in the code those rows run)."]
     errors = [r for r in recs if r.get("kind") == "error"]
     if errors:
         out += ["", f"{len(errors)} case(s) failed in this run: " + "; ".join(

@@ -21,6 +21,11 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   ``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``); every TMA config has
   the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
+* a 1x1 filter without padding is a plain GEMM ([pixels, C_in] x [C_in, C_out]; at stride 2 the pixels
+  read are the 3-D view [N * out_h, out_w, C_in] with doubled strides): ``_conv2d_gemm_kernel`` runs it with
+  every operand, the epilogue's residual, z and y too, through descriptors made on the device (any tile;
+  no host encoding per call), persistent and grouped for L2. Its first call for a layer times it against
+  the implicit GEMM and keeps the faster (``_conv2d_gemm_choice``; ``TRITONIFY_CONV2D_GEMM=gemm|implicit``);
 * split K for the layers whose output tiles do not fill the GPU (ResNet's 7x7 and 14x14 layers at
   batch 32: 13-49 row tiles of 128 for 132 SMs): SPLIT_K programs per tile each run a share of the K
   loop and store an fp32 partial tile; the tile's last program to arrive (an arrival counter per tile)
@@ -210,7 +215,11 @@ _CONV2D_FWD_TMA_CONFIGS = [_conv2d_config(128, 128, 64, 8, 3, tma=True), _conv2d
                            # wrong on the H200 (_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR)
                            _conv2d_config(128, 64, 64, 4, 4, a_box=True),
                            _conv2d_config(128, 128, 64, 8, 3, a_box=True),
-                           _conv2d_config(128, 256, 64, 8, 3, a_box=True)]
+                           _conv2d_config(128, 256, 64, 8, 3, a_box=True),
+                           # both descriptors at 4 warps (one warp group): right and bit-identical in 3
+                           # launches on 6 layers x batch 32, 128 (gpu/conv/probe_box.py, 14:40Z), unlike
+                           # the 8-warp ones (_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR)
+                           _conv2d_config(128, 128, 64, 4, 4, tma=True, a_box=True)]
 _CONV2D_FWD_ALL_CONFIGS = (_CONV2D_FWD_POINTER_CONFIGS + _CONV2D_FWD_SPLIT_CONFIGS
                            + (_CONV2D_FWD_TMA_CONFIGS if _tma_available() else []))
 _CONV2D_FWD_CONFIGS = _autotune_configs(_CONV2D_FWD_ALL_CONFIGS)
@@ -381,6 +390,144 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     if SILU:
         acc = acc * tl.sigmoid(acc)
     tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
+
+
+# --------------------------------------------------------------------------- 1x1 layers as a plain GEMM
+def _conv2d_gemm_config(bm, bn, bk, warps, stages, ctas=1, flatten=True):
+    """A tile of the 1x1 GEMM kernel: [BLOCK_M pixels, BLOCK_N channels], BLOCK_K input channels per step;
+    CTAS programs per SM in the persistent grid (each program walks tiles program_id, + grid, ...);
+    FLATTEN: the tile and K loops pipelined as one (the next tile's loads overlap this tile's epilogue)."""
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "CTAS": ctas, "FLATTEN": flatten},
+                         num_warps=warps, num_stages=stages)
+
+
+_CONV2D_GEMM_ALL_CONFIGS = [
+    _conv2d_gemm_config(128, 128, 64, 8, 3),
+    _conv2d_gemm_config(128, 128, 64, 8, 4),
+    _conv2d_gemm_config(128, 256, 64, 8, 3),
+    _conv2d_gemm_config(128, 128, 64, 4, 4),
+    _conv2d_gemm_config(128, 64, 64, 4, 4, ctas=2),
+    _conv2d_gemm_config(128, 128, 128, 8, 3),
+    _conv2d_gemm_config(128, 128, 64, 8, 3, ctas=2),
+    _conv2d_gemm_config(128, 128, 64, 8, 3, flatten=False),
+    _conv2d_gemm_config(64, 128, 64, 4, 4, ctas=2),
+    # long K (1024-2048 channels) over few pixels (the 14x14 and 7x7 layers): narrower tiles, more of them
+    _conv2d_gemm_config(128, 64, 128, 4, 3),
+    _conv2d_gemm_config(64, 128, 128, 4, 3, ctas=2),
+]
+_CONV2D_GEMM_CONFIGS = _autotune_configs(_CONV2D_GEMM_ALL_CONFIGS)
+
+
+def _conv2d_gemm_prune(configs, named_args, **kwargs):
+    """K blocks of 128 for 128 or more input channels; the pipeline's buffers within the shared memory."""
+    args = {**named_args, **kwargs}
+    x = args["x_ptr"]
+    device_index = (x.device.index or 0) if hasattr(x, "device") else 0
+    limit = _conv2d_shared_memory_limit(device_index)
+    kept = [c for c in configs if (c.kwargs["BLOCK_K"] == 64 or args["C_in"] >= 128)
+            and _conv2d_gemm_shared_memory_fits(c, x.element_size(), args["HAS_RESIDUAL"], args["STORE_Z"], limit)]
+    return kept or configs[:1]
+
+
+def _conv2d_gemm_shared_memory_fits(config, element_size: int, residual: bool, store_z: bool, limit: int) -> bool:
+    """The GEMM kernel's shared memory: num_stages A and B tiles plus one [BLOCK_M, BLOCK_N] buffer per
+    descriptor the epilogue reads or writes (y, the residual, z). Matches what the H200's compiler asked
+    for (2026-12-02 14:40Z: 128 x 256 x 64 at 3 stages 213 KB plain, 278 KB with the residual)."""
+    k = config.kwargs
+    tiles = config.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"]
+    return (tiles + (1 + residual + store_z) * k["BLOCK_M"] * k["BLOCK_N"]) * element_size <= limit
+
+
+@triton.autotune(configs=_CONV2D_GEMM_CONFIGS, key=["out_w", "stride_h", "stride_w", "C_in", "C_out", "rows_bucket"],
+                 prune_configs_by={"early_config_prune": _conv2d_gemm_prune}, do_bench=_AUTOTUNE_BENCH)
+@triton.jit
+def _conv2d_gemm_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H, W, C_in, out_h, out_w, C_out,
+                        stride_h, stride_w, rows_bucket, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
+                        SILU: tl.constexpr, STORE_Z: tl.constexpr, BOX_W: tl.constexpr, FP32_DOT: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                        CTAS: tl.constexpr, FLATTEN: tl.constexpr):
+    """y = act(x (*) w + bias + residual) for a 1x1 filter without padding: the GEMM [pixels, C_in] x
+    [C_in, C_out], every operand through a tensor descriptor made on the device (its box is the config's
+    tile, so any tile size serves), persistent: program p runs tiles p, p + programs, ... in GROUP_M-row
+    groups (the rows sharing a weight tile run together, while it is in L2).
+
+    BOX_W == 0 (stride 1): the input is the matrix [batch * H * W, C_in], the output [M, C_out].
+    BOX_W > 0 (stride > 1, H and W multiples of the stride): the input is the 3-D view [batch * out_h,
+    out_w, C_in] with strides [stride_h * W * C_in, stride_w * C_in, 1] (the pixels the filter reads,
+    the others stepped over), a tile is BLOCK_M / BOX_W of its rows x BOX_W columns (columns past out_w
+    read as zeros and are not stored: the descriptor clips them), and the output the same view of y."""
+    if BOX_W == 0:
+        M = batch * out_h * out_w
+        x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, C_in], strides=[C_in, 1], block_shape=[BLOCK_M, BLOCK_K])
+        y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, C_out], strides=[C_out, 1], block_shape=[BLOCK_M, BLOCK_N])
+        if HAS_RESIDUAL:
+            r_desc = tl.make_tensor_descriptor(res_ptr, shape=[M, C_out], strides=[C_out, 1],
+                                               block_shape=[BLOCK_M, BLOCK_N])
+        if STORE_Z:
+            z_desc = tl.make_tensor_descriptor(z_ptr, shape=[M, C_out], strides=[C_out, 1],
+                                               block_shape=[BLOCK_M, BLOCK_N])
+        num_m = tl.cdiv(M, BLOCK_M)
+        tiles_w = 1
+    else:
+        BOX_H: tl.constexpr = BLOCK_M // BOX_W
+        P = batch * out_h
+        x_desc = tl.make_tensor_descriptor(x_ptr, shape=[P, out_w, C_in], strides=[stride_h * W * C_in, stride_w * C_in, 1],
+                                           block_shape=[BOX_H, BOX_W, BLOCK_K])
+        y_desc = tl.make_tensor_descriptor(y_ptr, shape=[P, out_w, C_out], strides=[out_w * C_out, C_out, 1],
+                                           block_shape=[BOX_H, BOX_W, BLOCK_N])
+        if HAS_RESIDUAL:
+            r_desc = tl.make_tensor_descriptor(res_ptr, shape=[P, out_w, C_out], strides=[out_w * C_out, C_out, 1],
+                                               block_shape=[BOX_H, BOX_W, BLOCK_N])
+        if STORE_Z:
+            z_desc = tl.make_tensor_descriptor(z_ptr, shape=[P, out_w, C_out], strides=[out_w * C_out, C_out, 1],
+                                               block_shape=[BOX_H, BOX_W, BLOCK_N])
+        tiles_w = tl.cdiv(out_w, BOX_W)
+        num_m = tl.cdiv(P, BOX_H) * tiles_w
+    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[C_out, C_in], strides=[C_in, 1], block_shape=[BLOCK_N, BLOCK_K])
+    num_n = tl.cdiv(C_out, BLOCK_N)
+    k_tiles = tl.cdiv(C_in, BLOCK_K)
+    tiles = num_m * num_n
+    in_group = GROUP_M * num_n
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=FLATTEN):
+        group = tile // in_group
+        first_m = group * GROUP_M
+        rows = tl.minimum(num_m - first_m, GROUP_M)
+        pid_m = first_m + (tile % in_group) % rows
+        pid_n = (tile % in_group) // rows
+        n0 = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kb in range(k_tiles):
+            if BOX_W == 0:
+                a = x_desc.load([pid_m * BLOCK_M, kb * BLOCK_K])
+            else:
+                a = x_desc.load([(pid_m // tiles_w) * BOX_H, (pid_m % tiles_w) * BOX_W, kb * BLOCK_K])
+                a = a.reshape(BLOCK_M, BLOCK_K)
+            b = w_desc.load([n0, kb * BLOCK_K])
+            if FP32_DOT:  # the CPU interpreter (_fp32_dot)
+                acc = tl.dot(a.to(tl.float32), b.T.to(tl.float32), acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a, b.T, acc)
+        if HAS_BIAS:
+            offs_n = n0 + tl.arange(0, BLOCK_N)
+            acc += tl.load(bias_ptr + offs_n, mask=offs_n < C_out, other=0.0).to(tl.float32)[None, :]
+        if BOX_W == 0:
+            if HAS_RESIDUAL:
+                acc += r_desc.load([pid_m * BLOCK_M, n0]).to(tl.float32)
+            if STORE_Z:
+                z_desc.store([pid_m * BLOCK_M, n0], acc.to(z_ptr.dtype.element_ty))
+            if SILU:
+                acc = acc * tl.sigmoid(acc)
+            y_desc.store([pid_m * BLOCK_M, n0], acc.to(y_ptr.dtype.element_ty))
+        else:
+            p0 = (pid_m // tiles_w) * BOX_H
+            q0 = (pid_m % tiles_w) * BOX_W
+            if HAS_RESIDUAL:
+                acc += r_desc.load([p0, q0, n0]).reshape(BLOCK_M, BLOCK_N).to(tl.float32)
+            if STORE_Z:
+                z_desc.store([p0, q0, n0], acc.to(z_ptr.dtype.element_ty).reshape(BOX_H, BOX_W, BLOCK_N))
+            if SILU:
+                acc = acc * tl.sigmoid(acc)
+            y_desc.store([p0, q0, n0], acc.to(y_ptr.dtype.element_ty).reshape(BOX_H, BOX_W, BLOCK_N))
 
 
 @triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
@@ -574,6 +721,7 @@ _conv2d_fwd_launch = _Launcher(_conv2d_fwd_kernel)
 _conv2d_dgrad_launch = _Launcher(_conv2d_dgrad_kernel)
 _conv2d_wgrad_launch = _Launcher(_conv2d_wgrad_kernel)
 _conv2d_dz_launch = _Launcher(_conv2d_dz_kernel)
+_conv2d_gemm_launch = _Launcher(_conv2d_gemm_kernel)
 
 
 def _pair(v) -> tuple[int, int]:
@@ -759,6 +907,19 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
     z = torch.empty_like(y) if keep_z and silu else None
     if y.numel() == 0:
         return y, z
+    if _conv2d_gemm_fits(x, weight, bias, residual, (sh, sw), (ph, pw)) and _conv2d_gemm_choice(
+            x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu) == "gemm":
+        _conv2d_gemm_forward(x, weight, bias, residual, z, y, (sh, sw), out_h, out_w, silu)
+        return y, z
+    _conv2d_implicit_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu)
+    return y, z
+
+
+def _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu):
+    """The implicit-GEMM kernel (_conv2d_fwd_kernel) into y (and z): any filter, stride and padding."""
+    (sh, sw), (ph, pw) = stride, padding
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
     gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
     M = batch * out_h * out_w
     device_index = x.get_device()
@@ -801,7 +962,92 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
             if len(pointer_keys) >= 4096:
                 pointer_keys.clear()
             pointer_keys[base] = reads  # later calls: only the descriptors it reads (the same config, its other compile)
-    return y, z
+
+
+# the 1x1 layers' path: "auto" times the GEMM kernel against the implicit GEMM once per key on a GPU and keeps the
+# faster; "gemm" or "implicit" forces one (TRITONIFY_CONV2D_GEMM)
+_CONV2D_GEMM = {"mode": os.environ.get("TRITONIFY_CONV2D_GEMM", "auto"), "choices": {}}
+
+
+def _conv2d_gemm_fits(x, weight, bias, residual, stride, padding) -> bool:
+    """Whether the GEMM kernel runs this layer: a 1x1 filter without padding, the strides dividing H and W,
+    2-byte operands of one dtype on a GPU with TMA, channels and every tensor's address 16-byte aligned
+    (a descriptor's strides and base must be)."""
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
+    if (R, S, *padding) != (1, 1, 0, 0) or H % stride[0] or W % stride[1] or c_in % 8 or c_out % 8:
+        return False
+    if x.element_size() != 2 or weight.dtype != x.dtype or not _tma_available():
+        return False
+    return (x.data_ptr() % 16 == 0 and weight.data_ptr() % 16 == 0
+            and (residual is None or (residual.data_ptr() % 16 == 0 and residual.element_size() == 2)))
+
+
+def _conv2d_gemm_allocator(size: int, alignment: int, stream):
+    """The device descriptors' workspace (128 bytes per descriptor per program)."""
+    return torch.empty(size, dtype=torch.int8, device="cpu" if _interpreting() or not torch.cuda.is_available() else "cuda")
+
+
+def _conv2d_gemm_box_w(out_w: int, stride) -> int:
+    """0 at stride 1 (the [M, C_in] matrix); else the tile's columns: out_w rounded up to a power of 2."""
+    return 0 if tuple(stride) == (1, 1) else triton.next_power_of_2(out_w)
+
+
+def _conv2d_gemm_forward(x, weight, bias, residual, z, y, stride, out_h, out_w, silu):
+    """The GEMM kernel into y (and z) for a layer ``_conv2d_gemm_fits`` accepts."""
+    from triton.runtime import _allocation
+
+    if _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:  # the device descriptors need a workspace
+        triton.set_allocator(_conv2d_gemm_allocator)
+    (sh, sw) = stride
+    batch, H, W, c_in = x.shape
+    c_out = weight.shape[0]
+    M = batch * out_h * out_w
+    box_w = _conv2d_gemm_box_w(out_w, stride)
+    sms = _conv2d_sms(x.get_device())
+
+    def grid(meta):
+        if box_w:
+            rows = -(-(batch * out_h) // (meta["BLOCK_M"] // box_w)) * -(-out_w // box_w)
+        else:
+            rows = -(-M // meta["BLOCK_M"])
+        return (min(rows * -(-c_out // meta["BLOCK_N"]), sms * meta["CTAS"]),)
+
+    key = (x.shape, weight.shape, sh, sw, x.dtype, x.get_device(), bias is not None, residual is not None, silu,
+           z is not None, None if bias is None else (bias.dtype, bias.data_ptr() & 15),
+           None if residual is None else residual.dtype)
+    _conv2d_gemm_launch(key, grid, x, weight, bias, residual, z, y, batch, H, W, c_in, out_h, out_w, c_out, sh, sw,
+                        M.bit_length(), HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
+                        STORE_Z=z is not None, BOX_W=box_w, FP32_DOT=_fp32_dot(x.dtype))
+
+
+def _conv2d_gemm_choice(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu) -> str:
+    """"gemm" or "implicit" for this 1x1 layer: in "auto" mode, the first call for a key runs both (each
+    autotuned), times each (graph replay, as the autotuner times its configs) and keeps the faster for the
+    key; inside a graph capture before that, the implicit GEMM."""
+    mode = _CONV2D_GEMM["mode"]
+    if mode in ("gemm", "implicit"):
+        return mode
+    if _AUTOTUNE_BENCH is None:
+        return "implicit"
+    key = (tuple(x.shape), tuple(weight.shape), tuple(stride), x.dtype, x.get_device(), bias is not None,
+           residual is not None, silu, z is not None)
+    choices = _CONV2D_GEMM["choices"]
+    choice = choices.get(key)
+    if choice is None and torch.cuda.is_current_stream_capturing():
+        return "implicit"
+    if choice is None:
+        gemm = lambda: _conv2d_gemm_forward(x, weight, bias, residual, z, y, stride, out_h, out_w, silu)  # noqa: E731
+        implicit = lambda: _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding,  # noqa: E731
+                                                    out_h, out_w, silu)
+        gemm()
+        implicit()
+        times = [_conv2d_backward_ms(f) for f in (gemm, implicit)]
+        choice = "gemm" if times[0] <= times[1] else "implicit"
+        if len(choices) >= 4096:
+            choices.clear()
+        choices[key] = choice
+    return choice
 
 
 def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padding=0) -> torch.Tensor:

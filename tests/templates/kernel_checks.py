@@ -741,7 +741,7 @@ def _conv2d_every_config():
     fwd = (m._CONV2D_FWD_POINTER_CONFIGS + m._CONV2D_FWD_SPLIT_CONFIGS + m._CONV2D_FWD_TMA_CONFIGS if DEVICE == "cpu"
            else m._CONV2D_FWD_ALL_CONFIGS)
     every = ([("fwd", c) for c in fwd] + [("dgrad", c) for c in m._CONV2D_DGRAD_ALL_CONFIGS]
-             + [("wgrad", c) for c in m._CONV2D_WGRAD_ALL_CONFIGS])
+             + [("wgrad", c) for c in m._CONV2D_WGRAD_ALL_CONFIGS] + [("gemm", c) for c in m._CONV2D_GEMM_ALL_CONFIGS])
     # TRITONIFY_CONV_CONFIG_FLAG=NAME: only the configs whose kwarg NAME is set (a device call after a change to one path)
     flag = os.environ.get("TRITONIFY_CONV_CONFIG_FLAG")
     if flag:
@@ -770,6 +770,13 @@ CONV2D_BOX_CASES = [(2, 9, 16, 40, 36, 3, 1, "bias+residual+silu"), (2, 18, 32, 
 CONV2D_RACE_CASES = [(32, 14, 14, 256, 256, 3, 1, "bias+residual+silu"), (32, 28, 28, 128, 128, 1, 1, "residual")]
 CONV2D_RACE_LAUNCHES = 3
 
+# the 1x1 GEMM kernel's cases (channels multiples of 8, as its descriptors need): stride 1 (a partial row
+# tile, the whole epilogue) and stride 2 (the 3-D view: columns of a tile past the output, rows of the view
+# that cross images), and on a GPU two layer-sized ones (many tiles per persistent program), three launches each
+CONV2D_GEMM_CASES = [(2, 6, 6, 40, 24, 1, 1, "bias+residual+silu"), (2, 8, 12, 64, 40, 1, 2, "residual"),
+                     (3, 14, 10, 32, 16, 1, 2, "bias+silu"), (2, 7, 9, 48, 32, 1, 1, "")]
+CONV2D_GEMM_RACE_CASES = [(32, 28, 28, 128, 512, 1, 1, "bias+residual+silu"), (32, 28, 28, 256, 512, 1, 2, "residual")]
+
 # a K loop long enough for every split-K config to split (27 iterations of 64 channels, 18 of 128) over
 # several output tiles, so each tile's partials, arrival counter and last program are exercised
 CONV2D_SPLIT_CASE = (2, 9, 9, 136, 40, 3, 1, "bias+residual+silu")
@@ -787,8 +794,29 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         monkeypatch.setattr(m, "_tma_available", lambda: True)
     kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
-                        "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch)}[which]
+                        "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch),
+                        "gemm": (m._conv2d_gemm_kernel, m._conv2d_gemm_launch)}[which]
     g = fresh_generator()
+    if which == "gemm":  # the 1x1 layers' GEMM kernel, forced (its prune keeps every config on these cases)
+        if DEVICE == "cpu":
+            monkeypatch.setattr(m, "_tma_available", lambda: True)
+        monkeypatch.setitem(m._CONV2D_GEMM, "mode", "gemm")
+        with _OneConfig(kernel, launcher, config):
+            ran = 0
+            for case in CONV2D_GEMM_CASES + (CONV2D_GEMM_RACE_CASES if DEVICE != "cpu" else []):
+                (x, w, b, res), kw = _conv2d_case(m, case, torch.bfloat16, g)
+                assert m._conv2d_gemm_fits(x, w, b, res, (kw["stride"],) * 2, (kw["padding"],) * 2), case
+                store_z = kw["activation"] == "silu" and case not in CONV2D_GEMM_RACE_CASES  # the backward keeps z
+                if not m._conv2d_gemm_shared_memory_fits(config, 2, res is not None, store_z,
+                                                         m._conv2d_shared_memory_limit(0)):
+                    continue  # the prune never runs this config on this epilogue
+                ran += 1
+                if case in CONV2D_GEMM_RACE_CASES:
+                    _check_conv2d_launches_agree(m, case, g)
+                else:
+                    _check_conv2d(m, case, torch.bfloat16, g)
+        assert ran >= 1, "the config ran on none of the GEMM cases"
+        return
     cases = [CONV2D_CASES[1], CONV2D_CASES[2]]
     split = config.kwargs.get("SPLIT_K", 1)
     if split > 1:
@@ -849,7 +877,7 @@ def test_conv2d_backward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch
 
 def test_conv2d_report_flags_the_configs_the_template_no_longer_has():
     """gpu/conv/report.py marks a timing whose output was wrong (‡) and one whose chosen config read the
-    input as boxes with the weight's descriptor too (†: no such config is left in the template), and
+    input as boxes with the weight's descriptor too at 8 warps (†: no such config is left in the template), and
     leaves the configs the template has unmarked."""
     path = os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "conv", "report.py")
     spec = importlib.util.spec_from_file_location("conv_report_under_test", path)
@@ -862,7 +890,8 @@ def test_conv2d_report_flags_the_configs_the_template_no_longer_has():
         assert report._flag({"max_rel_err": 0.003, "best_plain": str(c.all_kwargs())}, "plain") == ""
         assert report._flag({"max_rel_err": 0.05, "best_plain": str(c.all_kwargs())}, "plain") == "‡"
     gone = m._conv2d_config(128, 128, 64, 8, 3, tma=True, a_box=True)
-    assert gone not in kept and not any(c.kwargs["A_BOX"] and c.kwargs["USE_TMA"] for c in kept)
+    # the 8-warp ones raced (the 4-warp one with both descriptors is back: right in every probe launch)
+    assert gone not in kept and not any(c.kwargs["A_BOX"] and c.kwargs["USE_TMA"] and c.num_warps == 8 for c in kept)
     assert report._flag({"max_rel_err_fused": 0.003, "best_fused": str(gone.all_kwargs())}, "fused") == "†"
 
 
