@@ -111,16 +111,23 @@ _ROW_STRIDE = re.compile(r"^(q|k|v|o|out|dq|dk|dv|do)_(row_|token_|seq_|t_)?stri
                          r"|^stride_(q|k|v|o)(_?(row|token|seq|t|0))?$", re.IGNORECASE)
 
 
+# The head size of a packed [tokens, heads, head size] tensor, as varlen kernels name it.
+_HEAD_SIZE = re.compile(r"^(K|V|D|S|DK|DV|HEAD_DIM|HEAD_SIZE|head_dim|head_size|D_HEAD|BLOCK_DMODEL)$")
+
+
 def _spans_rows(flow: KernelFlow, prod: ast.BinOp, names: set[str]) -> bool:
-    """The product scales the offset by at least two factors (`(bos * H + i_h) * K`: tokens x heads
-    x head size), or by an operand's per-token row stride. `bos * H` alone addresses per-head
-    scalars (`[tokens, H]`), which stay far below 2**31."""
+    """The product scales the offset by heads and head size (`(bos * H + i_h) * K`, `bos * H * K`:
+    a row of heads x head size per token), or by an operand's per-token row stride
+    (`q_bos * q_row_stride`). `bos * H` alone addresses per-head scalars (`[tokens, H]`), and a
+    chunk-local matrix (`(bos * H + i_h) * BT`, `[tokens, H, 64]`) is 2 to 4 times smaller than
+    the operands: both stay below 2**31 where the operands do."""
     depth = _scale(flow, prod, names)
     if depth is None:
         return False
-    if depth >= 2:
+    sides = [side.id for side in (prod.left, prod.right) if isinstance(side, ast.Name)]
+    if any(_ROW_STRIDE.match(side) for side in sides):
         return True
-    return any(isinstance(side, ast.Name) and _ROW_STRIDE.match(side.id) for side in (prod.left, prod.right))
+    return depth >= 2 and any(_HEAD_SIZE.match(side) for side in sides)
 
 
 def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
