@@ -25,7 +25,7 @@ def test_fixture_flags_exactly_the_marked_lines():
     findings = lint_fixture("TRI062.py", "TRI062")
     assert [f.line for f in findings] == marked_lines("TRI062.py", "TRI062")
     tuple_form, separate = findings
-    assert tuple_form.message.startswith("`bos`, `eos` are sequence offsets loaded from cumulative sequence lengths")
+    assert tuple_form.message.startswith("`bos`, `eos` are offsets into the packed varlen batch, loaded from its cumulative lengths")
     assert "`(bos * H + i_h) * K` is an int32 address product" in tuple_form.message
     assert "`q_bos * q_row_stride`" in separate.message
 
@@ -77,3 +77,26 @@ def test_quiet_on_per_head_scalars():
         tl.store(o + bos * H + i_h, tl.load(g + bos * H + i_h))
     """
     assert lint(code, "TRI062") == []
+
+
+def test_chunk_offsets_join_the_kernels_one_finding_and_its_fix():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def state_pass(k, h, cu_seqlens, chunk_offsets, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
+        i_n, i_h = tl.program_id(0), tl.program_id(1)
+        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+        boh = tl.load(chunk_offsets + i_n).to(tl.int32)
+        T = eos - bos
+        o_k = tl.arange(0, K)
+        b_k = tl.load(k + (bos * H + i_h) * K + o_k)
+        tl.store(h + (boh * H + i_h) * K * V + o_k, b_k)
+    """
+    (f,) = lint(code, "TRI062")
+    assert f.message.startswith("`bos`, `eos`, `boh` are offsets into the packed varlen batch")
+    assert "`(boh * H + i_h) * K * V`" in f.message   # the product scaled most is the one shown
+    out = fixed(code, f, 0)
+    assert out.count(".to(tl.int64)") == 3 and ".to(tl.int32)" not in out
+    assert lint(out, "TRI062") == []

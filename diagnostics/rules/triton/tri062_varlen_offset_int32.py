@@ -45,7 +45,7 @@ RULE = Rule(
 
 # Cumulative sequence offsets of a packed varlen batch: FlashAttention's and fla's `cu_seqlens`
 # (`cu_seqlens_q`, `cu_seqlens_k`, `cu_seq_lens`), fla's older `offsets`, vLLM's `query_start_loc`.
-_OFFSETS = re.compile(r"^(cu_seq_?lens\w*|cu_seqlen\w*|seq_offsets|offsets|query_start_loc\w*|cu_q\w*|cu_k\w*)$",
+_OFFSETS = re.compile(r"^(cu_seq_?lens\w*|cu_seqlen\w*|seq_offsets|offsets|chunk_offsets|query_start_loc\w*|cu_q\w*|cu_k\w*)$",
                       re.IGNORECASE)
 
 
@@ -145,6 +145,8 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
         return
     mults = [n for n in kernel.walk() if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
     in_address: set[int] | None = None
+    found: list[tuple[str, ast.expr]] = []   # the narrowed offsets that scale an address
+    products: list[ast.BinOp] = []
     for pairs in narrowed.values():
         names = {name for name, _ in pairs}
         spanning = [prod for prod in mults if _spans_rows(flow, prod, names)]
@@ -152,24 +154,28 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
             if in_address is None:  # only now: following every address is the costly part
                 in_address = _pointer_nodes(ctx, flow) - _int32_only(flow)[1]
             spanning = [prod for prod in spanning if id(prod) in in_address]
-        if not spanning:
-            continue
-        scaled = max(spanning, key=lambda prod: len(ctx.segment(prod)))
-        product = ctx.segment(scaled)
-        shown = product if len(product) <= 60 else product[:57] + "..."
-        pairs = sorted(pairs, key=lambda p: (p[1].lineno, p[1].col_offset))
-        edits = tuple(ctx.replace(dtype, _int64(ctx, dtype)) for _, dtype in pairs)
-        fix = Fix(title="Load the sequence offsets as int64", edits=edits, applicability=Applicability.UNSAFE)
-        loaded = ", ".join(f"`{n}`" for n, _ in pairs)
-        yield ctx.finding(
-            pairs[0][1],
-            f"{loaded} {'is a sequence offset' if len(pairs) == 1 else 'are sequence offsets'} loaded from "
-            f"cumulative sequence lengths and narrowed to int32, so `{shown}` is an int32 address "
-            f"product: it wraps once the packed batch holds 2**31 elements (524,288 tokens of 32 heads "
-            f"x 128) and the access goes out of bounds; load the offsets with `.to(tl.int64)` and keep "
-            f"only the length int32 (`T = (eos - bos).to(tl.int32)`)",
-            [fix],
-        )
+        if spanning:
+            found.extend(pairs)   # the whole statement: `bos, eos = ...` is fixed together
+            products.extend(spanning)
+    if not found:
+        return
+    every = {name for name, _ in found}
+    # shown: the product scaled most (`(boh * H + i_h) * K * V` over `(bos * H + i_h) * K`)
+    product = ctx.segment(max(products, key=lambda prod: (_scale(flow, prod, every) or 0, len(ctx.segment(prod)))))
+    shown = product if len(product) <= 60 else product[:57] + "..."
+    found.sort(key=lambda p: (p[1].lineno, p[1].col_offset))
+    edits = tuple(ctx.replace(dtype, _int64(ctx, dtype)) for _, dtype in found)
+    fix = Fix(title="Load the offsets as int64", edits=edits, applicability=Applicability.UNSAFE)
+    loaded = ", ".join(f"`{n}`" for n, _ in found)
+    yield ctx.finding(
+        found[0][1],
+        f"{loaded} {'is an offset' if len(found) == 1 else 'are offsets'} into the packed varlen batch, "
+        f"loaded from its cumulative lengths and narrowed to int32, so `{shown}` is an int32 address "
+        f"product: it wraps once the packed tensor holds 2**31 elements (524,288 tokens of 32 heads "
+        f"x 128) and the access goes out of bounds; load the offsets with `.to(tl.int64)` and keep "
+        f"only lengths int32 (`T = (eos - bos).to(tl.int32)`)",
+        [fix],
+    )
 
 
 def _int64(ctx: PythonContext, dtype: ast.expr) -> str:
