@@ -100,3 +100,43 @@ def test_chunk_offsets_join_the_kernels_one_finding_and_its_fix():
     out = fixed(code, f, 0)
     assert out.count(".to(tl.int64)") == 3 and ".to(tl.int32)" not in out
     assert lint(out, "TRI062") == []
+
+
+# Reduced from the two families the round-9 blind labels called false: a head index taken from a
+# program id cast to int64 (vLLM's fla copies), and a token range built on an int64 chunk id
+# (fla's ATK kernels). Triton computes an operation with a 64-bit operand in 64 bits.
+HEAD_INDEX_INT64 = GDN.replace(
+    "i_t, i_h = tl.program_id(0), tl.program_id(1)",
+    "i_t, i_bh = tl.program_id(0), tl.program_id(1).to(tl.int64)\n    i_h = i_bh % H")
+
+TOKEN_RANGE_INT64 = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def chunk_like(k, out, cu_seqlens, chunk_indices, k_stride_t, T, C: tl.constexpr):
+    i_t = tl.program_id(0)
+    i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
+    chunk = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int64)
+    bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+    rows = chunk * C + tl.arange(0, C)
+    x = tl.load(k + (bos + rows)[:, None] * k_stride_t, mask=(rows < eos - bos)[:, None])
+    tl.store(out + (bos + rows)[:, None] * k_stride_t, x, mask=(rows < eos - bos)[:, None])
+"""
+
+
+def test_quiet_where_another_operand_makes_the_product_int64():
+    assert lint(HEAD_INDEX_INT64, "TRI062") == []
+    assert len(lint(TOKEN_RANGE_INT64.replace(".to(tl.int64)", ".to(tl.int32)"), "TRI062")) == 1
+    assert lint(TOKEN_RANGE_INT64, "TRI062") == []
+
+
+def test_the_message_quotes_a_product_that_is_int32():
+    # `(bos + last) * H` is int64 (last comes from the int64 chunk id through min); `(bos * H + i_h) * K` is not
+    code = GDN.replace(
+        "T = eos - bos\n",
+        "T = eos - bos\n    i_c = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int64)\n"
+        "    last = min(i_c * BT + BT, T) - 1\n"
+        "    tl.store(w + ((bos + last) * H + i_h) * K * 2, 0.0)\n")
+    (f,) = lint(code, "TRI062")
+    assert "`(bos * H + i_h) * K` is an int32 address product" in f.message

@@ -86,6 +86,8 @@ def _scale(flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str
         found = [f for f in found if f is not None]
         return max(found) if found else None
     if isinstance(expr, ast.BinOp):
+        if _wide(flow, expr.left) or _wide(flow, expr.right):
+            return None  # Triton promotes the whole operation to int64: `(bos + T_range) * stride`
         left, right = _scale(flow, expr.left, names, seen), _scale(flow, expr.right, names, seen)
         if isinstance(expr.op, ast.Mult):
             carried = [x for x in (left, right) if x is not None]
@@ -103,6 +105,45 @@ def _scale(flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str
     if isinstance(expr, ast.Call) and flow.tl_call(expr, *_PASS_THROUGH) and expr.args:
         return _scale(flow, expr.args[0], names, seen)
     return None
+
+
+_WIDE_DTYPES = ("int64", "uint64")
+
+
+def _wide(flow: KernelFlow, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
+    """The value is 64-bit by the kernel's own hand: a `.to(tl.int64)` / `tl.cast(x, tl.int64)`,
+    or a local, sum, product, quotient or remainder built from one (`i_bh = tl.program_id(2).to(tl.int64)`
+    then `i_h = i_bh % H`; `chunk_id = tl.load(...).to(tl.int64)` then `T_range = chunk_id * C +
+    tl.arange(0, C)`). An operation with a 64-bit operand is computed in 64 bits, so a narrowed
+    offset that meets it there is widened before it can wrap."""
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
+            return _names_wide_dtype(expr.args[0])
+        if flow.tl_call(expr, "cast") and len(expr.args) >= 2:
+            return _names_wide_dtype(expr.args[1])
+        if flow.tl_call(expr, *_PASS_THROUGH) and expr.args:
+            return _wide(flow, expr.args[0], seen)
+        if flow.tl_call(expr, "minimum", "maximum", "where") or (
+                isinstance(expr.func, ast.Name) and expr.func.id in ("min", "max")):
+            return any(_wide(flow, arg, seen) for arg in expr.args)
+        return False
+    if isinstance(expr, ast.Name):
+        if expr.id in seen or not flow.is_local(expr.id):
+            return False
+        return any(b.value is not None and _wide(flow, b.value, seen | {expr.id})
+                   for b in flow.bindings.get(expr.id, ()))
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+        return _wide(flow, expr.left, seen) or _wide(flow, expr.right, seen)
+    if isinstance(expr, ast.UnaryOp):
+        return _wide(flow, expr.operand, seen)
+    if isinstance(expr, ast.Subscript):
+        return _wide(flow, expr.value, seen)
+    return False
+
+
+def _names_wide_dtype(dtype: ast.AST) -> bool:
+    name = dtype.attr if isinstance(dtype, ast.Attribute) else dtype.id if isinstance(dtype, ast.Name) else None
+    return name in _WIDE_DTYPES
 
 
 # A per-token row stride of an attention operand (`q_row_stride`, `k_stride_t`): one
