@@ -53,43 +53,6 @@ def test_a_default_passed_at_the_launch_is_not_trusted():
     assert len(lint(code.replace("k[(1,)](x, y, BLOCK_A=32)", "k[(1,)](x, y)"), "TRI021")) == 1
 
 
-def test_transposed_and_batched_dots_are_fine_and_a_3d_by_2d_dot_is_not():
-    code = HEADER + """
-    @triton.jit
-    def k(q_ptr, k_ptr, o_ptr):
-        pid = tl.program_id(0)
-        r = tl.arange(0, 32)
-        d = tl.arange(0, 64)
-        q = tl.load(q_ptr + r[:, None] * 64 + d[None, :])
-        kk = tl.load(k_ptr + r[:, None] * 64 + d[None, :])
-        s = tl.dot(q, tl.trans(kk))
-        s2 = tl.dot(q, kk.T)
-        batch = tl.zeros((2, 32, 64), dtype=tl.float16)
-        ok3 = tl.dot(batch, tl.zeros((2, 64, 16), dtype=tl.float16))
-        bad = tl.dot(batch, kk)
-        tl.store(o_ptr + r[:, None] * 32 + r[None, :], s + s2)
-    """
-    (f,) = lint(code, "TRI021")
-    assert "bad = tl.dot(batch, kk)" in code.splitlines()[f.line - 1]
-    assert "rank 3" in f.message and "rank 2" in f.message
-
-
-def test_reduction_methods_and_keep_dims():
-    code = HEADER + """
-    @triton.jit
-    def k(x_ptr, o_ptr):
-        pid = tl.program_id(0)
-        r = tl.arange(0, 16)
-        x = tl.load(x_ptr + r[:, None] * 16 + r[None, :])
-        m = tl.max(x, axis=1, keep_dims=True)   # [16, 1]
-        y = x - m                               # fine
-        s = y.sum(axis=2)
-        tl.store(o_ptr + r[:, None] * 16 + r[None, :], y)
-    """
-    (f,) = lint(code, "TRI021")
-    assert "axis 2" in f.message and "rank 2" in f.message and "y.sum(axis=2)" in code.splitlines()[f.line - 1]
-
-
 def test_helpers_and_unknown_sizes_stay_quiet():
     code = HEADER + """
     @triton.jit

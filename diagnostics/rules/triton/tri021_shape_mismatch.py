@@ -11,8 +11,10 @@ Reported only when the error is certain:
   `a + b` with [16] and [32], `tl.dot` with K 64 against 32, a store value or mask that does
   not fit the pointer block. Two different constexpr names whose values are unknown may be equal
   at run time, so they are never compared;
-* ranks (which never depend on values): a `tl.dot` operand that is not 2-D (or both 3-D), a
-  store value or mask of higher rank than its pointer block, a reduction axis past the rank.
+The rank verdicts (which never depend on values: a `tl.dot` operand that is not 2-D (or both
+3-D), a store value or mask of higher rank than its pointer block, a reduction axis or a
+permutation past the rank) are TRI064's, in the default set; this module's checker gives both
+(`shape_findings`), TRI021 the size verdicts.
 """
 from __future__ import annotations
 
@@ -60,9 +62,16 @@ def _text(ctx: PythonContext, node: ast.AST, limit: int = 40) -> str:
 
 
 class _KernelChecker:
-    def __init__(self, ctx: PythonContext, kernel: Kernel):
+    """The shape checks of one kernel. `ranks` and `sizes` pick which verdicts it gives: rank
+    verdicts (a store value of higher rank than its pointer block, a `tl.dot` operand that is not
+    2-D, a reduction axis or permutation past the rank) never depend on block-size values, so
+    TRI064 gives them in the default set; size verdicts stay TRI021's (opt-in)."""
+
+    def __init__(self, ctx: PythonContext, kernel: Kernel, *, ranks: bool = True, sizes: bool = True):
         self.ctx = ctx
         self.kernel = kernel
+        self.ranks = ranks
+        self.sizes = sizes
         self.shapes = KernelShapes(ctx, kernel)
 
     def shape(self, node: ast.AST | None, sc: Scenario) -> Shape | None:
@@ -86,6 +95,9 @@ class _KernelChecker:
 
     # ---- checks --------------------------------------------------------------------------------
     def elementwise(self, node: ast.AST, operands: list[ast.expr], what: str) -> str | None:
+        if not self.sizes:
+            return None
+
         def sizes(sc: Scenario) -> str | None:
             shapes = []
             for operand in operands:
@@ -111,6 +123,8 @@ class _KernelChecker:
         if types is not None and dot_rank_problem(types, call) is not None:
             return None   # a scalar or 1-D operand: TRI028 (in the default set) reports it
         if sa is not None and sb is not None and not (len(sa) == len(sb) and len(sa) in (2, 3)):
+            if not self.ranks:
+                return None
             ta, tb = _text(self.ctx, a), _text(self.ctx, b)
             hint = (f"for a matrix-vector product use `tl.sum({ta} * {tb}[None, :], axis=1)`"
                     if (len(sa), len(sb)) == (2, 1) else "reshape the operands to 2-D blocks")
@@ -124,7 +138,7 @@ class _KernelChecker:
             return (f"`tl.dot` needs a:[M, K] and b:[K, N], but `{_text(self.ctx, a)}` is {show(sa)} and "
                     f"`{_text(self.ctx, b)}` is {show(sb)} (K {sa[-1]} vs {sb[-2]}: \"input and other must have "
                     "equal reduction dimensions\"); fix the block sizes or transpose with `tl.trans`")
-        return self.in_every_scenario(k_dims)
+        return self.in_every_scenario(k_dims) if self.sizes else None
 
     def store(self, call: ast.Call) -> str | None:
         kw = {k.arg: k.value for k in call.keywords if k.arg}
@@ -140,9 +154,13 @@ class _KernelChecker:
             for label, expr in parts:
                 s = self.shape(expr, rank_sc)
                 if s is not None and len(s) > len(p):
+                    if not self.ranks:
+                        return None  # TRI064's verdict, not again as a size mismatch
                     return (f"`tl.store` {label} `{_text(self.ctx, expr)}` has rank {len(s)} but the pointer block "
                             f"has rank {len(p)}: the {label} must broadcast to the pointer's shape (\"Expected pointer "
                             "argument to have shape ...\")")
+        if not self.sizes:
+            return None
 
         def sizes(sc: Scenario) -> str | None:
             p = self.shape(ptr, sc)
@@ -167,7 +185,7 @@ class _KernelChecker:
 
     def reduction(self, call: ast.Call, name: str, method: bool) -> str | None:
         source = call.func.value if method else (call.args[0] if call.args else None)  # type: ignore[attr-defined]
-        if source is None:
+        if source is None or not self.ranks:
             return None
         rank_sc = self.shapes.rank_scenario
         inner = self.shape(source, rank_sc)
@@ -176,6 +194,30 @@ class _KernelChecker:
             return None
         return (f"`{name}` over axis {axis} of `{_text(self.ctx, source)}`, which has rank {len(inner)}: the axis "
                 f"must be in [-{len(inner)}, {len(inner) - 1}] (\"invalid axis {axis}\")")
+
+    def permute(self, call: ast.Call, name: str, method: bool) -> str | None:
+        """`tl.permute(x, dims)` / `tl.trans(x, *dims)` / `x.trans(*dims)` whose dims do not
+        number the rank of `x` ("permute dims must have the same length as input shape")."""
+        if not self.ranks:
+            return None
+        source = call.func.value if method else (call.args[0] if call.args else None)  # type: ignore[attr-defined]
+        dims = list(call.args if method else call.args[1:])
+        if keyword(call, "dims") is not None:
+            dims = [keyword(call, "dims").value]  # type: ignore[union-attr]
+        if source is None or not dims or any(isinstance(d, ast.Starred) for d in dims):
+            return None
+        if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
+            dims = list(dims[0].elts)
+            if any(isinstance(d, ast.Starred) for d in dims):
+                return None
+        elif len(dims) == 1 and not isinstance(dims[0], ast.Constant):
+            return None  # one name: maybe a tuple of dims
+        inner = self.shape(source, self.shapes.rank_scenario)
+        if inner is None or not inner or len(dims) == len(inner):
+            return None
+        return (f"`{name}` of `{_text(self.ctx, source)}` (rank {len(inner)}) with {len(dims)} dim"
+                f"{'s' if len(dims) != 1 else ''}: the permutation must name every axis once (\"permute dims must "
+                f"have the same length as input shape\"); for a 2-D transpose write `tl.trans({_text(self.ctx, source)})`")
 
     # ---- walk ----------------------------------------------------------------------------------
     def findings(self) -> Iterator[Finding]:
@@ -203,6 +245,10 @@ class _KernelChecker:
             return self.elementwise(call, list(call.args), f"`tl.{name}`")
         if name in REDUCTIONS:
             return self.reduction(call, f"tl.{name}", method=False)
+        if name in ("trans", "permute"):
+            return self.permute(call, f"tl.{name}", method=False)
+        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in ("trans", "permute"):
+            return self.permute(call, f".{call.func.attr}", method=True)
         if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in REDUCTIONS:
             return self.reduction(call, f".{call.func.attr}", method=True)
         return None
@@ -239,7 +285,13 @@ def _may_mismatch(ctx: PythonContext, kernel: Kernel) -> bool:
     return False
 
 
+def shape_findings(ctx: PythonContext, kernel: Kernel, *, ranks: bool, sizes: bool) -> Iterator[Finding]:
+    """The findings of TRI021 (`sizes`) or TRI064 (`ranks`) in one kernel."""
+    if _may_mismatch(ctx, kernel):
+        yield from _KernelChecker(ctx, kernel, ranks=ranks, sizes=sizes).findings()
+
+
 def check(ctx: PythonContext) -> Iterator[Finding]:
+    # The rank verdicts are TRI064's (default set); this rule gives those that depend on sizes.
     for kernel in ctx.kernels:
-        if _may_mismatch(ctx, kernel):
-            yield from _KernelChecker(ctx, kernel).findings()
+        yield from shape_findings(ctx, kernel, ranks=False, sizes=True)
