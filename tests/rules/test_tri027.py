@@ -121,3 +121,51 @@ def test_a_host_parameter_whose_kind_the_host_tests_stays_unknown():
     code = _SHAPE_OF_LAUNCHED_TENSOR.replace("        out = torch.empty_like(x)\n",
                                              "        out = torch.empty_like(x) if isinstance(x, torch.Tensor) else x\n")
     assert lint(code, "TRI027") == []
+
+
+# Reduced from TritonBench-T programs Triton 3.6 rejected ("list index out of range") that the host
+# reader did not follow: the launched parameter is known to be a tensor by a guard that stops the
+# function otherwise, by its annotation, or by an attribute only a tensor has.
+_SHAPE_OF_GUARDED_INPUT = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def leaky_kernel(X, Y, slope, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < X.shape[0]
+        v = tl.load(X + offs, mask=inside)
+        tl.store(Y + offs, tl.where(v > 0, v, v * slope), mask=inside)
+
+    def leaky(inp, out, slope=0.1):
+        if not isinstance(inp, torch.Tensor):
+            raise TypeError("a tensor, please")
+        leaky_kernel[(4,)](inp, out, slope, BLOCK=256)
+    """
+
+
+def test_a_parameter_guarded_by_isinstance_that_raises_is_a_tensor():
+    (f,) = lint(_SHAPE_OF_GUARDED_INPUT, "TRI027")
+    assert f.line == 9 and "`X` is a pointer" in f.message
+    asserted = _SHAPE_OF_GUARDED_INPUT.replace(
+        '        if not isinstance(inp, torch.Tensor):\n            raise TypeError("a tensor, please")\n',
+        "        assert isinstance(inp, torch.Tensor)\n")
+    assert [f.line for f in lint(asserted, "TRI027")] == [9]
+
+
+def test_a_guard_that_does_not_stop_the_function_decides_nothing():
+    soft = _SHAPE_OF_GUARDED_INPUT.replace('raise TypeError("a tensor, please")', 'print("not a tensor")')
+    assert lint(soft, "TRI027") == []
+    other_class = _SHAPE_OF_GUARDED_INPUT.replace("isinstance(inp, torch.Tensor)", "isinstance(inp, (int, float))")
+    assert lint(other_class, "TRI027") == []
+
+
+def test_an_annotated_or_is_cuda_checked_parameter_is_a_tensor():
+    plain = _SHAPE_OF_GUARDED_INPUT.replace(
+        '        if not isinstance(inp, torch.Tensor):\n            raise TypeError("a tensor, please")\n', "")
+    assert lint(plain, "TRI027") == []
+    annotated = plain.replace("def leaky(inp, out,", "def leaky(inp: torch.Tensor, out,")
+    assert [f.line for f in lint(annotated, "TRI027")] == [9]
+    checked = plain.replace("        leaky_kernel[", "        assert inp.is_cuda\n        leaky_kernel[")
+    assert [f.line for f in lint(checked, "TRI027")] == [9]

@@ -181,26 +181,57 @@ class HostTypes:
     def _tensor_parameter(self, name: str) -> bool:
         """A parameter of the host function, never rebound there, that the function uses as only a
         torch tensor can be used (`x.numel()`, `x.data_ptr()`, `x.contiguous()`, `x.stride(...)`,
-        `torch.empty_like(x)`): past that use it is a tensor. Not decided where the function tests
-        what it is (`isinstance(x, ...)`)."""
+        `torch.empty_like(x)`, `x.is_cuda`, `x.device`): past that use it is a tensor. Not decided
+        by such a use where the function tests what it is (`isinstance(x, ...)`), except by a test that
+        stops the function for anything else (`assert isinstance(x, torch.Tensor)`, `if not
+        isinstance(x, torch.Tensor): raise ...`). A parameter annotated `torch.Tensor` is one too (a
+        program that passes something else fails at that launch whatever the kernel says)."""
         host = self.host
         if host is None:
             return False
         args = host.args
-        if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+        params = {a.arg: a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        if name not in params:
             return False
-        tested, used = self._tensor_uses()
-        return name in used and name not in tested
+        annotation = params[name].annotation
+        if annotation is not None and ast.unparse(annotation) in ("torch.Tensor", "Tensor"):
+            return True
+        tested, used, guarded = self._tensor_uses()
+        return name in guarded or (name in used and name not in tested)
 
-    def _tensor_uses(self) -> tuple[set[str], set[str]]:
+    @staticmethod
+    def _isinstance_tensor(test: ast.expr) -> str | None:
+        """The name `isinstance(name, torch.Tensor)` tests, or None."""
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) \
+                and ast.unparse(test.args[1]) in ("torch.Tensor", "Tensor"):
+            return test.args[0].id
+        return None
+
+    def _tensor_uses(self) -> tuple[set[str], set[str], set[str]]:
         """(names the host function tests with `isinstance(name, ...)`, names it uses as only a
-        tensor can be used): one walk of the function for all its parameters."""
+        tensor can be used, names it stops on unless they are tensors): one walk of the function
+        for all its parameters."""
         found = self.__dict__.get("_tensor_use_sets")
         if found is None:
             tested: set[str] = set()
             used: set[str] = set()
+            guarded: set[str] = set()
             for node in self.ctx.walk(self.host):
-                if node.__class__ is not ast.Call:
+                kind = node.__class__
+                if kind is ast.Assert:
+                    name = self._isinstance_tensor(node.test)
+                    if name is not None:
+                        guarded.add(name)
+                elif kind is ast.If and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+                        and node.body and isinstance(node.body[-1], ast.Raise):
+                    name = self._isinstance_tensor(node.test.operand)
+                    if name is not None:
+                        guarded.add(name)
+                elif kind is ast.Attribute and node.attr in _TENSOR_ONLY_ATTRIBUTES \
+                        and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                    used.add(node.value.id)
+                if kind is not ast.Call:
                     continue
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "isinstance" and node.args \
@@ -212,7 +243,7 @@ class HostTypes:
                     elif func.attr in _TORCH_LIKE_FACTORIES and isinstance(func.value, ast.Name) \
                             and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name):
                         used.add(node.args[0].id)
-            found = self.__dict__["_tensor_use_sets"] = (tested, used)
+            found = self.__dict__["_tensor_use_sets"] = (tested, used, guarded)
         return found
 
     def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
@@ -292,6 +323,8 @@ class HostTypes:
 
 # Methods only a torch tensor has among the values a launch passes (numpy arrays have none of them).
 _TENSOR_ONLY_METHODS = {"numel", "data_ptr", "contiguous", "is_contiguous", "stride", "element_size"}
+# Attributes only a torch tensor has among them (`is_cuda`; `device` also on a cupy array, a tensor too for a launch).
+_TENSOR_ONLY_ATTRIBUTES = {"is_cuda", "device"}
 _TORCH_LIKE_FACTORIES = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
 
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid",
