@@ -82,6 +82,24 @@ def join(a: VType | None, b: VType) -> VType:
                  origin=a.origin if a.origin == b.origin else None)
 
 
+def _as_tensor(t: VType) -> VType:
+    """What Triton makes of a value it must turn into a tensor (a branch of a run-time ternary):
+    a Python number (a constexpr int, float or bool) becomes a scalar tensor."""
+    if t.constexpr and t.kind in ("int", "float", "bool"):
+        return t._replace(constexpr=False, block=False, rank=0)
+    return t
+
+
+def _shapes_differ(a: VType, b: VType) -> bool:
+    """Two run-time values certainly of different shapes: a scalar and a block, or two blocks of
+    known, different ranks."""
+    if not (a.is_runtime and b.is_runtime):
+        return False
+    if a.block != b.block:
+        return True
+    return bool(a.block and a.rank is not None and b.rank is not None and a.rank != b.rank)
+
+
 def scalar(kind: str | None, constexpr: bool = False, origin: str | None = None) -> VType:
     return VType(kind=kind, block=False, rank=0, constexpr=constexpr, origin=origin)
 
@@ -199,6 +217,27 @@ class HostTypes:
         tested, used, guarded = self._tensor_uses()
         return name in guarded or (name in used and name not in tested)
 
+    def _annotated_number(self, name: str) -> str | None:
+        """A host parameter, never rebound, annotated `int`, `float` or `bool` whose default (if any)
+        is of that type: what the annotation says (a call that passes something else fails or
+        differs at that launch whatever the kernel says)."""
+        host = self.host
+        if host is None:
+            return None
+        args = host.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for a in (*positional, *args.kwonlyargs):
+            if a.arg != name or a.annotation is None:
+                continue
+            kind = _ANNOTATED_KINDS.get(ast.unparse(a.annotation))
+            default = defaults.get(name)
+            if kind is None or (default is not None and self._kind(default, 4) != kind):
+                return None
+            return kind
+        return None
+
     @staticmethod
     def _isinstance_tensor(test: ast.expr) -> str | None:
         """The name `isinstance(name, torch.Tensor)` tests, or None."""
@@ -309,7 +348,7 @@ class HostTypes:
         if isinstance(expr, ast.Name):
             values = self._bindings().get(expr.id)
             if not values:
-                return "tensor" if self._tensor_parameter(expr.id) else None
+                return "tensor" if self._tensor_parameter(expr.id) else self._annotated_number(expr.id)
             kinds = {self._kind(v, depth + 1) for v in values}
             if len(kinds) == 1 and None not in kinds:
                 return kinds.pop()
@@ -331,6 +370,8 @@ _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_
                    "warmup", "stream", "device", "launch_cooperative_grid", "launch_pdl", "waves_per_eu",
                    "matrix_instr_nonkdim", "kpack", "num_consumer_groups", "num_buffers_warp_spec",
                    "extern_libs", "debug", "sanitize_overflow"}
+
+_ANNOTATED_KINDS = {"int": "int", "float": "float", "bool": "bool"}
 
 _PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "none", "bool": "int",
                "tuple": "tuple"}
@@ -414,6 +455,13 @@ class KernelTypes:
         # rejects the change: a scalar becoming a block or the reverse, or a block changing rank.
         self.loop_carried: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
         self.branch_changes: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        # (name, the `if`, its type in the then block, in the else block, the else block's assignment):
+        # a name first bound in both branches of a run-time `if` with another shape in each
+        # ("Mismatched type for x between then block ... and else block ...").
+        self.branch_mismatches: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        # a run-time `a if c else b` whose two values differ in shape (the node, then, else):
+        # "Ternary expression with dynamic condition has inconsistent types".
+        self.ternary_mismatches: dict[int, tuple[ast.IfExp, VType, VType]] = {}
         self._assigned_in: dict[tuple[int, int], dict[str, ast.AST]] = {}
         self._tl_names: dict[int, str | None] = {}
         self.calls: list[tuple[str, list[VType]]] = []
@@ -548,6 +596,8 @@ class KernelTypes:
             if test.is_runtime and test.block is False:
                 self._note_changes(stmt, stmt.body, before, then_env, self.branch_changes)
                 self._note_changes(stmt, stmt.orelse, before, else_env, self.branch_changes)
+                if stmt.orelse:
+                    self._note_mismatches(stmt, before, then_env, else_env)
         elif isinstance(stmt, ast.With):
             for item in stmt.items:
                 self.expr(item.context_expr)
@@ -571,6 +621,24 @@ class KernelTypes:
                          if name in before and before[name] != value and self._shape_changed(name, before[name], value)]
         if not changed_names:
             return
+        for name in changed_names:
+            node = self._first_assignment(stmt, body, name)
+            if node is not None:
+                into.append((name, stmt, before[name], after[name], node))
+
+    def _note_mismatches(self, stmt: ast.If, before: dict[str, VType], then_env: dict[str, VType],
+                         else_env: dict[str, VType]) -> None:
+        """Names bound in both branches of a run-time `if` (and not before it) whose two values
+        differ in shape: Triton yields one value per name from an `scf.if`."""
+        new_names = sorted((then_env.keys() & else_env.keys()) - before.keys())
+        for name in new_names:
+            a, b = then_env[name], else_env[name]
+            if a != b and _shapes_differ(a, b):
+                node = self._first_assignment(stmt, stmt.orelse, name)
+                if node is not None:
+                    self.branch_mismatches.append((name, stmt, a, b, node))
+
+    def _first_assignment(self, stmt: ast.stmt, body: list[ast.stmt], name: str) -> ast.AST | None:
         key = (id(stmt), id(body))
         assigned = self._assigned_in.get(key)
         if assigned is None:
@@ -587,10 +655,7 @@ class KernelTypes:
                         if isinstance(target, ast.Name):
                             assigned.setdefault(target.id, node)
             self._assigned_in[key] = assigned
-        for name in changed_names:
-            node = assigned.get(name)
-            if node is not None:
-                into.append((name, stmt, before[name], after[name], node))
+        return assigned.get(name)
 
     def _shape_changed(self, name: str, initial: VType, new: VType) -> bool:
         # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
@@ -684,8 +749,11 @@ class KernelTypes:
                 result = join(result, part)
             return result
         if isinstance(node, ast.IfExp):
-            self.expr(node.test)
-            return join(self.expr(node.body), self.expr(node.orelse))
+            test = self.expr(node.test)
+            body, orelse = self.expr(node.body), self.expr(node.orelse)
+            if test.is_runtime and test.block is False and _shapes_differ(_as_tensor(body), _as_tensor(orelse)):
+                self.ternary_mismatches[id(node)] = (node, body, orelse)
+            return join(body, orelse)
         if isinstance(node, ast.Subscript):
             return self._subscript(node)
         if isinstance(node, ast.Attribute):
