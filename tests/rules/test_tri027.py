@@ -169,3 +169,29 @@ def test_an_annotated_or_is_cuda_checked_parameter_is_a_tensor():
     assert [f.line for f in lint(annotated, "TRI027")] == [9]
     checked = plain.replace("        leaky_kernel[", "        assert inp.is_cuda\n        leaky_kernel[")
     assert [f.line for f in lint(checked, "TRI027")] == [9]
+
+
+# Reduced from TritonBench-T triangular solves Triton 3.6 rejected ("Did you forget to add
+# @triton.jit ?" on `x[j]`): the block is indexed inside a loop that later rebinds it. Triton
+# compiles the body with the type the name has on entry, so the index is judged with that type
+# (before, the types of the two readings of the body were joined, and the index was unknown).
+_INDEXED_THEN_REBOUND = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def solve_kernel(r_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        sol = tl.zeros((BLOCK,), dtype=tl.float32)
+        for i in range(n):
+            acc = 0.0
+            for j in range(i):
+                acc += tl.load(r_ptr + i * n + j) * sol[j]
+            sol = tl.store(sol, tl.load(y_ptr + i) - acc, [i])   # (a misuse: store returns None)
+        tl.store(out_ptr + offs, offs)
+    """
+
+
+def test_an_index_inside_a_loop_is_judged_with_the_type_on_entry():
+    (f,) = lint(_INDEXED_THEN_REBOUND, "TRI027")
+    assert "sol[j]" in f.message and f.line == 12

@@ -465,6 +465,7 @@ class KernelTypes:
         self._assigned_in: dict[tuple[int, int], dict[str, ast.AST]] = {}
         self._tl_names: dict[int, str | None] = {}
         self.calls: list[tuple[str, list[VType]]] = []
+        self._rereading = 0
         if params is None:
             kinds = _launch_kinds(ctx, kernel)
             params = {p.name: _param_type(ctx, kernel, p.name, p.constexpr, kinds.get(p.name))
@@ -535,7 +536,15 @@ class KernelTypes:
         first = dict(self.env)
         self.env = self._merge(before, first)
         if any(before[name] != value for name, value in first.items() if name in before):
-            run_once()
+            # Triton compiles the body once, with the types the carried values have on entry (and
+            # rejects a carried value whose type the body changes: `loop_carried`), so the types
+            # of the body's expressions are those of the first reading; the second only settles
+            # what the names hold after the loop.
+            self._rereading += 1
+            try:
+                run_once()
+            finally:
+                self._rereading -= 1
             self.env = self._merge(before, self.env)
         return before, first
 
@@ -677,7 +686,8 @@ class KernelTypes:
         else:
             value = self._expr(node)
         previous = self.types.get(node)
-        self.types[node] = value if previous is None or previous == value else join(previous, value)
+        if previous is None or (previous != value and not self._rereading):
+            self.types[node] = value if previous is None else join(previous, value)
         return value
 
     def _binop(self, op: ast.operator, a: VType, b: VType) -> VType:
