@@ -349,6 +349,14 @@ class HostTypes:
             values = self._bindings().get(expr.id)
             if not values:
                 return "tensor" if self._tensor_parameter(expr.id) else self._annotated_number(expr.id)
+            if any(_rebinds_itself(v, expr.id) for v in values):
+                # `x = x.contiguous()`, `x = x.to(d) if d else x`: a tensor method of the parameter
+                # itself keeps it a tensor, so the parameter's own kind decides those bindings
+                if not self._tensor_parameter(expr.id):
+                    return None
+                values = [v for v in values if not _rebinds_itself(v, expr.id)]
+                kinds = {"tensor", *(self._kind(v, depth + 1) for v in values)}
+                return "tensor" if kinds == {"tensor"} else None
             kinds = {self._kind(v, depth + 1) for v in values}
             if len(kinds) == 1 and None not in kinds:
                 return kinds.pop()
@@ -358,6 +366,18 @@ class HostTypes:
             if left == right == "int" and not isinstance(expr.op, ast.Div):
                 return "int"
         return None
+
+
+def _rebinds_itself(value: ast.expr, name: str) -> bool:
+    """`name.contiguous()`, `name.to(dtype).view(-1)`, `name.float() if c else name`: a value that is
+    the name itself through tensor methods only."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, ast.IfExp):
+        return _rebinds_itself(value.body, name) and _rebinds_itself(value.orelse, name)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _TENSOR_METHODS:
+        return _rebinds_itself(value.func.value, name)
+    return False
 
 
 # Methods only a torch tensor has among the values a launch passes (numpy arrays have none of them).
