@@ -41,11 +41,13 @@ RULE = Rule(
     summary="block sizes that cannot be combined (broadcast, tl.dot K, store value or mask, load mask)",
     severity=Severity.ERROR,
     fixable=False,
-    # Default since session 12, by its precision against ground truth (benchmarks/realworld/precision.py:
-    # a compile break is judged by running): 7 TritonBench-T programs where it names the compiler's cause,
-    # none of the 318 that ran. The 8 findings labelled FP in rounds 1-2 of the real-world study were rank
-    # verdicts (now TRI064's) read from a first binding, since made flow-sensitive; on the corpus it has
-    # no finding now.
+    # Opt-in for its cost, not its precision: against ground truth (benchmarks/realworld/precision.py: a
+    # compile break is judged by running) it names the compiler's cause in 7 TritonBench-T programs and
+    # gives no error in the 318 that ran, and the 8 round-1/2 corpus FPs were rank verdicts (now TRI064's)
+    # read from a first binding, since made flow-sensitive (0 corpus findings now). But its size checks
+    # add ~45% to the default set's lint time on the corpus (2026-12-02: 17.4 -> 25.7 s user), against
+    # the speed target; make `_shapes` cheaper first, then move it into the default set.
+    default=False,
     compile_break=True,
 )
 
@@ -74,7 +76,9 @@ class _KernelChecker:
         self.kernel = kernel
         self.ranks = ranks
         self.sizes = sizes
-        self.shapes = KernelShapes(ctx, kernel)
+        self.types = kernel_types(ctx).get(kernel.node)
+        # one inference per kernel for TRI021 and TRI064 (both in the default set)
+        self.shapes = ctx.per_file(("kernel-shapes", kernel.node), lambda: KernelShapes(ctx, kernel))
 
     def shape(self, node: ast.AST | None, sc: Scenario) -> Shape | None:
         return None if node is None else self.shapes.shape(node, sc)
@@ -96,9 +100,25 @@ class _KernelChecker:
         return messages[0]
 
     # ---- checks --------------------------------------------------------------------------------
+    def _may_outrank(self, base: ast.expr, others: list[ast.expr]) -> bool:
+        """False when the type inference knows the ranks and none of `others` has more dimensions
+        than `base`: then the shape inference (the costly part) need not run for a rank verdict."""
+        if self.types is None:
+            return True
+        rb = self.types.of(base).rank
+        if rb is None:
+            return True
+        for expr in others:
+            r = self.types.of(expr).rank
+            if r is None or r > rb:
+                return True
+        return False
+
     def elementwise(self, node: ast.AST, operands: list[ast.expr], what: str) -> str | None:
         if not self.sizes:
             return None
+        if self.types is not None and sum(self.types.of(o).block is not False for o in operands) < 2:
+            return None  # at most one operand may be a block (the type inference says): nothing to compare
 
         def sizes(sc: Scenario) -> str | None:
             shapes = []
@@ -120,10 +140,14 @@ class _KernelChecker:
         b = call.args[1] if len(call.args) > 1 else kw.get("other")
         if a is None or b is None:
             return None
-        sa, sb = self.shape(a, self.shapes.rank_scenario), self.shape(b, self.shapes.rank_scenario)
-        types = kernel_types(self.ctx).get(self.kernel.node)
+        types = self.types
         if types is not None and dot_rank_problem(types, call) is not None:
             return None   # a scalar or 1-D operand: TRI028 (in the default set) reports it
+        if not self.sizes and types is not None:
+            ra, rb = types.of(a).rank, types.of(b).rank
+            if ra is not None and ra == rb and ra in (2, 3):
+                return None  # the type inference's ranks fit: no rank verdict, no shape inference needed
+        sa, sb = self.shape(a, self.shapes.rank_scenario), self.shape(b, self.shapes.rank_scenario)
         if sa is not None and sb is not None and not (len(sa) == len(sb) and len(sa) in (2, 3)):
             if not self.ranks:
                 return None
@@ -151,7 +175,10 @@ class _KernelChecker:
             mask = None
         parts = [(n, e) for n, e in (("value", value), ("mask", mask)) if e is not None]
         rank_sc = self.shapes.rank_scenario
-        p = self.shape(ptr, rank_sc)
+        if self.sizes or self._may_outrank(ptr, [e for _, e in parts]):
+            p = self.shape(ptr, rank_sc)
+        else:
+            p = None  # the type inference's ranks say no value or mask outranks the pointer block
         if p is not None and p:
             for label, expr in parts:
                 s = self.shape(expr, rank_sc)
@@ -190,8 +217,13 @@ class _KernelChecker:
         if source is None or not self.ranks:
             return None
         rank_sc = self.shapes.rank_scenario
-        inner = self.shape(source, rank_sc)
         given, axis = self.shapes.axis(call, method, rank_sc)
+        if not given or axis is None:
+            return None
+        known = self.types.of(source).rank if self.types is not None else None
+        if known is not None and -known <= axis < known:
+            return None  # the type inference's rank admits the axis: no shape inference needed
+        inner = self.shape(source, rank_sc)
         if inner is None or not inner or not given or axis is None or -len(inner) <= axis < len(inner):
             return None
         return (f"`{name}` over axis {axis} of `{_text(self.ctx, source)}`, which has rank {len(inner)}: the axis "
