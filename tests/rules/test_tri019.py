@@ -100,3 +100,43 @@ def test_a_plain_local_bound_to_a_number_is_reported_with_a_constexpr_fix():
     out = fixed(code, f)
     assert "    block_size: tl.constexpr = 256\n" in out
     compile(out, "fixed.py", "exec")
+
+
+# Reduced from TritonBench-T programs Triton 3.6 rejected ("arange's arguments must be of type
+# tl.constexpr"): the bound is a local holding a run-time value, a grid size or an element of a shape
+# tuple the launch passes as it is.
+_RUNTIME_BOUNDS = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def grid_stride_kernel(x_ptr, out_ptr, n):
+        width = tl.num_programs(0)
+        offs = tl.program_id(0) * width + tl.arange(0, width)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    @triton.jit
+    def channels_kernel(x_ptr, out_ptr, x_shape, BLOCK: tl.constexpr):
+        batch, channels = x_shape
+        rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        cols = tl.arange(0, channels)
+        tl.store(out_ptr + rows[:, None] * channels + cols[None, :], rows[:, None] + cols[None, :])
+
+    def launch(x, out):
+        grid_stride_kernel[(4,)](x, out, x.numel())
+        channels_kernel[(4,)](x, out, x.shape, BLOCK=64)
+    """
+
+
+def test_a_bound_holding_a_run_time_value_is_reported():
+    findings = lint(_RUNTIME_BOUNDS, "TRI019")
+    assert [(f.line, f.message.split("`")[1]) for f in findings] == [(8, "width"), (15, "channels")]
+    assert "`tl.num_programs(0)`, a run-time value" in findings[0].message and findings[0].fixes == []
+    assert "tuple parameter `x_shape` (the launch on line 20 passes `x.shape`)" in findings[1].message
+
+
+def test_a_constexpr_tuple_or_an_unlaunched_one_is_not():
+    constexpr_shape = _RUNTIME_BOUNDS.replace("x_shape, BLOCK: tl.constexpr", "x_shape: tl.constexpr, BLOCK: tl.constexpr")
+    assert [f.line for f in lint(constexpr_shape, "TRI019")] == [8]
+    unlaunched = _RUNTIME_BOUNDS.replace("        channels_kernel[(4,)](x, out, x.shape, BLOCK=64)\n", "")
+    assert [f.line for f in lint(unlaunched, "TRI019")] == [8]

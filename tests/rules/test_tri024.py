@@ -80,3 +80,47 @@ def launch(x):
     result = lint_text(textwrap.dedent(code), "kernel.py", Settings(select=(CODE,)))
     assert not any("gave up" in note for note in result.notes)
     assert result.error is None
+
+
+# Reduced from TritonBench-T programs Triton 3.6 rejected ("invalid operands of type pointer<fp32>
+# and triton.language.int32"): a tensor parameter used as the number it points to. The host rebinds
+# it from itself (`x = x.contiguous()`), which keeps it a tensor.
+_POINTER_AS_NUMBER = """
+    import torch
+    import triton
+    import triton.language as tl
+    from torch import Tensor
+
+    @triton.jit
+    def relu_kernel(inp, out):
+        val = tl.where(inp > 0, inp, 0)
+        tl.store(out, val)
+
+    def relu(inp: Tensor, out: Tensor = None) -> Tensor:
+        if not inp.is_contiguous():
+            inp = inp.contiguous()
+        if out is None:
+            out = torch.empty_like(inp)
+        relu_kernel[(inp.numel(),)](inp, out)
+        return out
+    """
+
+
+def test_a_launched_tensor_compared_with_a_number_is_reported():
+    findings = lint(_POINTER_AS_NUMBER, "TRI024")
+    assert [f.line for f in findings] == [9]
+    assert "`inp > 0` uses the address as a number" in findings[0].message
+    assert "`inp = inp.contiguous()`" in findings[0].message
+
+
+def test_pointer_arithmetic_and_unknown_parameters_are_not():
+    fine = _POINTER_AS_NUMBER.replace("val = tl.where(inp > 0, inp, 0)", "val = tl.load(inp + 1 - 1)")
+    assert lint(fine, "TRI024") == []
+    # rebound from something else than itself: its kind is not followed
+    other = _POINTER_AS_NUMBER.replace("inp = inp.contiguous()", "inp = make(inp)")
+    assert lint(other, "TRI024") == []
+    # the host does not show it is a tensor: unknown
+    plain = _POINTER_AS_NUMBER.replace("inp: Tensor", "inp").replace(
+        "        if not inp.is_contiguous():\n            inp = inp.contiguous()\n", "").replace(
+        "(inp.numel(),)", "(4,)").replace("torch.empty_like(inp)", "alloc()")
+    assert lint(plain, "TRI024") == []

@@ -121,3 +121,77 @@ def test_a_host_parameter_whose_kind_the_host_tests_stays_unknown():
     code = _SHAPE_OF_LAUNCHED_TENSOR.replace("        out = torch.empty_like(x)\n",
                                              "        out = torch.empty_like(x) if isinstance(x, torch.Tensor) else x\n")
     assert lint(code, "TRI027") == []
+
+
+# Reduced from TritonBench-T programs Triton 3.6 rejected ("list index out of range") that the host
+# reader did not follow: the launched parameter is known to be a tensor by a guard that stops the
+# function otherwise, by its annotation, or by an attribute only a tensor has.
+_SHAPE_OF_GUARDED_INPUT = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def leaky_kernel(X, Y, slope, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < X.shape[0]
+        v = tl.load(X + offs, mask=inside)
+        tl.store(Y + offs, tl.where(v > 0, v, v * slope), mask=inside)
+
+    def leaky(inp, out, slope=0.1):
+        if not isinstance(inp, torch.Tensor):
+            raise TypeError("a tensor, please")
+        leaky_kernel[(4,)](inp, out, slope, BLOCK=256)
+    """
+
+
+def test_a_parameter_guarded_by_isinstance_that_raises_is_a_tensor():
+    (f,) = lint(_SHAPE_OF_GUARDED_INPUT, "TRI027")
+    assert f.line == 9 and "`X` is a pointer" in f.message
+    asserted = _SHAPE_OF_GUARDED_INPUT.replace(
+        '        if not isinstance(inp, torch.Tensor):\n            raise TypeError("a tensor, please")\n',
+        "        assert isinstance(inp, torch.Tensor)\n")
+    assert [f.line for f in lint(asserted, "TRI027")] == [9]
+
+
+def test_a_guard_that_does_not_stop_the_function_decides_nothing():
+    soft = _SHAPE_OF_GUARDED_INPUT.replace('raise TypeError("a tensor, please")', 'print("not a tensor")')
+    assert lint(soft, "TRI027") == []
+    other_class = _SHAPE_OF_GUARDED_INPUT.replace("isinstance(inp, torch.Tensor)", "isinstance(inp, (int, float))")
+    assert lint(other_class, "TRI027") == []
+
+
+def test_an_annotated_or_is_cuda_checked_parameter_is_a_tensor():
+    plain = _SHAPE_OF_GUARDED_INPUT.replace(
+        '        if not isinstance(inp, torch.Tensor):\n            raise TypeError("a tensor, please")\n', "")
+    assert lint(plain, "TRI027") == []
+    annotated = plain.replace("def leaky(inp, out,", "def leaky(inp: torch.Tensor, out,")
+    assert [f.line for f in lint(annotated, "TRI027")] == [9]
+    checked = plain.replace("        leaky_kernel[", "        assert inp.is_cuda\n        leaky_kernel[")
+    assert [f.line for f in lint(checked, "TRI027")] == [9]
+
+
+# Reduced from TritonBench-T triangular solves Triton 3.6 rejected ("Did you forget to add
+# @triton.jit ?" on `x[j]`): the block is indexed inside a loop that later rebinds it. Triton
+# compiles the body with the type the name has on entry, so the index is judged with that type
+# (before, the types of the two readings of the body were joined, and the index was unknown).
+_INDEXED_THEN_REBOUND = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def solve_kernel(r_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        sol = tl.zeros((BLOCK,), dtype=tl.float32)
+        for i in range(n):
+            acc = 0.0
+            for j in range(i):
+                acc += tl.load(r_ptr + i * n + j) * sol[j]
+            sol = tl.store(sol, tl.load(y_ptr + i) - acc, [i])   # (a misuse: store returns None)
+        tl.store(out_ptr + offs, offs)
+    """
+
+
+def test_an_index_inside_a_loop_is_judged_with_the_type_on_entry():
+    (f,) = lint(_INDEXED_THEN_REBOUND, "TRI027")
+    assert "sol[j]" in f.message and f.line == 12

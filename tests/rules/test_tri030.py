@@ -43,3 +43,44 @@ def test_names_first_bound_inside_an_earlier_loop_are_not_carried():
             tl.store(x_ptr + offs, b)
     """
     assert lint(code, CODE) == []
+
+
+def test_both_branch_and_ternary_messages_name_the_two_shapes():
+    messages = {f.line: f.message for f in lint_fixture("TRI030.py", CODE)}
+    both, ternary = marked_lines("TRI030.py", CODE)[2:]
+    assert "scalar in the then block" in messages[both] and "1-D block in its else block" in messages[both]
+    assert "Mismatched type for divisor" in messages[both]
+    assert "picks a 1-D block or a scalar" in messages[ternary] and "tl.where" in messages[ternary]
+
+
+# Reduced from a TritonBench-T program (avg pooling) Triton 3.6 rejected: the condition is a kernel
+# parameter the host annotates `bool`; the launch passes it as is, so the `if` is a run-time one.
+_ANNOTATED_FLAG = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def pool_kernel(x_ptr, out_ptr, width, include_pad, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        inside = offs < width
+        counts = inside.to(tl.int32)
+        if include_pad:
+            divisor = width
+        else:
+            divisor = tl.where(counts == 0, 1, counts)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=inside) / divisor, mask=inside)
+
+    def pool(x: torch.Tensor, width: int, include_pad: bool = True):
+        out = torch.empty_like(x)
+        pool_kernel[(1,)](x, out, width, include_pad, BLOCK=128)
+        return out
+    """
+
+
+def test_a_host_parameter_annotated_as_a_number_is_that_number_at_the_launch():
+    (f,) = lint(_ANNOTATED_FLAG, CODE)
+    assert "divisor = tl.where" in _ANNOTATED_FLAG.splitlines()[f.line - 1]
+    # a default of another type, or no annotation: the kind stays unknown, and so does the verdict
+    assert lint(_ANNOTATED_FLAG.replace("include_pad: bool = True", "include_pad: bool = None"), CODE) == []
+    assert lint(_ANNOTATED_FLAG.replace("width: int, include_pad: bool = True", "width, include_pad"), CODE) == []

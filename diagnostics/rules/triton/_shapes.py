@@ -22,7 +22,7 @@ from functools import cached_property
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow
-from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario
+from tritonify.diagnostics.rules.triton._static_sizes import KernelSizes, Scenario, launch_values
 from tritonify.diagnostics.triton_ast import Kernel, keyword, tl_name
 
 Shape = tuple[int, ...]
@@ -64,6 +64,15 @@ class KernelShapes(KernelSizes):
     def __init__(self, ctx: PythonContext, kernel: Kernel, flow: KernelFlow | None = None):
         super().__init__(ctx, kernel, flow)
         self.params_are_scalars = _is_launched_kernel(kernel)
+
+    @cached_property
+    def base_env(self) -> dict[str, int]:
+        """The constexpr values `KernelSizes` knows, and those every launch in the file passes as
+        one integer (`_static_sizes.launch_values`): a launch fails with the values it passes."""
+        env = dict(super().base_env)
+        missing = {n for n in self.kernel.constexpr_names if n not in env} - self._autotuned_names
+        env.update(launch_values(self.ctx, self.kernel, missing))
+        return env
 
     @cached_property
     def rank_scenario(self) -> Scenario:

@@ -6,7 +6,9 @@ A Triton block size is a compile-time constant, and a linter can often see its v
 values of an autotune `triton.Config`. Each autotune config is a separate *scenario*: the rule
 reports the config that breaks, instead of mixing values of different configs.
 
-A value that comes from a launch argument or a heuristic is unknown, and rules stay quiet on it.
+A value that comes from a launch argument or a heuristic is unknown, and rules stay quiet on it;
+the shape checks (`_shapes.KernelShapes`, TRI021/TRI064) also take a constexpr that every launch in
+the file passes as one integer (`launch_values`).
 
 Shared by TRI004 and TRI005 (and TRI007's exact-tile test); the leading underscore keeps the
 registry from loading it as a rule.
@@ -22,7 +24,9 @@ from functools import cached_property
 
 from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.rules.triton._launch_sites import (
+    _host_bindings,
     kernel_aliases,
+    launches,
     module_calls,
 )
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, kernel_flow
@@ -154,6 +158,42 @@ def _fold(ctx: PythonContext, expr: ast.AST, env: Mapping[str, int], local, dept
         if path in ("min", "max") and args:
             return (min if path == "min" else max)(args)
     return None
+
+
+def launch_values(ctx: PythonContext, kernel: Kernel, names: set[str]) -> dict[str, int]:
+    """Values of `names` (constexpr parameters) that every launch of the kernel in this file passes
+    as one and the same integer: a literal, a module constant, or a name of the launching function
+    bound once to one (`BLOCK = 64` then `k[grid](..., BLOCK=BLOCK)`). Nothing when the kernel is
+    also called without a launch (a jit helper of another kernel) or launched with `*args`/`**kw`."""
+    if not names:
+        return {}
+    calls = module_calls(ctx).by_name
+    for alias in kernel_aliases(ctx, kernel):
+        for node in calls.get(alias, []):
+            if not isinstance(node.func, ast.Subscript) or any(k.arg is None for k in node.keywords):
+                return {}
+    found = launches(ctx, kernel)
+    if not found:
+        return {}
+    consts = module_constants(ctx)
+    out: dict[str, int] = {}
+    for name in names:
+        values = set()
+        for launch in found:
+            expr = launch.args.get(name)
+            if expr is None:
+                values.add(None)
+                break
+
+            def host_local(node: ast.Name, launch=launch) -> int | None:
+                bound = _host_bindings(launch.host, ctx, node.id)
+                if bound is None or len(bound) != 1 or launch.host is None:
+                    return None
+                return _fold(ctx, bound[0], consts, lambda n: None, 1)
+            values.add(_fold(ctx, expr, consts, host_local, 0))
+        if len(values) == 1 and None not in values:
+            out[name] = values.pop()
+    return out
 
 
 class KernelSizes:

@@ -82,6 +82,24 @@ def join(a: VType | None, b: VType) -> VType:
                  origin=a.origin if a.origin == b.origin else None)
 
 
+def _as_tensor(t: VType) -> VType:
+    """What Triton makes of a value it must turn into a tensor (a branch of a run-time ternary):
+    a Python number (a constexpr int, float or bool) becomes a scalar tensor."""
+    if t.constexpr and t.kind in ("int", "float", "bool"):
+        return t._replace(constexpr=False, block=False, rank=0)
+    return t
+
+
+def _shapes_differ(a: VType, b: VType) -> bool:
+    """Two run-time values certainly of different shapes: a scalar and a block, or two blocks of
+    known, different ranks."""
+    if not (a.is_runtime and b.is_runtime):
+        return False
+    if a.block != b.block:
+        return True
+    return bool(a.block and a.rank is not None and b.rank is not None and a.rank != b.rank)
+
+
 def scalar(kind: str | None, constexpr: bool = False, origin: str | None = None) -> VType:
     return VType(kind=kind, block=False, rank=0, constexpr=constexpr, origin=origin)
 
@@ -181,26 +199,78 @@ class HostTypes:
     def _tensor_parameter(self, name: str) -> bool:
         """A parameter of the host function, never rebound there, that the function uses as only a
         torch tensor can be used (`x.numel()`, `x.data_ptr()`, `x.contiguous()`, `x.stride(...)`,
-        `torch.empty_like(x)`): past that use it is a tensor. Not decided where the function tests
-        what it is (`isinstance(x, ...)`)."""
+        `torch.empty_like(x)`, `x.is_cuda`, `x.device`): past that use it is a tensor. Not decided
+        by such a use where the function tests what it is (`isinstance(x, ...)`), except by a test that
+        stops the function for anything else (`assert isinstance(x, torch.Tensor)`, `if not
+        isinstance(x, torch.Tensor): raise ...`). A parameter annotated `torch.Tensor` is one too (a
+        program that passes something else fails at that launch whatever the kernel says)."""
         host = self.host
         if host is None:
             return False
         args = host.args
-        if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+        params = {a.arg: a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        if name not in params:
             return False
-        tested, used = self._tensor_uses()
-        return name in used and name not in tested
+        annotation = params[name].annotation
+        if annotation is not None and ast.unparse(annotation) in ("torch.Tensor", "Tensor"):
+            return True
+        tested, used, guarded = self._tensor_uses()
+        return name in guarded or (name in used and name not in tested)
 
-    def _tensor_uses(self) -> tuple[set[str], set[str]]:
+    def _annotated_number(self, name: str) -> str | None:
+        """A host parameter, never rebound, annotated `int`, `float` or `bool` whose default (if any)
+        is of that type: what the annotation says (a call that passes something else fails or
+        differs at that launch whatever the kernel says)."""
+        host = self.host
+        if host is None:
+            return None
+        args = host.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for a in (*positional, *args.kwonlyargs):
+            if a.arg != name or a.annotation is None:
+                continue
+            kind = _ANNOTATED_KINDS.get(ast.unparse(a.annotation))
+            default = defaults.get(name)
+            if kind is None or (default is not None and self._kind(default, 4) != kind):
+                return None
+            return kind
+        return None
+
+    @staticmethod
+    def _isinstance_tensor(test: ast.expr) -> str | None:
+        """The name `isinstance(name, torch.Tensor)` tests, or None."""
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) \
+                and ast.unparse(test.args[1]) in ("torch.Tensor", "Tensor"):
+            return test.args[0].id
+        return None
+
+    def _tensor_uses(self) -> tuple[set[str], set[str], set[str]]:
         """(names the host function tests with `isinstance(name, ...)`, names it uses as only a
-        tensor can be used): one walk of the function for all its parameters."""
+        tensor can be used, names it stops on unless they are tensors): one walk of the function
+        for all its parameters."""
         found = self.__dict__.get("_tensor_use_sets")
         if found is None:
             tested: set[str] = set()
             used: set[str] = set()
+            guarded: set[str] = set()
             for node in self.ctx.walk(self.host):
-                if node.__class__ is not ast.Call:
+                kind = node.__class__
+                if kind is ast.Assert:
+                    name = self._isinstance_tensor(node.test)
+                    if name is not None:
+                        guarded.add(name)
+                elif kind is ast.If and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+                        and node.body and isinstance(node.body[-1], ast.Raise):
+                    name = self._isinstance_tensor(node.test.operand)
+                    if name is not None:
+                        guarded.add(name)
+                elif kind is ast.Attribute and node.attr in _TENSOR_ONLY_ATTRIBUTES \
+                        and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                    used.add(node.value.id)
+                if kind is not ast.Call:
                     continue
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "isinstance" and node.args \
@@ -212,7 +282,7 @@ class HostTypes:
                     elif func.attr in _TORCH_LIKE_FACTORIES and isinstance(func.value, ast.Name) \
                             and func.value.id == "torch" and node.args and isinstance(node.args[0], ast.Name):
                         used.add(node.args[0].id)
-            found = self.__dict__["_tensor_use_sets"] = (tested, used)
+            found = self.__dict__["_tensor_use_sets"] = (tested, used, guarded)
         return found
 
     def _sizes_tuple(self, expr: ast.expr, depth: int) -> bool:
@@ -278,7 +348,15 @@ class HostTypes:
         if isinstance(expr, ast.Name):
             values = self._bindings().get(expr.id)
             if not values:
-                return "tensor" if self._tensor_parameter(expr.id) else None
+                return "tensor" if self._tensor_parameter(expr.id) else self._annotated_number(expr.id)
+            if any(_rebinds_itself(v, expr.id) for v in values):
+                # `x = x.contiguous()`, `x = x.to(d) if d else x`: a tensor method of the parameter
+                # itself keeps it a tensor, so the parameter's own kind decides those bindings
+                if not self._tensor_parameter(expr.id):
+                    return None
+                values = [v for v in values if not _rebinds_itself(v, expr.id)]
+                kinds = {"tensor", *(self._kind(v, depth + 1) for v in values)}
+                return "tensor" if kinds == {"tensor"} else None
             kinds = {self._kind(v, depth + 1) for v in values}
             if len(kinds) == 1 and None not in kinds:
                 return kinds.pop()
@@ -290,14 +368,30 @@ class HostTypes:
         return None
 
 
+def _rebinds_itself(value: ast.expr, name: str) -> bool:
+    """`name.contiguous()`, `name.to(dtype).view(-1)`, `name.float() if c else name`: a value that is
+    the name itself through tensor methods only."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, ast.IfExp):
+        return _rebinds_itself(value.body, name) and _rebinds_itself(value.orelse, name)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _TENSOR_METHODS:
+        return _rebinds_itself(value.func.value, name)
+    return False
+
+
 # Methods only a torch tensor has among the values a launch passes (numpy arrays have none of them).
 _TENSOR_ONLY_METHODS = {"numel", "data_ptr", "contiguous", "is_contiguous", "stride", "element_size"}
+# Attributes only a torch tensor has among them (`is_cuda`; `device` also on a cupy array, a tensor too for a launch).
+_TENSOR_ONLY_ATTRIBUTES = {"is_cuda", "device"}
 _TORCH_LIKE_FACTORIES = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
 
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid",
                    "warmup", "stream", "device", "launch_cooperative_grid", "launch_pdl", "waves_per_eu",
                    "matrix_instr_nonkdim", "kpack", "num_consumer_groups", "num_buffers_warp_spec",
                    "extern_libs", "debug", "sanitize_overflow"}
+
+_ANNOTATED_KINDS = {"int": "int", "float": "float", "bool": "bool"}
 
 _PARAM_KIND = {"tensor": "pointer", "int": "int", "float": "float", "none": "none", "bool": "int",
                "tuple": "tuple"}
@@ -381,9 +475,17 @@ class KernelTypes:
         # rejects the change: a scalar becoming a block or the reverse, or a block changing rank.
         self.loop_carried: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
         self.branch_changes: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        # (name, the `if`, its type in the then block, in the else block, the else block's assignment):
+        # a name first bound in both branches of a run-time `if` with another shape in each
+        # ("Mismatched type for x between then block ... and else block ...").
+        self.branch_mismatches: list[tuple[str, ast.stmt, VType, VType, ast.AST]] = []
+        # a run-time `a if c else b` whose two values differ in shape (the node, then, else):
+        # "Ternary expression with dynamic condition has inconsistent types".
+        self.ternary_mismatches: dict[int, tuple[ast.IfExp, VType, VType]] = {}
         self._assigned_in: dict[tuple[int, int], dict[str, ast.AST]] = {}
         self._tl_names: dict[int, str | None] = {}
         self.calls: list[tuple[str, list[VType]]] = []
+        self._rereading = 0
         if params is None:
             kinds = _launch_kinds(ctx, kernel)
             params = {p.name: _param_type(ctx, kernel, p.name, p.constexpr, kinds.get(p.name))
@@ -454,7 +556,15 @@ class KernelTypes:
         first = dict(self.env)
         self.env = self._merge(before, first)
         if any(before[name] != value for name, value in first.items() if name in before):
-            run_once()
+            # Triton compiles the body once, with the types the carried values have on entry (and
+            # rejects a carried value whose type the body changes: `loop_carried`), so the types
+            # of the body's expressions are those of the first reading; the second only settles
+            # what the names hold after the loop.
+            self._rereading += 1
+            try:
+                run_once()
+            finally:
+                self._rereading -= 1
             self.env = self._merge(before, self.env)
         return before, first
 
@@ -515,6 +625,8 @@ class KernelTypes:
             if test.is_runtime and test.block is False:
                 self._note_changes(stmt, stmt.body, before, then_env, self.branch_changes)
                 self._note_changes(stmt, stmt.orelse, before, else_env, self.branch_changes)
+                if stmt.orelse:
+                    self._note_mismatches(stmt, before, then_env, else_env)
         elif isinstance(stmt, ast.With):
             for item in stmt.items:
                 self.expr(item.context_expr)
@@ -538,6 +650,24 @@ class KernelTypes:
                          if name in before and before[name] != value and self._shape_changed(name, before[name], value)]
         if not changed_names:
             return
+        for name in changed_names:
+            node = self._first_assignment(stmt, body, name)
+            if node is not None:
+                into.append((name, stmt, before[name], after[name], node))
+
+    def _note_mismatches(self, stmt: ast.If, before: dict[str, VType], then_env: dict[str, VType],
+                         else_env: dict[str, VType]) -> None:
+        """Names bound in both branches of a run-time `if` (and not before it) whose two values
+        differ in shape: Triton yields one value per name from an `scf.if`."""
+        new_names = sorted((then_env.keys() & else_env.keys()) - before.keys())
+        for name in new_names:
+            a, b = then_env[name], else_env[name]
+            if a != b and _shapes_differ(a, b):
+                node = self._first_assignment(stmt, stmt.orelse, name)
+                if node is not None:
+                    self.branch_mismatches.append((name, stmt, a, b, node))
+
+    def _first_assignment(self, stmt: ast.stmt, body: list[ast.stmt], name: str) -> ast.AST | None:
         key = (id(stmt), id(body))
         assigned = self._assigned_in.get(key)
         if assigned is None:
@@ -554,10 +684,7 @@ class KernelTypes:
                         if isinstance(target, ast.Name):
                             assigned.setdefault(target.id, node)
             self._assigned_in[key] = assigned
-        for name in changed_names:
-            node = assigned.get(name)
-            if node is not None:
-                into.append((name, stmt, before[name], after[name], node))
+        return assigned.get(name)
 
     def _shape_changed(self, name: str, initial: VType, new: VType) -> bool:
         # A literal start (`acc = 0.0`) becomes a run-time scalar once the loop carries it.
@@ -579,7 +706,8 @@ class KernelTypes:
         else:
             value = self._expr(node)
         previous = self.types.get(node)
-        self.types[node] = value if previous is None or previous == value else join(previous, value)
+        if previous is None or (previous != value and not self._rereading):
+            self.types[node] = value if previous is None else join(previous, value)
         return value
 
     def _binop(self, op: ast.operator, a: VType, b: VType) -> VType:
@@ -665,8 +793,11 @@ class KernelTypes:
         return result
 
     def _ifexp(self, node: ast.IfExp) -> VType:
-        self.expr(node.test)
-        return join(self.expr(node.body), self.expr(node.orelse))
+        test = self.expr(node.test)
+        body, orelse = self.expr(node.body), self.expr(node.orelse)
+        if test.is_runtime and test.block is False and _shapes_differ(_as_tensor(body), _as_tensor(orelse)):
+            self.ternary_mismatches[id(node)] = (node, body, orelse)
+        return join(body, orelse)
 
     def _sequence(self, node: ast.Tuple | ast.List) -> VType:
         for elt in node.elts:

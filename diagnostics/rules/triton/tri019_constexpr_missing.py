@@ -16,6 +16,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Edit, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import kernel_flow, tl_alias
+from tritonify.diagnostics.rules.triton._types import kernel_types
 from tritonify.diagnostics.triton_ast import Kernel, Param, tl_name
 
 RULE = Rule(
@@ -118,6 +119,43 @@ def _plain_local(kernel: Kernel, name: str) -> ast.Assign | None:
     return found[0] if numeric else None
 
 
+_RUNTIME_CALLS = frozenset({"program_id", "num_programs"})
+
+
+def _runtime_local(ctx: PythonContext, kernel: Kernel, name: str, types) -> tuple[ast.stmt, str] | None:
+    """(the binding, what it is) of a kernel local bound once, with no annotation, to a value that is
+    never a compile-time constant: `tl.program_id(0)` / `tl.num_programs(0)`, or an element of a
+    tuple parameter the launches pass as a host tuple (`C, H, W = shape` after `k[grid](x.shape)`),
+    whose ints are run-time arguments."""
+    if kernel.param(name) is not None:
+        return None
+    found: list[ast.stmt] = []
+    for node in kernel.walk():
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if name in {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}:
+                    found.append(node)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension, ast.With, ast.NamedExpr)):
+            target = getattr(node, "target", None)
+            targets = [target] if target is not None else [i.optional_vars for i in getattr(node, "items", [])]
+            if any(t is not None and name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
+                return None
+    if len(found) != 1 or len(found[0].targets) != 1:  # type: ignore[attr-defined]
+        return None
+    assign = found[0]
+    target, value = assign.targets[0], assign.value  # type: ignore[attr-defined]
+    if isinstance(target, ast.Name) and isinstance(value, ast.Call) and tl_name(ctx.imports, value.func) in _RUNTIME_CALLS:
+        return assign, f"`{ast.unparse(value)}`, a run-time value"
+    source = value.value if isinstance(value, ast.Subscript) and isinstance(target, ast.Name) else (
+        value if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) else None)
+    if isinstance(source, ast.Name) and types is not None:
+        param = kernel.param(source.id)
+        t = types.of(source)
+        if param is not None and not param.constexpr and t.kind == "tuple" and t.origin and t.origin.startswith("the launch"):
+            return assign, f"an element of the tuple parameter `{source.id}` ({t.origin}), a run-time int"
+    return None
+
+
 def _local_fix(ctx: PythonContext, assign: ast.Assign, name: str) -> Fix | None:
     tl = tl_alias(ctx.imports)
     if tl is None:
@@ -144,6 +182,15 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                     param = kernel.param(name.id)
                     if param is None and name.id not in reported:
                         assign = _plain_local(kernel, name.id)
+                        runtime = None if assign is not None or flow.is_constexpr(name.id) else _runtime_local(
+                            ctx, kernel, name.id, kernel_types(ctx).get(kernel.node))
+                        if runtime is not None:
+                            reported.add(name.id)
+                            yield ctx.finding(name, f"`{name.id}` is {what} but holds {runtime[1]} (line "
+                                                    f"{runtime[0].lineno}): a shape must be known when the kernel "
+                                                    "compiles (\"arange's arguments must be of type tl.constexpr\"); "
+                                                    "pass it as a `tl.constexpr` parameter")
+                            continue
                         if assign is not None:
                             reported.add(name.id)
                             fix = _local_fix(ctx, assign, name.id)

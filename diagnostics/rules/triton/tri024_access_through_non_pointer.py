@@ -6,6 +6,7 @@ float makes it an integer (or float) scalar, and `p + offs` an integer block. Tr
 compiling with "Unsupported ptr type triton.language.int64 in `tl.load`" (or `<['1024'], int64>`
 for the block). The value's kind comes from the type inference (`_types.py`): the launch in the
 same file, arithmetic on it, or an integer block such as `tl.arange`. Unknown stays quiet.
+Also a pointer the launches pass as a tensor used as a number (`x > 0`, `p * 2`, `p + 1.5`).
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                        "(\"Unsupported ptr type\"); pass the tensor itself to the kernel (not `.data_ptr()` "
                        "or a size) and add the offsets to that pointer")
             yield ctx.finding(pointer, message)
+        yield from _pointer_operands(ctx, kernel, types)
         for call in kernel.calls():
             # `x_ptr.to(tl.float32)`: the pointer itself converted to a number ("cannot cast pointer<fp32>
             # to fp32"); the value it points to was meant.
@@ -84,3 +86,57 @@ def check(ctx: PythonContext) -> Iterator[Finding]:
                 yield ctx.finding(call, f"`{text}` is a pointer ({base.origin}): `.to({ast.unparse(call.args[0])})` "
                                         f"converts the address, which Triton rejects (\"cannot cast pointer\"); "
                                         f"load the value first: `tl.load({text} + offsets).to(...)`")
+
+
+_NO_POINTER_OPS = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor,
+                   ast.LShift, ast.RShift)
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _launched_pointer(types: KernelTypes, node: ast.expr) -> str | None:
+    """The launch's words for a kernel parameter the launches pass as a tensor (a pointer for
+    certain, not only by its name), or None."""
+    if isinstance(node, ast.Name) and node.id in types.kernel.param_names:
+        t = types.of(node)
+        if t.kind == "pointer" and t.block is False and t.origin and t.origin.startswith("the launch"):
+            return t.origin
+    return None
+
+
+def _pointer_operands(ctx: PythonContext, kernel, types: KernelTypes) -> Iterator[Finding]:
+    """A pointer parameter used as a number: compared (`x > 0`, `p != 0`), multiplied or divided, or
+    added to a float or another pointer. Triton's operand checks reject each ("invalid operands of
+    type pointer<fp32> and triton.language.int32"); the value the pointer points to was meant."""
+    for node in kernel.nodes:
+        if isinstance(node, ast.BinOp):
+            pairs = [(node.left, node.right), (node.right, node.left)]
+            op = node.op
+            for ptr, other in pairs:
+                why = _launched_pointer(types, ptr)
+                if why is None:
+                    continue
+                o = types.of(other)
+                bad = isinstance(op, _NO_POINTER_OPS) or (
+                    isinstance(op, (ast.Add, ast.Sub)) and o.kind == "float") or (
+                    isinstance(op, ast.Add) and o.kind == "pointer")
+                if bad and (o.kind in ("int", "float", "bool", "pointer") or isinstance(other, ast.Constant)):
+                    yield _operand_finding(ctx, node, ptr, why)
+                    break
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
+            for ptr, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+                why = _launched_pointer(types, ptr)
+                if why is None:
+                    continue
+                o = types.of(other)
+                if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)) and not isinstance(
+                        other.value, bool) or o.kind in ("int", "float") and o.is_runtime:
+                    yield _operand_finding(ctx, node, ptr, why)
+                    break
+
+
+def _operand_finding(ctx: PythonContext, node: ast.expr, ptr: ast.expr, why: str) -> Finding:
+    text = ast.unparse(ptr)
+    return ctx.finding(node, f"`{text}` is a pointer ({why}): `{ast.unparse(node)}` uses the address as a "
+                             "number, which Triton rejects (\"invalid operands of type pointer\"); load the value "
+                             f"first (`tl.load({text} + offsets)`), or pass the number as its own argument")
+
