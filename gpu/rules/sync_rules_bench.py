@@ -291,9 +291,15 @@ def main() -> int:
         bench_global_sum(rows, n=64 * 2**20)
         bench_column_sums(rows, m=32768, n=4096)
         bench_autotune_first_call(rows, n=1_000_000)
+    return write_report(rows, "case")
+
+
+def write_report(rows: list, first_column: str, setting: str = "") -> int:
+    """The rows as a Markdown table under the GPU and versions, printed and written to the first
+    argument that is not an option (when there is one)."""
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU (TRITON_INTERPRET)"
-    lines = [f"GPU: {gpu}, torch {torch.__version__}, triton {triton.__version__}", "",
-             "| case | variant | result |", "| --- | --- | --- |"]
+    lines = [f"GPU: {gpu}, torch {torch.__version__}, triton {triton.__version__}{setting}", "",
+             f"| {first_column} | variant | result |", "| --- | --- | --- |"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -17,7 +17,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_rules_bench import DEVICE, SMOKE, _time, attn_fwd  # noqa: E402
+from sync_rules_bench import DEVICE, SMOKE, _time, attn_fwd, write_report  # noqa: E402
 
 NAMES = {0: "tl.exp", 1: "tl.exp2(E * 1.44269504)", 2: "tl.exp2, log2(e) in the scale"}
 # (head dim, BLOCK_M, BLOCK_N, num_warps, num_stages)
@@ -57,17 +57,7 @@ def main() -> int:
     z, n_ctx = (1, 32) if SMOKE else (8, 4096)
     for case in (SMOKE_CASES if SMOKE else QUICK_CASES if "--quick" in sys.argv else CASES):
         run_case(rows, z, n_ctx, *case)
-    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU (TRITON_INTERPRET)"
-    lines = [f"GPU: {gpu}, torch {torch.__version__}, triton {triton.__version__}; Z={z} heads x N={n_ctx} tokens, fp16",
-             "", "| tile | variant | result |", "| --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = [a for a in sys.argv[1:] if not a.startswith("--")]
-    if out:
-        with open(out[0], "w", encoding="utf-8") as f:
-            f.write(text)
-    return 0
+    return write_report(rows, "tile", f"; Z={z} heads x N={n_ctx} tokens, fp16")
 
 
 if __name__ == "__main__":
