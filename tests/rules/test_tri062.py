@@ -97,6 +97,7 @@ def test_chunk_offsets_join_the_kernels_one_finding_and_its_fix():
     (f,) = lint(code, "TRI062")
     assert f.message.startswith("`bos`, `eos`, `boh` are offsets into the packed varlen batch")
     assert "`(boh * H + i_h) * K * V`" in f.message   # the product scaled most is the one shown
+    assert "(4,096 chunks, 262,144 tokens at 64 per chunk, of a 32 heads x 128 x 128 state)" in f.message
     out = fixed(code, f, 0)
     assert out.count(".to(tl.int64)") == 3 and ".to(tl.int32)" not in out
     assert lint(out, "TRI062") == []

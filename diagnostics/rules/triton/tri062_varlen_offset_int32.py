@@ -202,7 +202,12 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
         return
     every = {name for name, _ in found}
     # shown: the product scaled most (`(boh * H + i_h) * K * V` over `(bos * H + i_h) * K`)
-    product = ctx.segment(max(products, key=lambda prod: (_scale(flow, prod, every) or 0, len(ctx.segment(prod)))))
+    widest = max(products, key=lambda prod: (_scale(flow, prod, every) or 0, len(ctx.segment(prod))))
+    product = ctx.segment(widest)
+    # three factors (`(boh * H + i_h) * K * V`): a per-chunk state [chunks, H, K, V], which wraps 32x sooner
+    # per offset than a [tokens, H, K] operand: at 4,096 chunks of 64 tokens
+    where = ("4,096 chunks, 262,144 tokens at 64 per chunk, of a 32 heads x 128 x 128 state"
+             if (_scale(flow, widest, every) or 0) >= 3 else "524,288 tokens of 32 heads x 128")
     shown = product if len(product) <= 60 else product[:57] + "..."
     found.sort(key=lambda p: (p[1].lineno, p[1].col_offset))
     edits = tuple(ctx.replace(dtype, _int64(ctx, dtype)) for _, dtype in found)
@@ -212,8 +217,8 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
         found[0][1],
         f"{loaded} {'is an offset' if len(found) == 1 else 'are offsets'} into the packed varlen batch, "
         f"loaded from its cumulative lengths and narrowed to int32, so `{shown}` is an int32 address "
-        f"product: it wraps once the packed tensor holds 2**31 elements (524,288 tokens of 32 heads "
-        f"x 128) and the access goes out of bounds; load the offsets with `.to(tl.int64)` and keep "
+        f"product: it wraps once the packed tensor holds 2**31 elements ({where}) "
+        f"and the access goes out of bounds; load the offsets with `.to(tl.int64)` and keep "
         f"only lengths int32 (`T = (eos - bos).to(tl.int32)`)",
         [fix],
     )
