@@ -49,6 +49,9 @@ OPS: dict[str, LigerOp] = {op.key: op for op in (
         "LigerRMSNorm", "LigerRMSNorm(hidden_size, eps=1e-6)",
         "liger_rms_norm", "liger_rms_norm(X, W, eps)",
         "x, weight, eps=1e-6", "liger_rms_norm(x, weight, eps)",
+        # round 9 (six RMSNorm kernels that keep fp32 until the store): where the kernel rounds decides the mode
+        "the default casting_mode='llama' rounds x * rstd to the input dtype before the weight; a kernel that "
+        "keeps fp32 until the store matches casting_mode='gemma'",
     ),
     LigerOp(
         "fused_add_rms_norm", "residual add + RMSNorm", "x + residual, then mean of squares -> rsqrt -> scale",
