@@ -174,7 +174,18 @@ class PythonContext:
 
     @cached_property
     def _reach(self) -> tuple[frozenset[str], bool]:
-        return reach(self.kernels, self.module_nodes, self.tree, unreachable=self._unreachable_host)
+        kernels, left_out = self._whole_module
+        return reach(kernels, self.module_nodes, self.tree, unreachable=self._unreachable_host, left_out=left_out)
+
+    @cached_property
+    def _whole_module(self) -> tuple[list[Kernel], tuple]:
+        """(every jit function of the module, the references in code the source left out) for the
+        dead-code verdicts: a cut-down text (the editor's typing-time lint, diagnostics.incremental's
+        `ReducedSource`) holds a few kernels, but which are dead is the whole module's answer."""
+        left_kernels = getattr(self.source, "left_out_kernels", ())
+        if not left_kernels:
+            return self.kernels, ()
+        return [*self.kernels, *left_kernels], self.source.left_out_references
 
     @cached_property
     def _unreachable_host(self) -> frozenset[int]:
@@ -218,8 +229,9 @@ class PythonContext:
         if not self._reach[1] or not self._reach[0]:
             return frozenset()
         open_texts = self.workspace.open_texts() if hasattr(self.workspace, "open_texts") else None
-        return dead_functions(self.kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host,
-                              open_texts)
+        kernels, left_out = self._whole_module
+        return dead_functions(kernels, self.module_nodes, self.tree, self.source.path, self._unreachable_host,
+                              open_texts, left_out)
 
     @cached_property
     def guarded_out(self) -> frozenset[str]:
@@ -235,8 +247,9 @@ class PythonContext:
         dead = self.dead
         if not dead:
             return frozenset()
-        never_named = unlaunched_functions(self.kernels, self.module_nodes, self.tree)   # guard or not
-        return (dead - never_named) | (dead & left_over(self.kernels, self.module_nodes))
+        kernels, left_out = self._whole_module
+        never_named = unlaunched_functions(kernels, self.module_nodes, self.tree, left_out)   # guard or not
+        return (dead - never_named) | (dead & left_over(kernels, self.module_nodes, left_out))
 
     def unlaunched_function(self, node: ast.AST) -> str | None:
         """The name of the innermost jit function holding `node` when nothing in the module launches

@@ -20,7 +20,10 @@ names it binds. When a new text keeps the segments' names and order, the edit is
 That lint is one, of a reduced text: the outside as it is, the kernels to lint again, the
 kernels they call (helpers) and that call them (so a helper stays a helper); every other
 kernel's lines are left blank so that line numbers stay those of the file. It reuses the parsed
-tree (no second parse).
+tree (no second parse). Which kernels are dead (diagnostics.unlaunched) is the whole file's answer
+there too: the reduced source carries the kernels it left out and the names their bodies refer to
+(`ReducedSource`), so a kernel launched only from one left out, or a dead one the edit is in, is
+judged as the full lint judges it.
 
 Such a result is `exact=False`: a finding that depends on code the reduced text leaves out (or
 on a kernel's body, at an unchanged launch) is the one of the last full lint until the next full lint (the language server runs one once
@@ -34,7 +37,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from difflib import SequenceMatcher
 from typing import Callable
 
@@ -44,6 +48,7 @@ from tritonify.diagnostics.registry import STATEMENT_SCOPE, all_rules
 from tritonify.diagnostics.settings import Settings
 from tritonify.diagnostics.source import SourceFile, split_lines
 from tritonify.diagnostics.triton_ast import ImportMap, Kernel, find_kernels, walk_nodes
+from tritonify.diagnostics.unlaunched import references
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -283,12 +288,48 @@ def reduced_text(layout: Layout, keep: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _reduced_source(source: SourceFile, layout: Layout, keep: set[str]) -> SourceFile:
-    """`reduced_text` as a parsed source, its tree the file's own without the blanked kernels."""
-    dropped = {s.first for s in layout.segments if s.name not in keep}
-    body = [node for node in source.tree.body if _first_line(node) not in dropped]
-    return SourceFile(text=reduced_text(layout, keep), path=source.path,
-                      tree=ast.Module(body=body, type_ignores=[]))
+@dataclass
+class ReducedSource(SourceFile):
+    """`reduced_text` as a parsed source, with what the dead-code check (PythonContext's
+    `_whole_module`) reads of the kernels it leaves blank: those kernels (the file's `Kernel`s) and
+    (line, name) of every reference in them (`unlaunched.references`), found when first asked for
+    (a lint that reports no compile break and no print does not ask) and kept by the kernel's text
+    in `known` (layout_of's memory) for the next key."""
+
+    left_out_kernels: tuple = ()
+    left_out: tuple = field(default=(), repr=False, compare=False)   # (segment, node) of each kernel blanked
+    known: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def left_out_references(self) -> tuple[tuple[int, str], ...]:
+        refs = []
+        for seg, node in self.left_out:
+            found = self.known.get(("r", seg.text))
+            if found is None:   # lines from the segment's first: the same text, the same references
+                found = self.known[("r", seg.text)] = tuple((line - seg.first, name) for line, name in references(node))
+            refs.extend((seg.first + offset, name) for offset, name in found)
+        return tuple(refs)
+
+
+def _reduced_source(source: SourceFile, layout: Layout, keep: set[str], kernels: list[Kernel] | None,
+                    known: dict, workspace=None) -> ReducedSource:
+    """`reduced_text` as a parsed source, its tree the file's own without the blanked kernels
+    (`kernels`: the file's, None to find them; `known`: layout_of's memory)."""
+    blanked = {s.first: s for s in layout.segments if s.name not in keep}
+    body, left_out = [], []
+    for node in source.tree.body:
+        seg = blanked.get(_first_line(node))
+        if seg is None:
+            body.append(node)
+        else:
+            left_out.append((seg, node))
+    left_kernels = ()
+    if blanked:
+        if kernels is None:
+            kernels = find_kernels(source.tree, ImportMap(source.tree, workspace=workspace, path=source.path))
+        left_kernels = tuple(k for k in kernels if any(s.first <= k.node.lineno <= s.last for s in blanked.values()))
+    return ReducedSource(text=reduced_text(layout, keep), path=source.path, tree=ast.Module(body=body, type_ignores=[]),
+                         left_out_kernels=left_kernels, left_out=tuple(left_out), known=known)
 
 
 def lint_incremental(source: SourceFile, settings: Settings, workspace=None, previous: Previous | None = None,
@@ -307,7 +348,8 @@ def lint_incremental(source: SourceFile, settings: Settings, workspace=None, pre
     if layout is not None and previous is not None:
         reused = _relint_changed(source, layout, settings, workspace, previous, known, statements_first, kernels)
     if layout is not None:   # forget what no piece of this text is any more
-        keys = {("k", s.text) for s in layout.segments} | {(kind, s.text) for s in layout.statements for kind in "si"}
+        keys = {(kind, s.text) for s in layout.segments for kind in "kr"} | {
+            (kind, s.text) for s in layout.statements for kind in "si"}
         known = {k: v for k, v in known.items() if k in keys}
         if isinstance(reused, IncrementalResult):
             return reused, Previous(layout, settings, reused.result.findings, known, reused.exact)
@@ -478,8 +520,8 @@ def _relint_changed(source: SourceFile, layout: Layout, settings: Settings, work
         blank = [(seg.first, seg.last) for seg in layout.segments if seg.name not in keep]
         kept_kernels = None if kernels is None else [
             k for k in kernels if not any(a <= k.node.lineno <= b for a, b in blank)]
-        linted = lint_source(_reduced_source(source, layout, keep), settings, workspace, statements_first=first,
-                             kernels=kept_kernels)
+        linted = lint_source(_reduced_source(source, layout, keep, kernels, known, workspace), settings, workspace,
+                             statements_first=first, kernels=kept_kernels)
         error = linted.error
         findings.extend(f for f in linted.findings if f.line in wanted)
     findings.sort(key=Finding.sort_key)

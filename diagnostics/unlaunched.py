@@ -48,22 +48,26 @@ from tritonify.diagnostics.workspace_index import on_project_change
 HOST = ""   # a reference outside every jit function
 
 
-def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module) -> frozenset[str]:
+def unlaunched_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
+                         left_out: Sequence[tuple[int, str]] = ()) -> frozenset[str]:
     """The names of the jit functions in `kernels` (triton_ast.Kernel) that nothing launches or calls
-    (see the module docstring); `module_nodes`: every node of the module `tree`."""
-    return reach(kernels, module_nodes, tree)[0]
+    (see the module docstring); `module_nodes`: every node of the module `tree`; `left_out`: where
+    `tree` is a cut-down text of the module (the editor's typing-time lint), the references
+    (`references`) in the code it left out, whose jit functions `kernels` holds too."""
+    return reach(kernels, module_nodes, tree, left_out=left_out)[0]
 
 
 def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
                    path: str | None, unreachable: frozenset[int] = frozenset(),
-                   open_texts: dict[str, str] | None = None) -> frozenset[str]:
+                   open_texts: dict[str, str] | None = None,
+                   left_out: Sequence[tuple[int, str]] = ()) -> frozenset[str]:
     """The unlaunched functions of a module whose host code launches or calls some other jit function
     of it, less the public ones another file of the project may import and what they call (see the
     module docstring); `path`: the module's file (None, or no such file: every public one may be
-    imported); `open_texts`: the editor's text of open files (path -> text), read instead of the disk's.
-    Empty where the host code launches none."""
+    imported); `open_texts`: the editor's text of open files (path -> text), read instead of the disk's;
+    `left_out`: as for `unlaunched_functions`. Empty where the host code launches none."""
     module_nodes = list(module_nodes)
-    unlaunched, launches = reach(kernels, module_nodes, tree, unreachable=unreachable)
+    unlaunched, launches = reach(kernels, module_nodes, tree, unreachable=unreachable, left_out=left_out)
     if not launches or not unlaunched:
         return frozenset()
     public = {name for name in unlaunched if not name.startswith("_")}
@@ -72,16 +76,17 @@ def dead_functions(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast
     imported = imported_elsewhere(path, public, open_texts) if path and Path(path).is_file() else public
     if not imported:
         return unlaunched
-    return reach(kernels, module_nodes, tree, frozenset(imported), unreachable)[0]
+    return reach(kernels, module_nodes, tree, frozenset(imported), unreachable, left_out)[0]
 
 
 def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
-          roots: frozenset[str] = frozenset(), unreachable: frozenset[int] = frozenset()) -> tuple[frozenset[str], bool]:
+          roots: frozenset[str] = frozenset(), unreachable: frozenset[int] = frozenset(),
+          left_out: Sequence[tuple[int, str]] = ()) -> tuple[frozenset[str], bool]:
     """(the unlaunched functions, whether host code names any jit function of the module).
     `roots`: functions to count as launched from elsewhere (imported by another module);
     `unreachable`: lines of host code no call can reach (`unreachable_host_lines`), whose references
-    do not count."""
-    referrers = _referrers(kernels, module_nodes, unreachable)
+    do not count; `left_out`: as for `unlaunched_functions`."""
+    referrers = _referrers(kernels, module_nodes, unreachable, left_out)
     if not referrers:
         return frozenset(), False
     names = set(referrers)
@@ -104,11 +109,36 @@ def reach(kernels: Sequence, module_nodes: Iterable[ast.AST], tree: ast.Module,
     return frozenset(names - alive), any(HOST in refs for refs in referrers.values())
 
 
+def _named(node: ast.AST) -> str | None:
+    """What a node names, as a reference to a jit function counts: a name, an attribute, a string."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def references(node: ast.AST) -> list[tuple[int, str]]:
+    """(line, what it names) of each node below `node` that can refer to a jit function (`_named`;
+    strings only where they are identifiers, as a function's name is): what a cut-down text of a
+    module keeps of the code it leaves out (`left_out`)."""
+    out = []
+    for n in walk_nodes(node):
+        named = _named(n)
+        if named is not None and named.isidentifier():
+            out.append((getattr(n, "lineno", 0), named))
+    return out
+
+
 def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
-               unreachable: frozenset[int] = frozenset()) -> dict[str, set[str]]:
+               unreachable: frozenset[int] = frozenset(),
+               left_out: Sequence[tuple[int, str]] = ()) -> dict[str, set[str]]:
     """Jit function name -> where the module names it outside its own body: the jit functions whose
     lines hold a reference (HOST for host code); a name, an attribute or a string counts, a reference
-    on an `unreachable` line does not."""
+    on an `unreachable` line does not. `left_out`: (line, name) references besides `module_nodes`'s
+    (`unlaunched_functions`)."""
     spans = sorted((k.node.lineno, k.node.end_lineno or k.node.lineno, k.name) for k in kernels)
     if not spans:
         return {}
@@ -128,7 +158,14 @@ def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
         return found
 
     referrers: dict[str, set[str]] = {name: set() for name in names}
-    for node in module_nodes:
+
+    def count(line: int, named: str) -> None:
+        if line not in unreachable:
+            where = enclosing(line)
+            if where != named:
+                referrers[named].add(where)
+
+    for node in module_nodes:   # `_named`, inline: this runs on every node of the module, every lint
         if isinstance(node, ast.Name):
             named = node.id
         elif isinstance(node, ast.Attribute):
@@ -138,13 +175,10 @@ def _referrers(kernels: Sequence, module_nodes: Iterable[ast.AST],
         else:
             continue
         if named in referrers:
-            line = getattr(node, "lineno", 0)
-            if line in unreachable:
-                continue
-            where = enclosing(line)
-            if where != named:
-                referrers[named].add(where)
-
+            count(getattr(node, "lineno", 0), named)
+    for line, named in left_out:
+        if named in referrers:
+            count(line, named)
     return referrers
 
 
@@ -177,9 +211,11 @@ def superseded_kernels(referrers: dict[str, set[str]]) -> frozenset[str]:
                      if not refs and any(other.startswith(name + "_") for other in launched))
 
 
-def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST]) -> frozenset[str]:
-    """The uncalled helpers and superseded kernels, and the functions only they call."""
-    referrers = _referrers(kernels, module_nodes)
+def left_over(kernels: Sequence, module_nodes: Iterable[ast.AST],
+              left_out: Sequence[tuple[int, str]] = ()) -> frozenset[str]:
+    """The uncalled helpers and superseded kernels, and the functions only they call (`left_out`: as
+    for `unlaunched_functions`)."""
+    referrers = _referrers(kernels, module_nodes, left_out=left_out)
     out = set(uncalled_helpers(kernels, referrers) | superseded_kernels(referrers))
     if not out:
         return frozenset()

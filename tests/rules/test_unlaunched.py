@@ -419,33 +419,32 @@ def test_the_size_guard_reading_uses_the_linters_walk_and_walks_the_module_no_mo
     assert lines == unreachable_host_lines(ctx.tree, ctx.kernels, ctx.imports.resolve, ctx._function_of)
 
 
-def test_typing_a_print_into_the_autograd_softmaxs_live_kernel_gives_the_full_lints_answer_at_every_key(tmp_path):
-    # the editor's path (the lint worker's incremental lint, its first answer, the size guards read
-    # across the autograd Function's ctx): at every key the whole answer is a full lint's of the same
-    # text (the worker's, which reads a half-typed statement as the incremental one does), the first
-    # answer's TRI022 rows are the whole answer's, the finished print is reported, and the dead
-    # multi-block kernel's `tl.float32` break stays dropped
+def _typed_key_by_key(path: str, text: str, kernel: str, statement: str, after: str):
+    """Type `statement` key by key into `kernel` of the module `text` at `path` (a line of its own
+    after the first line of the kernel that starts with `after`), as the editor's lint worker does:
+    a full lint of the text, then an incremental one (with its first answer) at every key. Asserts
+    that at every key the whole answer is a full lint's of the same text (the worker's, which reads a
+    half-typed statement as the incremental one does) and that each first answer's TRI022 rows are
+    the whole answer's. Returns (the last answer, the line typed on, how many first answers came)."""
     from tritonify.server import lint_worker
 
-    mod = _softmax_package(tmp_path)
-    path, settings = str(mod), Settings()
+    settings = Settings()
 
     def said(findings):
         return sorted((f.code, f.line, f.column, f.end_line, f.end_column, f.message, f.severity) for f in findings)
 
-    lint_worker.lint_with_kernels(AUTOGRAD_SOFTMAX, path, settings, "full")
-    lines = AUTOGRAD_SOFTMAX.split("\n")
-    statement = 'tl.device_print("typed", n_cols)'
-    start = next(i for i, line in enumerate(lines) if line.startswith("def _single_block_bwd_kernel("))
-    at = next(i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("tl.store("))
+    lint_worker.lint_with_kernels(text, path, settings, "full")
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {kernel}("))
+    at = next(i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith(after))
     first_answers = 0
     for n in range(1, len(statement) + 1):
-        text = "\n".join(lines[:at + 1] + ["    " + statement[:n]] + lines[at + 1:])
+        typed = "\n".join(lines[:at + 1] + ["    " + statement[:n]] + lines[at + 1:])
         firsts = []
-        result, _, _ = lint_worker.lint_with_kernels(text, path, settings, "incremental",
+        result, _, _ = lint_worker.lint_with_kernels(typed, path, settings, "incremental",
                                                      first_answer=lambda answer: firsts.append(answer[0]))
         base = lint_worker._PREVIOUS[path]   # the next key builds on this incremental answer, not on the full one
-        full, _, exact = lint_worker.lint_with_kernels(text, path, settings, "full")
+        full, _, exact = lint_worker.lint_with_kernels(typed, path, settings, "full")
         lint_worker._PREVIOUS[path] = base
         assert exact
         assert said(result.findings) == said(full.findings), f"{n} keys typed"
@@ -453,6 +452,56 @@ def test_typing_a_print_into_the_autograd_softmaxs_live_kernel_gives_the_full_li
             assert said(f for f in first.findings if f.code == "TRI022") == \
                 said(f for f in result.findings if f.code == "TRI022")
         first_answers += len(firsts)
+    return result, at + 2, first_answers
+
+
+def test_typing_a_print_into_the_autograd_softmaxs_live_kernel_gives_the_full_lints_answer_at_every_key(tmp_path):
+    # the editor's path (the lint worker's incremental lint, its first answer, the size guards read
+    # across the autograd Function's ctx): at every key the full lint's answer, the finished print
+    # is reported, and the dead multi-block kernel's `tl.float32` break stays dropped
+    mod = _softmax_package(tmp_path)
+    result, line, first_answers = _typed_key_by_key(str(mod), AUTOGRAD_SOFTMAX, "_single_block_bwd_kernel",
+                                                    'tl.device_print("typed", n_cols)', "tl.store(")
     assert first_answers >= 1   # the key that completes the print: its TRI022 row comes first
-    assert [f.line for f in result.findings if f.code == "TRI022"] == [at + 2]
+    assert [f.line for f in result.findings if f.code == "TRI022"] == [line]
     assert not [f for f in result.findings if f.code == "TRI026"]
+
+
+CHAIN = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _inner(x):
+    y = x * 2
+    return y
+
+@triton.jit
+def _middle(x):
+    return _inner(x) + 1
+
+@triton.jit
+def _kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, _middle(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+def run(x):
+    _kernel[(1,)](x, x.numel(), BLOCK=128)
+"""
+
+
+def test_typing_into_a_kernel_the_full_lint_treats_as_dead_or_live_through_others_gives_its_answer_at_every_key(tmp_path):
+    # the typing-time lint re-lints a cut-down text (the edited kernel, its helpers and callers);
+    # which kernels are dead is still the whole file's answer (session 12: typing into the softmax's
+    # dead multi-block backward kernel showed its dropped `tl.float32` break and a TRI020 as
+    # warnings that went away after the pause: the cut-down text launched no kernel at all)
+    mod = _softmax_package(tmp_path)
+    result, _, _ = _typed_key_by_key(str(mod), AUTOGRAD_SOFTMAX, "_multi_block_bwd_kernel",
+                                     'tl.device_print("typed", n_cols)', "tl.store(")
+    assert not [f for f in result.findings if f.code in ("TRI022", "TRI026")]   # dead: no print, no break
+    # a helper reached only through a caller's caller (`_kernel` -> `_middle` -> `_inner`, which the
+    # cut-down text leaves out): its break is an error at every key, as in the full lint
+    ops = tmp_path / "ops.py"
+    ops.write_text(CHAIN)
+    result, line, _ = _typed_key_by_key(str(ops), CHAIN, "_inner", "y = tl.float32(y)", "y =")
+    assert [(f.code, f.line, f.severity) for f in result.findings] == [("TRI026", line, Severity.ERROR)]
