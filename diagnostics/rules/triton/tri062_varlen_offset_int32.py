@@ -30,7 +30,7 @@ from tritonify.diagnostics.context import PythonContext
 from tritonify.diagnostics.model import Applicability, Finding, Fix, Severity
 from tritonify.diagnostics.registry import Rule
 from tritonify.diagnostics.rules.triton._memory_flow import KernelFlow, kernel_flow
-from tritonify.diagnostics.rules.triton.tri006_int32_offset_overflow import _int32_only, _pointer_nodes
+from tritonify.diagnostics.rules.triton.tri006_int32_offset_overflow import _casts_to_int64, _int32_only, _pointer_nodes
 from tritonify.diagnostics.triton_ast import Kernel
 
 RULE = Rule(
@@ -71,7 +71,7 @@ def _narrowed_load(flow: KernelFlow, node: ast.AST) -> ast.expr | None:
 _PASS_THROUGH = ("multiple_of", "max_contiguous")
 
 
-def _scale(flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str] = frozenset()) -> int | None:
+def _scale(ctx: PythonContext, flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str] = frozenset()) -> int | None:
     """How many multiplications scale one of the narrowed offsets inside `expr`, when `expr` holds
     it as a position (not a length, not widened): 0 for the offset itself or a sum with it
     (`bos + i_t * BT`), 1 for `bos * H`, 2 for `(bos * H + i_h) * K`; followed through locals and
@@ -82,13 +82,13 @@ def _scale(flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str
             return 0
         if expr.id in seen or not flow.is_local(expr.id):
             return None
-        found = [_scale(flow, b.value, names, seen | {expr.id}) for b in flow.bindings.get(expr.id, ()) if b.value is not None]
+        found = [_scale(ctx, flow, b.value, names, seen | {expr.id}) for b in flow.bindings.get(expr.id, ()) if b.value is not None]
         found = [f for f in found if f is not None]
         return max(found) if found else None
     if isinstance(expr, ast.BinOp):
-        if _wide(flow, expr.left) or _wide(flow, expr.right):
+        if _wide(ctx, flow, expr.left) or _wide(ctx, flow, expr.right):
             return None  # Triton promotes the whole operation to int64: `(bos + T_range) * stride`
-        left, right = _scale(flow, expr.left, names, seen), _scale(flow, expr.right, names, seen)
+        left, right = _scale(ctx, flow, expr.left, names, seen), _scale(ctx, flow, expr.right, names, seen)
         if isinstance(expr.op, ast.Mult):
             carried = [x for x in (left, right) if x is not None]
             return max(carried) + 1 if carried else None
@@ -99,51 +99,42 @@ def _scale(flow: KernelFlow, expr: ast.AST, names: set[str], seen: frozenset[str
             return left if right is None else None
         return None
     if isinstance(expr, ast.UnaryOp):
-        return _scale(flow, expr.operand, names, seen)
+        return _scale(ctx, flow, expr.operand, names, seen)
     if isinstance(expr, ast.Subscript):
-        return _scale(flow, expr.value, names, seen)
+        return _scale(ctx, flow, expr.value, names, seen)
     if isinstance(expr, ast.Call) and flow.tl_call(expr, *_PASS_THROUGH) and expr.args:
-        return _scale(flow, expr.args[0], names, seen)
+        return _scale(ctx, flow, expr.args[0], names, seen)
     return None
 
 
-_WIDE_DTYPES = ("int64", "uint64")
 
-
-def _wide(flow: KernelFlow, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
+def _wide(ctx: PythonContext, flow: KernelFlow, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
     """The value is 64-bit by the kernel's own hand: a `.to(tl.int64)` / `tl.cast(x, tl.int64)`,
     or a local, sum, product, quotient or remainder built from one (`i_bh = tl.program_id(2).to(tl.int64)`
     then `i_h = i_bh % H`; `chunk_id = tl.load(...).to(tl.int64)` then `T_range = chunk_id * C +
     tl.arange(0, C)`). An operation with a 64-bit operand is computed in 64 bits, so a narrowed
     offset that meets it there is widened before it can wrap."""
     if isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
-            return _names_wide_dtype(expr.args[0])
-        if flow.tl_call(expr, "cast") and len(expr.args) >= 2:
-            return _names_wide_dtype(expr.args[1])
+        if _casts_to_int64(ctx, expr) is not None:
+            return True
         if flow.tl_call(expr, *_PASS_THROUGH) and expr.args:
-            return _wide(flow, expr.args[0], seen)
+            return _wide(ctx, flow, expr.args[0], seen)
         if flow.tl_call(expr, "minimum", "maximum", "where") or (
                 isinstance(expr.func, ast.Name) and expr.func.id in ("min", "max")):
-            return any(_wide(flow, arg, seen) for arg in expr.args)
+            return any(_wide(ctx, flow, arg, seen) for arg in expr.args)
         return False
     if isinstance(expr, ast.Name):
         if expr.id in seen or not flow.is_local(expr.id):
             return False
-        return any(b.value is not None and _wide(flow, b.value, seen | {expr.id})
+        return any(b.value is not None and _wide(ctx, flow, b.value, seen | {expr.id})
                    for b in flow.bindings.get(expr.id, ()))
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
-        return _wide(flow, expr.left, seen) or _wide(flow, expr.right, seen)
+        return _wide(ctx, flow, expr.left, seen) or _wide(ctx, flow, expr.right, seen)
     if isinstance(expr, ast.UnaryOp):
-        return _wide(flow, expr.operand, seen)
+        return _wide(ctx, flow, expr.operand, seen)
     if isinstance(expr, ast.Subscript):
-        return _wide(flow, expr.value, seen)
+        return _wide(ctx, flow, expr.value, seen)
     return False
-
-
-def _names_wide_dtype(dtype: ast.AST) -> bool:
-    name = dtype.attr if isinstance(dtype, ast.Attribute) else dtype.id if isinstance(dtype, ast.Name) else None
-    return name in _WIDE_DTYPES
 
 
 # A per-token row stride of an attention operand (`q_row_stride`, `k_stride_t`): one
@@ -156,13 +147,13 @@ _ROW_STRIDE = re.compile(r"^(q|k|v|o|out|dq|dk|dv|do)_(row_|token_|seq_|t_)?stri
 _HEAD_SIZE = re.compile(r"^(K|V|D|S|DK|DV|HEAD_DIM|HEAD_SIZE|head_dim|head_size|D_HEAD|BLOCK_DMODEL)$")
 
 
-def _spans_rows(flow: KernelFlow, prod: ast.BinOp, names: set[str]) -> bool:
+def _spans_rows(ctx: PythonContext, flow: KernelFlow, prod: ast.BinOp, names: set[str]) -> bool:
     """The product scales the offset by heads and head size (`(bos * H + i_h) * K`, `bos * H * K`:
     a row of heads x head size per token), or by an operand's per-token row stride
     (`q_bos * q_row_stride`). `bos * H` alone addresses per-head scalars (`[tokens, H]`), and a
     chunk-local matrix (`(bos * H + i_h) * BT`, `[tokens, H, 64]`) is 2 to 4 times smaller than
     the operands: both stay below 2**31 where the operands do."""
-    depth = _scale(flow, prod, names)
+    depth = _scale(ctx, flow, prod, names)
     if depth is None:
         return False
     sides = [side.id for side in (prod.left, prod.right) if isinstance(side, ast.Name)]
@@ -190,7 +181,7 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
     products: list[ast.BinOp] = []
     for pairs in narrowed.values():
         names = {name for name, _ in pairs}
-        spanning = [prod for prod in mults if _spans_rows(flow, prod, names)]
+        spanning = [prod for prod in mults if _spans_rows(ctx, flow, prod, names)]
         if spanning:
             if in_address is None:  # only now: following every address is the costly part
                 in_address = _pointer_nodes(ctx, flow) - _int32_only(flow)[1]
@@ -202,12 +193,12 @@ def _check_kernel(ctx: PythonContext, kernel: Kernel) -> Iterator[Finding]:
         return
     every = {name for name, _ in found}
     # shown: the product scaled most (`(boh * H + i_h) * K * V` over `(bos * H + i_h) * K`)
-    widest = max(products, key=lambda prod: (_scale(flow, prod, every) or 0, len(ctx.segment(prod))))
+    widest = max(products, key=lambda prod: (_scale(ctx, flow, prod, every) or 0, len(ctx.segment(prod))))
     product = ctx.segment(widest)
     # three factors (`(boh * H + i_h) * K * V`): a per-chunk state [chunks, H, K, V], which wraps 32x sooner
     # per offset than a [tokens, H, K] operand: at 4,096 chunks of 64 tokens
     where = ("4,096 chunks, 262,144 tokens at 64 per chunk, of a 32 heads x 128 x 128 state"
-             if (_scale(flow, widest, every) or 0) >= 3 else "524,288 tokens of 32 heads x 128")
+             if (_scale(ctx, flow, widest, every) or 0) >= 3 else "524,288 tokens of 32 heads x 128")
     shown = product if len(product) <= 60 else product[:57] + "..."
     found.sort(key=lambda p: (p[1].lineno, p[1].col_offset))
     edits = tuple(ctx.replace(dtype, _int64(ctx, dtype)) for _, dtype in found)
