@@ -74,8 +74,8 @@ def test_a_norm_fused_with_a_per_row_tensor_is_quiet(out):
     assert tri003(body) == []
 
 
-def test_q_and_k_normalised_in_one_launch_is_quiet():
-    body = """
+# q and k normalised in one launch (two RMSNorms of separate tensors): not one Liger call
+QK_NORM = """
     @triton.jit
     def qk_norm(q_ptr, k_ptr, wq_ptr, wk_ptr, oq_ptr, ok_ptr, n, eps, BLOCK: tl.constexpr):
         row = tl.program_id(0)
@@ -86,7 +86,10 @@ def test_q_and_k_normalised_in_one_launch_is_quiet():
         tl.store(oq_ptr + row * n + cols, q * tl.rsqrt(tl.sum(q * q, 0) / n + eps) * tl.load(wq_ptr + cols, mask=mask), mask=mask)
         tl.store(ok_ptr + row * n + cols, k * tl.rsqrt(tl.sum(k * k, 0) / n + eps) * tl.load(wk_ptr + cols, mask=mask), mask=mask)
     """
-    assert tri003(body) == []
+
+
+def test_q_and_k_normalised_in_one_launch_is_quiet():
+    assert tri003(QK_NORM) == []
 
 
 def test_a_norm_of_a_computed_combination_is_quiet():
@@ -297,18 +300,7 @@ def test_assess_gives_each_kernel_its_verdict_and_check_reports_exactly_its_find
     from tritonify.diagnostics.rules.triton import tri003_liger_reimplementation as rule
     from tritonify.diagnostics.source import SourceFile
 
-    qk = """
-    @triton.jit
-    def qk_norm(q_ptr, k_ptr, wq_ptr, wk_ptr, oq_ptr, ok_ptr, n, eps, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK)
-        mask = cols < n
-        q = tl.load(q_ptr + row * n + cols, mask=mask, other=0.0)
-        k = tl.load(k_ptr + row * n + cols, mask=mask, other=0.0)
-        tl.store(oq_ptr + row * n + cols, q * tl.rsqrt(tl.sum(q * q, 0) / n + eps) * tl.load(wq_ptr + cols, mask=mask), mask=mask)
-        tl.store(ok_ptr + row * n + cols, k * tl.rsqrt(tl.sum(k * k, 0) / n + eps) * tl.load(wk_ptr + cols, mask=mask), mask=mask)
-    """
-    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")) + textwrap.dedent(qk)
+    code = HEAD + textwrap.dedent(RMS.format(out="x * rstd * w")) + textwrap.dedent(QK_NORM)
 
     def verdicts(path):
         ctx = PythonContext(SourceFile.from_text(code, path))
