@@ -62,6 +62,9 @@ class Rule:
     # prints), or "": the editor offers "Insert template" as a quick fix on each of its findings,
     # wherever the finding is (server/code_actions.py), beside the rule's own fixes.
     template: str = ""
+    # For an opt-in rule whose precision would admit it to the default set: why it is opt-in all
+    # the same (its cost, say), as its page's "Measured precision" says it instead of a precision reason.
+    opt_in_because: str = ""
 
     @property
     def page(self) -> Path:

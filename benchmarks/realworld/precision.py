@@ -102,7 +102,8 @@ def _default_set_line(code: str, measured: bool, truth: dict | None = None) -> s
                 f"{sum(truth.values())} programs, below).")
     if reg.rule.default:
         return "**In the default set:** yes."
-    why = ("its measured precision is under the 90% the default set requires" if measured else
+    why = (reg.rule.opt_in_because if reg.rule.opt_in_because else
+           "its measured precision is under the 90% the default set requires" if measured else
            "it has not been measured yet, and the default set takes only rules measured at 90% or more")
     return f"**In the default set:** no, opt-in (`select = [\"{code}\"]` or `[\"ALL\"]` turns it on): {why}."
 

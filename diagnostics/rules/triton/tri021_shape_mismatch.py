@@ -49,6 +49,8 @@ RULE = Rule(
     # the speed target; make `_shapes` cheaper first, then move it into the default set.
     default=False,
     compile_break=True,
+    opt_in_because=("against ground truth it names the cause in 7 programs with no alarm, but its size checks "
+                    "add about 45% to the default set's corpus lint time, past the speed target"),
 )
 
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr,
