@@ -141,6 +141,10 @@ def precompile_tasks(kinds=None):
                     continue
                 variants = ["plain", "fused"] + (["train"] if name in TRAIN_SHAPES else [])
                 tasks += [("gemm", name, 32, i, v) for v in variants]
+        if box_layer(name):  # the Gluon box kernel's configs (its choice compiles them in the main process otherwise)
+            variants = ["plain", "fused"] + (["train"] if name in TRAIN_SHAPES else [])
+            tasks += [("box", name, 32, i, v) for i, c in enumerate(m._CONV2D_BOX_CONFIGS)
+                      if c[1] <= max(64, 1 << (shape_of(name)[3] - 1).bit_length()) for v in variants]
     for name in selected(TRAIN_SHAPES):
         tasks += [("dgrad", name, 32, i, "") for i in range(len(m._CONV2D_DGRAD_CONFIGS))]
         tasks += [("wgrad", name, 32, i, "") for i in range(len(m._CONV2D_WGRAD_CONFIGS))]
@@ -148,6 +152,12 @@ def precompile_tasks(kinds=None):
         tasks += [("c1fwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_FWD_CONFIGS))]
         tasks += [("c1bwd", shape, 0, i, "") for i in range(len(c1._CAUSAL_CONV1D_BWD_CONFIGS))]
     return [t for t in tasks if kinds is None or t[0] in kinds]
+
+
+def box_layer(name) -> bool:
+    """Whether the Gluon box kernel can run this layer (``_conv2d_box_fits`` for bf16 on the H200)."""
+    _, hw, c_in, c_out, k, stride = shape_of(name)
+    return k > 1 and hw % stride == 0 and c_in % 64 == 0 and c_out % 8 == 0
 
 
 def gemm_layer(name) -> bool:
@@ -162,8 +172,8 @@ def fwd_config_runs(config, name, batch) -> bool:
 
     _, hw, c_in, c_out, k, stride = shape_of(name)
     out = m.conv2d_out_size(hw, k, stride, k // 2)
-    gather = c_in < m._CONV2D_GATHER_BELOW_CHANNELS
-    if (config.kwargs["USE_TMA"] or config.kwargs["A_TMA"] or config.kwargs["A_BOX"]) and gather:
+    row_k = m._conv2d_row_k(c_in, k)
+    if (config.kwargs["USE_TMA"] or config.kwargs["A_TMA"] or config.kwargs["A_BOX"]) and row_k:
         return False
     plain_gemm = (k, stride, c_in % 8) == (1, 1, 0)  # the input has a descriptor too
     if config.kwargs["A_TMA"] and not plain_gemm:
@@ -172,11 +182,11 @@ def fwd_config_runs(config, name, batch) -> bool:
                 and (stride == 1 or c_in % m._CONV2D_TMA_BLOCK[1] == 0))
     if config.kwargs["A_BOX"] and not box_view:
         return False
-    if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or gather):
+    if config.kwargs["BLOCK_K"] != 64 and (c_in < 128 or row_k):
         return False
-    if not m._conv2d_shared_memory_fits(config, 2, m._conv2d_shared_memory_limit(0)):
+    if not m._conv2d_shared_memory_fits(config, 2, m._conv2d_shared_memory_limit(0), row_k):
         return False
-    iterations = m._conv2d_k_iterations(config, c_in, k * k, gather)
+    iterations = m._conv2d_k_iterations(config, c_in, k, k, bool(row_k))
     return m._conv2d_split_fits(config, batch * out * out, c_out, iterations, 132)
 
 
@@ -187,6 +197,21 @@ def run_task(task):
     from tritonify.kernels.templates import conv2d as m
 
     kind, shape, batch, index, variant = task
+    if kind == "box":
+        x, w, b, r, stride, pad = conv_inputs(shape, batch)
+        out = m.conv2d_out_size(x.shape[1], w.shape[1], stride, pad)
+        y = x.new_empty(x.shape[0], out, out, w.shape[0])
+        z = torch.empty_like(y) if variant == "train" else None
+        with torch.no_grad():
+            if variant == "plain":
+                m._conv2d_box_forward(x, w, None, None, None, y, (stride,) * 2, (pad,) * 2, out, out, False,
+                                      m._CONV2D_BOX_CONFIGS[index])
+            else:
+                m._conv2d_box_forward(x, w, b, r, z, y, (stride,) * 2, (pad,) * 2, out, out, True,
+                                      m._CONV2D_BOX_CONFIGS[index])
+        torch.cuda.synchronize()
+        return
+    m._CONV2D_BOX["mode"] = "off"  # the box kernel's own tasks compile it; this worker's choices never run
     kernel, launcher = {"fwd": (m._conv2d_fwd_kernel, m._conv2d_fwd_launch),
                         "dgrad": (m._conv2d_dgrad_kernel, m._conv2d_dgrad_launch),
                         "wgrad": (m._conv2d_wgrad_kernel, m._conv2d_wgrad_launch),
@@ -328,6 +353,11 @@ def section_fwd(log, budget):
                     errf = ((yf.double() - reff).abs().max() / reff.abs().max()).item()
                     rec = {"kind": "fwd", "shape": name, "batch": batch, "max_rel_err": err, "max_rel_err_fused": errf,
                            "best_plain": best_plain, "best_fused": best_fused}
+                    if box_layer(name):  # the Gluon box kernel's config the layer's choice kept (None: the implicit GEMM)
+                        boxes = m._CONV2D_BOX["choices"]
+                        rec["box_plain"], rec["box_fused"] = (
+                            next((list(c) if c else None for k, c in boxes.items() if k[0] == tuple(x.shape)
+                                  and k[1] == tuple(w.shape) and k[7] == fused), None) for fused in (False, True))
                     if gemm:  # which path the 1x1 layer took, each path's time alone, torch.mm on the same operands
                         choices = m._CONV2D_GEMM["choices"]
                         rec["path_plain"], rec["path_fused"] = (

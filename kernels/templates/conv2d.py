@@ -10,7 +10,9 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
 * the flat row index m is decomposed into (n, out_y, out_x), and the input row of tap (r, s) is
   (n, out_y * stride - pad + r, out_x * stride - pad + s), masked outside the image (the zero padding);
 * the K loop walks (tap, channel block); with fewer than 32 input channels (an RGB stem) it walks the
-  flat (r, s, c) index instead, so three channels do not pad a 64-wide block per tap;
+  filter rows instead (ROW_K): one row r's S taps x C_in channels are S * C_in contiguous input values
+  per output pixel (9 for a 3x3 over RGB, padded to a K step of 16), so each step is one 2-D load with a
+  mask per column, no per-element division, and three channels do not pad a 64-wide block per tap;
 * on Hopper (and where the installed Triton has host tensor descriptors) some configurations read the
   weight through a TMA descriptor over [C_out, R*S, C_in_padded], its channels padded to a multiple
   of 8 (16 bytes of bf16) because a descriptor's strides must be 16-byte aligned, and for a 1x1 filter
@@ -69,6 +71,14 @@ try:  # host-side tensor descriptors (Triton 3.4+): the TMA path
 except ImportError:  # an older Triton: the pointer path alone
     _TensorDescriptor = None
 
+try:  # Gluon (Triton 3.5+): the shared-memory box path (_conv2d_box_kernel) on Hopper
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+    from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma, warpgroup_mma_wait
+except ImportError:  # an older Triton: the tl.dot paths alone
+    gluon = None
+
 
 def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
@@ -113,10 +123,17 @@ def _conv2d_tiles(config, M: int, c_out: int) -> int:
     return -(-M // config.kwargs["BLOCK_M"]) * -(-c_out // config.kwargs["BLOCK_N"])
 
 
-def _conv2d_k_iterations(config, c_in: int, taps: int, gather: bool) -> int:
-    """The K loop's length: (tap, channel block) pairs, or flat (r, s, c) blocks with GATHER_K."""
-    bk = config.kwargs["BLOCK_K"]
-    return -(-(taps * c_in) // bk) if gather else taps * -(-c_in // bk)
+def _conv2d_k_iterations(config, c_in: int, R: int, S: int, rows: bool) -> int:
+    """The K loop's length: (tap, channel block) pairs, or with ``rows`` (few input channels: ROW_K) one
+    step per filter row."""
+    return R if rows else R * S * -(-c_in // config.kwargs["BLOCK_K"])
+
+
+def _conv2d_row_k(c_in: int, S: int) -> int:
+    """ROW_K for a layer with fewer than _CONV2D_ROW_K_BELOW_CHANNELS input channels: one filter row's
+    S * C_in input elements (contiguous in NHWC), rounded up to a power of 2 of at least 16 (a dot's K);
+    0 (the channel-block loop) for the others."""
+    return max(16, triton.next_power_of_2(S * c_in)) if c_in < _CONV2D_ROW_K_BELOW_CHANNELS else 0
 
 
 def _conv2d_split_fits(config, M: int, c_out: int, k_iterations: int, sms: int) -> bool:
@@ -137,20 +154,21 @@ def _conv2d_shared_memory_limit(device_index: int) -> int:
     return getattr(torch.cuda.get_device_properties(device_index), "shared_memory_per_block_optin", 232448)
 
 
-def _conv2d_shared_memory_fits(config, element_size: int, limit: int) -> bool:
+def _conv2d_shared_memory_fits(config, element_size: int, limit: int, row_k: int = 0) -> bool:
     """The software pipeline's buffers, (num_stages - 1) x the A and B tiles, fit the shared memory
-    (fp32 operands need twice bf16's: a 128x128x128 three-stage config fits bf16, not fp32)."""
+    (fp32 operands need twice bf16's: a 128x128x128 three-stage config fits bf16, not fp32); a K step
+    of ``row_k`` elements instead of BLOCK_K on the filter-row loop."""
     k = config.kwargs
-    return (config.num_stages - 1) * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * element_size <= limit
+    return (config.num_stages - 1) * (k["BLOCK_M"] + k["BLOCK_N"]) * (row_k or k["BLOCK_K"]) * element_size <= limit
 
 
 def _conv2d_prune(configs, named_args, **kwargs):
     """What each key can run: TMA configs where the launcher made the descriptors they read (bf16/fp16
-    on Hopper, not the flat K loop; the input's matrix for a 1x1 at stride 1, its box view elsewhere); K blocks of 128 for 128 or more input channels; split K where it fits; the
+    on Hopper, not the filter-row loop; the input's matrix for a 1x1 at stride 1, its box view elsewhere); K blocks of 128 for 128 or more input channels; split K where it fits; the
     pipeline's buffers within the shared memory for the operands' dtype."""
     args = {**named_args, **kwargs}
     M, c_in, c_out = args["batch"] * args["out_h"] * args["out_w"], args["C_in"], args["C_out"]
-    taps, gather = args["R"] * args["S"], bool(args["GATHER_K"])
+    R, S, row_k = args["R"], args["S"], args["ROW_K"]
     x = args["x_ptr"]
     device_index = (x.device.index or 0) if hasattr(x, "device") else 0
     sms, limit = _conv2d_sms(device_index), _conv2d_shared_memory_limit(device_index)
@@ -159,9 +177,9 @@ def _conv2d_prune(configs, named_args, **kwargs):
             if (not c.kwargs["USE_TMA"] or args["w_desc"] is not None)
             and (not c.kwargs["A_TMA"] or (args["x_desc"] is not None and args["BOX_B"] == 0))
             and (not c.kwargs["A_BOX"] or args["BOX_B"] > 0)
-            and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not gather))
-            and _conv2d_shared_memory_fits(c, element_size, limit)
-            and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)]
+            and (c.kwargs["BLOCK_K"] == 64 or (c_in >= 128 and not row_k))
+            and _conv2d_shared_memory_fits(c, element_size, limit, row_k)
+            and _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, R, S, bool(row_k)), sms)]
     return kept or [_conv2d_config(64, 64, 64, 4, 4)]
 
 
@@ -239,7 +257,8 @@ _CONV2D_WGRAD_ALL_CONFIGS = [
 _CONV2D_DGRAD_CONFIGS = _autotune_configs(_CONV2D_DGRAD_ALL_CONFIGS)
 _CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
 
-_CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop walks the flat (r, s, c) index
+_CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: wgrad's columns are the flat (r, s, c) index
+_CONV2D_ROW_K_BELOW_CHANNELS = 32  # and the forward's K loop walks the filter rows (ROW_K)
 
 
 @triton.autotune(configs=_CONV2D_FWD_CONFIGS,
@@ -249,7 +268,7 @@ _CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: the K loop
 def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y_ptr, partial_ptr, arrivals_ptr,
                        batch, H, W, C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w, rows_bucket,
                        R: tl.constexpr, S: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
-                       SILU: tl.constexpr, STORE_Z: tl.constexpr, GATHER_K: tl.constexpr, FP32_DOT: tl.constexpr,
+                       SILU: tl.constexpr, STORE_Z: tl.constexpr, ROW_K: tl.constexpr, FP32_DOT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                        SPLIT_K: tl.constexpr, USE_TMA: tl.constexpr, A_TMA: tl.constexpr, A_BOX: tl.constexpr,
                        BOX_B: tl.constexpr, BOX_H: tl.constexpr, BOX_W: tl.constexpr):
@@ -311,23 +330,23 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
     in_x0 = out_x * stride_w - pad_w
     K = R * S * C_in
     c_blocks = tl.cdiv(C_in, BLOCK_K)
-    iterations = tl.cdiv(K, BLOCK_K) if GATHER_K else R * S * c_blocks
+    iterations = R if ROW_K > 0 else R * S * c_blocks
     per_split = tl.cdiv(iterations, SPLIT_K)
     first = tl.program_id(1) * per_split
     last = tl.minimum(first + per_split, iterations)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if GATHER_K:
-        for it in range(first, last):
-            offs_k = it * BLOCK_K + tl.arange(0, BLOCK_K)
-            c = offs_k % C_in
-            tap = offs_k // C_in
-            iy = in_y0[:, None] + (tap // S)[None, :]
-            ix = in_x0[:, None] + (tap % S)[None, :]
-            a_ok = m_ok[:, None] & (offs_k < K)[None, :] & (iy >= 0) & (iy < H) & (ix >= 0) & (ix < W)
-            pixel = (img[:, None] * H + iy) * W + ix
-            a = tl.load(x_ptr + pixel.to(tl.int64) * C_in + c[None, :], mask=a_ok, other=0.0)
-            b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + offs_k[:, None],
-                        mask=n_ok[None, :] & (offs_k < K)[:, None], other=0.0)
+    if ROW_K > 0:  # few input channels: one step per filter row r, its S * C_in elements contiguous
+        offs_j = tl.arange(0, ROW_K)  # element j of a row: tap column j // C_in, channel j % C_in
+        j_ok = offs_j < S * C_in
+        ix = in_x0[:, None] + (offs_j // C_in)[None, :]
+        col_ok = j_ok[None, :] & (ix >= 0) & (ix < W)
+        for r in range(first, last):
+            iy = in_y0 + r
+            row_ok = m_ok & (iy >= 0) & (iy < H)
+            start = ((img * H + iy) * W + in_x0).to(tl.int64) * C_in  # the row's first element (tap column 0)
+            a = tl.load(x_ptr + start[:, None] + offs_j[None, :], mask=row_ok[:, None] & col_ok, other=0.0)
+            b = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * K + (r * S * C_in + offs_j)[:, None],
+                        mask=n_ok[None, :] & j_ok[:, None], other=0.0)
             if FP32_DOT:
                 acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
             else:
@@ -528,6 +547,123 @@ def _conv2d_gemm_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H,
             if SILU:
                 acc = acc * tl.sigmoid(acc)
             y_desc.store([p0, q0, n0], acc.to(y_ptr.dtype.element_ty).reshape(BOX_H, BOX_W, BLOCK_N))
+
+
+# --------------------------------------------------------------------------- 3x3 and strided layers: boxes in shared memory
+# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages, programs per SM) of the Gluon box kernel: the fastest of 8 configs
+# on ResNet-50's 3x3 layers at batch 128 on the H200, each correct and three launches bit-identical there
+# (gpu/conv/probe_gluon.py, 2026-12-02 20:05Z; 180 and 107 KB of shared memory); each layer's first call times
+# them against the path it takes otherwise (_conv2d_box_choice)
+_CONV2D_BOX_CONFIGS = [(128, 256, 64, 8, 3, 1), (128, 128, 64, 4, 3, 2)]
+
+if gluon is not None:
+    @gluon.jit
+    def _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, g, j, c_blocks, box_n, box_y, box_x, n0, C_in,
+                         stride_h, stride_w, pad_h, pad_w, R: gl.constexpr, S: gl.constexpr, BLOCK_K: gl.constexpr):
+        """K step j of the tile into the ring's stage for the program's g-th load: tap j // c_blocks's input
+        box (the A_BOX view's coordinates, _conv2d_fwd_kernel) and the weight's [BLOCK_N, BLOCK_K] block."""
+        stage = g % a_smem.shape[0]
+        tap = j // c_blocks
+        c0 = (j - tap * c_blocks) * BLOCK_K
+        ty = tap // S - pad_h
+        tx = tap % S - pad_w
+        qy = (ty + stride_h * R) // stride_h - R
+        qx = (tx + stride_w * S) // stride_w - S
+        bar = ready.index(stage)
+        mbarrier.expect(bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(x_desc, [box_n, box_y + qy, ty - qy * stride_h, box_x + qx,
+                                                 (tx - qx * stride_w) * C_in + c0], bar, a_smem.index(stage))
+        tma.async_copy_global_to_shared(w_desc, [n0, tap * C_in + c0], bar, b_smem.index(stage))
+
+    @gluon.jit
+    def _conv2d_box_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H, W, C_in, out_h, out_w, C_out,
+                           stride_h, stride_w, pad_h, pad_w, R: gl.constexpr, S: gl.constexpr,
+                           HAS_BIAS: gl.constexpr, HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr,
+                           STORE_Z: gl.constexpr, BOX_B: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr,
+                           BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
+                           A_LAYOUT: gl.constexpr, B_LAYOUT: gl.constexpr, MMA_LAYOUT: gl.constexpr,
+                           OUT_LAYOUT: gl.constexpr):
+        """The A_BOX tiling of _conv2d_fwd_kernel (a tile's rows are a box of BOX_B images x BOX_H x BOX_W
+        output pixels, one TMA box of the input's 5-D view per tap and channel block), with the box kept in
+        shared memory: reshaped there to the tile's [BLOCK_M, BLOCK_K] rows and read by wgmma from shared
+        memory (tl.dot's reshape goes through registers). A STAGES-deep ring of boxes and weight blocks, each
+        stage's TMA tracked by its mbarrier; wgmma i runs while step i + STAGES - 1 loads into the stage
+        wgmma i - 1 read. Persistent: program p runs tiles p, p + programs, ... in GROUP_M-row groups; the
+        ring's count carries over from tile to tile. The descriptors are made on the device."""
+        BLOCK_M: gl.constexpr = BOX_B * BOX_H * BOX_W
+        x_desc = tma.make_tensor_descriptor(x_ptr, shape=[batch, H // stride_h, stride_h, W // stride_w, stride_w * C_in],
+                                            strides=[H * W * C_in, stride_h * W * C_in, W * C_in, stride_w * C_in, 1],
+                                            block_shape=[BOX_B, BOX_H, 1, BOX_W, BLOCK_K], layout=A_LAYOUT)
+        K = R * S * C_in
+        w_desc = tma.make_tensor_descriptor(w_ptr, shape=[C_out, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K],
+                                            layout=B_LAYOUT)
+        a_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [STAGES, BOX_B, BOX_H, 1, BOX_W, BLOCK_K], A_LAYOUT)
+        b_smem = gl.allocate_shared_memory(w_ptr.dtype.element_ty, [STAGES, BLOCK_N, BLOCK_K], B_LAYOUT)
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        for st in gl.static_range(STAGES):
+            mbarrier.init(ready.index(st), count=1)
+        fence_async_shared()
+
+        tiles_w = gl.cdiv(out_w, BOX_W)
+        tiles_h = gl.cdiv(out_h, BOX_H)
+        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
+        num_n = gl.cdiv(C_out, BLOCK_N)
+        c_blocks = gl.cdiv(C_in, BLOCK_K)
+        iterations = R * S * c_blocks
+        in_group = GROUP_M * num_n
+        rows_layout: gl.constexpr = gl.SliceLayout(1, OUT_LAYOUT)
+        cols_layout: gl.constexpr = gl.SliceLayout(0, OUT_LAYOUT)
+        done = gl.program_id(0) * 0  # the program's loads consumed so far: the ring's stage and phase
+        for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
+            group = tile // in_group
+            first_m = group * GROUP_M
+            rows = gl.minimum(num_m - first_m, GROUP_M)
+            pid_m = first_m + (tile % in_group) % rows
+            pid_n = (tile % in_group) // rows
+            n0 = pid_n * BLOCK_N
+            box_x = (pid_m % tiles_w) * BOX_W
+            box_y = ((pid_m // tiles_w) % tiles_h) * BOX_H
+            box_n = (pid_m // (tiles_w * tiles_h)) * BOX_B
+            for j in gl.static_range(STAGES - 1):
+                if j < iterations:
+                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, done + j, j, c_blocks, box_n, box_y, box_x,
+                                     n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
+            acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=MMA_LAYOUT)
+            for i in range(iterations):
+                g = done + i
+                stage = g % STAGES
+                mbarrier.wait(ready.index(stage), (g // STAGES) & 1)
+                acc = warpgroup_mma(a_smem.index(stage).reshape([BLOCK_M, BLOCK_K]),
+                                    b_smem.index(stage).permute((1, 0)), acc, is_async=True)
+                acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+                if i + STAGES - 1 < iterations:  # into the stage wgmma i - 1 read, which has finished
+                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, g + STAGES - 1, i + STAGES - 1, c_blocks,
+                                     box_n, box_y, box_x, n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+            done += iterations
+
+            out = gl.convert_layout(acc, OUT_LAYOUT)
+            row = gl.arange(0, BLOCK_M, layout=rows_layout)
+            out_x = box_x + row % BOX_W
+            out_y = box_y + (row // BOX_W) % BOX_H
+            img = box_n + row // (BOX_W * BOX_H)
+            m_ok = (out_x < out_w) & (out_y < out_h) & (img < batch)
+            offs_n = n0 + gl.arange(0, BLOCK_N, layout=cols_layout)
+            n_ok = offs_n < C_out
+            offs = (gl.expand_dims(((img * out_h + out_y) * out_w + out_x).to(gl.int64) * C_out, 1)
+                    + gl.expand_dims(offs_n, 0))
+            ok = gl.expand_dims(m_ok, 1) & gl.expand_dims(n_ok, 0)
+            if HAS_BIAS:
+                out += gl.expand_dims(gl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(gl.float32), 0)
+            if HAS_RESIDUAL:
+                out += gl.load(res_ptr + offs, mask=ok, other=0.0).to(gl.float32)
+            if STORE_Z:
+                gl.store(z_ptr + offs, out.to(z_ptr.dtype.element_ty), mask=ok)
+            if SILU:
+                out = out * (1.0 / (1.0 + gl.exp(-out)))
+            gl.store(y_ptr + offs, out.to(y_ptr.dtype.element_ty), mask=ok)
+        for st in gl.static_range(STAGES):
+            mbarrier.invalidate(ready.index(st))
 
 
 @triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
@@ -840,7 +976,7 @@ _CONV2D_SPLIT_BUFFERS: dict = {}  # (device, stream) -> (partials, arrivals), th
 _CONV2D_SPLIT_STREAMS = 8
 
 
-def _conv2d_split_needs(M: int, c_out: int, c_in: int, taps: int, gather: bool, device_index: int):
+def _conv2d_split_needs(M: int, c_out: int, c_in: int, R: int, S: int, rows: bool, device_index: int):
     """(fp32 partial elements, tiles) the split-K configs the autotuner may run here need at most: the
     ones the prune keeps, or the one config when the autotuner holds a single config (it runs without
     pruning). Cached per shape until the autotuner's config list changes."""
@@ -848,13 +984,13 @@ def _conv2d_split_needs(M: int, c_out: int, c_in: int, taps: int, gather: bool, 
     if _CONV2D_SPLIT_NEEDS["configs"] is not configs:
         _CONV2D_SPLIT_NEEDS.clear()
         _CONV2D_SPLIT_NEEDS["configs"] = configs
-    key = (M, c_out, c_in, taps, gather, device_index)
+    key = (M, c_out, c_in, R, S, rows, device_index)
     needs = _CONV2D_SPLIT_NEEDS.get(key)
     if needs is None:
         sms = _conv2d_sms(device_index) if device_index >= 0 else 132
         partials, tiles = 1, 1
         for c in configs:
-            runs = len(configs) == 1 or _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, taps, gather), sms)
+            runs = len(configs) == 1 or _conv2d_split_fits(c, M, c_out, _conv2d_k_iterations(c, c_in, R, S, rows), sms)
             if c.kwargs["SPLIT_K"] > 1 and runs:
                 t = _conv2d_tiles(c, M, c_out)
                 partials = max(partials, t * c.kwargs["SPLIT_K"] * c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])
@@ -909,9 +1045,15 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
         return y, z
     if _conv2d_gemm_fits(x, weight, bias, residual, (sh, sw), (ph, pw)) and _conv2d_gemm_choice(
             x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu) == "gemm":
-        _conv2d_gemm_forward(x, weight, bias, residual, z, y, (sh, sw), out_h, out_w, silu)
-        return y, z
-    _conv2d_implicit_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu)
+        otherwise = lambda: _conv2d_gemm_forward(x, weight, bias, residual, z, y, (sh, sw), out_h, out_w, silu)  # noqa: E731
+    else:
+        otherwise = lambda: _conv2d_implicit_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw),  # noqa: E731
+                                                     out_h, out_w, silu)
+    box = _conv2d_box_choice(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu, otherwise)
+    if box is not None:
+        _conv2d_box_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu, box)
+    else:
+        otherwise()
     return y, z
 
 
@@ -920,7 +1062,7 @@ def _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding, o
     (sh, sw), (ph, pw) = stride, padding
     batch, H, W, c_in = x.shape
     c_out, R, S, _ = weight.shape
-    gather = c_in < _CONV2D_GATHER_BELOW_CHANNELS
+    row_k = _conv2d_row_k(c_in, S)
     M = batch * out_h * out_w
     device_index = x.get_device()
     base = (x.shape, weight.shape, sh, sw, ph, pw, x.dtype, weight.dtype, device_index, x.data_ptr() & 15,
@@ -934,12 +1076,12 @@ def _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding, o
         _CONV2D_POINTER_KEYS["configs"] = _conv2d_fwd_kernel.configs
         pointer_keys.clear()
     use_w, use_x = pointer_keys.get(base, (True, True))
-    w_desc = _conv2d_weight_descriptor(weight) if use_w and not gather else None
-    x_desc = _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw)) if use_x and not gather else None
+    w_desc = _conv2d_weight_descriptor(weight) if use_w and not row_k else None
+    x_desc = _conv2d_input_descriptor(x, R, S, (sh, sw), (ph, pw)) if use_x and not row_k else None
     box = (0, 0, 0)
-    if x_desc is None and use_x and not gather:
+    if x_desc is None and use_x and not row_k:
         x_desc, box = _conv2d_box_descriptor(x, (sh, sw), out_h, out_w)
-    partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R * S, gather, device_index))
+    partials, arrivals = _conv2d_split_buffers(x.device, _conv2d_split_needs(M, c_out, c_in, R, S, bool(row_k), device_index))
     def grid(meta):
         if meta["A_BOX"] and meta["BOX_B"] > 0:
             row_tiles = -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2])
@@ -948,7 +1090,7 @@ def _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding, o
         return (row_tiles * -(-c_out // meta["BLOCK_N"]), meta["SPLIT_K"])
 
     flags = dict(R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                 STORE_Z=z is not None, GATHER_K=gather, FP32_DOT=_fp32_dot(x.dtype),
+                 STORE_Z=z is not None, ROW_K=row_k, FP32_DOT=_fp32_dot(x.dtype),
                  BOX_B=box[0], BOX_H=box[1], BOX_W=box[2])
     key = (*base, tuple(flags.values()), w_desc is None, x_desc is None)
     first = key not in _conv2d_fwd_launch.plans
@@ -1048,6 +1190,92 @@ def _conv2d_gemm_choice(x, weight, bias, residual, z, y, stride, padding, out_h,
             choices.clear()
         choices[key] = choice
     return choice
+
+
+# the box path: "auto" times the Gluon box kernel's configs against the path the layer takes otherwise once per
+# key on a Hopper GPU and keeps the fastest; "off" never runs it, "on" always where it fits (TRITONIFY_CONV2D_BOX)
+_CONV2D_BOX = {"mode": os.environ.get("TRITONIFY_CONV2D_BOX", "auto"), "choices": {}}
+
+
+def _conv2d_box_fits(x, weight, stride) -> bool:
+    """Whether the Gluon box kernel runs this layer: a filter wider than 1x1 (a 1x1 is the GEMM kernel's), Gluon
+    and TMA on the GPU, 2-byte operands of one dtype, the strides dividing H and W, the channels a multiple of
+    the 64-channel K step (the weight's block for one tap must not run into the next tap's channels), 16-byte
+    aligned addresses."""
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
+    if gluon is None or R * S == 1 or not _tma_available() or x.element_size() != 2 or weight.dtype != x.dtype:
+        return False
+    if H % stride[0] or W % stride[1] or c_in % 64 or c_out % 8:
+        return False
+    return x.data_ptr() % 16 == 0 and weight.data_ptr() % 16 == 0
+
+
+def _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu, config):
+    """The Gluon box kernel into y (and z) with ``config`` (one of _CONV2D_BOX_CONFIGS)."""
+    from triton.runtime import _allocation
+
+    if _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:  # the device descriptors need a workspace
+        triton.set_allocator(_conv2d_gemm_allocator)
+    bm, bn, bk, warps, stages, ctas = config
+    (sh, sw), (ph, pw) = stride, padding
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
+    box = _conv2d_box_shape(out_h, out_w, bm)
+    dtype = gl.bfloat16 if x.dtype == torch.bfloat16 else gl.float16
+    a_layout = gl.NVMMASharedLayout.get_default_for([box[0], box[1], 1, box[2], bk], dtype)
+    b_layout = gl.NVMMASharedLayout.get_default_for([bn, bk], dtype)
+    mma = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, bn, 16])
+    lanes_n = min(32, bn // 8)
+    out_layout = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[32 // lanes_n, lanes_n],
+                                  warps_per_cta=[warps, 1], order=[1, 0])
+    tiles = -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2]) * -(-c_out // bn)
+    grid = (min(tiles, _conv2d_sms(x.get_device()) * ctas),)
+    _conv2d_box_kernel[grid](x, weight, bias if bias is not None else y, residual if residual is not None else y,
+                             z if z is not None else y, y, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
+                             R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
+                             STORE_Z=z is not None, BOX_B=box[0], BOX_H=box[1], BOX_W=box[2], BLOCK_N=bn, BLOCK_K=bk,
+                             STAGES=stages, GROUP_M=8, A_LAYOUT=a_layout, B_LAYOUT=b_layout, MMA_LAYOUT=mma,
+                             OUT_LAYOUT=out_layout, num_warps=warps)
+
+
+def _conv2d_box_choice(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu, otherwise):
+    """The _CONV2D_BOX_CONFIGS entry to run this layer with, or None for ``otherwise`` (the path the layer
+    takes without the box kernel, a no-argument call): in "auto" mode the first call for a key runs each
+    (compiling it), times each (graph replay, as the autotuner times its configs) and keeps the fastest for
+    the key; inside a graph capture before that, None. Configs over the shared memory are skipped."""
+    mode = _CONV2D_BOX["mode"]
+    if mode == "off" or not _conv2d_box_fits(x, weight, stride):
+        return None
+    if mode == "on":  # forced: the first config, whatever the layer
+        return _CONV2D_BOX_CONFIGS[0]
+    # no N tile wider than the layer's output channels rounded up (C_out = 64: no config)
+    configs = [c for c in _CONV2D_BOX_CONFIGS if c[1] <= max(64, triton.next_power_of_2(weight.shape[0]))]
+    if _AUTOTUNE_BENCH is None or not configs:
+        return None
+    key = (tuple(x.shape), tuple(weight.shape), tuple(stride), tuple(padding), x.dtype, x.get_device(),
+           bias is not None, residual is not None, silu, z is not None)
+    choices = _CONV2D_BOX["choices"]
+    if key in choices:
+        return choices[key]
+    if torch.cuda.is_current_stream_capturing():
+        return None
+    otherwise()
+    best, best_ms = None, _conv2d_backward_ms(otherwise)
+    for config in configs:
+        call = lambda: _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h,  # noqa: E731
+                                           out_w, silu, config)
+        try:
+            call()
+        except Exception:  # noqa: BLE001 - a config this GPU or Triton cannot compile or run is not a candidate
+            continue
+        ms = _conv2d_backward_ms(call)
+        if ms < best_ms:
+            best, best_ms = config, ms
+    if len(choices) >= 4096:
+        choices.clear()
+    choices[key] = best
+    return best
 
 
 def conv2d_dgrad(dz: torch.Tensor, weight: torch.Tensor, x_shape, stride=1, padding=0) -> torch.Tensor:

@@ -670,8 +670,9 @@ def test_torch_compile_traces_each_template_without_a_graph_break(name):
 
 
 # --------------------------------------------------------------------------- conv2d, causal conv1d
-# (N, H, W, C_in, C_out, R, stride, epilogue): the channel-block K loop (C_in >= 32) and the flat
-# (r, s, c) loop (C_in = 3, 20), stride 1 and 2 (dgrad's phase subproblems, phases with no tap for a
+# (N, H, W, C_in, C_out, R, stride, epilogue): the channel-block K loop (C_in >= 32) and the
+# filter-row loop (C_in = 3, 20: rows of 9, 60 and 21 values, K steps of 16, 64 and 32; ResNet's 7x7
+# stem at stride 2, padding 3), stride 1 and 2 (dgrad's phase subproblems, phases with no tap for a
 # 1x1 at stride 2), channel counts that are no multiple of any block, with and without the epilogue
 CONV2D_CASES = [
     (2, 7, 9, 20, 24, 3, 1, "bias+residual+silu"),
@@ -679,6 +680,7 @@ CONV2D_CASES = [
     (1, 8, 8, 3, 16, 3, 2, "bias+silu"),
     (2, 6, 6, 40, 20, 1, 1, "residual"),
     (2, 9, 9, 40, 20, 1, 2, ""),
+    (1, 13, 10, 3, 24, 7, 2, "bias+residual+silu"),
 ]
 
 
@@ -785,7 +787,7 @@ CONV2D_SPLIT_CASE = (2, 9, 9, 136, 40, 3, 1, "bias+residual+silu")
 @pytest.mark.parametrize("which,config", _conv2d_every_config(), ids=lambda v: str(v) if isinstance(v, str) else str(v.kwargs))
 def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch):
     """Each configuration alone (the autotuner could pick any), on the cases each kernel's paths
-    take: channel blocks and the flat K loop, stride 1 and 2; bf16 (the benchmarked dtype) and fp32.
+    take: channel blocks and the filter-row loop, stride 1 and 2; bf16 (the benchmarked dtype) and fp32.
     A split-K config also runs a case it splits, twice in a row: the second launch finds the arrival
     counters the first one's last programs set back to zero."""
     m = MODULES["conv2d"]
@@ -823,7 +825,7 @@ def test_conv2d_every_autotune_config_against_float64(which, config, monkeypatch
         batch, H, W, c_in, c_out, R, stride, _ = CONV2D_SPLIT_CASE
         M = batch * m.conv2d_out_size(H, R, stride, R // 2) * m.conv2d_out_size(W, R, stride, R // 2)
         assert m._conv2d_tiles(config, M, c_out) > 1
-        assert m._conv2d_split_fits(config, M, c_out, m._conv2d_k_iterations(config, c_in, R * R, False), 132)
+        assert m._conv2d_split_fits(config, M, c_out, m._conv2d_k_iterations(config, c_in, R, R, False), 132)
         cases = [CONV2D_SPLIT_CASE, CONV2D_SPLIT_CASE] + cases
     if config.kwargs.get("A_TMA"):  # a 1x1 at stride 1, unpadded: the input read through its descriptor
         cases.append(CONV2D_CASES[3])
@@ -856,11 +858,55 @@ def _check_conv2d_launches_agree(m, case, g):
         assert torch.equal(y, ys[0]), f"{case}: launch {i} differs from launch 0 in {(y != ys[0]).sum().item()} elements"
 
 
+# the Gluon box kernel's cases (64-channel multiples, as its K step needs): stride 1 with two boxes per image (the
+# second one row past a 9x16 output) and a partial N tile, stride 2 (the column phase beside the channels), with
+# the whole epilogue and the backward (the forward keeps z); on the GPU also the layer-sized race case
+CONV2D_GLUON_BOX_CASES = [(2, 9, 16, 64, 40, 3, 1, "bias+residual+silu"), (2, 18, 32, 64, 40, 3, 2, "bias+residual+silu"),
+                          (3, 10, 10, 128, 72, 3, 1, "")]
+
+
+@pytest.mark.parametrize("config", MODULES["conv2d"]._CONV2D_BOX_CONFIGS, ids=str)
+def test_conv2d_box_kernel_every_config_against_float64(config, monkeypatch):
+    """Each Gluon box config alone (forced, as its choice could keep any) against float64, forward and
+    backward, and launched three times bit-identical on a layer-sized 3x3 (persistent programs that run many
+    tiles: the ring's count carried from tile to tile)."""
+    m = MODULES["conv2d"]
+    if DEVICE == "cpu" or m.gluon is None or not m._tma_available():
+        pytest.skip("the Gluon box kernel runs on a Hopper GPU only (no interpreter for Gluon)")
+    monkeypatch.setitem(m._CONV2D_BOX, "mode", "on")
+    monkeypatch.setattr(m, "_CONV2D_BOX_CONFIGS", [config])
+    monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", "template")
+    g = fresh_generator()
+    (x, w, _, _), kw = _conv2d_case(m, CONV2D_RACE_CASES[0], torch.bfloat16, g)
+    assert m._conv2d_box_choice(x, w, None, None, None, None, (kw["stride"],) * 2, (kw["padding"],) * 2, 0, 0,
+                                False, None) == config
+    for case in CONV2D_GLUON_BOX_CASES:
+        _check_conv2d(m, case, torch.bfloat16, g)
+    _check_conv2d_launches_agree(m, CONV2D_RACE_CASES[0], g)
+
+
+def test_conv2d_box_kernel_only_where_it_fits(monkeypatch):
+    """The box path is a candidate only for filters wider than 1x1 with 64-channel multiples, the strides
+    dividing the input, 2-byte operands; on the CPU (no autotune timer) its choice keeps the other path."""
+    m = MODULES["conv2d"]
+    monkeypatch.setattr(m, "_tma_available", lambda: True)
+    x = torch.zeros(2, 8, 8, 64, dtype=torch.bfloat16)
+    fits = lambda xx, ww, stride=(1, 1): m._conv2d_box_fits(xx, ww, stride)  # noqa: E731
+    assert fits(x, torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16)) == (m.gluon is not None)
+    assert not fits(x, torch.zeros(32, 1, 1, 64, dtype=torch.bfloat16))  # a 1x1: the GEMM kernel's
+    assert not fits(torch.zeros(2, 8, 8, 40, dtype=torch.bfloat16), torch.zeros(32, 3, 3, 40, dtype=torch.bfloat16))
+    assert not fits(torch.zeros(2, 9, 8, 64, dtype=torch.bfloat16), torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16), (2, 2))
+    assert not fits(x.float(), torch.zeros(32, 3, 3, 64))
+    if DEVICE == "cpu":
+        w = torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16)
+        assert m._conv2d_box_choice(x, w, None, None, None, None, (1, 1), (1, 1), 8, 8, False, None) is None
+
+
 @pytest.mark.parametrize("mode", ["cudnn", "auto"])
 def test_conv2d_backward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch):
     """dx and dweight through PyTorch's convolution backward ("cudnn"), or whichever of it and the template
     the first backward of each layer timed faster ("auto": on a GPU, bf16; elsewhere the template), against
-    float64, on stride 1 and 2 and the flat K loop; "auto" records one choice per layer."""
+    float64, on stride 1 and 2 and the filter-row loop; "auto" records one choice per layer."""
     m = MODULES["conv2d"]
     monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", mode)
     monkeypatch.setitem(m._CONV2D_BACKWARD, "choices", {})
@@ -966,10 +1012,10 @@ def test_conv2d_split_k_runs_only_where_the_tiles_do_not_fill_the_gpu():
     of 128) and drops it where the output tiles fill the SMs (56x56 at batch 32: 784 row tiles)."""
     m = MODULES["conv2d"]
     split = m._conv2d_config(128, 128, 64, 8, 3, split=2)
-    k_iterations = m._conv2d_k_iterations(split, 512, 9, False)
+    k_iterations = m._conv2d_k_iterations(split, 512, 3, 3, False)
     assert k_iterations == 72
     assert m._conv2d_split_fits(split, 32 * 7 * 7, 512, k_iterations, 132)
-    assert not m._conv2d_split_fits(split, 32 * 56 * 56, 64, m._conv2d_k_iterations(split, 64, 9, False), 132)
+    assert not m._conv2d_split_fits(split, 32 * 56 * 56, 64, m._conv2d_k_iterations(split, 64, 3, 3, False), 132)
     assert not m._conv2d_split_fits(split, 32 * 7 * 7, 512, 7, 132)  # 3 iterations a split: too few to pipeline
 
 
