@@ -32,7 +32,7 @@ SMEM = 232448
 
 
 def smem_bytes(bm, bn, bk, warps, stages):
-    return stages * (bm + bn) * bk * 2  # the ring alone (the compiled kernel's own figure decides the grid)
+    return stages * (bm + bn) * bk * 2  # the ring of A and B tiles (the epilogue's layout conversion comes on top)
 
 
 def launch(x, w, bias, res, y, stride, pad, out, cfg, silu=False):

@@ -23,6 +23,10 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
   ``_CONV2D_BOX_WITH_WEIGHT_DESCRIPTOR``); every TMA config has
   the descriptors' box as its tile, so no config needs a pre-hook (which would send every call
   through the autotuner's Python) and the launcher's recorded plan serves each later call;
+* 3x3 layers (64-channel multiples) on Hopper may also run ``_conv2d_box_kernel``, a Gluon kernel with the
+  A_BOX tiling whose input boxes stay in shared memory, reshaped there and read by wgmma from shared memory
+  (``tl.dot`` reshapes them in registers); its first call for a layer times its configs against the path the
+  layer takes otherwise and keeps the fastest (``_conv2d_box_choice``; ``TRITONIFY_CONV2D_BOX=auto|on|off``);
 * a 1x1 filter without padding is a plain GEMM ([pixels, C_in] x [C_in, C_out]; at stride 2 the pixels
   read are the 3-D view [N * out_h, out_w, C_in] with doubled strides): ``_conv2d_gemm_kernel`` runs it with
   every operand, the epilogue's residual, z and y too, through descriptors made on the device (any tile;
@@ -130,10 +134,10 @@ def _conv2d_k_iterations(config, c_in: int, R: int, S: int, rows: bool) -> int:
 
 
 def _conv2d_row_k(c_in: int, S: int) -> int:
-    """ROW_K for a layer with fewer than _CONV2D_ROW_K_BELOW_CHANNELS input channels: one filter row's
+    """ROW_K for a layer with fewer than _CONV2D_GATHER_BELOW_CHANNELS input channels: one filter row's
     S * C_in input elements (contiguous in NHWC), rounded up to a power of 2 of at least 16 (a dot's K);
     0 (the channel-block loop) for the others."""
-    return max(16, triton.next_power_of_2(S * c_in)) if c_in < _CONV2D_ROW_K_BELOW_CHANNELS else 0
+    return max(16, triton.next_power_of_2(S * c_in)) if c_in < _CONV2D_GATHER_BELOW_CHANNELS else 0
 
 
 def _conv2d_split_fits(config, M: int, c_out: int, k_iterations: int, sms: int) -> bool:
@@ -257,8 +261,9 @@ _CONV2D_WGRAD_ALL_CONFIGS = [
 _CONV2D_DGRAD_CONFIGS = _autotune_configs(_CONV2D_DGRAD_ALL_CONFIGS)
 _CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
 
-_CONV2D_GATHER_BELOW_CHANNELS = 32  # fewer input channels than this: wgrad's columns are the flat (r, s, c) index
-_CONV2D_ROW_K_BELOW_CHANNELS = 32  # and the forward's K loop walks the filter rows (ROW_K)
+# fewer input channels than this: the forward's K loop walks the filter rows (ROW_K), wgrad's columns are the
+# flat (r, s, c) index
+_CONV2D_GATHER_BELOW_CHANNELS = 32
 
 
 @triton.autotune(configs=_CONV2D_FWD_CONFIGS,
