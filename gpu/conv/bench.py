@@ -143,8 +143,10 @@ def precompile_tasks(kinds=None):
                 tasks += [("gemm", name, 32, i, v) for v in variants]
         if box_layer(name):  # the Gluon box kernel's configs (its choice compiles them in the main process otherwise)
             variants = ["plain", "fused"] + (["train"] if name in TRAIN_SHAPES else [])
-            tasks += [("box", name, 32, i, v) for i, c in enumerate(m._CONV2D_BOX_CONFIGS)
-                      if c[1] <= max(64, 1 << (shape_of(name)[3] - 1).bit_length()) for v in variants]
+            pairs = {(m._CONV2D_BOX_CONFIGS.index(c), splits > 1) for batch in BATCHES
+                     for c, splits in box_candidates(name, batch)}
+            tasks += [("box", name, 32, i, v + ("+split" if split else "")) for i, split in sorted(pairs)
+                      for v in variants]
     for name in selected(TRAIN_SHAPES):
         tasks += [("dgrad", name, 32, i, "") for i in range(len(m._CONV2D_DGRAD_CONFIGS))]
         tasks += [("wgrad", name, 32, i, "") for i in range(len(m._CONV2D_WGRAD_CONFIGS))]
@@ -157,7 +159,21 @@ def precompile_tasks(kinds=None):
 def box_layer(name) -> bool:
     """Whether the Gluon box kernel can run this layer (``_conv2d_box_fits`` for bf16 on the H200)."""
     _, hw, c_in, c_out, k, stride = shape_of(name)
-    return k > 1 and hw % stride == 0 and c_in % 64 == 0 and c_out % 8 == 0
+    return hw % stride == 0 and c_in % 64 == 0 and c_out % 8 == 0
+
+
+def box_candidates(name, batch):
+    """The (config, splits) pairs the layer's box choice times at this batch (``_conv2d_box_candidates`` on
+    empty tensors: shapes only)."""
+    import torch
+
+    from tritonify.kernels.templates import conv2d as m
+
+    _, hw, c_in, c_out, k, stride = shape_of(name)
+    out = m.conv2d_out_size(hw, k, stride, k // 2)
+    x = torch.empty(batch, hw, hw, c_in, dtype=torch.bfloat16, device="meta")
+    w = torch.empty(c_out, k, k, c_in, dtype=torch.bfloat16, device="meta")
+    return m._conv2d_box_candidates(x, w, (stride,) * 2, (k // 2,) * 2, out, out)
 
 
 def gemm_layer(name) -> bool:
@@ -201,14 +217,16 @@ def run_task(task):
         x, w, b, r, stride, pad = conv_inputs(shape, batch)
         out = m.conv2d_out_size(x.shape[1], w.shape[1], stride, pad)
         y = x.new_empty(x.shape[0], out, out, w.shape[0])
+        variant, _, split = variant.partition("+")
+        splits = 2 if split else 1  # the split kernel (REDUCE) compiles once for every split count
         z = torch.empty_like(y) if variant == "train" else None
         with torch.no_grad():
             if variant == "plain":
                 m._conv2d_box_forward(x, w, None, None, None, y, (stride,) * 2, (pad,) * 2, out, out, False,
-                                      m._CONV2D_BOX_CONFIGS[index])
+                                      m._CONV2D_BOX_CONFIGS[index], splits)
             else:
                 m._conv2d_box_forward(x, w, b, r, z, y, (stride,) * 2, (pad,) * 2, out, out, True,
-                                      m._CONV2D_BOX_CONFIGS[index])
+                                      m._CONV2D_BOX_CONFIGS[index], splits)
         torch.cuda.synchronize()
         return
     m._CONV2D_BOX["mode"] = "off"  # the box kernel's own tasks compile it; this worker's choices never run
@@ -358,6 +376,11 @@ def section_fwd(log, budget):
                         rec["box_plain"], rec["box_fused"] = (
                             next((list(c) if c else None for k, c in boxes.items() if k[0] == tuple(x.shape)
                                   and k[1] == tuple(w.shape) and k[7] == fused), None) for fused in (False, True))
+                        rec["box_times_ms"] = {  # every candidate the choice timed, and the path it takes otherwise
+                            ("fused" if k[7] else "plain"): {str(c if c == "otherwise" else (list(c[0]), c[1])): v
+                                                             for c, v in t.items()}
+                            for k, t in m._CONV2D_BOX["times"].items()
+                            if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)}
                     if gemm:  # which path the 1x1 layer took, each path's time alone, torch.mm on the same operands
                         choices = m._CONV2D_GEMM["choices"]
                         rec["path_plain"], rec["path_fused"] = (

@@ -1,6 +1,7 @@
-"""Probe: the template's Gluon box kernel (`_conv2d_box_kernel`: the input's box through TMA, reshaped in
-shared memory, wgmma from shared memory) on the ResNet-50 layers the Triton kernels leave below 0.9x cuDNN
-(3x3 at stride 1 and 2, the stride-2 1x1 downsamples). Per layer and batch: each config against float64
+"""Probe: the template's Gluon box kernels (`_conv2d_box_kernel`, `_conv2d_box_ws_kernel`: the input's box through
+TMA, reshaped in shared memory, wgmma from shared memory; one partition or a separate load warp) on ResNet-50's
+3x3 and 1x1 layers. Per layer and batch: each of the layer's candidates (`_conv2d_box_candidates`: config and
+K splits) against float64
 (F.conv2d on the float64 copies), three launches bit-identical, CUDA-graph time beside cuDNN (F.conv2d on
 the channels-last views) and the template's forward; then the best config with the fused epilogue
 (bias + residual + SiLU) against float64 and timed beside the template's fused forward.
@@ -23,22 +24,13 @@ import bench  # noqa: E402
 
 from tritonify.kernels.templates import conv2d as m  # noqa: E402
 
-LAYERS = ["s1.3x3", "s2.3x3/2", "s2.3x3", "s3.3x3/2", "s3.3x3", "s4.3x3/2", "s4.3x3", "s2.down/2", "s3.down/2",
-          "s4.down/2"]
-# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages)
-CONFIGS = [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 4, 3),
-           (128, 64, 64, 4, 3), (256, 64, 64, 8, 3), (128, 64, 64, 4, 2), (128, 128, 64, 8, 4)]
-SMEM = 232448
+LAYERS = ["s1.3x3", "s2.3x3/2", "s2.3x3", "s3.3x3/2", "s3.3x3", "s4.3x3/2", "s4.3x3", "s1.1x1a", "s1.1x1b",
+          "s2.1x1a", "s2.1x1b", "s2.down/2", "s3.1x1a", "s3.1x1b", "s3.down/2", "s4.1x1a", "s4.1x1b", "s4.down/2"]
 
 
-def smem_bytes(bm, bn, bk, warps, stages):
-    return stages * (bm + bn) * bk * 2  # the ring of A and B tiles (the epilogue's layout conversion comes on top)
-
-
-def launch(x, w, bias, res, y, stride, pad, out, cfg, silu=False):
-    """The template's box kernel with one probe config (two programs per SM where its shared memory allows)."""
-    ctas = 2 if 2 * smem_bytes(*cfg) <= SMEM - 16384 else 1
-    m._conv2d_box_forward(x, w, bias, res, None, y, (stride,) * 2, (pad,) * 2, out, out, silu, (*cfg, ctas))
+def launch(x, w, bias, res, y, stride, pad, out, candidate, silu=False):
+    """The template's box kernel with one of the layer's candidates: (config, splits)."""
+    m._conv2d_box_forward(x, w, bias, res, None, y, (stride,) * 2, (pad,) * 2, out, out, silu, *candidate)
     return y
 
 
@@ -73,15 +65,14 @@ def main(out_dir):
             xc, wc = x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2)
             rec = {"layer": name, "batch": batch, "configs": {}}
             rec["cudnn"] = bench.timings(lambda: F.conv2d(xc, wc, None, stride, pad), events=False)["graph_us"]
+            m._CONV2D_BOX["mode"] = "off"  # the path the layer takes without the box kernel
             m.conv2d_forward(x, w, None, None, stride, pad)
             rec["template"] = bench.timings(lambda: m.conv2d_forward(x, w, None, None, stride, pad), events=False)["graph_us"]
+            m._CONV2D_BOX["mode"] = "auto"
             y = torch.empty(batch, out, out, c_out, device="cuda", dtype=torch.bfloat16)
             best = None
-            for cfg in CONFIGS:
-                bm, bn, bk, warps, stages = cfg
-                key = str(cfg)
-                if smem_bytes(*cfg) > SMEM or (stride > 1 and c_in % bk) or bn > max(64, c_out) or (bk > 64 and c_in < 128):
-                    continue
+            for cfg in m._conv2d_box_candidates(x, w, (stride,) * 2, (pad,) * 2, out, out):
+                key = str((tuple(cfg[0]), cfg[1]))
                 try:
                     ys = [launch(x, w, None, None, torch.empty_like(y), stride, pad, out, cfg).clone() for _ in range(3)]
                     torch.cuda.synchronize()
@@ -90,15 +81,15 @@ def main(out_dir):
                     entry = {"err": round(err, 5), "same": same}
                     if err < 0.01 and same:
                         entry["us"] = bench.timings(lambda: launch(x, w, None, None, y, stride, pad, out, cfg), events=False)["graph_us"]
-                        if best is None or entry["us"] < rec["configs"][str(best)]["us"]:
+                        if best is None or entry["us"] < rec["configs"][str((tuple(best[0]), best[1]))]["us"]:
                             best = cfg
                 except Exception as exc:  # noqa: BLE001
                     entry = {"error": f"{type(exc).__name__}: {exc}"[:300]}
                 rec["configs"][key] = entry
                 print(name, batch, key, entry, flush=True)
             if best is not None:
-                rec["best"] = str(best)
-                rec["gluon"] = rec["configs"][str(best)]["us"]
+                rec["best"] = str((tuple(best[0]), best[1]))
+                rec["gluon"] = rec["configs"][rec["best"]]["us"]
                 rec["vs_cudnn"] = round(rec["cudnn"] / rec["gluon"], 3)
                 rec["template_vs_cudnn"] = round(rec["cudnn"] / rec["template"], 3)
                 reff = ref + bias.double() + res.double()

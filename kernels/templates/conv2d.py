@@ -62,6 +62,7 @@ there is an activation), d residual = dz, d bias = dz summed over pixels,
 Dilation 1 and groups 1 only. Accumulation is fp32; fp32 inputs use IEEE fp32 products, not TF32.
 """
 import os
+from typing import NamedTuple
 
 import torch
 import triton
@@ -120,7 +121,10 @@ _CONV2D_TMA_ROWS = 128  # the input descriptor's box is (BLOCK_M, BLOCK_K) = (12
 
 
 def _conv2d_sms(device_index: int) -> int:
-    return torch.cuda.get_device_properties(device_index).multi_processor_count if torch.cuda.is_available() else 132
+    """The GPU's SMs (a negative index, a tensor off the GPU: the current device's; 132 without a GPU)."""
+    if not torch.cuda.is_available():
+        return 132
+    return torch.cuda.get_device_properties(device_index if device_index >= 0 else torch.cuda.current_device()).multi_processor_count
 
 
 def _conv2d_tiles(config, M: int, c_out: int) -> int:
@@ -555,11 +559,28 @@ def _conv2d_gemm_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H,
 
 
 # --------------------------------------------------------------------------- 3x3 and strided layers: boxes in shared memory
-# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages, programs per SM) of the Gluon box kernel: the fastest of 8 configs
-# on ResNet-50's 3x3 layers at batch 128 on the H200, each correct and three launches bit-identical there
-# (gpu/conv/probe_gluon.py, 2026-12-02 20:05Z; 180 and 107 KB of shared memory); each layer's first call times
+class _BoxConfig(NamedTuple):
+    """One Gluon box kernel config: the tile, the warps of the MMA partition, the ring's stages, programs per
+    SM, and whether a separate load warp fills the ring (``specialized``: _conv2d_box_ws_kernel) or the MMA
+    warps issue the loads between their wgmmas (_conv2d_box_kernel, which alone can split K)."""
+    block_m: int
+    block_n: int
+    block_k: int
+    warps: int
+    stages: int
+    ctas: int
+    specialized: bool = False
+
+
+# the fastest of 8 single-partition configs on ResNet-50's 3x3 layers at batch 128 on the H200, each correct and
+# three launches bit-identical there (gpu/conv/probe_gluon.py, 2026-12-02 20:05Z; 180 and 107 KB of shared
+# memory), and their warp-specialized forms (a 4-stage ring where it fits, the epilogue in the wgmma layout: no
+# shared memory for a layout conversion) with a 64-channel N tile for C_out = 64; each layer's first call times
 # them against the path it takes otherwise (_conv2d_box_choice)
-_CONV2D_BOX_CONFIGS = [(128, 256, 64, 8, 3, 1), (128, 128, 64, 4, 3, 2)]
+_CONV2D_BOX_CONFIGS = [_BoxConfig(128, 256, 64, 8, 3, 1), _BoxConfig(128, 128, 64, 4, 3, 2),
+                       _BoxConfig(128, 256, 64, 8, 3, 1, True), _BoxConfig(128, 128, 64, 4, 3, 2, True),
+                       _BoxConfig(128, 64, 64, 4, 4, 2, True)]
+_CONV2D_BOX_MAX_SPLITS = 8
 
 if gluon is not None:
     @gluon.jit
@@ -581,27 +602,103 @@ if gluon is not None:
         tma.async_copy_global_to_shared(w_desc, [n0, tap * C_in + c0], bar, b_smem.index(stage))
 
     @gluon.jit
-    def _conv2d_box_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H, W, C_in, out_h, out_w, C_out,
-                           stride_h, stride_w, pad_h, pad_w, R: gl.constexpr, S: gl.constexpr,
-                           HAS_BIAS: gl.constexpr, HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr,
-                           STORE_Z: gl.constexpr, BOX_B: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr,
-                           BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-                           A_LAYOUT: gl.constexpr, B_LAYOUT: gl.constexpr, MMA_LAYOUT: gl.constexpr,
-                           OUT_LAYOUT: gl.constexpr):
-        """The A_BOX tiling of _conv2d_fwd_kernel (a tile's rows are a box of BOX_B images x BOX_H x BOX_W
-        output pixels, one TMA box of the input's 5-D view per tap and channel block), with the box kept in
-        shared memory: reshaped there to the tile's [BLOCK_M, BLOCK_K] rows and read by wgmma from shared
-        memory (tl.dot's reshape goes through registers). A STAGES-deep ring of boxes and weight blocks, each
-        stage's TMA tracked by its mbarrier; wgmma i runs while step i + STAGES - 1 loads into the stage
-        wgmma i - 1 read. Persistent: program p runs tiles p, p + programs, ... in GROUP_M-row groups; the
-        ring's count carries over from tile to tile. The descriptors are made on the device."""
-        BLOCK_M: gl.constexpr = BOX_B * BOX_H * BOX_W
+    def _conv2d_box_unit(unit, splits, iterations, num_m, num_n, tiles_w, tiles_h, BOX_B: gl.constexpr,
+                         BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+        """Work unit ``unit`` (splits per output tile, the tiles in GROUP_M-row groups so GROUP_M row tiles
+        share each weight tile while it is in L2) -> (tile, split, box_n, box_y, box_x, n0, first and last K
+        step: the split's share of the K loop, every share within one step of the others)."""
+        tile = unit // splits
+        part = unit - tile * splits
+        in_group = GROUP_M * num_n
+        first_m = (tile // in_group) * GROUP_M
+        rows = gl.minimum(num_m - first_m, GROUP_M)
+        pid_m = first_m + (tile % in_group) % rows
+        pid_n = (tile % in_group) // rows
+        box_x = (pid_m % tiles_w) * BOX_W
+        box_y = ((pid_m // tiles_w) % tiles_h) * BOX_H
+        box_n = (pid_m // (tiles_w * tiles_h)) * BOX_B
+        return (pid_m * num_n + pid_n, part, box_n, box_y, box_x, pid_n * BLOCK_N, part * iterations // splits,
+                (part + 1) * iterations // splits)
+
+    @gluon.jit
+    def _conv2d_box_epilogue(acc, tile, part, splits, partial_ptr, arrivals_ptr, bias_ptr, res_ptr, z_ptr, y_ptr,
+                             box_n, box_y, box_x, n0, batch, out_h, out_w, C_out, HAS_BIAS: gl.constexpr,
+                             HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr, STORE_Z: gl.constexpr,
+                             REDUCE: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_M: gl.constexpr,
+                             BLOCK_N: gl.constexpr, LAYOUT: gl.constexpr):
+        """y (and z) = act(acc + bias + residual) for the tile's box of output pixels, in ``acc``'s layout.
+        REDUCE (split K): the split's fp32 partial into its slot of the tile (``_conv2d_fwd_kernel``'s split
+        protocol: the program that arrives last sums the slots in slot order, finishes the tile and sets the
+        tile's counter back to zero)."""
+        row = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, LAYOUT))
+        out_x = box_x + row % BOX_W
+        out_y = box_y + (row // BOX_W) % BOX_H
+        img = box_n + row // (BOX_W * BOX_H)
+        m_ok = (out_x < out_w) & (out_y < out_h) & (img < batch)
+        offs_n = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, LAYOUT))
+        n_ok = offs_n < C_out
+        offs = (gl.expand_dims(((img * out_h + out_y) * out_w + out_x).to(gl.int64) * C_out, 1)
+                + gl.expand_dims(offs_n, 0))
+        ok = gl.expand_dims(m_ok, 1) & gl.expand_dims(n_ok, 0)
+        finish = True
+        if REDUCE:
+            slot = (gl.expand_dims(gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, LAYOUT)), 1) * BLOCK_N
+                    + gl.expand_dims(gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, LAYOUT)), 0))
+            slots = partial_ptr + tile.to(gl.int64) * splits * (BLOCK_M * BLOCK_N)
+            gl.store(slots + part * (BLOCK_M * BLOCK_N) + slot, acc, cache_modifier=".cg")
+            gl.thread_barrier()  # every thread's share of the partial is written before the count (release)
+            arrived = gl.atomic_add(arrivals_ptr + tile, 1, sem="acq_rel", scope="gpu")
+            gl.thread_barrier()
+            finish = arrived == splits - 1
+            if finish:
+                acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=LAYOUT)
+                for i in range(splits):
+                    acc += gl.load(slots + i * (BLOCK_M * BLOCK_N) + slot, cache_modifier=".cg")
+                gl.atomic_xchg(arrivals_ptr + tile, 0, sem="relaxed", scope="gpu")  # for the next launch
+        if finish:
+            if HAS_BIAS:
+                acc += gl.expand_dims(gl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(gl.float32), 0)
+            if HAS_RESIDUAL:
+                acc += gl.load(res_ptr + offs, mask=ok, other=0.0).to(gl.float32)
+            if STORE_Z:
+                gl.store(z_ptr + offs, acc.to(z_ptr.dtype.element_ty), mask=ok)
+            if SILU:
+                acc = acc * (1.0 / (1.0 + gl.exp(-acc)))
+            gl.store(y_ptr + offs, acc.to(y_ptr.dtype.element_ty), mask=ok)
+
+    @gluon.jit
+    def _conv2d_box_descriptors(x_ptr, w_ptr, batch, H, W, C_in, C_out, stride_h, stride_w, R: gl.constexpr,
+                                S: gl.constexpr, BOX_B: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr,
+                                BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, A_LAYOUT: gl.constexpr,
+                                B_LAYOUT: gl.constexpr):
+        """The input's 5-D box view (the A_BOX view of _conv2d_fwd_kernel) and the weight's [C_out, R*S*C_in]
+        matrix, made on the device."""
         x_desc = tma.make_tensor_descriptor(x_ptr, shape=[batch, H // stride_h, stride_h, W // stride_w, stride_w * C_in],
                                             strides=[H * W * C_in, stride_h * W * C_in, W * C_in, stride_w * C_in, 1],
                                             block_shape=[BOX_B, BOX_H, 1, BOX_W, BLOCK_K], layout=A_LAYOUT)
         K = R * S * C_in
         w_desc = tma.make_tensor_descriptor(w_ptr, shape=[C_out, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K],
                                             layout=B_LAYOUT)
+        return x_desc, w_desc
+
+    @gluon.jit
+    def _conv2d_box_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, partial_ptr, arrivals_ptr, batch, H, W,
+                           C_in, out_h, out_w, C_out, stride_h, stride_w, pad_h, pad_w, splits, R: gl.constexpr,
+                           S: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr,
+                           STORE_Z: gl.constexpr, REDUCE: gl.constexpr, BOX_B: gl.constexpr, BOX_H: gl.constexpr,
+                           BOX_W: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr,
+                           GROUP_M: gl.constexpr, A_LAYOUT: gl.constexpr, B_LAYOUT: gl.constexpr,
+                           MMA_LAYOUT: gl.constexpr, OUT_LAYOUT: gl.constexpr):
+        """The A_BOX tiling of _conv2d_fwd_kernel (a tile's rows are a box of BOX_B images x BOX_H x BOX_W
+        output pixels, one TMA box of the input's 5-D view per tap and channel block), with the box kept in
+        shared memory: reshaped there to the tile's [BLOCK_M, BLOCK_K] rows and read by wgmma from shared
+        memory (tl.dot's reshape goes through registers). A STAGES-deep ring of boxes and weight blocks, each
+        stage's TMA tracked by its mbarrier; wgmma i runs while step i + STAGES - 1 loads into the stage
+        wgmma i - 1 read. Persistent: program p runs units p, p + programs, ... (``splits`` units per tile,
+        REDUCE where there are more than one); the ring's count carries over from unit to unit."""
+        BLOCK_M: gl.constexpr = BOX_B * BOX_H * BOX_W
+        x_desc, w_desc = _conv2d_box_descriptors(x_ptr, w_ptr, batch, H, W, C_in, C_out, stride_h, stride_w, R, S,
+                                                 BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K, A_LAYOUT, B_LAYOUT)
         a_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [STAGES, BOX_B, BOX_H, 1, BOX_W, BLOCK_K], A_LAYOUT)
         b_smem = gl.allocate_shared_memory(w_ptr.dtype.element_ty, [STAGES, BLOCK_N, BLOCK_K], B_LAYOUT)
         ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -615,60 +712,129 @@ if gluon is not None:
         num_n = gl.cdiv(C_out, BLOCK_N)
         c_blocks = gl.cdiv(C_in, BLOCK_K)
         iterations = R * S * c_blocks
-        in_group = GROUP_M * num_n
-        rows_layout: gl.constexpr = gl.SliceLayout(1, OUT_LAYOUT)
-        cols_layout: gl.constexpr = gl.SliceLayout(0, OUT_LAYOUT)
         done = gl.program_id(0) * 0  # the program's loads consumed so far: the ring's stage and phase
-        for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
-            group = tile // in_group
-            first_m = group * GROUP_M
-            rows = gl.minimum(num_m - first_m, GROUP_M)
-            pid_m = first_m + (tile % in_group) % rows
-            pid_n = (tile % in_group) // rows
-            n0 = pid_n * BLOCK_N
-            box_x = (pid_m % tiles_w) * BOX_W
-            box_y = ((pid_m // tiles_w) % tiles_h) * BOX_H
-            box_n = (pid_m // (tiles_w * tiles_h)) * BOX_B
+        for unit in range(gl.program_id(0), num_m * num_n * splits, gl.num_programs(0)):
+            tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
+                unit, splits, iterations, num_m, num_n, tiles_w, tiles_h, BOX_B, BOX_H, BOX_W, BLOCK_N, GROUP_M)
+            steps = last - first
             for j in gl.static_range(STAGES - 1):
-                if j < iterations:
-                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, done + j, j, c_blocks, box_n, box_y, box_x,
-                                     n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
+                if j < steps:
+                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, done + j, first + j, c_blocks, box_n,
+                                     box_y, box_x, n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
             acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=MMA_LAYOUT)
-            for i in range(iterations):
+            for i in range(steps):
                 g = done + i
                 stage = g % STAGES
                 mbarrier.wait(ready.index(stage), (g // STAGES) & 1)
                 acc = warpgroup_mma(a_smem.index(stage).reshape([BLOCK_M, BLOCK_K]),
                                     b_smem.index(stage).permute((1, 0)), acc, is_async=True)
                 acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
-                if i + STAGES - 1 < iterations:  # into the stage wgmma i - 1 read, which has finished
-                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, g + STAGES - 1, i + STAGES - 1, c_blocks,
-                                     box_n, box_y, box_x, n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
+                if i + STAGES - 1 < steps:  # into the stage wgmma i - 1 read, which has finished
+                    _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, g + STAGES - 1, first + i + STAGES - 1,
+                                     c_blocks, box_n, box_y, box_x, n0, C_in, stride_h, stride_w, pad_h, pad_w, R, S,
+                                     BLOCK_K)
             acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-            done += iterations
-
-            out = gl.convert_layout(acc, OUT_LAYOUT)
-            row = gl.arange(0, BLOCK_M, layout=rows_layout)
-            out_x = box_x + row % BOX_W
-            out_y = box_y + (row // BOX_W) % BOX_H
-            img = box_n + row // (BOX_W * BOX_H)
-            m_ok = (out_x < out_w) & (out_y < out_h) & (img < batch)
-            offs_n = n0 + gl.arange(0, BLOCK_N, layout=cols_layout)
-            n_ok = offs_n < C_out
-            offs = (gl.expand_dims(((img * out_h + out_y) * out_w + out_x).to(gl.int64) * C_out, 1)
-                    + gl.expand_dims(offs_n, 0))
-            ok = gl.expand_dims(m_ok, 1) & gl.expand_dims(n_ok, 0)
-            if HAS_BIAS:
-                out += gl.expand_dims(gl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(gl.float32), 0)
-            if HAS_RESIDUAL:
-                out += gl.load(res_ptr + offs, mask=ok, other=0.0).to(gl.float32)
-            if STORE_Z:
-                gl.store(z_ptr + offs, out.to(z_ptr.dtype.element_ty), mask=ok)
-            if SILU:
-                out = out * (1.0 / (1.0 + gl.exp(-out)))
-            gl.store(y_ptr + offs, out.to(y_ptr.dtype.element_ty), mask=ok)
+            done += steps
+            _conv2d_box_epilogue(gl.convert_layout(acc, OUT_LAYOUT), tile, part, splits, partial_ptr, arrivals_ptr,
+                                 bias_ptr, res_ptr, z_ptr, y_ptr, box_n, box_y, box_x, n0, batch, out_h, out_w, C_out,
+                                 HAS_BIAS, HAS_RESIDUAL, SILU, STORE_Z, REDUCE, BOX_H, BOX_W, BLOCK_M, BLOCK_N,
+                                 OUT_LAYOUT)
         for st in gl.static_range(STAGES):
             mbarrier.invalidate(ready.index(st))
+
+    @gluon.jit
+    def _conv2d_box_ws_loads(x_desc, w_desc, a_smem, b_smem, ready, empty, batch, C_in, out_h, out_w, C_out,
+                             stride_h, stride_w, pad_h, pad_w, R: gl.constexpr, S: gl.constexpr, BOX_B: gl.constexpr,
+                             BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr,
+                             GROUP_M: gl.constexpr):
+        """The load warp of _conv2d_box_ws_kernel: every K step of the program's tiles into the ring, each
+        stage once the MMA partition has released it (``empty``; the first pass over the ring waits on
+        nothing: a fresh barrier's phase before 0 counts as complete)."""
+        stages: gl.constexpr = a_smem.shape[0]
+        tiles_w = gl.cdiv(out_w, BOX_W)
+        tiles_h = gl.cdiv(out_h, BOX_H)
+        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
+        num_n = gl.cdiv(C_out, BLOCK_N)
+        c_blocks = gl.cdiv(C_in, BLOCK_K)
+        iterations = R * S * c_blocks
+        done = gl.program_id(0) * 0
+        for unit in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
+            tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
+                unit, 1, iterations, num_m, num_n, tiles_w, tiles_h, BOX_B, BOX_H, BOX_W, BLOCK_N, GROUP_M)
+            for j in range(iterations):
+                g = done + j
+                mbarrier.wait(empty.index(g % stages), ((g // stages) & 1) ^ 1)
+                _conv2d_box_load(x_desc, w_desc, a_smem, b_smem, ready, g, j, c_blocks, box_n, box_y, box_x, n0,
+                                 C_in, stride_h, stride_w, pad_h, pad_w, R, S, BLOCK_K)
+            done += iterations
+
+    @gluon.jit
+    def _conv2d_box_ws_mma(a_smem, b_smem, ready, empty, bias_ptr, res_ptr, z_ptr, y_ptr, batch, C_in, out_h, out_w,
+                           C_out, R: gl.constexpr, S: gl.constexpr, HAS_BIAS: gl.constexpr,
+                           HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr, STORE_Z: gl.constexpr,
+                           BOX_B: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_N: gl.constexpr,
+                           BLOCK_K: gl.constexpr, GROUP_M: gl.constexpr, MMA_LAYOUT: gl.constexpr,
+                           OUT_LAYOUT: gl.constexpr):
+        """The MMA partition of _conv2d_box_ws_kernel: wgmma on each stage as its TMA lands, the stage released
+        to the load warp once the next wgmma has been issued and the one reading it has finished; the epilogue
+        (in OUT_LAYOUT: in the wgmma layout each thread's 64-bit pointers alone take 256 registers at 128 x 256)
+        while the load warp fills the ring with the next tile's steps."""
+        stages: gl.constexpr = a_smem.shape[0]
+        BLOCK_M: gl.constexpr = BOX_B * BOX_H * BOX_W
+        tiles_w = gl.cdiv(out_w, BOX_W)
+        tiles_h = gl.cdiv(out_h, BOX_H)
+        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
+        num_n = gl.cdiv(C_out, BLOCK_N)
+        iterations = R * S * gl.cdiv(C_in, BLOCK_K)
+        done = gl.program_id(0) * 0
+        for unit in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
+            tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
+                unit, 1, iterations, num_m, num_n, tiles_w, tiles_h, BOX_B, BOX_H, BOX_W, BLOCK_N, GROUP_M)
+            acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=MMA_LAYOUT)
+            for i in range(iterations):
+                g = done + i
+                mbarrier.wait(ready.index(g % stages), (g // stages) & 1)
+                acc = warpgroup_mma(a_smem.index(g % stages).reshape([BLOCK_M, BLOCK_K]),
+                                    b_smem.index(g % stages).permute((1, 0)), acc, is_async=True)
+                acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+                mbarrier.arrive(empty.index((g + stages - 1) % stages), pred=i > 0)  # wgmma i - 1's stage
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+            done += iterations
+            mbarrier.arrive(empty.index((done + stages - 1) % stages))  # the tile's last stage
+            _conv2d_box_epilogue(gl.convert_layout(acc, OUT_LAYOUT), tile, part, 1, y_ptr, y_ptr, bias_ptr, res_ptr,
+                                 z_ptr, y_ptr, box_n, box_y, box_x, n0, batch, out_h, out_w, C_out, HAS_BIAS,
+                                 HAS_RESIDUAL, SILU, STORE_Z, False, BOX_H, BOX_W, BLOCK_M, BLOCK_N, OUT_LAYOUT)
+
+    @gluon.jit
+    def _conv2d_box_ws_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H, W, C_in, out_h, out_w, C_out,
+                              stride_h, stride_w, pad_h, pad_w, R: gl.constexpr, S: gl.constexpr,
+                              HAS_BIAS: gl.constexpr, HAS_RESIDUAL: gl.constexpr, SILU: gl.constexpr,
+                              STORE_Z: gl.constexpr, BOX_B: gl.constexpr, BOX_H: gl.constexpr, BOX_W: gl.constexpr,
+                              BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr,
+                              GROUP_M: gl.constexpr, A_LAYOUT: gl.constexpr, B_LAYOUT: gl.constexpr,
+                              MMA_LAYOUT: gl.constexpr, OUT_LAYOUT: gl.constexpr):
+        """_conv2d_box_kernel's tiles with its two jobs in separate warps: one load warp (_conv2d_box_ws_loads)
+        runs ahead through the program's K steps, tile after tile, as far as the ring allows, while the MMA
+        warps (_conv2d_box_ws_mma) multiply and write each tile; a stage goes back to the load warp through
+        its ``empty`` barrier. No split K."""
+        x_desc, w_desc = _conv2d_box_descriptors(x_ptr, w_ptr, batch, H, W, C_in, C_out, stride_h, stride_w, R, S,
+                                                 BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K, A_LAYOUT, B_LAYOUT)
+        a_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [STAGES, BOX_B, BOX_H, 1, BOX_W, BLOCK_K], A_LAYOUT)
+        b_smem = gl.allocate_shared_memory(w_ptr.dtype.element_ty, [STAGES, BLOCK_N, BLOCK_K], B_LAYOUT)
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        for st in gl.static_range(STAGES):
+            mbarrier.init(ready.index(st), count=1)
+            mbarrier.init(empty.index(st), count=1)
+        fence_async_shared()
+        gl.warp_specialize([
+            (_conv2d_box_ws_mma, (a_smem, b_smem, ready, empty, bias_ptr, res_ptr, z_ptr, y_ptr, batch, C_in, out_h,
+                                  out_w, C_out, R, S, HAS_BIAS, HAS_RESIDUAL, SILU, STORE_Z, BOX_B, BOX_H, BOX_W,
+                                  BLOCK_N, BLOCK_K, GROUP_M, MMA_LAYOUT, OUT_LAYOUT)),
+            (_conv2d_box_ws_loads, (x_desc, w_desc, a_smem, b_smem, ready, empty, batch, C_in, out_h, out_w, C_out,
+                                    stride_h, stride_w, pad_h, pad_w, R, S, BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K,
+                                    GROUP_M)),
+        ], [1], [48])
 
 
 @triton.autotune(configs=_CONV2D_DGRAD_CONFIGS, key=["H", "W", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
@@ -1056,7 +1222,7 @@ def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=No
                                                      out_h, out_w, silu)
     box = _conv2d_box_choice(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu, otherwise)
     if box is not None:
-        _conv2d_box_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu, box)
+        _conv2d_box_forward(x, weight, bias, residual, z, y, (sh, sw), (ph, pw), out_h, out_w, silu, *box)
     else:
         otherwise()
     return y, z
@@ -1198,65 +1364,127 @@ def _conv2d_gemm_choice(x, weight, bias, residual, z, y, stride, padding, out_h,
 
 
 # the box path: "auto" times the Gluon box kernel's configs against the path the layer takes otherwise once per
-# key on a Hopper GPU and keeps the fastest; "off" never runs it, "on" always where it fits (TRITONIFY_CONV2D_BOX)
-_CONV2D_BOX = {"mode": os.environ.get("TRITONIFY_CONV2D_BOX", "auto"), "choices": {}}
+# key on a Hopper GPU and keeps the fastest; "off" never runs it, "on" always where it fits, with the first config
+# split TRITONIFY_CONV2D_BOX_SPLITS ways (default 1)
+_CONV2D_BOX = {"mode": os.environ.get("TRITONIFY_CONV2D_BOX", "auto"), "choices": {}, "times": {},
+               "splits": os.environ.get("TRITONIFY_CONV2D_BOX_SPLITS", "1")}
+
+
+def _conv2d_forced_splits() -> int:
+    """The "on" mode's split count (TRITONIFY_CONV2D_BOX_SPLITS): 1 to _CONV2D_BOX_MAX_SPLITS."""
+    value = str(_CONV2D_BOX["splits"]).strip()
+    if not value.isdigit() or not 1 <= int(value) <= _CONV2D_BOX_MAX_SPLITS:
+        raise ValueError(f"TRITONIFY_CONV2D_BOX_SPLITS={value!r}: expected a whole number from 1 to {_CONV2D_BOX_MAX_SPLITS}")
+    return int(value)
 
 
 def _conv2d_box_fits(x, weight, stride) -> bool:
-    """Whether the Gluon box kernel runs this layer: a filter wider than 1x1 (a 1x1 is the GEMM kernel's), Gluon
-    and TMA on the GPU, 2-byte operands of one dtype, the strides dividing H and W, the channels a multiple of
-    the 64-channel K step (the weight's block for one tap must not run into the next tap's channels), 16-byte
-    aligned addresses."""
+    """Whether the Gluon box kernel may run this layer: Gluon and TMA on the GPU, 2-byte operands of one dtype,
+    the strides dividing H and W, the channels a multiple of the 64-channel K step (the weight's block for one
+    tap must not run into the next tap's channels), 16-byte aligned addresses. A 1x1 at stride 1 without
+    padding runs as one row of pixels (``_conv2d_box_geometry``)."""
     batch, H, W, c_in = x.shape
     c_out, R, S, _ = weight.shape
-    if gluon is None or R * S == 1 or not _tma_available() or x.element_size() != 2 or weight.dtype != x.dtype:
+    if gluon is None or not _tma_available() or x.element_size() != 2 or weight.dtype != x.dtype:
         return False
     if H % stride[0] or W % stride[1] or c_in % 64 or c_out % 8:
         return False
     return x.data_ptr() % 16 == 0 and weight.data_ptr() % 16 == 0
 
 
-def _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu, config):
-    """The Gluon box kernel into y (and z) with ``config`` (one of _CONV2D_BOX_CONFIGS)."""
+def _conv2d_box_geometry(x, weight, stride, padding, out_h, out_w, block_m: int):
+    """(batch, H, W, out_h, out_w, (BOX_B, BOX_H, BOX_W)) the box kernel sees: the layer's own, with boxes
+    from _conv2d_box_shape; for a 1x1 at stride 1 without padding the pixels as one image of one row
+    (the [M, C_in] matrix), boxes of BLOCK_M consecutive pixels (none past the output but the last)."""
+    batch, H, W, _ = x.shape
+    if tuple(weight.shape[1:3]) == (1, 1) and tuple(stride) == (1, 1) and tuple(padding) == (0, 0):
+        M = batch * H * W
+        return 1, 1, M, 1, M, (1, 1, block_m)
+    return batch, H, W, out_h, out_w, _conv2d_box_shape(out_h, out_w, block_m)
+
+
+def _conv2d_box_tiles(box, batch: int, out_h: int, out_w: int, c_out: int, block_n: int) -> int:
+    return -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2]) * -(-c_out // block_n)
+
+
+def _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu, config, splits=1):
+    """The Gluon box kernel into y (and z) with ``config`` (a _BoxConfig); ``splits`` > 1 splits each tile's
+    K loop over that many programs (the single-partition kernel only)."""
     from triton.runtime import _allocation
 
     if _allocation._allocator.get() is _allocation._NULL_ALLOCATOR:  # the device descriptors need a workspace
         triton.set_allocator(_conv2d_gemm_allocator)
-    bm, bn, bk, warps, stages, ctas = config
+    bm, bn, bk, warps, stages, ctas, specialized = config
+    assert splits == 1 or not specialized, "the warp-specialized box kernel does not split K"
     (sh, sw), (ph, pw) = stride, padding
-    batch, H, W, c_in = x.shape
+    c_in = x.shape[3]
     c_out, R, S, _ = weight.shape
-    box = _conv2d_box_shape(out_h, out_w, bm)
+    batch, H, W, out_h, out_w, box = _conv2d_box_geometry(x, weight, stride, padding, out_h, out_w, bm)
     dtype = gl.bfloat16 if x.dtype == torch.bfloat16 else gl.float16
     a_layout = gl.NVMMASharedLayout.get_default_for([box[0], box[1], 1, box[2], bk], dtype)
     b_layout = gl.NVMMASharedLayout.get_default_for([bn, bk], dtype)
     mma = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, bn, 16])
+    tiles = _conv2d_box_tiles(box, batch, out_h, out_w, c_out, bn)
+    grid = (min(tiles * splits, _conv2d_sms(x.get_device()) * ctas),)
+    bias, residual, z = (t if t is not None else y for t in (bias, residual, z))
     lanes_n = min(32, bn // 8)
     out_layout = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[32 // lanes_n, lanes_n],
                                   warps_per_cta=[warps, 1], order=[1, 0])
-    tiles = -(-batch // box[0]) * -(-out_h // box[1]) * -(-out_w // box[2]) * -(-c_out // bn)
-    grid = (min(tiles, _conv2d_sms(x.get_device()) * ctas),)
-    _conv2d_box_kernel[grid](x, weight, bias if bias is not None else y, residual if residual is not None else y,
-                             z if z is not None else y, y, batch, H, W, c_in, out_h, out_w, c_out, sh, sw, ph, pw,
-                             R=R, S=S, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, SILU=silu,
-                             STORE_Z=z is not None, BOX_B=box[0], BOX_H=box[1], BOX_W=box[2], BLOCK_N=bn, BLOCK_K=bk,
-                             STAGES=stages, GROUP_M=8, A_LAYOUT=a_layout, B_LAYOUT=b_layout, MMA_LAYOUT=mma,
-                             OUT_LAYOUT=out_layout, num_warps=warps)
+    shape = dict(R=R, S=S, HAS_BIAS=bias is not y, HAS_RESIDUAL=residual is not y, SILU=silu, STORE_Z=z is not y,
+                 BOX_B=box[0], BOX_H=box[1], BOX_W=box[2], BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, GROUP_M=8,
+                 A_LAYOUT=a_layout, B_LAYOUT=b_layout, MMA_LAYOUT=mma, OUT_LAYOUT=out_layout)
+    if specialized:
+        # registers: the MMA warps and one warpgroup for the load warp share the SM's 64K with ``ctas`` programs
+        maxnreg = min(255, 65536 // (32 * (warps + 4) * ctas)) // 8 * 8
+        _conv2d_box_ws_kernel[grid](x, weight, bias, residual, z, y, batch, H, W, c_in, out_h, out_w, c_out, sh, sw,
+                                    ph, pw, **shape, num_warps=warps, maxnreg=maxnreg)
+        return
+    partials, arrivals = y, y
+    if splits > 1:
+        partials, arrivals = _conv2d_split_buffers(x.device, (tiles * splits * bm * bn, tiles))
+    _conv2d_box_kernel[grid](x, weight, bias, residual, z, y, partials, arrivals, batch, H, W, c_in, out_h, out_w,
+                             c_out, sh, sw, ph, pw, splits, **shape, REDUCE=splits > 1, num_warps=warps)
+
+
+def _conv2d_box_candidates(x, weight, stride, padding, out_h, out_w):
+    """(config, splits) pairs the choice times for this layer: the configs whose N tile suits C_out (64 for
+    C_out <= 64, 128 for up to 128, 128 or 256 above), each at one split and, for the single-partition
+    kernel where the tiles leave programs idle, at 2, 4 and 8 splits while the previous count left some
+    idle and every split keeps at least four K steps."""
+    c_out, R, S, c_in = weight.shape
+    wide = triton.next_power_of_2(c_out)
+    sms = _conv2d_sms(x.get_device())
+    pairs = []
+    for config in _CONV2D_BOX_CONFIGS:
+        if not min(128, wide) <= config.block_n <= max(64, wide):
+            continue
+        pairs.append((config, 1))
+        if config.specialized:
+            continue
+        batch, _, _, oh, ow, box = _conv2d_box_geometry(x, weight, stride, padding, out_h, out_w, config.block_m)
+        tiles = _conv2d_box_tiles(box, batch, oh, ow, c_out, config.block_n)
+        steps = R * S * -(-c_in // config.block_k)
+        splits = 2
+        while splits <= _CONV2D_BOX_MAX_SPLITS and tiles * splits // 2 < sms * config.ctas and steps >= 4 * splits:
+            pairs.append((config, splits))
+            splits *= 2
+    return pairs
 
 
 def _conv2d_box_choice(x, weight, bias, residual, z, y, stride, padding, out_h, out_w, silu, otherwise):
-    """The _CONV2D_BOX_CONFIGS entry to run this layer with, or None for ``otherwise`` (the path the layer
-    takes without the box kernel, a no-argument call): in "auto" mode the first call for a key runs each
-    (compiling it), times each (graph replay, as the autotuner times its configs) and keeps the fastest for
-    the key; inside a graph capture before that, None. Configs over the shared memory are skipped."""
+    """The (config, splits) to run this layer's box kernel with, or None for ``otherwise`` (the path the
+    layer takes without the box kernel, a no-argument call): in "auto" mode the first call for a key runs
+    each candidate (_conv2d_box_candidates; compiling it), times each (graph replay, as the autotuner times
+    its configs) and keeps the fastest for the key; inside a graph capture before that, None. Candidates
+    this GPU or Triton cannot compile or run are skipped."""
     mode = _CONV2D_BOX["mode"]
     if mode == "off" or not _conv2d_box_fits(x, weight, stride):
         return None
-    if mode == "on":  # forced: the first config, whatever the layer
-        return _CONV2D_BOX_CONFIGS[0]
-    # no N tile wider than the layer's output channels rounded up (C_out = 64: no config)
-    configs = [c for c in _CONV2D_BOX_CONFIGS if c[1] <= max(64, triton.next_power_of_2(weight.shape[0]))]
-    if _AUTOTUNE_BENCH is None or not configs:
+    if mode == "on":  # forced: the first config, whatever the layer, split as asked where it can be
+        config = _CONV2D_BOX_CONFIGS[0]
+        return config, 1 if config.specialized else _conv2d_forced_splits()
+    candidates = _conv2d_box_candidates(x, weight, stride, padding, out_h, out_w)
+    if _AUTOTUNE_BENCH is None or not candidates:
         return None
     key = (tuple(x.shape), tuple(weight.shape), tuple(stride), tuple(padding), x.dtype, x.get_device(),
            bias is not None, residual is not None, silu, z is not None)
@@ -1267,19 +1495,23 @@ def _conv2d_box_choice(x, weight, bias, residual, z, y, stride, padding, out_h, 
         return None
     otherwise()
     best, best_ms = None, _conv2d_backward_ms(otherwise)
-    for config in configs:
+    times = {"otherwise": best_ms}
+    for config, splits in candidates:
         call = lambda: _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h,  # noqa: E731
-                                           out_w, silu, config)
+                                           out_w, silu, config, splits)
         try:
             call()
-        except Exception:  # noqa: BLE001 - a config this GPU or Triton cannot compile or run is not a candidate
+        except Exception as exc:  # noqa: BLE001 - a config this GPU or Triton cannot compile or run is not a candidate
+            times[(config, splits)] = f"{type(exc).__name__}: {str(exc)[:200]}"
             continue
-        ms = _conv2d_backward_ms(call)
+        ms = times[(config, splits)] = _conv2d_backward_ms(call)
         if ms < best_ms:
-            best, best_ms = config, ms
+            best, best_ms = (config, splits), ms
     if len(choices) >= 4096:
         choices.clear()
+        _CONV2D_BOX["times"].clear()
     choices[key] = best
+    _CONV2D_BOX["times"][key] = times  # what the choice measured (ms), for gpu/conv/bench.py's records
     return best
 
 

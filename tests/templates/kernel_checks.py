@@ -859,47 +859,114 @@ def _check_conv2d_launches_agree(m, case, g):
 
 
 # the Gluon box kernel's cases (64-channel multiples, as its K step needs): stride 1 with two boxes per image (the
-# second one row past a 9x16 output) and a partial N tile, stride 2 (the column phase beside the channels), with
-# the whole epilogue and the backward (the forward keeps z); on the GPU also the layer-sized race case
+# second one row past a 9x16 output) and a partial N tile, stride 2 (the column phase beside the channels), a 1x1
+# at stride 1 (the pixels as one row: a partial last box) and at stride 2, with the whole epilogue and the
+# backward (the forward keeps z); on the GPU also the layer-sized race cases (a 3x3 and a 1x1)
 CONV2D_GLUON_BOX_CASES = [(2, 9, 16, 64, 40, 3, 1, "bias+residual+silu"), (2, 18, 32, 64, 40, 3, 2, "bias+residual+silu"),
-                          (3, 10, 10, 128, 72, 3, 1, "")]
+                          (3, 10, 10, 128, 72, 3, 1, ""), (2, 7, 9, 64, 40, 1, 1, "bias+residual+silu"),
+                          (2, 16, 12, 128, 72, 1, 2, "residual")]
+
+
+def _conv2d_box_runs(m, config, splits):
+    """Skip unless on a Hopper GPU with Gluon; the box path forced to ``config`` split ``splits`` ways."""
+    if DEVICE == "cpu" or m.gluon is None or not m._tma_available():
+        pytest.skip("the Gluon box kernel runs on a Hopper GPU only (no interpreter for Gluon)")
+    return {"mode": "on", "splits": str(splits)}, [config]
 
 
 @pytest.mark.parametrize("config", MODULES["conv2d"]._CONV2D_BOX_CONFIGS, ids=str)
 def test_conv2d_box_kernel_every_config_against_float64(config, monkeypatch):
     """Each Gluon box config alone (forced, as its choice could keep any) against float64, forward and
-    backward, and launched three times bit-identical on a layer-sized 3x3 (persistent programs that run many
-    tiles: the ring's count carried from tile to tile)."""
+    backward, and launched three times bit-identical on a layer-sized 3x3 and 1x1 (persistent programs that
+    run many tiles: the ring's count carried from tile to tile; in the warp-specialized form the load warp
+    runs ahead into the next tile)."""
     m = MODULES["conv2d"]
-    if DEVICE == "cpu" or m.gluon is None or not m._tma_available():
-        pytest.skip("the Gluon box kernel runs on a Hopper GPU only (no interpreter for Gluon)")
-    monkeypatch.setitem(m._CONV2D_BOX, "mode", "on")
-    monkeypatch.setattr(m, "_CONV2D_BOX_CONFIGS", [config])
+    forced, configs = _conv2d_box_runs(m, config, 1)
+    for key, value in forced.items():
+        monkeypatch.setitem(m._CONV2D_BOX, key, value)
+    monkeypatch.setattr(m, "_CONV2D_BOX_CONFIGS", configs)
     monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", "template")
     g = fresh_generator()
     (x, w, _, _), kw = _conv2d_case(m, CONV2D_RACE_CASES[0], torch.bfloat16, g)
     assert m._conv2d_box_choice(x, w, None, None, None, None, (kw["stride"],) * 2, (kw["padding"],) * 2, 0, 0,
-                                False, None) == config
+                                False, None) == (config, 1)
     for case in CONV2D_GLUON_BOX_CASES:
         _check_conv2d(m, case, torch.bfloat16, g)
-    _check_conv2d_launches_agree(m, CONV2D_RACE_CASES[0], g)
+    for case in CONV2D_RACE_CASES:
+        _check_conv2d_launches_agree(m, case, g)
+
+
+@pytest.mark.parametrize("splits", [2, 3, 8])
+@pytest.mark.parametrize("config", [c for c in MODULES["conv2d"]._CONV2D_BOX_CONFIGS if not c.specialized], ids=str)
+def test_conv2d_box_kernel_split_k_against_float64(config, splits, monkeypatch):
+    """The single-partition box kernel with each tile's K loop split 2, 3 (shares of unequal length) and 8
+    ways, the last program to arrive summing the partials: against float64 with the whole epilogue on the box
+    cases, and three launches bit-identical on the layer-sized ones (the partials summed in slot order
+    whichever program arrives last; every tile's counter back at zero for the next launch)."""
+    m = MODULES["conv2d"]
+    forced, configs = _conv2d_box_runs(m, config, splits)
+    for key, value in forced.items():
+        monkeypatch.setitem(m._CONV2D_BOX, key, value)
+    monkeypatch.setattr(m, "_CONV2D_BOX_CONFIGS", configs)
+    monkeypatch.setitem(m._CONV2D_BACKWARD, "mode", "template")
+    g = fresh_generator()
+    for case in CONV2D_GLUON_BOX_CASES:
+        _check_conv2d(m, case, torch.bfloat16, g, backward=False)
+    for case in CONV2D_RACE_CASES:
+        _check_conv2d_launches_agree(m, case, g)
 
 
 def test_conv2d_box_kernel_only_where_it_fits(monkeypatch):
-    """The box path is a candidate only for filters wider than 1x1 with 64-channel multiples, the strides
-    dividing the input, 2-byte operands; on the CPU (no autotune timer) its choice keeps the other path."""
+    """The box path is a candidate only for 64-channel multiples, the strides dividing the input, 2-byte
+    operands (any filter: a 1x1 at stride 1 as one row of pixels); a wrong forced split count is one clear
+    error; on the CPU (no autotune timer) its choice keeps the other path."""
     m = MODULES["conv2d"]
     monkeypatch.setattr(m, "_tma_available", lambda: True)
     x = torch.zeros(2, 8, 8, 64, dtype=torch.bfloat16)
     fits = lambda xx, ww, stride=(1, 1): m._conv2d_box_fits(xx, ww, stride)  # noqa: E731
     assert fits(x, torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16)) == (m.gluon is not None)
-    assert not fits(x, torch.zeros(32, 1, 1, 64, dtype=torch.bfloat16))  # a 1x1: the GEMM kernel's
+    assert fits(x, torch.zeros(32, 1, 1, 64, dtype=torch.bfloat16)) == (m.gluon is not None)
+    one = torch.zeros(32, 1, 1, 64)
+    assert m._conv2d_box_geometry(x, one, (1, 1), (0, 0), 8, 8, 128) == (1, 1, 128, 1, 128, (1, 1, 128))
+    assert m._conv2d_box_geometry(x, one, (2, 2), (0, 0), 4, 4, 128) == (2, 8, 8, 4, 4, (8, 4, 4))
+    for bad in ("0", "three", "9"):
+        monkeypatch.setitem(m._CONV2D_BOX, "splits", bad)
+        with pytest.raises(ValueError, match="TRITONIFY_CONV2D_BOX_SPLITS"):
+            m._conv2d_forced_splits()
     assert not fits(torch.zeros(2, 8, 8, 40, dtype=torch.bfloat16), torch.zeros(32, 3, 3, 40, dtype=torch.bfloat16))
     assert not fits(torch.zeros(2, 9, 8, 64, dtype=torch.bfloat16), torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16), (2, 2))
     assert not fits(x.float(), torch.zeros(32, 3, 3, 64))
     if DEVICE == "cpu":
         w = torch.zeros(32, 3, 3, 64, dtype=torch.bfloat16)
         assert m._conv2d_box_choice(x, w, None, None, None, None, (1, 1), (1, 1), 8, 8, False, None) is None
+
+
+def test_conv2d_box_candidates_by_layer():
+    """What a layer's box choice times: N tiles that suit C_out (64 alone for 64 channels, 128 and 256 for
+    512), one split for the warp-specialized configs, and for the others 2, 4 or 8 only while the tiles
+    leave programs idle (ResNet-50's 7x7x512 3x3 at batch 32: 28 or 52 tiles for 132 SMs) and each split keeps
+    four K steps; none at batch 128 of a 56x56 layer (thousands of tiles)."""
+    m = MODULES["conv2d"]
+    dev = DEVICE
+    sms = m._conv2d_sms(torch.zeros(1, device=dev).get_device())
+
+    def candidates(batch, hw, c_in, c_out, k, stride):
+        out = m.conv2d_out_size(hw, k, stride, k // 2)
+        x = torch.empty(batch, hw, hw, c_in, dtype=torch.bfloat16, device=dev)
+        w = torch.empty(c_out, k, k, c_in, dtype=torch.bfloat16, device=dev)
+        return m._conv2d_box_candidates(x, w, (stride,) * 2, (k // 2,) * 2, out, out)
+
+    assert {c.block_n for c, _ in candidates(128, 56, 64, 64, 3, 1)} == {64}
+    assert {c.block_n for c, _ in candidates(32, 7, 512, 512, 3, 1)} == {128, 256}
+    assert all(splits == 1 for _, splits in candidates(128, 56, 64, 64, 3, 1))
+    deep = candidates(32, 7, 512, 512, 3, 1)
+    assert all(splits == 1 for c, splits in deep if c.specialized)
+    for config in {c for c, _ in deep if not c.specialized}:
+        splits = sorted(s for c, s in deep if c == config)
+        tiles = 2 * 7 * -(-512 // config.block_n)  # boxes of 16 images x 8 rows x 1 column: 2 x 7 of them
+        assert splits[0] == 1 and all(tiles * s // 2 < sms * config.ctas for s in splits[1:]), (config, splits)
+        assert max(splits) <= m._CONV2D_BOX_MAX_SPLITS and 9 * 8 >= 4 * max(splits)
+    assert len({s for _, s in deep}) > 1 if sms >= 64 else True
 
 
 @pytest.mark.parametrize("mode", ["cudnn", "auto"])
