@@ -602,6 +602,16 @@ if gluon is not None:
         tma.async_copy_global_to_shared(w_desc, [n0, tap * C_in + c0], bar, b_smem.index(stage))
 
     @gluon.jit
+    def _conv2d_box_grid(batch, out_h, out_w, C_in, C_out, R: gl.constexpr, S: gl.constexpr, BOX_B: gl.constexpr,
+                         BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr):
+        """(row tiles, N tiles, boxes across, boxes down, channel blocks, K steps per tile) of a layer."""
+        tiles_w = gl.cdiv(out_w, BOX_W)
+        tiles_h = gl.cdiv(out_h, BOX_H)
+        c_blocks = gl.cdiv(C_in, BLOCK_K)
+        return (gl.cdiv(batch, BOX_B) * tiles_h * tiles_w, gl.cdiv(C_out, BLOCK_N), tiles_w, tiles_h, c_blocks,
+                R * S * c_blocks)
+
+    @gluon.jit
     def _conv2d_box_unit(unit, splits, iterations, num_m, num_n, tiles_w, tiles_h, BOX_B: gl.constexpr,
                          BOX_H: gl.constexpr, BOX_W: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
         """Work unit ``unit`` (splits per output tile, the tiles in GROUP_M-row groups so GROUP_M row tiles
@@ -706,12 +716,8 @@ if gluon is not None:
             mbarrier.init(ready.index(st), count=1)
         fence_async_shared()
 
-        tiles_w = gl.cdiv(out_w, BOX_W)
-        tiles_h = gl.cdiv(out_h, BOX_H)
-        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
-        num_n = gl.cdiv(C_out, BLOCK_N)
-        c_blocks = gl.cdiv(C_in, BLOCK_K)
-        iterations = R * S * c_blocks
+        num_m, num_n, tiles_w, tiles_h, c_blocks, iterations = _conv2d_box_grid(
+            batch, out_h, out_w, C_in, C_out, R, S, BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K)
         done = gl.program_id(0) * 0  # the program's loads consumed so far: the ring's stage and phase
         for unit in range(gl.program_id(0), num_m * num_n * splits, gl.num_programs(0)):
             tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
@@ -751,12 +757,8 @@ if gluon is not None:
         stage once the MMA partition has released it (``empty``; the first pass over the ring waits on
         nothing: a fresh barrier's phase before 0 counts as complete)."""
         stages: gl.constexpr = a_smem.shape[0]
-        tiles_w = gl.cdiv(out_w, BOX_W)
-        tiles_h = gl.cdiv(out_h, BOX_H)
-        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
-        num_n = gl.cdiv(C_out, BLOCK_N)
-        c_blocks = gl.cdiv(C_in, BLOCK_K)
-        iterations = R * S * c_blocks
+        num_m, num_n, tiles_w, tiles_h, c_blocks, iterations = _conv2d_box_grid(
+            batch, out_h, out_w, C_in, C_out, R, S, BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K)
         done = gl.program_id(0) * 0
         for unit in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
             tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
@@ -781,11 +783,8 @@ if gluon is not None:
         while the load warp fills the ring with the next tile's steps."""
         stages: gl.constexpr = a_smem.shape[0]
         BLOCK_M: gl.constexpr = BOX_B * BOX_H * BOX_W
-        tiles_w = gl.cdiv(out_w, BOX_W)
-        tiles_h = gl.cdiv(out_h, BOX_H)
-        num_m = gl.cdiv(batch, BOX_B) * tiles_h * tiles_w
-        num_n = gl.cdiv(C_out, BLOCK_N)
-        iterations = R * S * gl.cdiv(C_in, BLOCK_K)
+        num_m, num_n, tiles_w, tiles_h, c_blocks, iterations = _conv2d_box_grid(
+            batch, out_h, out_w, C_in, C_out, R, S, BOX_B, BOX_H, BOX_W, BLOCK_N, BLOCK_K)
         done = gl.program_id(0) * 0
         for unit in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
             tile, part, box_n, box_y, box_x, n0, first, last = _conv2d_box_unit(
