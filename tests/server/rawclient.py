@@ -120,6 +120,13 @@ class RawClient:
                     raise TimeoutError(f"no {method} notification; stderr: {''.join(self.stderr_lines[-20:])}")
                 self._cond.wait(left)
 
+    def mark_after(self, method: str, predicate=lambda p: True, timeout: float = 10.0, start: int = 0) -> int:
+        """Index to wait for notifications that arrive after the first `method` notification
+        from `start` on whose params satisfy `predicate` (waiting up to `timeout` for it)."""
+        params = self.wait_notification(method, predicate, timeout, start)
+        with self._cond:
+            return next(i for i, n in enumerate(self.notifications) if i >= start and n.get("params") is params) + 1
+
     def events(self) -> list[dict]:
         """The server's and its workers' trace events so far (server.latency_trace; the client
         must have been made with TRITONIFY_LATENCY_TRACE in `env`)."""
