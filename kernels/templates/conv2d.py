@@ -110,7 +110,14 @@ def _tma_available() -> bool:
 def _autotune_bench(kernel_call, quantiles):
     """The autotuner's timing of one config: CUDA-graph replay on a GPU, so a 10-40 us kernel is not
     timed through the Python launch path in front of it (Triton's default, CUDA events around eager
-    launches, measures the host there and picks any config); None (Triton's default) elsewhere."""
+    launches, measures the host there and picks any config); None (Triton's default) elsewhere.
+
+    do_bench_cudagraph runs the call on a stream of its own that does not wait for the caller's: the
+    caller's stream is drained first, or the timed calls race the work still queued there. They did: the
+    wgrad's dw is zeroed on the caller's stream and the autotuner's restore_value clones it (and writes the
+    clone back) on the timing stream, so with the zero fill still queued it kept what the recycled memory
+    held (non-finite dweight on the H200, 2026-12-03); the forward's split-K counters are shared too."""
+    torch.cuda.current_stream().synchronize()
     return triton.testing.do_bench_cudagraph(kernel_call, rep=20, quantiles=quantiles)
 
 

@@ -719,6 +719,32 @@ def test_conv2d_forward_dgrad_wgrad(dtype, case):
     _check_conv2d(MODULES["conv2d"], case, dtype, fresh_generator())
 
 
+def test_conv2d_autotune_timing_sees_the_work_queued_before_it():
+    """The conv2d autotuners and the layers' path choices time calls with do_bench_cudagraph, which runs them
+    on a stream of its own: the caller's queued work must be done first. It was not: the wgrad's dw is
+    zeroed on the caller's stream and the autotuner's restore_value clones it on the timing stream (the
+    clone enqueued before the config compiles, written back after it runs), so with the zero fill queued
+    behind the dgrad the clone kept what the recycled memory held and the zero fill was undone (non-finite
+    dweight in the box checks on the H200, 2026-12-03). Here the caller's stream sleeps about 0.2 s and then
+    sets a flag; the first timed call copies the flag."""
+    m = MODULES["conv2d"]
+    if m._AUTOTUNE_BENCH is None:
+        pytest.skip("the conv2d timings run on a GPU only")
+    flag, first, later = (torch.zeros(1, device=DEVICE) for _ in range(3))
+    calls = []
+    torch.cuda.synchronize()
+    torch.cuda._sleep(400_000_000)  # cycles: about 0.2 s at the H200's clock
+    flag.fill_(1.0)  # queued behind the sleep on the caller's stream
+
+    def call():
+        (later if calls else first).copy_(flag)
+        calls.append(1)
+
+    m._AUTOTUNE_BENCH(call, (0.5, 0.2, 0.8))
+    torch.cuda.synchronize()
+    assert first.item() == 1.0, "the first timed call ran before the work queued on the caller's stream"
+
+
 class _OneConfig:
     """Run ``kernel`` (an autotuner) with ``config`` alone: the tuner's cache and the launcher's plans
     are emptied before and after, so nothing tuned for one config is reused for the next."""

@@ -1,0 +1,83 @@
+"""Probe: the training step's epilogue backward (``conv2d_dz_dbias``: dz = dy * silu'(z) and d bias in one pass
+over dy and z) on the training rows' outputs, as the template launches it and with other tile shapes and warp
+counts; CUDA-graph replay with the L2 flushed (the project's GpuTimer), bytes = dy and z read + dz written.
+Each variant's dz and d bias against float64 first.
+    python gpu/conv/probe_dz.py OUT_DIR"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+import triton
+
+from tritonify.kernels.bench.timing import GpuTimer, calls_per_graph
+from tritonify.kernels.templates import conv2d as m
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bench  # noqa: E402
+
+COPY_TBPS = 4.0  # ../shared/facts/h200.md: device-to-device copy, read + write counted
+
+
+def launch(dy, z, block_r, block_c, warps):
+    rows, C = dy.numel() // dy.shape[-1], dy.shape[-1]
+    dz = torch.empty_like(z)
+    row_blocks = -(-rows // block_r)
+    partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device)
+    m._conv2d_dz_kernel[(row_blocks, -(-C // block_c))](dy, z, dz, partial, rows, C, SILU=True, SUM=True,
+                                                        BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
+    return dz, partial.sum(0).to(dy.dtype)
+
+
+def main(out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    timer = GpuTimer(warmup_ms=10, rep_ms=40)
+    torch.manual_seed(0)
+    with open(out / "probe_dz.jsonl", "w") as f:
+        for batch in (32, 128):
+            for name in bench.TRAIN_SHAPES:
+                _, size, c_in, c_out, k, stride = bench.shape_of(name)
+                side = m.conv2d_out_size(size, k, stride, k // 2)
+                dy = torch.randn(batch, side, side, c_out, device="cuda").bfloat16()
+                z = torch.randn(batch, side, side, c_out, device="cuda").bfloat16()
+                s = torch.sigmoid(z.double())
+                ref_dz = dy.double() * s * (1 + z.double() * (1 - s))
+                ref_db = ref_dz.reshape(-1, c_out).sum(0)
+                nbytes = 3 * dy.numel() * dy.element_size()
+                variants = {"template": lambda: m.conv2d_dz_dbias(dy, z, True)}
+                for block_c in (64, 128, 256):
+                    if block_c > triton.next_power_of_2(c_out):
+                        continue
+                    for elements in (4096, 8192, 16384, 32768):
+                        for warps in (4, 8):
+                            block_r = elements // block_c
+                            if block_r < 16:
+                                continue
+                            variants[f"{block_r}x{block_c}/w{warps}"] = (
+                                lambda br=block_r, bc=block_c, w=warps: launch(dy, z, br, bc, w))
+                row = {"shape": name, "batch": batch, "rows": dy.numel() // c_out, "C": c_out, "MB": round(nbytes / 1e6, 1),
+                       "variants": {}}
+                for label, call in variants.items():
+                    dz, db = call()
+                    err = max(float((dz.double() - ref_dz).abs().max() / ref_dz.abs().max()),
+                              float((db.double() - ref_db).abs().max() / ref_db.abs().max()))
+                    call()
+                    torch.cuda.synchronize()
+                    probe = timer.probe_ms(call)
+                    t = timer.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+                    us = 1e3 * t.p50_ms
+                    row["variants"][label] = {"us": round(us, 2), "of_copy": round(nbytes / (us * 1e-6) / (COPY_TBPS * 1e12), 3),
+                                              "err": round(err, 5), "method": t.method}
+                best = min(row["variants"].items(), key=lambda kv: kv[1]["us"])
+                row["best"] = best[0]
+                print(json.dumps({k: row[k] for k in ("shape", "batch", "MB", "best")} |
+                                 {"template_us": row["variants"]["template"]["us"], "best_us": best[1]["us"],
+                                  "best_of_copy": best[1]["of_copy"]}), flush=True)
+                f.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))
