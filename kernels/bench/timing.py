@@ -285,9 +285,13 @@ def events_ms(call: Callable[[], Any], *, warmup_ms: float = 10, rep_ms: float |
 
 def graph_ms(call: Callable[[], Any], *, rep_ms: float = 40) -> float:
     """The kernel's own time: ``triton.testing.do_bench_cudagraph`` (the mean of replays of a graph of
-    back-to-back calls), milliseconds per call; the launcher's Python stays out."""
+    back-to-back calls), milliseconds per call; the launcher's Python stays out. do_bench_cudagraph runs
+    the call on a stream of its own that does not wait for the caller's: the caller's stream is drained
+    first, so the call never sees inputs still being written."""
+    import torch
     from triton.testing import do_bench_cudagraph
 
+    torch.cuda.current_stream().synchronize()
     return float(do_bench_cudagraph(call, rep=rep_ms))
 
 
