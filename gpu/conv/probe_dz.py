@@ -21,14 +21,8 @@ import bench  # noqa: E402
 COPY_TBPS = 4.0  # ../shared/facts/h200.md: device-to-device copy, read + write counted
 
 
-def launch(dy, z, block_r, block_c, warps):
-    rows, C = dy.numel() // dy.shape[-1], dy.shape[-1]
-    dz = torch.empty_like(z)
-    row_blocks = -(-rows // block_r)
-    partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device)
-    m._conv2d_dz_kernel[(row_blocks, -(-C // block_c))](dy, z, dz, partial, rows, C, SILU=True, SUM=True,
-                                                        BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
-    return dz, partial.sum(0).to(dy.dtype)
+def launch(dy, z, block_r, block_c, warps, row_tiles):
+    return m._conv2d_dz_dbias_tiled(dy, z, True, block_r, block_c, warps, row_tiles)
 
 
 def main(out: Path) -> int:
@@ -50,13 +44,14 @@ def main(out: Path) -> int:
                 for block_c in (64, 128, 256):
                     if block_c > triton.next_power_of_2(c_out):
                         continue
-                    for elements in (4096, 8192, 16384, 32768):
+                    for elements in (4096, 8192, 16384):
                         for warps in (4, 8):
-                            block_r = elements // block_c
-                            if block_r < 16:
-                                continue
-                            variants[f"{block_r}x{block_c}/w{warps}"] = (
-                                lambda br=block_r, bc=block_c, w=warps: launch(dy, z, br, bc, w))
+                            for row_tiles in (1, 4):
+                                block_r = elements // block_c
+                                if block_r < 16:
+                                    continue
+                                variants[f"{block_r}x{block_c}/w{warps}/t{row_tiles}"] = (
+                                    lambda br=block_r, bc=block_c, w=warps, t=row_tiles: launch(dy, z, br, bc, w, t))
                 row = {"shape": name, "batch": batch, "rows": dy.numel() // c_out, "C": c_out, "MB": round(nbytes / 1e6, 1),
                        "variants": {}}
                 for label, call in variants.items():

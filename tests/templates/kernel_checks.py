@@ -719,6 +719,24 @@ def test_conv2d_forward_dgrad_wgrad(dtype, case):
     _check_conv2d(MODULES["conv2d"], case, dtype, fresh_generator())
 
 
+@pytest.mark.parametrize("tile", [None, (16, 64, 4, 1), (32, 32, 4, 3), (16, 128, 8, 4)], ids=str)
+def test_conv2d_dz_dbias_against_float64(tile):
+    """The backward's epilogue (dz = dy * silu'(z), d bias = dz summed over the pixels) as the template tiles
+    it and with other tiles: several row tiles a program (the last program's partly past the rows), a channel
+    block wider than C and one narrower."""
+    m, g = MODULES["conv2d"], fresh_generator()
+    for shape in ((2, 7, 9, 40), (1, 5, 13, 96)):
+        dy = randn(*shape, dtype=torch.bfloat16, gen=g)
+        z = randn(*shape, dtype=torch.bfloat16, gen=g)
+        rows, C = dy.numel() // shape[-1], shape[-1]
+        dz, db = (m.conv2d_dz_dbias(dy, z, True) if tile is None
+                  else m._conv2d_dz_dbias_tiled(dy, z, True, *tile))
+        s = torch.sigmoid(z.double())
+        ref = dy.double() * s * (1 + z.double() * (1 - s))
+        assert_close(dz, ref, torch.bfloat16, f"dz {shape} {tile}")
+        assert_close(db, ref.reshape(rows, C).sum(0), torch.bfloat16, f"dbias {shape} {tile}", scale=8)
+
+
 def test_conv2d_autotune_timing_sees_the_work_queued_before_it():
     """The conv2d autotuners and the layers' path choices time calls with do_bench_cudagraph, which runs them
     on a stream of its own: the caller's queued work must be done first. It was not: the wgrad's dw is
