@@ -113,10 +113,9 @@ def _autotune_bench(kernel_call, quantiles):
     launches, measures the host there and picks any config); None (Triton's default) elsewhere.
 
     do_bench_cudagraph runs the call on a stream of its own that does not wait for the caller's: the
-    caller's stream is drained first, or the timed calls race the work still queued there. They did: the
-    wgrad's dw is zeroed on the caller's stream and the autotuner's restore_value clones it (and writes the
-    clone back) on the timing stream, so with the zero fill still queued it kept what the recycled memory
-    held (non-finite dweight on the H200, 2026-12-03); the forward's split-K counters are shared too."""
+    caller's stream is drained first, or the timed calls race the work still queued there (the wgrad's dw
+    is zeroed on the caller's stream and the autotuner's restore_value clones it, and writes the clone
+    back, on the timing stream; the forward's split-K counters are shared by every launch)."""
     torch.cuda.current_stream().synchronize()
     return triton.testing.do_bench_cudagraph(kernel_call, rep=20, quantiles=quantiles)
 
