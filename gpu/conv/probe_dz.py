@@ -1,7 +1,9 @@
 """Probe: the training step's epilogue backward (``conv2d_dz_dbias``: dz = dy * silu'(z) and d bias in one pass
 over dy and z) on the training rows' outputs, as the template launches it and with other tile shapes and warp
 counts; CUDA-graph replay with the L2 flushed (the project's GpuTimer), bytes = dy and z read + dz written.
-Each variant's dz and d bias against float64 first.
+Each variant's dz and d bias against float64 first. The record of 2026-12-03 19:10Z
+(results/conv_h200/checks_2026-12-03_19/1910/probe_dz.jsonl) was made at commit 94f274f, whose kernel could also
+walk 4 row tiles a program (the ``/t4`` variants; slower than one on every row, since removed).
     python gpu/conv/probe_dz.py OUT_DIR"""
 from __future__ import annotations
 
@@ -19,10 +21,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench  # noqa: E402
 
 COPY_TBPS = 4.0  # ../shared/facts/h200.md: device-to-device copy, read + write counted
-
-
-def launch(dy, z, block_r, block_c, warps, row_tiles):
-    return m._conv2d_dz_dbias_tiled(dy, z, True, block_r, block_c, warps, row_tiles)
 
 
 def main(out: Path) -> int:
@@ -46,12 +44,11 @@ def main(out: Path) -> int:
                         continue
                     for elements in (4096, 8192, 16384):
                         for warps in (4, 8):
-                            for row_tiles in (1, 4):
-                                block_r = elements // block_c
-                                if block_r < 16:
-                                    continue
-                                variants[f"{block_r}x{block_c}/w{warps}/t{row_tiles}"] = (
-                                    lambda br=block_r, bc=block_c, w=warps, t=row_tiles: launch(dy, z, br, bc, w, t))
+                            block_r = elements // block_c
+                            if block_r < 16:
+                                continue
+                            variants[f"{block_r}x{block_c}/w{warps}/t1"] = (
+                                lambda br=block_r, bc=block_c, w=warps: m._conv2d_dz_dbias_tiled(dy, z, True, br, bc, w))
                 row = {"shape": name, "batch": batch, "rows": dy.numel() // c_out, "C": c_out, "MB": round(nbytes / 1e6, 1),
                        "variants": {}}
                 for label, call in variants.items():

@@ -951,27 +951,24 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
 
 @triton.jit
 def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, rows, C, SILU: tl.constexpr, SUM: tl.constexpr,
-                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, ROW_TILES: tl.constexpr = 1):
-    """ROW_TILES [BLOCK_R pixels, BLOCK_C channels] tiles, one under the other, of the backward's epilogue over
-    the [rows, C] matrix: dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy
-    otherwise), and (SUM) the tiles' column sums of dz in fp32 into row program_id(0) of ``partial`` (d bias,
-    summed over the row programs by the launcher): one pass over dy and z instead of a second one over dz."""
+                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """One [BLOCK_R pixels, BLOCK_C channels] tile of the backward's epilogue over the [rows, C] matrix:
+    dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy otherwise), and
+    (SUM) the tile's column sums of dz in fp32 into row program_id(0) of ``partial`` (d bias, summed over
+    the row programs by the launcher): one pass over dy and z instead of a second one over dz."""
+    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     c_ok = offs_c < C
-    total = tl.zeros((BLOCK_C,), dtype=tl.float32)
-    for t in range(ROW_TILES):
-        offs_r = (tl.program_id(0).to(tl.int64) * ROW_TILES + t) * BLOCK_R + tl.arange(0, BLOCK_R)
-        mask = (offs_r < rows)[:, None] & c_ok[None, :]
-        offs = offs_r[:, None] * C + offs_c[None, :]
-        dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        if SILU:
-            z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-            s = tl.sigmoid(z)
-            dz = dz * s * (1.0 + z * (1.0 - s))
-            tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
-        total += tl.sum(dz, axis=0)
+    mask = (offs_r < rows)[:, None] & c_ok[None, :]
+    offs = offs_r[:, None] * C + offs_c[None, :]
+    dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if SILU:
+        z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        s = tl.sigmoid(z)
+        dz = dz * s * (1.0 + z * (1.0 - s))
+        tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
     if SUM:
-        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, total, mask=c_ok)
+        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(dz, axis=0), mask=c_ok)
 
 
 class _Launcher:
@@ -1582,27 +1579,27 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
     rows = dy.numel() // max(C, 1)
     if (z is None and not has_bias) or dy.numel() == 0:
         return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
-    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_dz_tile(rows, C))
+    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_dz_tile(C))
 
 
-def _conv2d_dz_tile(rows: int, C: int) -> tuple[int, int, int, int]:
-    """(BLOCK_R, BLOCK_C, warps, ROW_TILES) of the backward's epilogue over a [rows, C] matrix."""
+def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
+    """(BLOCK_R, BLOCK_C, warps) of the backward's epilogue over [pixels, C] (gpu/conv/probe_dz.py found no
+    other tile worth switching to on the training rows)."""
     block_c = min(128, triton.next_power_of_2(C))
-    return max(16, 8192 // block_c), block_c, 8, 1
+    return max(16, 8192 // block_c), block_c, 8
 
 
-def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps, row_tiles):
+def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
     """conv2d_dz_dbias with the given tile (dy contiguous, in z's shape)."""
     C = dy.shape[-1]
     rows = dy.numel() // max(C, 1)
     dz = torch.empty_like(z) if z is not None else dy
-    row_blocks = -(-rows // (block_r * row_tiles))
+    row_blocks = -(-rows // block_r)
     partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device) if has_bias else None
     key = (rows, C, dy.dtype, dy.get_device(), dy.data_ptr() & 15, z is not None, has_bias,
-           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps, row_tiles)
+           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps)
     _conv2d_dz_launch(key, (row_blocks, -(-C // block_c)), dy, z if z is not None else dy, dz, partial, rows, C,
-                      SILU=z is not None, SUM=has_bias, BLOCK_R=block_r, BLOCK_C=block_c, ROW_TILES=row_tiles,
-                      num_warps=warps)
+                      SILU=z is not None, SUM=has_bias, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
     return dz, (partial.sum(0).to(dy.dtype) if has_bias else None)
 
 

@@ -35,6 +35,7 @@ if DEVICE == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
 
 MODULES = {t.name: importlib.import_module(f"tritonify.kernels.templates.{t.module}") for t in list_templates()}
 
+
 def _one_config(tuner) -> None:
     """One config compiled per key instead of every one: the first that the tuner's own prune keeps for the
     key where it has a prune (Triton skips the prune of a one-config list, and a template's first config
@@ -731,11 +732,11 @@ def test_conv2d_forward_dgrad_wgrad(dtype, case):
     _check_conv2d(MODULES["conv2d"], case, dtype, fresh_generator())
 
 
-@pytest.mark.parametrize("tile", [None, (16, 64, 4, 1), (32, 32, 4, 3), (16, 128, 8, 4)], ids=str)
+@pytest.mark.parametrize("tile", [None, (16, 64, 4), (32, 32, 4), (16, 128, 8)], ids=str)
 def test_conv2d_dz_dbias_against_float64(tile):
     """The backward's epilogue (dz = dy * silu'(z), d bias = dz summed over the pixels) as the template tiles
-    it and with other tiles: several row tiles a program (the last program's partly past the rows), a channel
-    block wider than C and one narrower."""
+    it and with other tiles: the last row tile partly past the rows, a channel block wider than C and one
+    narrower."""
     m, g = MODULES["conv2d"], fresh_generator()
     for shape in ((2, 7, 9, 40), (1, 5, 13, 96)):
         dy = randn(*shape, dtype=torch.bfloat16, gen=g)
