@@ -347,6 +347,7 @@ def section_fwd(log, budget):
     from tritonify.kernels.bench.timing import cuda_issue_us
     from tritonify.kernels.templates import conv2d as m
 
+    m._CONV2D_FORWARD["mode"] = "template"  # the forward rows time the template's own kernels, never cuDNN's conv
     for batch in [int(b) for b in os.environ.get("CONV_FWD_BATCHES", ",".join(map(str, BATCHES))).split(",")]:
         for name in selected([s[0] for s in SHAPES]):
             if left(budget) < 0:
@@ -464,6 +465,8 @@ def section_train(log, budget, with_compile=True):
 
     from tritonify.kernels.templates import conv2d as m
 
+    m._CONV2D_FORWARD["mode"] = os.environ.get("TRITONIFY_CONV2D_FORWARD", "auto")  # as users run it
+
     def module(x, w, b, r, stride, pad):  # the function torch.compile and eager run
         return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
 
@@ -495,7 +498,9 @@ def section_train(log, budget, with_compile=True):
                 rec = {"kind": "train", "shape": name, "batch": batch, "max_rel_err": errs,
                        "best_dgrad": best_config(m._conv2d_dgrad_kernel), "best_wgrad": best_config(m._conv2d_wgrad_kernel),
                        "backward_choice": next((list(c) for k, c in m._CONV2D_BACKWARD["choices"].items()
-                                                if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)), None)}
+                                                if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)), None),
+                       "forward_choice": next((c for k, c in m._CONV2D_FORWARD["choices"].items()
+                                               if k[0] == tuple(x.shape) and k[1] == tuple(w.shape) and k[-1]), None)}
                 rec["template"] = timings(lambda: torch.autograd.grad(m.conv2d(x, w, b, r, stride, pad, "silu"), leaves, dy))
                 rec["eager"] = timings(lambda: torch.autograd.grad(module(x, w, b, r, stride, pad), leaves, dy))
                 if os.environ.get("CONV_TRAIN_PARTS") == "1":  # each step of the template's training step alone
@@ -505,6 +510,8 @@ def section_train(log, budget, with_compile=True):
                         dz, _ = m.conv2d_dz_dbias(dy, z, True)
                         parts = {
                             "fwd_keep_z": lambda: m.conv2d_forward(xd, wd, bd, rd, stride, pad, "silu", keep_z=True),
+                            "fwd_cudnn_keep_z": lambda: m.conv2d_cudnn_forward(xd, wd, bd, rd, stride, pad, "silu",
+                                                                               keep_z=True),
                             "dz_dbias": lambda: m.conv2d_dz_dbias(dy, z, True),  # one pass: silu' and d bias
                             "dgrad_template": lambda: m.conv2d_dgrad(dz, wd, xd.shape, stride, pad),
                             "wgrad_template": lambda: m.conv2d_wgrad(dz, xd, wd.shape, stride, pad),

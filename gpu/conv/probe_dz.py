@@ -4,7 +4,11 @@ counts; CUDA-graph replay with the L2 flushed (the project's GpuTimer), bytes = 
 Each variant's dz and d bias against float64 first. The record of 2026-12-03 19:10Z
 (results/conv_h200/checks_2026-12-03_19/1910/probe_dz.jsonl) was made at commit 94f274f, whose kernel could also
 walk 4 row tiles a program (the ``/t4`` variants; slower than one on every row, since removed).
-    python gpu/conv/probe_dz.py OUT_DIR"""
+The fixed variants: the fused column sums (fused) and dz then PyTorch's column sum (dz_then_sum), the two the
+template chooses between; d bias finished by torch instead of the kernel's last program (finish_off), dz alone
+(no_dbias), and PyTorch's elementwise add over the same bytes (torch_add, a baseline; its error is not the
+epilogue's). --no-tiles: those alone.
+    python gpu/conv/probe_dz.py OUT_DIR [--no-tiles]"""
 from __future__ import annotations
 
 import json
@@ -23,7 +27,16 @@ import bench  # noqa: E402
 COPY_TBPS = 4.0  # ../shared/facts/h200.md: device-to-device copy, read + write counted
 
 
-def main(out: Path) -> int:
+def finish_off(dy, z):
+    saved = m._CONV2D_DZ_FINISH_CHUNKS
+    m._CONV2D_DZ_FINISH_CHUNKS = 0
+    try:
+        return m.conv2d_dz_dbias(dy, z, True)
+    finally:
+        m._CONV2D_DZ_FINISH_CHUNKS = saved
+
+
+def main(out: Path, tiles: bool = True) -> int:
     out.mkdir(parents=True, exist_ok=True)
     timer = GpuTimer(warmup_ms=10, rep_ms=40)
     torch.manual_seed(0)
@@ -38,8 +51,19 @@ def main(out: Path) -> int:
                 ref_dz = dy.double() * s * (1 + z.double() * (1 - s))
                 ref_db = ref_dz.reshape(-1, c_out).sum(0)
                 nbytes = 3 * dy.numel() * dy.element_size()
-                variants = {"template": lambda: m.conv2d_dz_dbias(dy, z, True)}
-                for block_c in (64, 128, 256):
+                tile = m._conv2d_dz_tile(c_out)
+                variants = {"template": lambda: m.conv2d_dz_dbias(dy, z, True),  # as the template chooses
+                            "fused": lambda: m._conv2d_dz_dbias_tiled(dy, z, True, *tile),
+                            "dz_then_sum": lambda: (lambda d: (d, d.reshape(-1, d.shape[-1]).sum(0)))(
+                                m._conv2d_dz_dbias_tiled(dy, z, False, *tile)[0]),
+                            # d bias summed by torch (a sum and a cast) instead of the kernel's last program
+                            "finish_off": lambda: finish_off(dy, z),
+                            # dz alone: what the partial sums cost
+                            "no_dbias": lambda: (m.conv2d_dz_dbias(dy, z, False)[0], ref_db),
+                            # PyTorch's elementwise over the same bytes (two reads, one write): a named baseline
+                            "torch_add": lambda: (torch.add(dy, z, out=scratch), ref_db)}
+                scratch = torch.empty_like(dy)
+                for block_c in (64, 128, 256) if tiles else ():
                     if block_c > triton.next_power_of_2(c_out):
                         continue
                     for elements in (4096, 8192, 16384):
@@ -53,6 +77,8 @@ def main(out: Path) -> int:
                        "variants": {}}
                 for label, call in variants.items():
                     dz, db = call()
+                    if label == "torch_add":
+                        dz = ref_dz  # not the epilogue: no error to report
                     err = max(float((dz.double() - ref_dz).abs().max() / ref_dz.abs().max()),
                               float((db.double() - ref_db).abs().max() / ref_db.abs().max()))
                     call()
@@ -72,4 +98,4 @@ def main(out: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1]), tiles="--no-tiles" not in sys.argv[2:]))

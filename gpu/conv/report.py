@@ -120,11 +120,14 @@ def tables(recs: list[dict], shapes) -> str:
     if tr:
         out += ["", "**conv2d + bias + residual + SiLU, forward + dgrad + wgrad** (`torch.autograd.grad` of all "
                 "four inputs; eager = cuDNN + separate ops; compile = `torch.compile` of the same function; "
-                "dgrad / wgrad: which the template's backward chose for the layer, the template's kernel or cuDNN's "
-                "(`aten.convolution_backward`), whichever its first backward timed faster, with each one's time "
-                "alone, template / cuDNN):", "",
-                "| layer | batch | template us | vs eager | vs compile | dgrad: chosen (template / cuDNN us) | "
-                "wgrad: chosen (template / cuDNN us) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+                "forward: which the template's forward chose for the layer, its own kernels or cuDNN's conv followed by "
+                "its epilogue kernel, whichever its first call timed faster (records before that choice existed: the "
+                "template's kernels); dgrad / wgrad: which the template's backward chose for the layer, the template's "
+                "kernel or cuDNN's (`aten.convolution_backward`), whichever its first backward timed faster; each "
+                "with each one's time alone, template / cuDNN):", "",
+                "| layer | batch | template us | vs eager | vs compile | forward: chosen (template / cuDNN + epilogue us) | "
+                "dgrad: chosen (template / cuDNN us) | wgrad: chosen (template / cuDNN us) |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in tr:
             choice, parts = r.get("backward_choice") or ["-", "-"], r.get("parts_us") or {}
 
@@ -132,9 +135,12 @@ def tables(recs: list[dict], shapes) -> str:
                 t, c = parts.get(f"{what}_template"), parts.get(f"{what}_cudnn")
                 return f"{choice[i]} ({_fmt(t)} / {_fmt(c)})" if t or c else choice[i]
 
+            fwd, fwd_t, fwd_c = r.get("forward_choice") or "template", parts.get("fwd_keep_z"), parts.get("fwd_cudnn_keep_z")
+            fwd = f"{fwd} ({_fmt(fwd_t)} / {_fmt(fwd_c)})" if fwd_t or fwd_c else fwd
+
             out.append(f"| {_layer(r['shape'], shapes)}{_carried(r)} | {r['batch']} | {_fmt(_us(r.get('template')))} | "
                        f"{_ratio(r.get('eager'), r.get('template'))} | {_ratio(r.get('compile'), r.get('template'))} | "
-                       f"{pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
+                       f"{fwd} | {pick(0, 'dgrad')} | {pick(1, 'wgrad')} |")
     carried = sorted({r["carried_from"] for r in recs if r.get("carried_from")})
     if carried:
         out += ["", "§ not reached by this run: the record of the run of " + ", ".join(carried)

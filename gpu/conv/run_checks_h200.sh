@@ -5,7 +5,7 @@
 # over the cases (fwd_bwd); CHECK_GROUPS picks (default all four). STREAMS=1 first: whether a side stream's copy waits
 # for a sleeping default stream here, and the autotune timing's test with its stream drain taken out and in.
 # PROBE_DZ=seconds: gpu/conv/probe_dz.py after. The logs come back as checks.tgz beside a summary.
-#     run:  bash gpu/conv/run_checks_h200.sh      (CHECK_GROUPS, CONFIG_SHARDS, FWD_BWD_SHARDS, CHECK_S, STREAMS, PROBE_DZ)
+#     run:  bash gpu/conv/run_checks_h200.sh      (CHECK_GROUPS, CONFIG_SHARDS, FWD_BWD_SHARDS, CHECK_S, STREAMS, PROBE_DZ, PROBE_DZ_ARGS)
 set -uo pipefail
 OUT=${OUT:-/tmp/conv}; LOGS=/tmp/conv_logs; mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
@@ -58,7 +58,7 @@ wait
 for f in "$LOGS"/checks_*.log; do echo "$(basename "$f"): $(tail -n 2 "$f" | tr '\n' ' ')"; done
 grep -h "^FAILED\|Error" "$LOGS"/checks_*.log | head -20
 if [ -n "${PROBE_DZ:-}" ]; then
-  timeout ${PROBE_DZ} python3 gpu/conv/probe_dz.py "$LOGS" > "$LOGS/probe_dz.log" 2>&1
+  timeout ${PROBE_DZ} python3 gpu/conv/probe_dz.py "$LOGS" ${PROBE_DZ_ARGS:-} > "$LOGS/probe_dz.log" 2>&1
   echo "probe_dz rc=$?"; grep '^{' "$LOGS/probe_dz.log"
 fi
 tar -czf "$OUT/checks.tgz" -C "$LOGS" .

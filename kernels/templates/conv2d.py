@@ -40,7 +40,12 @@ The GEMM is M = batch * out_h * out_w (one row per output pixel), N = C_out, K =
 * the autotuner keys on (out_h, out_w, stride, C_in, C_out, R, S) and the bit length of M: the tiling
   depends on the output size and the stride, and a key on the batch or the input height would re-tune
   every batch size, while the bucket of M lets batch 32 and batch 128 choose their split and tile
-  separately; it times each config under CUDA-graph replay (``_autotune_bench``).
+  separately; it times each config under CUDA-graph replay (``_autotune_bench``);
+* the forward rule (use whichever is faster per layer, as the backward's): ``conv2d`` and its autograd,
+  on a GPU, for bf16 and fp16, time the template's kernels against cuDNN's conv followed by the template's
+  epilogue kernel (``conv2d_cudnn_forward``: one pass, z = conv + bias + residual kept for the backward,
+  y = silu(z)) on the layer's first call and keep the faster (``_conv2d_forward_choice``;
+  ``TRITONIFY_CONV2D_FORWARD=template|cudnn`` forces one). ``conv2d_forward`` is the template's kernels.
 
 Backward (``Conv2dFunction``): dz = dy * act'(z) (z, the pre-activation, is kept by the forward when
 there is an activation), d residual = dz, d bias = dz summed over pixels,
@@ -950,12 +955,15 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
 
 
 @triton.jit
-def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, rows, C, SILU: tl.constexpr, SUM: tl.constexpr,
-                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, arrivals_ptr, db_ptr, rows, C, SILU: tl.constexpr,
+                      SUM: tl.constexpr, FINISH_CHUNKS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """One [BLOCK_R pixels, BLOCK_C channels] tile of the backward's epilogue over the [rows, C] matrix:
     dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy otherwise), and
-    (SUM) the tile's column sums of dz in fp32 into row program_id(0) of ``partial`` (d bias, summed over
-    the row programs by the launcher): one pass over dy and z instead of a second one over dz."""
+    (SUM) the tile's column sums of dz in fp32 into row program_id(0) of ``partial``: one pass over dy and z
+    instead of a second one over dz. d bias is the sum of the partial rows: with FINISH_CHUNKS > 0 the
+    channel block's last program to arrive (a counter per channel block, reset by it) sums them, in
+    FINISH_CHUNKS chunks of BLOCK_R rows in row order (deterministic), and stores d bias in db's dtype;
+    otherwise the launcher sums them."""
     offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     c_ok = offs_c < C
@@ -966,9 +974,51 @@ def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, rows, C, SILU: tl.cons
         z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         s = tl.sigmoid(z)
         dz = dz * s * (1.0 + z * (1.0 - s))
-        tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
     if SUM:
-        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(dz, axis=0), mask=c_ok)
+        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(dz, axis=0), mask=c_ok,
+                 cache_modifier=".cg")
+        if FINISH_CHUNKS > 0:
+            row_blocks = tl.num_programs(0)
+            tl.debug_barrier()  # every thread's share of the partial row is written before the count (release)
+            arrived = tl.atomic_add(arrivals_ptr + tl.program_id(1), 1, sem="acq_rel", scope="gpu")
+            tl.debug_barrier()
+            # the last to arrive sums (the count broadcast to the tile: the interpreter rejects a scalar mask)
+            last = (tl.zeros((BLOCK_R, BLOCK_C), dtype=tl.int32) + arrived) == row_blocks - 1
+            total = tl.zeros((BLOCK_C,), dtype=tl.float32)
+            for chunk in tl.static_range(FINISH_CHUNKS):
+                part_r = chunk * BLOCK_R + tl.arange(0, BLOCK_R)
+                ok = last & (part_r < row_blocks)[:, None] & c_ok[None, :]
+                total += tl.sum(tl.load(partial_ptr + part_r[:, None] * C + offs_c[None, :], mask=ok, other=0.0,
+                                        cache_modifier=".cg"), axis=0)
+            done = c_ok & ((tl.zeros((BLOCK_C,), dtype=tl.int32) + arrived) == row_blocks - 1)
+            tl.store(db_ptr + offs_c, total.to(db_ptr.dtype.element_ty), mask=done)
+            tl.atomic_add(arrivals_ptr + tl.program_id(1), tl.where(arrived == row_blocks - 1, -row_blocks, 0),
+                          sem="relaxed", scope="gpu")
+    if SILU:  # stored last: the count's release fence then waits for the partial row alone, not for dz
+        tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _conv2d_epilogue_kernel(c_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, rows, C, HAS_BIAS: tl.constexpr,
+                            HAS_RESIDUAL: tl.constexpr, STORE_Z: tl.constexpr, SILU: tl.constexpr,
+                            BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """The template's epilogue after a conv it did not run (cuDNN's, ``conv2d_cudnn_forward``), one pass over
+    the [rows, C] output c: z = c + bias + residual (kept when STORE_Z), y = silu(z) (SILU) or z; y may be c."""
+    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    c_ok = offs_c < C
+    mask = (offs_r < rows)[:, None] & c_ok[None, :]
+    offs = offs_r[:, None] * C + offs_c[None, :]
+    acc = tl.load(c_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_c, mask=c_ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_RESIDUAL:
+        acc += tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if STORE_Z:
+        tl.store(z_ptr + offs, acc.to(z_ptr.dtype.element_ty), mask=mask)
+    if SILU:
+        acc = acc * tl.sigmoid(acc)
+    tl.store(y_ptr + offs, acc.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 class _Launcher:
@@ -1033,6 +1083,7 @@ _conv2d_fwd_launch = _Launcher(_conv2d_fwd_kernel)
 _conv2d_dgrad_launch = _Launcher(_conv2d_dgrad_kernel)
 _conv2d_wgrad_launch = _Launcher(_conv2d_wgrad_kernel)
 _conv2d_dz_launch = _Launcher(_conv2d_dz_kernel)
+_conv2d_epilogue_launch = _Launcher(_conv2d_epilogue_kernel)
 _conv2d_gemm_launch = _Launcher(_conv2d_gemm_kernel)
 
 
@@ -1193,28 +1244,37 @@ def _conv2d_split_buffers(device: torch.device, needs):
     return buffers
 
 
-def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=None, stride=1, padding=0,
-                   activation: str | None = None, keep_z: bool = False):
-    """(y, z) for NHWC x [N, H, W, C_in] and weight [C_out, R, S, C_in]: y = act(conv + bias + residual)
-    as NHWC [N, out_h, out_w, C_out]; z, the pre-activation, when ``keep_z`` and there is an activation."""
+def _conv2d_checked_out_size(x, weight, residual, stride, padding, activation) -> tuple[int, int]:
+    """(out_h, out_w), or a ValueError naming what does not fit: NHWC x, [C_out, R, S, C_in] weight, the
+    residual in the output's NHWC shape, activation None or "silu"."""
     if x.dim() != 4 or weight.dim() != 4:
         raise ValueError(f"conv2d: x must be NHWC [N, H, W, C] and weight [C_out, R, S, C_in]; got {tuple(x.shape)} and {tuple(weight.shape)}")
     if x.shape[3] != weight.shape[3]:
         raise ValueError(f"conv2d: x has {x.shape[3]} channels, weight expects {weight.shape[3]}")
     if activation not in (None, "silu"):
         raise ValueError(f"conv2d: activation {activation!r} is not one of None, 'silu'")
-    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
-    batch, H, W, c_in = x.shape
-    c_out, R, S, _ = weight.shape
+    (sh, sw), (ph, pw) = stride, padding
+    H, W, R, S = x.shape[1], x.shape[2], weight.shape[1], weight.shape[2]
     out_h, out_w = conv2d_out_size(H, R, sh, ph), conv2d_out_size(W, S, sw, pw)
     if out_h <= 0 or out_w <= 0:
-        raise ValueError(f"conv2d: a {R}x{S} filter with padding {padding} does not fit a {H}x{W} input")
+        raise ValueError(f"conv2d: a {R}x{S} filter with padding {list(padding)} does not fit a {H}x{W} input")
+    out = (x.shape[0], out_h, out_w, weight.shape[0])
+    if residual is not None and tuple(residual.shape) != out:
+        raise ValueError(f"conv2d: residual {tuple(residual.shape)} is not the output's NHWC shape {out}")
+    return out_h, out_w
+
+
+def conv2d_forward(x: torch.Tensor, weight: torch.Tensor, bias=None, residual=None, stride=1, padding=0,
+                   activation: str | None = None, keep_z: bool = False):
+    """(y, z) for NHWC x [N, H, W, C_in] and weight [C_out, R, S, C_in]: y = act(conv + bias + residual)
+    as NHWC [N, out_h, out_w, C_out]; z, the pre-activation, when ``keep_z`` and there is an activation."""
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    out_h, out_w = _conv2d_checked_out_size(x, weight, residual, (sh, sw), (ph, pw), activation)
+    batch, H, W, c_in = x.shape
+    c_out, R, S, _ = weight.shape
     x, weight = _conv2d_nhwc(x), weight.contiguous()
     y = x.new_empty(batch, out_h, out_w, c_out)
-    if residual is not None:
-        if tuple(residual.shape) != tuple(y.shape):
-            raise ValueError(f"conv2d: residual {tuple(residual.shape)} is not the output's NHWC shape {tuple(y.shape)}")
-        residual = _conv2d_nhwc(residual)
+    residual = _conv2d_nhwc(residual) if residual is not None else None
     silu = activation == "silu"
     z = torch.empty_like(y) if keep_z and silu else None
     if y.numel() == 0:
@@ -1360,7 +1420,7 @@ def _conv2d_gemm_choice(x, weight, bias, residual, z, y, stride, padding, out_h,
                                                     out_h, out_w, silu)
         gemm()
         implicit()
-        times = [_conv2d_backward_ms(f) for f in (gemm, implicit)]
+        times = [_conv2d_path_ms(f) for f in (gemm, implicit)]
         choice = "gemm" if times[0] <= times[1] else "implicit"
         if len(choices) >= 4096:
             choices.clear()
@@ -1499,7 +1559,7 @@ def _conv2d_box_choice(x, weight, bias, residual, z, y, stride, padding, out_h, 
     if torch.cuda.is_current_stream_capturing():
         return None
     otherwise()
-    best, best_ms = None, _conv2d_backward_ms(otherwise)
+    best, best_ms = None, _conv2d_path_ms(otherwise)
     times = {"otherwise": best_ms}
     for config, splits in candidates:
         call = lambda: _conv2d_box_forward(x, weight, bias, residual, z, y, stride, padding, out_h,  # noqa: E731
@@ -1509,7 +1569,7 @@ def _conv2d_box_choice(x, weight, bias, residual, z, y, stride, padding, out_h, 
         except Exception as exc:  # noqa: BLE001 - a config this GPU or Triton cannot compile or run is not a candidate
             times[(config, splits)] = f"{type(exc).__name__}: {str(exc)[:200]}"
             continue
-        ms = times[(config, splits)] = _conv2d_backward_ms(call)
+        ms = times[(config, splits)] = _conv2d_path_ms(call)
         if ms < best_ms:
             best, best_ms = (config, splits), ms
     if len(choices) >= 4096:
@@ -1579,7 +1639,46 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
     rows = dy.numel() // max(C, 1)
     if (z is None and not has_bias) or dy.numel() == 0:
         return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
-    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_dz_tile(C))
+    tile = _conv2d_dz_tile(C)
+    if has_bias and _conv2d_dz_choice(dy, z, tile) == "dz_then_sum":
+        dz, _ = _conv2d_dz_dbias_tiled(dy, z, False, *tile) if z is not None else (dy, None)
+        return dz, dz.reshape(rows, C).sum(0)  # fp32 accumulation in PyTorch's reduction, in dz's dtype
+    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *tile)
+
+
+# the backward epilogue's d bias: "fused" (column sums of each tile in the dz kernel, summed by its last program or
+# by torch) or "dz_then_sum" (dz alone, then PyTorch's column sum of dz); "auto" times both once per key on a GPU
+# (gpu/conv/probe_dz.py at 2026-12-04 00:5xZ: the fused sums cost 3-12 us more than dz alone on 10 of the 12
+# training rows); TRITONIFY_CONV2D_DBIAS forces one
+_CONV2D_DBIAS = {"mode": os.environ.get("TRITONIFY_CONV2D_DBIAS", "auto"), "choices": {}}
+
+
+def _conv2d_dz_choice(dy, z, tile) -> str:
+    mode = _CONV2D_DBIAS["mode"]
+    if mode in ("fused", "dz_then_sum"):
+        return mode
+    if mode != "auto":
+        raise ValueError(f"TRITONIFY_CONV2D_DBIAS={mode!r}: expected auto, fused or dz_then_sum")
+    if _AUTOTUNE_BENCH is None or dy.device.type != "cuda":
+        return "fused"
+    C = dy.shape[-1]
+    key = (dy.numel() // C, C, dy.dtype, z is not None, dy.get_device())
+    choice = _CONV2D_DBIAS["choices"].get(key)
+    if choice is None and torch.cuda.is_current_stream_capturing():
+        return "fused"
+    if choice is None:
+        fused = lambda: _conv2d_dz_dbias_tiled(dy, z, True, *tile)  # noqa: E731
+        def then_sum():
+            dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
+            return dz.reshape(-1, C).sum(0)
+        fused()
+        then_sum()
+        times = [_conv2d_path_ms(f) for f in (fused, then_sum)]
+        choice = "fused" if times[0] <= times[1] else "dz_then_sum"
+        if len(_CONV2D_DBIAS["choices"]) >= 4096:
+            _CONV2D_DBIAS["choices"].clear()
+        _CONV2D_DBIAS["choices"][key] = choice
+    return choice
 
 
 def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
@@ -1589,18 +1688,34 @@ def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
     return max(16, 8192 // block_c), block_c, 8
 
 
+# d bias finished in the epilogue kernel itself (its last program per channel block sums the partial rows) when
+# the partial rows are at most this many chunks of the tile's rows: each chunk is one more load on that program's
+# path; more rows go to torch's parallel sum (and a cast), two more kernels
+_CONV2D_DZ_FINISH_CHUNKS = 4
+
+
 def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
     """conv2d_dz_dbias with the given tile (dy contiguous, in z's shape)."""
     C = dy.shape[-1]
     rows = dy.numel() // max(C, 1)
     dz = torch.empty_like(z) if z is not None else dy
-    row_blocks = -(-rows // block_r)
-    partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device) if has_bias else None
+    row_blocks, col_blocks = -(-rows // block_r), -(-C // block_c)
+    chunks = -(-row_blocks // block_r) if has_bias else 0
+    chunks = chunks if chunks <= _CONV2D_DZ_FINISH_CHUNKS else 0
+    db = torch.empty(C, dtype=dy.dtype, device=dy.device) if chunks else None
+    if chunks:  # the partial rows and the counters from the split-K pool (one launch at a time per stream)
+        partial, arrivals = _conv2d_split_buffers(dy.device, (row_blocks * C, col_blocks))
+    else:
+        partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device) if has_bias else None
+        arrivals = None
     key = (rows, C, dy.dtype, dy.get_device(), dy.data_ptr() & 15, z is not None, has_bias,
-           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps)
-    _conv2d_dz_launch(key, (row_blocks, -(-C // block_c)), dy, z if z is not None else dy, dz, partial, rows, C,
-                      SILU=z is not None, SUM=has_bias, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
-    return dz, (partial.sum(0).to(dy.dtype) if has_bias else None)
+           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps, chunks)
+    _conv2d_dz_launch(key, (row_blocks, col_blocks), dy, z if z is not None else dy, dz, partial, arrivals, db,
+                      rows, C, SILU=z is not None, SUM=has_bias, FINISH_CHUNKS=chunks, BLOCK_R=block_r,
+                      BLOCK_C=block_c, num_warps=warps)
+    if chunks or not has_bias:
+        return dz, db
+    return dz, partial[:row_blocks].sum(0).to(dy.dtype)
 
 
 def conv2d_cudnn_grads(dz, x, weight, stride, padding, needs=(True, True)):
@@ -1617,6 +1732,81 @@ def conv2d_cudnn_grads(dz, x, weight, stride, padding, needs=(True, True)):
         torch.backends.cudnn.allow_tf32 = tf32
     return (_conv2d_nhwc(dx.permute(0, 2, 3, 1)) if needs[0] else None,
             _conv2d_nhwc(dw.permute(0, 2, 3, 1)) if needs[1] else None)
+
+
+def conv2d_cudnn_forward(x, weight, bias=None, residual=None, stride=1, padding=0, activation=None, keep_z=False):
+    """``conv2d_forward``'s (y, z) with the conv through PyTorch's (cuDNN on a GPU, on the channels-last NCHW
+    views of the same NHWC memory) and the epilogue through ``_conv2d_epilogue_kernel``, one pass after it."""
+    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
+    _conv2d_checked_out_size(x, weight, residual, (sh, sw), (ph, pw), activation)
+    tf32 = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False  # fp32 stays fp32, as in the template's products
+    try:
+        c = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2), None, (sh, sw), (ph, pw))
+    finally:
+        torch.backends.cudnn.allow_tf32 = tf32
+    y = _conv2d_nhwc(c.permute(0, 2, 3, 1))
+    silu = activation == "silu"
+    z = torch.empty_like(y) if keep_z and silu else None
+    if (bias is None and residual is None and not silu) or y.numel() == 0:
+        return y, z
+    residual = _conv2d_nhwc(residual) if residual is not None else None
+    C = y.shape[-1]
+    rows = y.numel() // C
+    block_r, block_c, warps = _conv2d_dz_tile(C)
+    key = (rows, C, y.dtype, y.get_device(), y.data_ptr() & 15, bias is not None, residual is not None, silu,
+           None if bias is None else (bias.dtype, bias.data_ptr() & 15),
+           None if residual is None else (residual.dtype, residual.data_ptr() & 15),
+           None if z is None else z.data_ptr() & 15)
+    _conv2d_epilogue_launch(key, (-(-rows // block_r), -(-C // block_c)), y, bias, residual, z, y, rows, C,
+                            HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None, STORE_Z=z is not None,
+                            SILU=silu, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
+    return y, z
+
+
+# the forward's choice per layer, for ``conv2d`` and its autograd: "auto" times the template's kernels against
+# cuDNN's conv followed by the template's epilogue kernel once per key on a GPU (bf16, fp16) and keeps the faster;
+# "template" or "cudnn" forces one (TRITONIFY_CONV2D_FORWARD). ``conv2d_forward`` is always the template's kernels.
+_CONV2D_FORWARD = {"mode": os.environ.get("TRITONIFY_CONV2D_FORWARD", "auto"), "choices": {}}
+
+
+def _conv2d_forward_choice(x, weight, bias, residual, stride, padding, activation, keep_z) -> str:
+    """"template" or "cudnn" for this layer's forward: in "auto" mode on a GPU, for bf16 and fp16, the first
+    call for a key runs both (the template autotuned), times each (graph replay, as the autotuner times its
+    configs) and keeps the faster for the key; elsewhere, or inside a graph capture before that, the template."""
+    mode = _CONV2D_FORWARD["mode"]
+    if mode in ("template", "cudnn"):
+        return mode
+    if mode != "auto":
+        raise ValueError(f"TRITONIFY_CONV2D_FORWARD={mode!r}: expected auto, template or cudnn")
+    if _AUTOTUNE_BENCH is None or x.device.type != "cuda" or x.dtype not in (torch.bfloat16, torch.float16):
+        return "template"
+    key = (tuple(x.shape), tuple(weight.shape), _pair(stride), _pair(padding), x.dtype, weight.dtype, x.get_device(),
+           None if bias is None else bias.dtype, None if residual is None else residual.dtype, activation,
+           bool(keep_z))
+    choices = _CONV2D_FORWARD["choices"]
+    choice = choices.get(key)
+    if choice is None and torch.cuda.is_current_stream_capturing():
+        return "template"
+    if choice is None:
+        template = lambda: conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
+        cudnn = lambda: conv2d_cudnn_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
+        template()
+        cudnn()
+        times = [_conv2d_path_ms(f) for f in (template, cudnn)]
+        choice = "template" if times[0] <= times[1] else "cudnn"
+        if len(choices) >= 4096:
+            choices.clear()
+        choices[key] = choice
+    return choice
+
+
+def conv2d_fastest_forward(x, weight, bias=None, residual=None, stride=1, padding=0, activation=None, keep_z=False):
+    """``conv2d_forward``'s (y, z) from the template's kernels or from cuDNN's conv and the template's epilogue
+    kernel, whichever ``_conv2d_forward_choice`` found faster for the layer."""
+    path = _conv2d_forward_choice(x, weight, bias, residual, stride, padding, activation, keep_z)
+    run = conv2d_cudnn_forward if path == "cudnn" else conv2d_forward
+    return run(x, weight, bias, residual, stride, padding, activation, keep_z)
 
 
 # the backward's choice per layer: "auto" times the template's dgrad and wgrad against PyTorch's convolution
@@ -1643,7 +1833,7 @@ def _conv2d_backward_choice(dz, x, weight, stride, padding):
     if choice is None:
         conv2d_dgrad(dz, weight, x.shape, stride, padding)  # the template's autotuning first
         conv2d_wgrad(dz, x, weight.shape, stride, padding)
-        times = [_conv2d_backward_ms(f) for f in (
+        times = [_conv2d_path_ms(f) for f in (
             lambda: conv2d_dgrad(dz, weight, x.shape, stride, padding),
             lambda: conv2d_cudnn_grads(dz, x, weight, stride, padding, (True, False)),
             lambda: conv2d_wgrad(dz, x, weight.shape, stride, padding),
@@ -1655,7 +1845,7 @@ def _conv2d_backward_choice(dz, x, weight, stride, padding):
     return choice
 
 
-def _conv2d_backward_ms(call) -> float:
+def _conv2d_path_ms(call) -> float:
     t = _AUTOTUNE_BENCH(call, (0.5, 0.2, 0.8))  # the median first
     return float(t[0] if isinstance(t, (list, tuple)) else t)
 
@@ -1677,7 +1867,7 @@ def conv2d_grads(dz, x, weight, db, stride, padding, needs=(True, True, True, Tr
 class Conv2dFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, residual, stride, padding, activation):
-        y, z = conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
+        y, z = conv2d_fastest_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
         ctx.save_for_backward(x, weight, z)
         ctx.conv = (bias is not None, residual is not None, stride, padding)
         return y
@@ -1702,7 +1892,7 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         return _conv2d_fwd_op(x, weight, bias, residual, list(_pair(stride)), list(_pair(padding)), activation)[0]
     tensors = [t for t in (x, weight, bias, residual) if t is not None]
     if not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
-        return conv2d_forward(x, weight, bias, residual, stride, padding, activation)[0]
+        return conv2d_fastest_forward(x, weight, bias, residual, stride, padding, activation)[0]
     return Conv2dFunction.apply(x, weight, bias, residual, stride, padding, activation)
 
 
@@ -1732,7 +1922,7 @@ def _custom_op(fn, fake, grad=None, setup=None):
 
 def _conv2d_fwd(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, residual: torch.Tensor | None,
                 stride: list[int], padding: list[int], activation: str | None) -> tuple[torch.Tensor, torch.Tensor]:
-    y, z = conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
+    y, z = conv2d_fastest_forward(x, weight, bias, residual, stride, padding, activation, keep_z=True)
     return y, (z if z is not None else y.new_empty(0))
 
 

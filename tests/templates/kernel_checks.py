@@ -732,22 +732,58 @@ def test_conv2d_forward_dgrad_wgrad(dtype, case):
     _check_conv2d(MODULES["conv2d"], case, dtype, fresh_generator())
 
 
-@pytest.mark.parametrize("tile", [None, (16, 64, 4), (32, 32, 4), (16, 128, 8)], ids=str)
+@pytest.fixture(autouse=True)
+def _conv2d_forward_through_the_template(monkeypatch):
+    """conv2d's checks check the template's kernels: its forward never through cuDNN here unless a test
+    asks (``conv2d`` times the template against cuDNN's conv per layer on a GPU and keeps the faster)."""
+    monkeypatch.setitem(MODULES["conv2d"]._CONV2D_FORWARD, "mode", "template")
+
+
+@pytest.mark.parametrize("mode", ["fused", "dz_then_sum", "auto"])
+def test_conv2d_dz_dbias_each_way_of_summing_against_float64(mode, monkeypatch):
+    """d bias from the dz kernel's fused column sums, from PyTorch's column sum of dz, or whichever the first
+    call timed faster (auto: on a GPU; elsewhere fused), against float64; auto records one choice a key."""
+    m, g = MODULES["conv2d"], fresh_generator()
+    monkeypatch.setitem(m._CONV2D_DBIAS, "mode", mode)
+    monkeypatch.setitem(m._CONV2D_DBIAS, "choices", {})
+    for shape in ((2, 7, 9, 40), (2, 23, 29, 40)):
+        dy, z = (randn(*shape, dtype=torch.bfloat16, gen=g) for _ in range(2))
+        dz, db = m.conv2d_dz_dbias(dy, z, True)
+        s = torch.sigmoid(z.double())
+        ref = dy.double() * s * (1 + z.double() * (1 - s))
+        assert_close(dz, ref, torch.bfloat16, f"dz {shape} {mode}")
+        assert_close(db, ref.reshape(-1, shape[-1]).sum(0), torch.bfloat16, f"dbias {shape} {mode}", scale=8)
+        _, db_plain = m.conv2d_dz_dbias(dy, None, True)  # no activation: dz is dy
+        assert_close(db_plain, dy.double().reshape(-1, shape[-1]).sum(0), torch.bfloat16, f"dbias {shape}", scale=8)
+    assert len(m._CONV2D_DBIAS["choices"]) == (4 if mode == "auto" and DEVICE != "cpu" else 0)
+    monkeypatch.setitem(m._CONV2D_DBIAS, "mode", "fastest")
+    with pytest.raises(ValueError, match="TRITONIFY_CONV2D_DBIAS"):
+        m.conv2d_dz_dbias(dy, z, True)
+
+
+@pytest.mark.parametrize("tile", [None, (16, 64, 4), (32, 32, 4), (16, 32, 4), (16, 128, 8)], ids=str)
 def test_conv2d_dz_dbias_against_float64(tile):
     """The backward's epilogue (dz = dy * silu'(z), d bias = dz summed over the pixels) as the template tiles
     it and with other tiles: the last row tile partly past the rows, a channel block wider than C and one
     narrower."""
     m, g = MODULES["conv2d"], fresh_generator()
-    for shape in ((2, 7, 9, 40), (1, 5, 13, 96)):
+    run = (lambda dy, z: m.conv2d_dz_dbias(dy, z, True)) if tile is None else (
+        lambda dy, z: m._conv2d_dz_dbias_tiled(dy, z, True, *tile))
+    finished = set()
+    for shape in ((2, 7, 9, 40), (1, 5, 13, 96), (2, 23, 29, 40)):
         dy = randn(*shape, dtype=torch.bfloat16, gen=g)
         z = randn(*shape, dtype=torch.bfloat16, gen=g)
         rows, C = dy.numel() // shape[-1], shape[-1]
-        dz, db = (m.conv2d_dz_dbias(dy, z, True) if tile is None
-                  else m._conv2d_dz_dbias_tiled(dy, z, True, *tile))
+        dz, db = run(dy, z)
         s = torch.sigmoid(z.double())
         ref = dy.double() * s * (1 + z.double() * (1 - s))
         assert_close(dz, ref, torch.bfloat16, f"dz {shape} {tile}")
         assert_close(db, ref.reshape(rows, C).sum(0), torch.bfloat16, f"dbias {shape} {tile}", scale=8)
+        again = run(dy, z)  # the finishing program took its counter back to zero: the same sums, bit for bit
+        assert torch.equal(again[0], dz) and torch.equal(again[1], db), (shape, tile)
+        block_r = (tile or m._conv2d_dz_tile(C))[0]
+        finished.add(-(-(-(-rows // block_r)) // block_r) <= m._CONV2D_DZ_FINISH_CHUNKS)
+    assert finished == {True, False} if tile == (16, 32, 4) else True in finished, finished
 
 
 def test_conv2d_autotune_timing_sees_the_work_queued_before_it():
@@ -1044,6 +1080,52 @@ def test_conv2d_backward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch
         assert len(choices) == 4 and all(set(c) <= {"template", "cudnn"} for c in choices.values()), choices
     else:
         assert not choices
+
+
+@pytest.mark.parametrize("keep_z", [False, True])
+def test_conv2d_cudnn_forward_then_the_epilogue_kernel_against_float64(keep_z):
+    """cuDNN's conv (PyTorch's on the CPU) followed by the template's epilogue kernel: y and the kept
+    pre-activation z against float64, with each epilogue, stride 1 and 2, and NHWC inputs made by a permute."""
+    m, g = MODULES["conv2d"], fresh_generator()
+    for case in (CONV2D_CASES[0], CONV2D_CASES[1], CONV2D_CASES[3], CONV2D_CASES[4]):
+        (x, w, b, res), kw = _conv2d_case(m, case, torch.bfloat16, g)
+        x = x.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)  # NHWC by a permute of NCHW memory
+        y, z = m.conv2d_cudnn_forward(x, w, b, res, keep_z=keep_z, **kw)
+        refs = [as_reference(t) if t is not None else None for t in (x, w, b, res)]
+        z_ref = m.conv2d_reference(*refs, stride=kw["stride"], padding=kw["padding"])
+        y_ref = m.conv2d_reference(*refs, **kw)
+        assert y.dtype == torch.bfloat16 and y.is_contiguous()
+        assert_close(y, y_ref, torch.bfloat16, f"y {case}", scale=2)
+        if keep_z and kw["activation"]:
+            assert_close(z, z_ref, torch.bfloat16, f"z {case}", scale=2)
+        else:
+            assert z is None
+    with pytest.raises(ValueError, match="residual"):
+        m.conv2d_cudnn_forward(x, w, None, torch.zeros(1, 2, 3, 4, dtype=x.dtype, device=x.device))
+
+
+@pytest.mark.parametrize("mode", ["cudnn", "auto"])
+def test_conv2d_forward_through_cudnn_or_the_faster_per_layer(mode, monkeypatch):
+    """conv2d's forward through cuDNN and the epilogue kernel ("cudnn"), or whichever of that and the
+    template's kernels its first call for the layer timed faster ("auto": on a GPU, bf16; elsewhere the
+    template), forward and backward against float64; "auto" records one choice per layer and keep_z."""
+    m = MODULES["conv2d"]
+    monkeypatch.setitem(m._CONV2D_FORWARD, "mode", mode)
+    monkeypatch.setitem(m._CONV2D_FORWARD, "choices", {})
+    g = fresh_generator()
+    for case in (CONV2D_CASES[0], CONV2D_CASES[1]):
+        _check_conv2d(m, case, torch.bfloat16, g)
+        with torch.no_grad():
+            _check_conv2d(m, case, torch.bfloat16, g, backward=False)
+    choices = m._CONV2D_FORWARD["choices"]
+    if mode == "auto" and DEVICE != "cpu":
+        assert len(choices) == 4 and set(choices.values()) <= {"template", "cudnn"}, choices
+    else:
+        assert not choices
+    monkeypatch.setitem(m._CONV2D_FORWARD, "mode", "fastest")
+    (x, w, b, res), kw = _conv2d_case(m, CONV2D_CASES[0], torch.bfloat16, g)
+    with pytest.raises(ValueError, match="TRITONIFY_CONV2D_FORWARD"):
+        m.conv2d(x, w, b, res, **kw)
 
 
 def test_conv2d_report_flags_the_configs_the_template_no_longer_has():
