@@ -281,6 +281,22 @@ _CONV2D_WGRAD_CONFIGS = _autotune_configs(_CONV2D_WGRAD_ALL_CONFIGS)
 _CONV2D_GATHER_BELOW_CHANNELS = 32
 
 
+@triton.jit
+def _conv2d_epilogue(acc, offs_n, n_ok, out, ok, bias_ptr, res_ptr, z_ptr, y_ptr, HAS_BIAS: tl.constexpr,
+                     HAS_RESIDUAL: tl.constexpr, STORE_Z: tl.constexpr, SILU: tl.constexpr):
+    """The fused epilogue of an fp32 [rows, channels] tile ``acc`` at element offsets ``out`` (mask ``ok``;
+    channels ``offs_n``, mask ``n_ok``): z = acc + bias + residual (kept when STORE_Z), y = silu(z) or z."""
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_RESIDUAL:
+        acc += tl.load(res_ptr + out, mask=ok, other=0.0).to(tl.float32)
+    if STORE_Z:
+        tl.store(z_ptr + out, acc.to(z_ptr.dtype.element_ty), mask=ok)
+    if SILU:
+        acc = acc * tl.sigmoid(acc)
+    tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
+
+
 @triton.autotune(configs=_CONV2D_FWD_CONFIGS,
                  key=["out_h", "out_w", "stride_h", "stride_w", "C_in", "C_out", "R", "S", "rows_bucket"],
                  prune_configs_by={"early_config_prune": _conv2d_prune}, do_bench=_AUTOTUNE_BENCH)
@@ -420,15 +436,7 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
             acc += tl.load(slots + i * (BLOCK_M * BLOCK_N) + slot, mask=ok, other=0.0, cache_modifier=".cg")
         # the last program takes the count back to zero for the next launch (the others add nothing)
         tl.atomic_add(arrivals_ptr + tile, tl.where(arrived == SPLIT_K - 1, -SPLIT_K, 0), sem="relaxed", scope="gpu")
-    if HAS_BIAS:
-        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
-    if HAS_RESIDUAL:
-        acc += tl.load(res_ptr + out, mask=ok, other=0.0).to(tl.float32)
-    if STORE_Z:
-        tl.store(z_ptr + out, acc.to(z_ptr.dtype.element_ty), mask=ok)
-    if SILU:
-        acc = acc * tl.sigmoid(acc)
-    tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=ok)
+    _conv2d_epilogue(acc, offs_n, n_ok, out, ok, bias_ptr, res_ptr, z_ptr, y_ptr, HAS_BIAS, HAS_RESIDUAL, STORE_Z, SILU)
 
 
 # --------------------------------------------------------------------------- 1x1 layers as a plain GEMM
@@ -1010,15 +1018,7 @@ def _conv2d_epilogue_kernel(c_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, rows, C, HAS
     mask = (offs_r < rows)[:, None] & c_ok[None, :]
     offs = offs_r[:, None] * C + offs_c[None, :]
     acc = tl.load(c_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    if HAS_BIAS:
-        acc += tl.load(bias_ptr + offs_c, mask=c_ok, other=0.0).to(tl.float32)[None, :]
-    if HAS_RESIDUAL:
-        acc += tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    if STORE_Z:
-        tl.store(z_ptr + offs, acc.to(z_ptr.dtype.element_ty), mask=mask)
-    if SILU:
-        acc = acc * tl.sigmoid(acc)
-    tl.store(y_ptr + offs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+    _conv2d_epilogue(acc, offs_c, c_ok, offs, mask, bias_ptr, res_ptr, z_ptr, y_ptr, HAS_BIAS, HAS_RESIDUAL, STORE_Z, SILU)
 
 
 class _Launcher:
@@ -1410,22 +1410,10 @@ def _conv2d_gemm_choice(x, weight, bias, residual, z, y, stride, padding, out_h,
         return "implicit"
     key = (tuple(x.shape), tuple(weight.shape), tuple(stride), x.dtype, x.get_device(), bias is not None,
            residual is not None, silu, z is not None)
-    choices = _CONV2D_GEMM["choices"]
-    choice = choices.get(key)
-    if choice is None and torch.cuda.is_current_stream_capturing():
-        return "implicit"
-    if choice is None:
-        gemm = lambda: _conv2d_gemm_forward(x, weight, bias, residual, z, y, stride, out_h, out_w, silu)  # noqa: E731
-        implicit = lambda: _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding,  # noqa: E731
-                                                    out_h, out_w, silu)
-        gemm()
-        implicit()
-        times = [_conv2d_path_ms(f) for f in (gemm, implicit)]
-        choice = "gemm" if times[0] <= times[1] else "implicit"
-        if len(choices) >= 4096:
-            choices.clear()
-        choices[key] = choice
-    return choice
+    gemm = lambda: _conv2d_gemm_forward(x, weight, bias, residual, z, y, stride, out_h, out_w, silu)  # noqa: E731
+    implicit = lambda: _conv2d_implicit_forward(x, weight, bias, residual, z, y, stride, padding,  # noqa: E731
+                                                out_h, out_w, silu)
+    return _conv2d_timed_choice(_CONV2D_GEMM, key, {"gemm": gemm, "implicit": implicit}, "implicit")
 
 
 # the box path: "auto" times the Gluon box kernel's configs against the path the layer takes otherwise once per
@@ -1654,6 +1642,7 @@ _CONV2D_DBIAS = {"mode": os.environ.get("TRITONIFY_CONV2D_DBIAS", "auto"), "choi
 
 
 def _conv2d_dz_choice(dy, z, tile) -> str:
+    """"fused" or "dz_then_sum" for this layer's d bias (``_CONV2D_DBIAS``); "fused" off a GPU."""
     mode = _CONV2D_DBIAS["mode"]
     if mode in ("fused", "dz_then_sum"):
         return mode
@@ -1663,22 +1652,12 @@ def _conv2d_dz_choice(dy, z, tile) -> str:
         return "fused"
     C = dy.shape[-1]
     key = (dy.numel() // C, C, dy.dtype, z is not None, dy.get_device())
-    choice = _CONV2D_DBIAS["choices"].get(key)
-    if choice is None and torch.cuda.is_current_stream_capturing():
-        return "fused"
-    if choice is None:
-        fused = lambda: _conv2d_dz_dbias_tiled(dy, z, True, *tile)  # noqa: E731
-        def then_sum():
-            dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
-            return dz.reshape(-1, C).sum(0)
-        fused()
-        then_sum()
-        times = [_conv2d_path_ms(f) for f in (fused, then_sum)]
-        choice = "fused" if times[0] <= times[1] else "dz_then_sum"
-        if len(_CONV2D_DBIAS["choices"]) >= 4096:
-            _CONV2D_DBIAS["choices"].clear()
-        _CONV2D_DBIAS["choices"][key] = choice
-    return choice
+    fused = lambda: _conv2d_dz_dbias_tiled(dy, z, True, *tile)  # noqa: E731
+
+    def then_sum():
+        dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
+        return dz.reshape(-1, C).sum(0)
+    return _conv2d_timed_choice(_CONV2D_DBIAS, key, {"fused": fused, "dz_then_sum": then_sum}, "fused")
 
 
 def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
@@ -1784,21 +1763,9 @@ def _conv2d_forward_choice(x, weight, bias, residual, stride, padding, activatio
     key = (tuple(x.shape), tuple(weight.shape), _pair(stride), _pair(padding), x.dtype, weight.dtype, x.get_device(),
            None if bias is None else bias.dtype, None if residual is None else residual.dtype, activation,
            bool(keep_z))
-    choices = _CONV2D_FORWARD["choices"]
-    choice = choices.get(key)
-    if choice is None and torch.cuda.is_current_stream_capturing():
-        return "template"
-    if choice is None:
-        template = lambda: conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
-        cudnn = lambda: conv2d_cudnn_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
-        template()
-        cudnn()
-        times = [_conv2d_path_ms(f) for f in (template, cudnn)]
-        choice = "template" if times[0] <= times[1] else "cudnn"
-        if len(choices) >= 4096:
-            choices.clear()
-        choices[key] = choice
-    return choice
+    template = lambda: conv2d_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
+    cudnn = lambda: conv2d_cudnn_forward(x, weight, bias, residual, stride, padding, activation, keep_z)  # noqa: E731
+    return _conv2d_timed_choice(_CONV2D_FORWARD, key, {"template": template, "cudnn": cudnn}, "template")
 
 
 def conv2d_fastest_forward(x, weight, bias=None, residual=None, stride=1, padding=0, activation=None, keep_z=False):
@@ -1839,6 +1806,25 @@ def _conv2d_backward_choice(dz, x, weight, stride, padding):
             lambda: conv2d_wgrad(dz, x, weight.shape, stride, padding),
             lambda: conv2d_cudnn_grads(dz, x, weight, stride, padding, (False, True)))]
         choice = ("template" if times[0] <= times[1] else "cudnn", "template" if times[2] <= times[3] else "cudnn")
+        if len(choices) >= 4096:
+            choices.clear()
+        choices[key] = choice
+    return choice
+
+
+def _conv2d_timed_choice(table: dict, key, paths: dict, default: str) -> str:
+    """The name of the faster of ``paths`` (name -> a call) for ``key``, from ``table["choices"]``; on a miss
+    each path runs once (its own autotuning), then is timed (graph replay, as the autotuner times its configs)
+    and the fastest is kept (ties to the first named); inside a graph capture before that, ``default``."""
+    choices = table["choices"]
+    choice = choices.get(key)
+    if choice is None and torch.cuda.is_current_stream_capturing():
+        return default
+    if choice is None:
+        for call in paths.values():
+            call()
+        times = {name: _conv2d_path_ms(call) for name, call in paths.items()}
+        choice = min(times, key=times.get)
         if len(choices) >= 4096:
             choices.clear()
         choices[key] = choice
