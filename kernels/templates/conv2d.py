@@ -963,6 +963,16 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
 
 
 @triton.jit
+def _conv2d_rows_tile(rows, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """The program's [BLOCK_R, BLOCK_C] tile of a row-major [rows, C] matrix (row block program_id(0), channel
+    block program_id(1)): (element offsets, their mask, the channels, the channels' mask)."""
+    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    c_ok = offs_c < C
+    return offs_r[:, None] * C + offs_c[None, :], (offs_r < rows)[:, None] & c_ok[None, :], offs_c, c_ok
+
+
+@triton.jit
 def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, arrivals_ptr, db_ptr, rows, C, SILU: tl.constexpr,
                       SUM: tl.constexpr, FINISH_CHUNKS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """One [BLOCK_R pixels, BLOCK_C channels] tile of the backward's epilogue over the [rows, C] matrix:
@@ -972,11 +982,7 @@ def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, arrivals_ptr, db_ptr, 
     channel block's last program to arrive (a counter per channel block, reset by it) sums them, in
     FINISH_CHUNKS chunks of BLOCK_R rows in row order (deterministic), and stores d bias in db's dtype;
     otherwise the launcher sums them."""
-    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
-    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    c_ok = offs_c < C
-    mask = (offs_r < rows)[:, None] & c_ok[None, :]
-    offs = offs_r[:, None] * C + offs_c[None, :]
+    offs, mask, offs_c, c_ok = _conv2d_rows_tile(rows, C, BLOCK_R, BLOCK_C)
     dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     if SILU:
         z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
@@ -1012,11 +1018,7 @@ def _conv2d_epilogue_kernel(c_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, rows, C, HAS
                             BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """The template's epilogue after a conv it did not run (cuDNN's, ``conv2d_cudnn_forward``), one pass over
     the [rows, C] output c: z = c + bias + residual (kept when STORE_Z), y = silu(z) (SILU) or z; y may be c."""
-    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
-    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    c_ok = offs_c < C
-    mask = (offs_r < rows)[:, None] & c_ok[None, :]
-    offs = offs_r[:, None] * C + offs_c[None, :]
+    offs, mask, offs_c, c_ok = _conv2d_rows_tile(rows, C, BLOCK_R, BLOCK_C)
     acc = tl.load(c_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     _conv2d_epilogue(acc, offs_c, c_ok, offs, mask, bias_ptr, res_ptr, z_ptr, y_ptr, HAS_BIAS, HAS_RESIDUAL, STORE_Z, SILU)
 
@@ -1629,15 +1631,21 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
         return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
     tile = _conv2d_dz_tile(C)
     if has_bias and _conv2d_dz_choice(dy, z, tile) == "dz_then_sum":
-        dz, _ = _conv2d_dz_dbias_tiled(dy, z, False, *tile) if z is not None else (dy, None)
-        return dz, dz.reshape(rows, C).sum(0)  # fp32 accumulation in PyTorch's reduction, in dz's dtype
+        return _conv2d_dz_then_sum(dy, z, tile)
     return _conv2d_dz_dbias_tiled(dy, z, has_bias, *tile)
+
+
+def _conv2d_dz_then_sum(dy, z, tile):
+    """(dz, d bias) with dz alone from the kernel (dy itself without an activation), then PyTorch's column sum
+    of dz (fp32 accumulation in its reduction, in dz's dtype)."""
+    dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
+    return dz, dz.reshape(-1, dz.shape[-1]).sum(0)
 
 
 # the backward epilogue's d bias: "fused" (column sums of each tile in the dz kernel, summed by its last program or
 # by torch) or "dz_then_sum" (dz alone, then PyTorch's column sum of dz); "auto" times both once per key on a GPU
-# (gpu/conv/probe_dz.py at 2026-12-04 00:5xZ: the fused sums cost 3-12 us more than dz alone on 10 of the 12
-# training rows); TRITONIFY_CONV2D_DBIAS forces one
+# (gpu/conv/probe_dz.py at 2026-12-03 23:49Z: the fused sums cost 2.8-33 us more than dz alone on the 12 training
+# rows); TRITONIFY_CONV2D_DBIAS forces one
 _CONV2D_DBIAS = {"mode": os.environ.get("TRITONIFY_CONV2D_DBIAS", "auto"), "choices": {}}
 
 
@@ -1653,10 +1661,7 @@ def _conv2d_dz_choice(dy, z, tile) -> str:
     C = dy.shape[-1]
     key = (dy.numel() // C, C, dy.dtype, z is not None, dy.get_device())
     fused = lambda: _conv2d_dz_dbias_tiled(dy, z, True, *tile)  # noqa: E731
-
-    def then_sum():
-        dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
-        return dz.reshape(-1, C).sum(0)
+    then_sum = lambda: _conv2d_dz_then_sum(dy, z, tile)  # noqa: E731
     return _conv2d_timed_choice(_CONV2D_DBIAS, key, {"fused": fused, "dz_then_sum": then_sum}, "fused")
 
 
@@ -1668,9 +1673,19 @@ def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
 
 
 # d bias finished in the epilogue kernel itself (its last program per channel block sums the partial rows) when
-# the partial rows are at most this many chunks of the tile's rows: each chunk is one more load on that program's
-# path; more rows go to torch's parallel sum (and a cast), two more kernels
+# the partial rows are at most this many chunks of the tile's rows (each chunk is one more load on that program's
+# path) and the grid is one wave at most: every program's count is a release fence, which cost more than the sum
+# and cast kernels it saves on larger grids (gpu/conv/probe_dz.py, 2026-12-03 23:49Z: 6.2 against 9.7 us on a
+# 100-program grid, 31.6 against 19.3 on 784); otherwise torch's parallel sum and a cast, two more kernels
 _CONV2D_DZ_FINISH_CHUNKS = 4
+
+
+def _conv2d_dz_finish_chunks(rows: int, C: int, block_r: int, block_c: int, device_index: int) -> int:
+    """The FINISH_CHUNKS of the dz kernel with d bias over [rows, C] in this tile: 0 where torch sums."""
+    row_blocks, col_blocks = -(-rows // block_r), -(-C // block_c)
+    chunks = -(-row_blocks // block_r)
+    fits = chunks <= _CONV2D_DZ_FINISH_CHUNKS and row_blocks * col_blocks <= _conv2d_sms(device_index)
+    return chunks if fits else 0
 
 
 def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
@@ -1679,8 +1694,7 @@ def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
     rows = dy.numel() // max(C, 1)
     dz = torch.empty_like(z) if z is not None else dy
     row_blocks, col_blocks = -(-rows // block_r), -(-C // block_c)
-    chunks = -(-row_blocks // block_r) if has_bias else 0
-    chunks = chunks if chunks <= _CONV2D_DZ_FINISH_CHUNKS else 0
+    chunks = _conv2d_dz_finish_chunks(rows, C, block_r, block_c, dy.get_device()) if has_bias else 0
     db = torch.empty(C, dtype=dy.dtype, device=dy.device) if chunks else None
     if chunks:  # the partial rows and the counters from the split-K pool (one launch at a time per stream)
         partial, arrivals = _conv2d_split_buffers(dy.device, (row_blocks * C, col_blocks))
@@ -1694,7 +1708,7 @@ def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
                       BLOCK_C=block_c, num_warps=warps)
     if chunks or not has_bias:
         return dz, db
-    return dz, partial[:row_blocks].sum(0).to(dy.dtype)
+    return dz, partial.sum(0).to(dy.dtype)
 
 
 def conv2d_cudnn_grads(dz, x, weight, stride, padding, needs=(True, True)):

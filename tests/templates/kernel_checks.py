@@ -781,8 +781,8 @@ def test_conv2d_dz_dbias_against_float64(tile):
         assert_close(db, ref.reshape(rows, C).sum(0), torch.bfloat16, f"dbias {shape} {tile}", scale=8)
         again = run(dy, z)  # the finishing program took its counter back to zero: the same sums, bit for bit
         assert torch.equal(again[0], dz) and torch.equal(again[1], db), (shape, tile)
-        block_r = (tile or m._conv2d_dz_tile(C))[0]
-        finished.add(-(-(-(-rows // block_r)) // block_r) <= m._CONV2D_DZ_FINISH_CHUNKS)
+        block_r, block_c = (tile or m._conv2d_dz_tile(C))[:2]
+        finished.add(m._conv2d_dz_finish_chunks(rows, C, block_r, block_c, dy.get_device()) > 0)
     assert finished == {True, False} if tile == (16, 32, 4) else True in finished, finished
 
 
