@@ -963,53 +963,53 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
 
 
 @triton.jit
-def _conv2d_rows_tile(rows, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """The program's [BLOCK_R, BLOCK_C] tile of a row-major [rows, C] matrix (row block program_id(0), channel
-    block program_id(1)): (element offsets, their mask, the channels, the channels' mask)."""
-    offs_r = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+def _conv2d_rows_tile(row_tile, rows, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Tile ``row_tile`` of channel block program_id(1) of a row-major [rows, C] matrix, [BLOCK_R, BLOCK_C]:
+    (element offsets, their mask, the channels, the channels' mask)."""
+    offs_r = (row_tile * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)  # the rows fit int32, their offsets may not
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     c_ok = offs_c < C
     return offs_r[:, None] * C + offs_c[None, :], (offs_r < rows)[:, None] & c_ok[None, :], offs_c, c_ok
 
 
 @triton.jit
-def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, arrivals_ptr, db_ptr, rows, C, SILU: tl.constexpr,
-                      SUM: tl.constexpr, FINISH_CHUNKS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    """One [BLOCK_R pixels, BLOCK_C channels] tile of the backward's epilogue over the [rows, C] matrix:
-    dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy otherwise), and
-    (SUM) the tile's column sums of dz in fp32 into row program_id(0) of ``partial``: one pass over dy and z
-    instead of a second one over dz. d bias is the sum of the partial rows: with FINISH_CHUNKS > 0 the
-    channel block's last program to arrive (a counter per channel block, reset by it) sums them, in
-    FINISH_CHUNKS chunks of BLOCK_R rows in row order (deterministic), and stores d bias in db's dtype;
-    otherwise the launcher sums them."""
-    offs, mask, offs_c, c_ok = _conv2d_rows_tile(rows, C, BLOCK_R, BLOCK_C)
-    dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    if SILU:
-        z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        s = tl.sigmoid(z)
-        dz = dz * s * (1.0 + z * (1.0 - s))
+def _conv2d_dz_kernel(dy_ptr, z_ptr, dz_ptr, partial_ptr, rows, C, row_blocks, SILU: tl.constexpr,
+                      SUM: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """The backward's epilogue over the [rows, C] matrix in [BLOCK_R pixels, BLOCK_C channels] tiles: program
+    (p, c) walks row tiles p, p + P, p + 2P, ... (P = num_programs(0)) of channel block c, computing
+    dz = dy * silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z) (SILU; dz = dy otherwise), and (SUM)
+    adds dz into an fp32 tile, summed over its rows once at the end into row p of ``partial``: one pass over
+    dy and z instead of a second one over dz, and P partial rows for ``_conv2d_column_sum_kernel`` to sum
+    into d bias, not one a tile."""
     if SUM:
-        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(dz, axis=0), mask=c_ok,
-                 cache_modifier=".cg")
-        if FINISH_CHUNKS > 0:
-            row_blocks = tl.num_programs(0)
-            tl.debug_barrier()  # every thread's share of the partial row is written before the count (release)
-            arrived = tl.atomic_add(arrivals_ptr + tl.program_id(1), 1, sem="acq_rel", scope="gpu")
-            tl.debug_barrier()
-            # the last to arrive sums (the count broadcast to the tile: the interpreter rejects a scalar mask)
-            last = (tl.zeros((BLOCK_R, BLOCK_C), dtype=tl.int32) + arrived) == row_blocks - 1
-            total = tl.zeros((BLOCK_C,), dtype=tl.float32)
-            for chunk in tl.static_range(FINISH_CHUNKS):
-                part_r = chunk * BLOCK_R + tl.arange(0, BLOCK_R)
-                ok = last & (part_r < row_blocks)[:, None] & c_ok[None, :]
-                total += tl.sum(tl.load(partial_ptr + part_r[:, None] * C + offs_c[None, :], mask=ok, other=0.0,
-                                        cache_modifier=".cg"), axis=0)
-            done = c_ok & ((tl.zeros((BLOCK_C,), dtype=tl.int32) + arrived) == row_blocks - 1)
-            tl.store(db_ptr + offs_c, total.to(db_ptr.dtype.element_ty), mask=done)
-            tl.atomic_add(arrivals_ptr + tl.program_id(1), tl.where(arrived == row_blocks - 1, -row_blocks, 0),
-                          sem="relaxed", scope="gpu")
-    if SILU:  # stored last: the count's release fence then waits for the partial row alone, not for dz
-        tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
+        acc = tl.zeros((BLOCK_R, BLOCK_C), dtype=tl.float32)
+    for row_tile in range(tl.program_id(0), row_blocks, tl.num_programs(0)):
+        offs, mask, offs_c, c_ok = _conv2d_rows_tile(row_tile, rows, C, BLOCK_R, BLOCK_C)
+        dz = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        if SILU:
+            z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            s = tl.sigmoid(z)
+            dz = dz * s * (1.0 + z * (1.0 - s))
+            tl.store(dz_ptr + offs, dz.to(dz_ptr.dtype.element_ty), mask=mask)
+        if SUM:
+            acc += dz
+    if SUM:
+        offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+        tl.store(partial_ptr + tl.program_id(0).to(tl.int64) * C + offs_c, tl.sum(acc, axis=0), mask=offs_c < C)
+
+
+@triton.jit
+def _conv2d_column_sum_kernel(partial_ptr, out_ptr, parts, C, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    """out[c] = the sum of column c of the fp32 [parts, C] partial sums, in out's dtype: BLOCK_P rows at a
+    time into an fp32 tile, summed once at the end (a fixed order: deterministic)."""
+    offs_c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    c_ok = offs_c < C
+    acc = tl.zeros((BLOCK_P, BLOCK_C), dtype=tl.float32)
+    for start in range(0, parts, BLOCK_P):
+        offs_p = start + tl.arange(0, BLOCK_P)
+        acc += tl.load(partial_ptr + offs_p[:, None].to(tl.int64) * C + offs_c[None, :],
+                       mask=(offs_p < parts)[:, None] & c_ok[None, :], other=0.0)
+    tl.store(out_ptr + offs_c, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty), mask=c_ok)
 
 
 @triton.jit
@@ -1018,7 +1018,7 @@ def _conv2d_epilogue_kernel(c_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, rows, C, HAS
                             BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """The template's epilogue after a conv it did not run (cuDNN's, ``conv2d_cudnn_forward``), one pass over
     the [rows, C] output c: z = c + bias + residual (kept when STORE_Z), y = silu(z) (SILU) or z; y may be c."""
-    offs, mask, offs_c, c_ok = _conv2d_rows_tile(rows, C, BLOCK_R, BLOCK_C)
+    offs, mask, offs_c, c_ok = _conv2d_rows_tile(tl.program_id(0), rows, C, BLOCK_R, BLOCK_C)
     acc = tl.load(c_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     _conv2d_epilogue(acc, offs_c, c_ok, offs, mask, bias_ptr, res_ptr, z_ptr, y_ptr, HAS_BIAS, HAS_RESIDUAL, STORE_Z, SILU)
 
@@ -1085,6 +1085,7 @@ _conv2d_fwd_launch = _Launcher(_conv2d_fwd_kernel)
 _conv2d_dgrad_launch = _Launcher(_conv2d_dgrad_kernel)
 _conv2d_wgrad_launch = _Launcher(_conv2d_wgrad_kernel)
 _conv2d_dz_launch = _Launcher(_conv2d_dz_kernel)
+_conv2d_column_sum_launch = _Launcher(_conv2d_column_sum_kernel)
 _conv2d_epilogue_launch = _Launcher(_conv2d_epilogue_kernel)
 _conv2d_gemm_launch = _Launcher(_conv2d_gemm_kernel)
 
@@ -1629,40 +1630,7 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
     rows = dy.numel() // max(C, 1)
     if (z is None and not has_bias) or dy.numel() == 0:
         return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
-    tile = _conv2d_dz_tile(C)
-    if has_bias and _conv2d_dz_choice(dy, z, tile) == "dz_then_sum":
-        return _conv2d_dz_then_sum(dy, z, tile)
-    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *tile)
-
-
-def _conv2d_dz_then_sum(dy, z, tile):
-    """(dz, d bias) with dz alone from the kernel (dy itself without an activation), then PyTorch's column sum
-    of dz (fp32 accumulation in its reduction, in dz's dtype)."""
-    dz = _conv2d_dz_dbias_tiled(dy, z, False, *tile)[0] if z is not None else dy
-    return dz, dz.reshape(-1, dz.shape[-1]).sum(0)
-
-
-# the backward epilogue's d bias: "fused" (column sums of each tile in the dz kernel, summed by its last program or
-# by torch) or "dz_then_sum" (dz alone, then PyTorch's column sum of dz); "auto" times both once per key on a GPU
-# (gpu/conv/probe_dz.py at 2026-12-03 23:49Z: the fused sums cost 2.8-33 us more than dz alone on the 12 training
-# rows); TRITONIFY_CONV2D_DBIAS forces one
-_CONV2D_DBIAS = {"mode": os.environ.get("TRITONIFY_CONV2D_DBIAS", "auto"), "choices": {}}
-
-
-def _conv2d_dz_choice(dy, z, tile) -> str:
-    """"fused" or "dz_then_sum" for this layer's d bias (``_CONV2D_DBIAS``); "fused" off a GPU."""
-    mode = _CONV2D_DBIAS["mode"]
-    if mode in ("fused", "dz_then_sum"):
-        return mode
-    if mode != "auto":
-        raise ValueError(f"TRITONIFY_CONV2D_DBIAS={mode!r}: expected auto, fused or dz_then_sum")
-    if _AUTOTUNE_BENCH is None or dy.device.type != "cuda":
-        return "fused"
-    C = dy.shape[-1]
-    key = (dy.numel() // C, C, dy.dtype, z is not None, dy.get_device())
-    fused = lambda: _conv2d_dz_dbias_tiled(dy, z, True, *tile)  # noqa: E731
-    then_sum = lambda: _conv2d_dz_then_sum(dy, z, tile)  # noqa: E731
-    return _conv2d_timed_choice(_CONV2D_DBIAS, key, {"fused": fused, "dz_then_sum": then_sum}, "fused")
+    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_dz_tile(C))
 
 
 def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
@@ -1672,20 +1640,23 @@ def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
     return max(16, 8192 // block_c), block_c, 8
 
 
-# d bias finished in the epilogue kernel itself (its last program per channel block sums the partial rows) when
-# the partial rows are at most this many chunks of the tile's rows (each chunk is one more load on that program's
-# path) and the grid is one wave at most: every program's count is a release fence, which cost more than the sum
-# and cast kernels it saves on larger grids (gpu/conv/probe_dz.py, 2026-12-03 23:49Z: 6.2 against 9.7 us on a
-# 100-program grid, 31.6 against 19.3 on 784); otherwise torch's parallel sum and a cast, two more kernels
-_CONV2D_DZ_FINISH_CHUNKS = 4
+# the dz kernel's programs per SM with d bias: each walks its row tiles with a stride of the grid's rows, so the
+# partial rows d bias sums are a wave or two's worth, not one a tile (gpu/conv/probe_dz.py, the 12 training rows;
+# 02:28Z: with 2, 10.8 against 14.8 us for one program a tile on s1.3x3 at batch 32, 43.4 against 60.5 at 128, and
+# 4 or 8 slower than 2 on 11 of 12 rows; 02:48Z, as shipped: 6.2-44.1 us against torch.compile's 7.9-73.0). The
+# 02:28Z probe retired the kernel's own finish of d bias (its last program summing the partial rows): 6.46 against
+# 6.41 us for the column-sum kernel where it applied. dz alone (no bias) keeps a program a tile: walking cost it
+# 9.9 against 9.0 us on s1.3x3 at batch 32, 53.3 against 39.7 at 128 (02:48Z against 02:20Z).
+_CONV2D_DZ_PROGRAMS_PER_SM = 2
 
 
-def _conv2d_dz_finish_chunks(rows: int, C: int, block_r: int, block_c: int, device_index: int) -> int:
-    """The FINISH_CHUNKS of the dz kernel with d bias over [rows, C] in this tile: 0 where torch sums."""
+def _conv2d_dz_grid(rows: int, C: int, block_r: int, block_c: int, device_index: int, summing: bool = True):
+    """(row programs, channel blocks) of the dz kernel over [rows, C] in this tile, with d bias (summing) or not."""
     row_blocks, col_blocks = -(-rows // block_r), -(-C // block_c)
-    chunks = -(-row_blocks // block_r)
-    fits = chunks <= _CONV2D_DZ_FINISH_CHUNKS and row_blocks * col_blocks <= _conv2d_sms(device_index)
-    return chunks if fits else 0
+    if not summing:
+        return row_blocks, col_blocks
+    parts = int(_CONV2D_DZ_PROGRAMS_PER_SM * _conv2d_sms(device_index)) // col_blocks
+    return max(1, min(row_blocks, parts)), col_blocks
 
 
 def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
@@ -1693,22 +1664,21 @@ def _conv2d_dz_dbias_tiled(dy, z, has_bias, block_r, block_c, warps):
     C = dy.shape[-1]
     rows = dy.numel() // max(C, 1)
     dz = torch.empty_like(z) if z is not None else dy
-    row_blocks, col_blocks = -(-rows // block_r), -(-C // block_c)
-    chunks = _conv2d_dz_finish_chunks(rows, C, block_r, block_c, dy.get_device()) if has_bias else 0
-    db = torch.empty(C, dtype=dy.dtype, device=dy.device) if chunks else None
-    if chunks:  # the partial rows and the counters from the split-K pool (one launch at a time per stream)
-        partial, arrivals = _conv2d_split_buffers(dy.device, (row_blocks * C, col_blocks))
-    else:
-        partial = torch.empty(row_blocks, C, dtype=torch.float32, device=dy.device) if has_bias else None
-        arrivals = None
+    parts, col_blocks = _conv2d_dz_grid(rows, C, block_r, block_c, dy.get_device(), has_bias)
+    partial = torch.empty(parts, C, dtype=torch.float32, device=dy.device) if has_bias else None
     key = (rows, C, dy.dtype, dy.get_device(), dy.data_ptr() & 15, z is not None, has_bias,
-           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps, chunks)
-    _conv2d_dz_launch(key, (row_blocks, col_blocks), dy, z if z is not None else dy, dz, partial, arrivals, db,
-                      rows, C, SILU=z is not None, SUM=has_bias, FINISH_CHUNKS=chunks, BLOCK_R=block_r,
-                      BLOCK_C=block_c, num_warps=warps)
-    if chunks or not has_bias:
-        return dz, db
-    return dz, partial.sum(0).to(dy.dtype)
+           None if z is None else (z.dtype, z.data_ptr() & 15), block_r, block_c, warps, parts)
+    _conv2d_dz_launch(key, (parts, col_blocks), dy, z if z is not None else dy, dz, partial, rows, C,
+                      -(-rows // block_r), SILU=z is not None, SUM=has_bias, BLOCK_R=block_r, BLOCK_C=block_c,
+                      num_warps=warps)
+    if not has_bias:
+        return dz, None
+    db = torch.empty(C, dtype=dy.dtype, device=dy.device)
+    block_p = min(512, triton.next_power_of_2(parts))
+    sum_c = max(4, min(triton.next_power_of_2(C), 4096 // block_p))
+    _conv2d_column_sum_launch((parts, C, dy.dtype, dy.get_device(), block_p, sum_c), (-(-C // sum_c),),
+                              partial, db, parts, C, BLOCK_P=block_p, BLOCK_C=sum_c, num_warps=4)
+    return dz, db
 
 
 def conv2d_cudnn_grads(dz, x, weight, stride, padding, needs=(True, True)):

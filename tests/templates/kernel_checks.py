@@ -739,37 +739,19 @@ def _conv2d_forward_through_the_template(monkeypatch):
     monkeypatch.setitem(MODULES["conv2d"]._CONV2D_FORWARD, "mode", "template")
 
 
-@pytest.mark.parametrize("mode", ["fused", "dz_then_sum", "auto"])
-def test_conv2d_dz_dbias_each_way_of_summing_against_float64(mode, monkeypatch):
-    """d bias from the dz kernel's fused column sums, from PyTorch's column sum of dz, or whichever the first
-    call timed faster (auto: on a GPU; elsewhere fused), against float64; auto records one choice a key."""
-    m, g = MODULES["conv2d"], fresh_generator()
-    monkeypatch.setitem(m._CONV2D_DBIAS, "mode", mode)
-    monkeypatch.setitem(m._CONV2D_DBIAS, "choices", {})
-    for shape in ((2, 7, 9, 40), (2, 23, 29, 40)):
-        dy, z = (randn(*shape, dtype=torch.bfloat16, gen=g) for _ in range(2))
-        dz, db = m.conv2d_dz_dbias(dy, z, True)
-        s = torch.sigmoid(z.double())
-        ref = dy.double() * s * (1 + z.double() * (1 - s))
-        assert_close(dz, ref, torch.bfloat16, f"dz {shape} {mode}")
-        assert_close(db, ref.reshape(-1, shape[-1]).sum(0), torch.bfloat16, f"dbias {shape} {mode}", scale=8)
-        _, db_plain = m.conv2d_dz_dbias(dy, None, True)  # no activation: dz is dy
-        assert_close(db_plain, dy.double().reshape(-1, shape[-1]).sum(0), torch.bfloat16, f"dbias {shape}", scale=8)
-    assert len(m._CONV2D_DBIAS["choices"]) == (4 if mode == "auto" and DEVICE != "cpu" else 0)
-    monkeypatch.setitem(m._CONV2D_DBIAS, "mode", "fastest")
-    with pytest.raises(ValueError, match="TRITONIFY_CONV2D_DBIAS"):
-        m.conv2d_dz_dbias(dy, z, True)
-
-
+@pytest.mark.parametrize("grid", ["as_shipped", "a_few_programs", "one_program"])
 @pytest.mark.parametrize("tile", [None, (16, 64, 4), (32, 32, 4), (16, 32, 4), (16, 128, 8)], ids=str)
-def test_conv2d_dz_dbias_against_float64(tile):
-    """The backward's epilogue (dz = dy * silu'(z), d bias = dz summed over the pixels) as the template tiles
-    it and with other tiles: the last row tile partly past the rows, a channel block wider than C and one
-    narrower."""
+def test_conv2d_dz_dbias_against_float64(tile, grid, monkeypatch):
+    """The backward's epilogue (dz = dy * silu'(z), d bias = dz summed over the pixels by the column-sum kernel)
+    as the template tiles it and with other tiles: the last row tile partly past the rows, a channel block
+    wider than C and one narrower; with the grid as shipped (on these sizes, a program a row tile), with a
+    few programs walking several row tiles each, and with one program per channel block walking all of
+    them (programs per SM 0: at least one); dz alone (no bias) a program a tile, bit for bit the same dz."""
     m, g = MODULES["conv2d"], fresh_generator()
-    run = (lambda dy, z: m.conv2d_dz_dbias(dy, z, True)) if tile is None else (
-        lambda dy, z: m._conv2d_dz_dbias_tiled(dy, z, True, *tile))
-    finished = set()
+    monkeypatch.setattr(m, "_CONV2D_DZ_PROGRAMS_PER_SM", {"as_shipped": 2, "a_few_programs": 0.05, "one_program": 0}[grid])
+    run = (lambda dy, z, bias=True: m.conv2d_dz_dbias(dy, z, bias)) if tile is None else (
+        lambda dy, z, bias=True: m._conv2d_dz_dbias_tiled(dy, z, bias, *tile))
+    walked = set()
     for shape in ((2, 7, 9, 40), (1, 5, 13, 96), (2, 23, 29, 40)):
         dy = randn(*shape, dtype=torch.bfloat16, gen=g)
         z = randn(*shape, dtype=torch.bfloat16, gen=g)
@@ -779,11 +761,17 @@ def test_conv2d_dz_dbias_against_float64(tile):
         ref = dy.double() * s * (1 + z.double() * (1 - s))
         assert_close(dz, ref, torch.bfloat16, f"dz {shape} {tile}")
         assert_close(db, ref.reshape(rows, C).sum(0), torch.bfloat16, f"dbias {shape} {tile}", scale=8)
-        again = run(dy, z)  # the finishing program took its counter back to zero: the same sums, bit for bit
+        again = run(dy, z)  # a fixed order of sums: the same d bias, bit for bit
         assert torch.equal(again[0], dz) and torch.equal(again[1], db), (shape, tile)
+        dz_alone, no_db = run(dy, z, False)
+        assert torch.equal(dz_alone, dz) and no_db is None, (shape, tile)
+        _, db_plain = run(dy, None)  # no activation: dz is dy
+        assert_close(db_plain, dy.double().reshape(rows, C).sum(0), torch.bfloat16, f"dbias {shape}", scale=8)
         block_r, block_c = (tile or m._conv2d_dz_tile(C))[:2]
-        finished.add(m._conv2d_dz_finish_chunks(rows, C, block_r, block_c, dy.get_device()) > 0)
-    assert finished == {True, False} if tile == (16, 32, 4) else True in finished, finished
+        parts, _ = m._conv2d_dz_grid(rows, C, block_r, block_c, dy.get_device())
+        walked.add(parts < -(-rows // block_r))
+        assert m._conv2d_dz_grid(rows, C, block_r, block_c, dy.get_device(), False)[0] == -(-rows // block_r)
+    assert walked == {False} if grid == "as_shipped" else True in walked, walked
 
 
 def test_conv2d_autotune_timing_sees_the_work_queued_before_it():
