@@ -1645,8 +1645,8 @@ def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
 # 02:28Z: with 2, 10.8 against 14.8 us for one program a tile on s1.3x3 at batch 32, 43.4 against 60.5 at 128, and
 # 4 or 8 slower than 2 on 11 of 12 rows; 02:48Z, as shipped: 6.2-44.1 us against torch.compile's 7.9-73.0). The
 # 02:28Z probe retired the kernel's own finish of d bias (its last program summing the partial rows): 6.46 against
-# 6.41 us for the column-sum kernel where it applied. dz alone (no bias) keeps a program a tile: walking cost it
-# 9.9 against 9.0 us on s1.3x3 at batch 32, 53.3 against 39.7 at 128 (02:48Z against 02:20Z).
+# 6.41 us for the column-sum kernel where it applied. dz alone (no bias) keeps a program a tile: walking with 2 per
+# SM cost it 9.9 against 9.0 us on s1.3x3 at batch 32, 53.3 against 39.7 at 128 (02:48Z against 02:20Z).
 _CONV2D_DZ_PROGRAMS_PER_SM = 2
 
 
