@@ -4,6 +4,10 @@ each checked, all compared with the first), timed beside the implicit-GEMM kerne
 cuDNN (``F.conv2d`` on the channels-last views) and ``torch.mm`` on the same matrices (at stride 2 on a copy
 of the pixels the filter reads), all with the project's timer in the same process.
 
+With PROBE_GEMM_WS=1 it also runs WS_TILES: configs with Triton's own warp specialization of the kernel's tile
+loop (``tl.range(warp_specialize=True)``, FLATTEN off as Hopper wants), which no shipped config has; a config
+that does not compile is recorded with its error.
+
     python gpu/conv/probe_gemm.py OUT_DIR        # records appended to OUT_DIR/probe_gemm.jsonl
 """
 from __future__ import annotations
@@ -21,6 +25,8 @@ import bench  # noqa: E402  (the benchmark's shapes, inputs and timer)
 BATCHES = tuple(int(b) for b in os.environ.get("PROBE_BATCHES", "32,128").split(","))
 LAUNCHES = int(os.environ.get("PROBE_LAUNCHES", "3"))
 WRONG = 0.01
+WS_TILES = [(128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 256, 64, 8, 3),
+            (128, 128, 128, 8, 3), (64, 128, 64, 4, 4)]  # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages)
 
 
 def main(argv):
@@ -35,6 +41,9 @@ def main(argv):
     torch.backends.cudnn.benchmark = True
     kernel, launcher = m._conv2d_gemm_kernel, m._conv2d_gemm_launch
     saved = kernel.configs
+    tried = list(saved)
+    if os.environ.get("PROBE_GEMM_WS") == "1":
+        tried += [m._conv2d_gemm_config(*tile, flatten=False, warp_specialize=True) for tile in WS_TILES]
     torch.manual_seed(0)
 
     def emit(rec):
@@ -62,7 +71,7 @@ def main(argv):
                 a2, w2 = xs.reshape(-1, c_in), w.reshape(c_out, c_in)
                 emit({**base, "what": "torch_mm", "us": bench.timings(lambda: torch.mm(a2, w2.t()), events=False)["graph_us"]})
                 m._CONV2D_GEMM["mode"] = "gemm"
-                for config in saved:
+                for config in tried:
                     if config.kwargs["BLOCK_K"] != 64 and c_in < 128:
                         continue
                     rec = {**base, "what": "gemm", "config": str(config)}

@@ -440,12 +440,16 @@ def _conv2d_fwd_kernel(x_ptr, x_desc, w_ptr, w_desc, bias_ptr, res_ptr, z_ptr, y
 
 
 # --------------------------------------------------------------------------- 1x1 layers as a plain GEMM
-def _conv2d_gemm_config(bm, bn, bk, warps, stages, ctas=1, flatten=True):
+def _conv2d_gemm_config(bm, bn, bk, warps, stages, ctas=1, flatten=True, warp_specialize=False):
     """A tile of the 1x1 GEMM kernel: [BLOCK_M pixels, BLOCK_N channels], BLOCK_K input channels per step;
     CTAS programs per SM in the persistent grid (each program walks tiles program_id, + grid, ...);
-    FLATTEN: the tile and K loops pipelined as one (the next tile's loads overlap this tile's epilogue)."""
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "CTAS": ctas, "FLATTEN": flatten},
-                         num_warps=warps, num_stages=stages)
+    FLATTEN: the tile and K loops pipelined as one (the next tile's loads overlap this tile's epilogue);
+    warp_specialize: Triton's own warp specialization of the tile loop (WS; Hopper wants FLATTEN off), in no
+    shipped config: gpu/conv/probe_gemm.py tries it (PROBE_GEMM_WS=1)."""
+    kwargs = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "CTAS": ctas, "FLATTEN": flatten}
+    if warp_specialize:
+        kwargs["WS"] = True
+    return triton.Config(kwargs, num_warps=warps, num_stages=stages)
 
 
 _CONV2D_GEMM_ALL_CONFIGS = [
@@ -492,7 +496,7 @@ def _conv2d_gemm_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H,
                         stride_h, stride_w, rows_bucket, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                         SILU: tl.constexpr, STORE_Z: tl.constexpr, BOX_W: tl.constexpr, FP32_DOT: tl.constexpr,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                        CTAS: tl.constexpr, FLATTEN: tl.constexpr):
+                        CTAS: tl.constexpr, FLATTEN: tl.constexpr, WS: tl.constexpr = False):
     """y = act(x (*) w + bias + residual) for a 1x1 filter without padding: the GEMM [pixels, C_in] x
     [C_in, C_out], every operand through a tensor descriptor made on the device (its box is the config's
     tile, so any tile size serves), persistent: program p runs tiles p, p + programs, ... in GROUP_M-row
@@ -535,7 +539,7 @@ def _conv2d_gemm_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, z_ptr, y_ptr, batch, H,
     k_tiles = tl.cdiv(C_in, BLOCK_K)
     tiles = num_m * num_n
     in_group = GROUP_M * num_n
-    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=FLATTEN):
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=FLATTEN, warp_specialize=WS):
         group = tile // in_group
         first_m = group * GROUP_M
         rows = tl.minimum(num_m - first_m, GROUP_M)
