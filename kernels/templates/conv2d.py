@@ -970,7 +970,7 @@ def _conv2d_wgrad_kernel(dz_ptr, x_ptr, dw_ptr, batch, H, W, C_in, out_h, out_w,
 def _conv2d_rows_tile(row_tile, rows, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     """Tile ``row_tile`` of channel block program_id(1) of a row-major [rows, C] matrix, [BLOCK_R, BLOCK_C]:
     (element offsets, their mask, the channels, the channels' mask)."""
-    offs_r = (row_tile * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)  # the rows fit int32, their offsets may not
+    offs_r = tl.cast(row_tile, tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)  # (tl.cast: the interpreter's ints)
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     c_ok = offs_c < C
     return offs_r[:, None] * C + offs_c[None, :], (offs_r < rows)[:, None] & c_ok[None, :], offs_c, c_ok
@@ -1630,6 +1630,7 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
     activation (z, the pre-activation, kept by the forward; a new tensor) and dy itself otherwise; d bias =
     dz summed over the pixels (fp32, in dy's dtype), None without a bias."""
     dy = _conv2d_nhwc(dy.reshape(z.shape) if z is not None else dy)
+    z = _conv2d_nhwc(z) if z is not None else None  # the kernel reads both as row-major [rows, C]
     C = dy.shape[-1]
     rows = dy.numel() // max(C, 1)
     if (z is None and not has_bias) or dy.numel() == 0:
