@@ -464,7 +464,22 @@ async function main() {
         await page.keyboard.press('Control+A');
         await page.keyboard.insertText(JSON.stringify(settings));
         await page.keyboard.press('Control+S');
-        await page.waitForTimeout(1000);
+        // closed only once the save reached the disk: closed before it (a loaded machine, 2026-12-04), the editor
+        // asks whether to save and its dialog blocks every later click
+        const savedBy = Date.now() + 30_000;
+        const saved = () => {
+          try {
+            return (JSON.parse(fs.readFileSync(SETTINGS, 'utf8'))['tritonify.interpreter'] || []).includes(TRITON_PYTHON);
+          } catch {
+            return false;  // read while the editor was writing it
+          }
+        };
+        while (!saved() && Date.now() < savedBy) {
+          await page.waitForTimeout(200);
+        }
+        if (!saved()) {
+          throw new Error(`the user settings (${SETTINGS}) were not saved within 30 s`);
+        }
         await page.keyboard.press('Control+W');
         await page.keyboard.press('Escape');
         say(`tritonify.interpreter set to ${TRITON_PYTHON} (the server restarts, then compiles for sm_90 without a GPU)`);
