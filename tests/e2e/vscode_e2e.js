@@ -465,15 +465,12 @@ async function main() {
         await page.keyboard.insertText(JSON.stringify(settings));
         await page.keyboard.press('Control+S');
         // closed only once the save reached the disk: closed before it (a loaded machine, 2026-12-04), the editor
-        // asks whether to save and its dialog blocks every later click
+        // asks whether to save and its dialog blocks every later click. The text as saved, not parsed: the
+        // editor's auto-closing can leave a stray quote and brace after the typed JSON, which VS Code's own
+        // settings reader tolerates
+        const entry = `"tritonify.interpreter":${JSON.stringify([TRITON_PYTHON])}`;
         const savedBy = Date.now() + 30_000;
-        const saved = () => {
-          try {
-            return (JSON.parse(fs.readFileSync(SETTINGS, 'utf8'))['tritonify.interpreter'] || []).includes(TRITON_PYTHON);
-          } catch {
-            return false;  // read while the editor was writing it
-          }
-        };
+        const saved = () => fs.readFileSync(SETTINGS, 'utf8').includes(entry);
         while (!saved() && Date.now() < savedBy) {
           await page.waitForTimeout(200);
         }
