@@ -460,15 +460,29 @@ def section_conv1d(log, budget):
             torch.cuda.synchronize()
 
 
+def train_module(x, w, b, r, stride, pad):
+    """The training rows' function as eager PyTorch and torch.compile run it: silu(conv + bias + residual)."""
+    from tritonify.kernels.templates import conv2d as m
+
+    return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
+
+
+def layer_choices(x, w) -> dict:
+    """The paths the template's forward (with z kept, as training runs it) and backward chose for this layer."""
+    from tritonify.kernels.templates import conv2d as m
+
+    same = lambda k: k[0] == tuple(x.shape) and k[1] == tuple(w.shape)  # noqa: E731
+    return {"backward_choice": next((list(c) for k, c in m._CONV2D_BACKWARD["choices"].items() if same(k)), None),
+            "forward_choice": next((c for k, c in m._CONV2D_FORWARD["choices"].items() if same(k) and k[-1]), None)}
+
+
 def section_train(log, budget, with_compile=True):
     import torch
 
     from tritonify.kernels.templates import conv2d as m
 
     m._CONV2D_FORWARD["mode"] = os.environ.get("TRITONIFY_CONV2D_FORWARD", "auto")  # as users run it
-
-    def module(x, w, b, r, stride, pad):  # the function torch.compile and eager run
-        return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
+    module = train_module
 
     # one untimed training step through the timer first: run as a process's first section, the first row's
     # three timings came out 8-12x the later run's (12:22Z and 12:31Z: 1,139-1,483 us on s1.3x3 at batch 32
@@ -497,10 +511,7 @@ def section_train(log, budget, with_compile=True):
                         for k, g, rg in zip(("y", "dx", "dw", "db", "dres"), (y, *grads), (yr, *ref_grads))}
                 rec = {"kind": "train", "shape": name, "batch": batch, "max_rel_err": errs,
                        "best_dgrad": best_config(m._conv2d_dgrad_kernel), "best_wgrad": best_config(m._conv2d_wgrad_kernel),
-                       "backward_choice": next((list(c) for k, c in m._CONV2D_BACKWARD["choices"].items()
-                                                if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)), None),
-                       "forward_choice": next((c for k, c in m._CONV2D_FORWARD["choices"].items()
-                                               if k[0] == tuple(x.shape) and k[1] == tuple(w.shape) and k[-1]), None)}
+                       **layer_choices(x, w)}
                 rec["template"] = timings(lambda: torch.autograd.grad(m.conv2d(x, w, b, r, stride, pad, "silu"), leaves, dy))
                 rec["eager"] = timings(lambda: torch.autograd.grad(module(x, w, b, r, stride, pad), leaves, dy))
                 if os.environ.get("CONV_TRAIN_PARTS") == "1":  # each step of the template's training step alone

@@ -55,23 +55,15 @@ def kernels_per_step(step, steps: int = STEPS) -> tuple[list[dict], float]:
 def diagnose(name: str, batch: int) -> dict:
     x, w, b, r, stride, pad = bench.conv_inputs(name, batch, grad=True)
     leaves = (x, w, b, r)
-
-    def module(x, w, b, r, stride, pad):
-        return m.conv2d_reference(x, w, b, r, stride, pad, "silu")
-
     y = m.conv2d(x, w, b, r, stride, pad, "silu")
     dy = torch.randn_like(y)
     template = lambda: torch.autograd.grad(m.conv2d(x, w, b, r, stride, pad, "silu"), leaves, dy)  # noqa: E731
     torch._dynamo.reset()
-    compiled = torch.compile(module, dynamic=False)
+    compiled = torch.compile(bench.train_module, dynamic=False)
     compile_step = lambda: torch.autograd.grad(compiled(x, w, b, r, stride, pad), leaves, dy)  # noqa: E731
     for step in (template, compile_step, template, compile_step):  # tune, compile, then warm
         step()
-    rec = {"kind": "train_step_kernels", "shape": name, "batch": batch, "steps": STEPS,
-           "forward_choice": next((c for k, c in m._CONV2D_FORWARD["choices"].items()
-                                   if k[0] == tuple(x.shape) and k[1] == tuple(w.shape) and k[-1]), None),
-           "backward_choice": next((list(c) for k, c in m._CONV2D_BACKWARD["choices"].items()
-                                    if k[0] == tuple(x.shape) and k[1] == tuple(w.shape)), None)}
+    rec = {"kind": "train_step_kernels", "shape": name, "batch": batch, "steps": STEPS, **bench.layer_choices(x, w)}
     for label, step in (("template", template), ("compile", compile_step)):
         rec[label], rec[f"{label}_kernel_us"] = kernels_per_step(step)
     return rec

@@ -9,9 +9,9 @@ The fixed variants: the template as it launches (template: its programs walk sev
 per SM (pps1, pps4, pps8; the 02:28Z record has pps1, pps2, pps8), with a program a row tile (tile_partials: one
 partial row a tile, as the kernel was before 2026-12-04), dz then PyTorch's column sum of dz (dz_then_sum), dz alone
 (no_dbias), PyTorch's elementwise add over the same bytes (torch_add, a baseline; its error is not the epilogue's),
-and torch.compile of the same math (compile: what Inductor's training graph runs for this part). In the 02:28Z record, finish_off is
-the column-sum kernel where the kernel's last program then summed d bias itself (since retired). --no-tiles: those
-alone.
+and torch.compile of the same math (compile: what Inductor's training graph runs for this part). In the 02:28Z
+record, finish_off is the column-sum kernel where the kernel's last program then summed d bias itself (since
+retired). --no-tiles: those alone.
     python gpu/conv/probe_dz.py OUT_DIR [--no-tiles]"""
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def main(out: Path, tiles: bool = True) -> int:
                 ref_dz = dy.double() * s * (1 + z.double() * (1 - s))
                 ref_db = ref_dz.reshape(-1, c_out).sum(0)
                 nbytes = 3 * dy.numel() * dy.element_size()
-                tile = m._conv2d_dz_tile(c_out)
+                tile = m._conv2d_elementwise_tile(c_out)
                 variants = {"template": lambda: m.conv2d_dz_dbias(dy, z, True),  # as the template chooses
                             **{f"pps{n}": (lambda n=n: with_constants(dy, z, _CONV2D_DZ_PROGRAMS_PER_SM=n))
                                for n in (1, 4, 8)},

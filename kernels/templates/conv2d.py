@@ -1635,12 +1635,13 @@ def conv2d_dz_dbias(dy: torch.Tensor, z: torch.Tensor | None, has_bias: bool):
     rows = dy.numel() // max(C, 1)
     if (z is None and not has_bias) or dy.numel() == 0:
         return dy, (torch.zeros(C, dtype=dy.dtype, device=dy.device) if has_bias else None)
-    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_dz_tile(C))
+    return _conv2d_dz_dbias_tiled(dy, z, has_bias, *_conv2d_elementwise_tile(C))
 
 
-def _conv2d_dz_tile(C: int) -> tuple[int, int, int]:
-    """(BLOCK_R, BLOCK_C, warps) of the backward's epilogue over [pixels, C] (gpu/conv/probe_dz.py found no
-    other tile worth switching to on the training rows)."""
+def _conv2d_elementwise_tile(C: int) -> tuple[int, int, int]:
+    """(BLOCK_R, BLOCK_C, warps) of the elementwise kernels over [pixels, C]: the backward's epilogue (dz, d
+    bias) and the forward's epilogue after cuDNN (gpu/conv/probe_dz.py found no other tile worth switching to
+    for the first on the training rows)."""
     block_c = min(128, triton.next_power_of_2(C))
     return max(16, 8192 // block_c), block_c, 8
 
@@ -1721,7 +1722,7 @@ def conv2d_cudnn_forward(x, weight, bias=None, residual=None, stride=1, padding=
     residual = _conv2d_nhwc(residual) if residual is not None else None
     C = y.shape[-1]
     rows = y.numel() // C
-    block_r, block_c, warps = _conv2d_dz_tile(C)
+    block_r, block_c, warps = _conv2d_elementwise_tile(C)
     key = (rows, C, y.dtype, y.get_device(), y.data_ptr() & 15, bias is not None, residual is not None, silu,
            None if bias is None else (bias.dtype, bias.data_ptr() & 15),
            None if residual is None else (residual.dtype, residual.data_ptr() & 15),

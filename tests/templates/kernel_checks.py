@@ -781,7 +781,7 @@ def test_conv2d_dz_dbias_against_float64(tile, grid, monkeypatch):
         assert torch.equal(dz_alone, dz) and no_db is None, (shape, tile)
         _, db_plain = run(dy, None)  # no activation: dz is dy
         _assert_sum_rounded_once(db_plain, dy.double().reshape(rows, C).sum(0), f"dbias of dy {shape} {tile}")
-        block_r, block_c = (tile or m._conv2d_dz_tile(C))[:2]
+        block_r, block_c = (tile or m._conv2d_elementwise_tile(C))[:2]
         parts, _ = m._conv2d_dz_grid(rows, C, block_r, block_c, dy.get_device())
         walked.add(parts < -(-rows // block_r))
         sum_loops.add(parts > 512)
