@@ -8,7 +8,7 @@ timings (``do_bench_cudagraph``, no flush, about 20 ms of calls per graph) came 
 template times on the 1x1 layers at batch 32 (12:25Z of 2026-12-04).
 
 For each layer (PROBE_SHAPES, at PROBE_BATCH), the template's plain forward and cuDNN's, each timed four ways in
-the same process: GpuTimer as bench.py uses it; GpuTimer with the same fixed calls per graph for both
+the same process: bench.py's own ``timings``; GpuTimer with the same fixed calls per graph for both
 (PROBE_CALLS); ``graph_ms`` (``do_bench_cudagraph``, the facts file's "graph" timing); and the median of replays
 of a graph of PROBE_CALLS calls timed with events, no flush (``graph_of_calls_us``). Each call's output is
 checked against float64 first.
@@ -40,7 +40,6 @@ def main(argv):
 
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
-    f = out.joinpath("probe_timing.jsonl").open("a")
     timer = GpuTimer(**bench._TIMER_MS)
     m._CONV2D_FORWARD["mode"] = "template"
     for name in SHAPES:
@@ -60,13 +59,13 @@ def main(argv):
                 auto = calls_per_graph(probe, 1)
                 rec[who] = {
                     "probe_us": round(1e3 * probe, 2), "bench_calls_per_graph": auto,
-                    "gputimer_bench_us": round(1e3 * timer.measure(call, graph=True, calls_per_graph=auto).p50_ms, 2),
+                    "gputimer_bench_us": bench.timings(call, events=False)["graph_us"],
                     "gputimer_fixed_us": round(1e3 * timer.measure(call, graph=True, calls_per_graph=CALLS).p50_ms, 2),
                     "do_bench_cudagraph_us": round(1e3 * graph_ms(call, rep_ms=40), 2),
                     "graph_of_calls_us": round(graph_of_calls_us(call, calls=CALLS, replays=7), 2)}
         print(json.dumps(rec), flush=True)
-        f.write(json.dumps(rec) + "\n")
-        f.flush()
+        with out.joinpath("probe_timing.jsonl").open("a") as f:
+            f.write(json.dumps(rec) + "\n")
 
 
 if __name__ == "__main__":
