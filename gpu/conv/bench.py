@@ -307,19 +307,19 @@ def timings(call, events=True):
     """{"graph_us", "events_us"} of a no-argument call through the project's GpuTimer."""
     import torch
 
-    from tritonify.kernels.bench.timing import GpuTimer, calls_per_graph
+    from tritonify.kernels.bench.timing import GpuTimer
 
     global _TIMER
     if _TIMER is None:
         _TIMER = GpuTimer(**_TIMER_MS)
     call()
     torch.cuda.synchronize()
-    probe = _TIMER.probe_ms(call)
-    graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+    calls = _TIMER.graph_calls(call)
+    graph = _TIMER.measure(call, graph=True, calls_per_graph=calls)
     note = getattr(graph, "note", "")
     if graph.method != "cuda_graph":  # the capture failed (its note says why): once more before events stand in
         torch.cuda.synchronize()
-        graph = _TIMER.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+        graph = _TIMER.measure(call, graph=True, calls_per_graph=calls)
     rec = {"graph_us": round(1e3 * graph.p50_ms, 2), "graph_method": graph.method, "noisy": graph.noisy}
     if note:
         rec["graph_note"] = str(note)[:300]
@@ -565,8 +565,7 @@ def main(argv):
 
     torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest algorithm per shape: the strongest baseline
     log = Log(out)
-    if not args.no_precompile:
-        log(**env_record())
+    log(**env_record())  # every run heads its records with its machine and versions (a timing-only run too)
     if not args.no_precompile:
         precompile(log, out, args.workers)
     if args.precompile_only:

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 import triton
 
-from tritonify.kernels.bench.timing import GpuTimer, calls_per_graph
+from tritonify.kernels.bench.timing import GpuTimer
 from tritonify.kernels.templates import conv2d as m
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -103,8 +103,7 @@ def main(out: Path, tiles: bool = True) -> int:
                               float((db.double() - ref_db).abs().max() / ref_db.abs().max()))
                     call()
                     torch.cuda.synchronize()
-                    probe = timer.probe_ms(call)
-                    t = timer.measure(call, graph=True, calls_per_graph=calls_per_graph(probe, 1))
+                    t = timer.measure(call, graph=True, calls_per_graph=timer.graph_calls(call))
                     us = 1e3 * t.p50_ms
                     row["variants"][label] = {"us": round(us, 2), "of_copy": round(nbytes / (us * 1e-6) / (COPY_TBPS * 1e12), 3),
                                               "err": round(err, 5), "method": t.method}

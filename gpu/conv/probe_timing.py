@@ -1,15 +1,17 @@
 """Device probe: does the forward rows' timing method treat the template and cuDNN alike?
 
-bench.py times each forward row with GpuTimer's graph mode: a CUDA graph of about 1 ms of calls, sized from an
-eager probe of the call (``calls_per_graph``), replayed under ``do_bench`` (an L2 flush before each replay). The
-template's eager call spends more on the host than cuDNN's, so its graph holds fewer calls, and what a replay costs
-beyond its kernels (the launch of the graph, the first call's cold L2) is shared among fewer. The autotuner's own
+bench.py times each forward row with GpuTimer's graph mode: a CUDA graph of about 1 ms of calls, replayed under
+``do_bench`` (an L2 flush before each replay). Until session 19 the graph was sized from an eager probe of the
+call (``calls_per_graph(probe_ms)``): the template's eager call spends more on the host than cuDNN's, so its graph
+held fewer calls, and what a replay costs beyond its kernels (the launch of the graph, the first call's cold L2)
+was shared among fewer. ``GpuTimer.graph_calls`` now sizes it from a short graph's replay (GPU time only); the
+probe records both sizings. The autotuner's own
 timings (``do_bench_cudagraph``, no flush, about 20 ms of calls per graph) came out 1.0-1.7 us under the rows'
 template times on the 1x1 layers at batch 32 (12:25Z of 2026-12-04).
 
 For each layer (PROBE_SHAPES, at PROBE_BATCH), the template's plain forward and cuDNN's, each timed four ways in
 the same process: bench.py's own ``timings``; GpuTimer with the same fixed calls per graph for both
-(PROBE_CALLS); ``graph_ms`` (``do_bench_cudagraph``, the facts file's "graph" timing); and the median of replays
+(PROBE_CALLS); GpuTimer with the old eager-probe sizing; ``graph_ms`` (``do_bench_cudagraph``, the facts file's "graph" timing); and the median of replays
 of a graph of PROBE_CALLS calls timed with events, no flush (``graph_of_calls_us``). Each call's output is
 checked against float64 first.
 
@@ -56,10 +58,13 @@ def main(argv):
                 rec[f"{who}_max_rel_err"] = ((y.double() - ref).abs().max() / ref.abs().max()).item()
                 torch.cuda.synchronize()
                 probe = timer.probe_ms(call)
-                auto = calls_per_graph(probe, 1)
+                eager_sized = calls_per_graph(probe, 1)
                 rec[who] = {
-                    "probe_us": round(1e3 * probe, 2), "bench_calls_per_graph": auto,
+                    "probe_us": round(1e3 * probe, 2), "eager_sized_calls_per_graph": eager_sized,
+                    "bench_calls_per_graph": timer.graph_calls(call),
                     "gputimer_bench_us": bench.timings(call, events=False)["graph_us"],
+                    "gputimer_eager_sized_us": round(1e3 * timer.measure(call, graph=True,
+                                                                         calls_per_graph=eager_sized).p50_ms, 2),
                     "gputimer_fixed_us": round(1e3 * timer.measure(call, graph=True, calls_per_graph=CALLS).p50_ms, 2),
                     "do_bench_cudagraph_us": round(1e3 * graph_ms(call, rep_ms=40), 2),
                     "graph_of_calls_us": round(graph_of_calls_us(call, calls=CALLS, replays=7), 2)}

@@ -32,7 +32,6 @@ from tritonify.kernels.bench.timing import (
     GpuTimer,
     Timer,
     TimingUnavailable,
-    calls_per_graph,
     host_shape,
     host_us_per_call,
     make_timer,
@@ -153,9 +152,10 @@ def _run_shape(contract: Contract, shape: tuple, impls: list[tuple[str, Callable
     graph, per_graph = False, 1
     if isinstance(timer, GpuTimer):
         kernel_fn = dict(impls)[KERNEL]
-        probe = timer.probe_ms(rotating(_with_out(kernel_fn, contract, sets), sets))
+        kernel_call = rotating(_with_out(kernel_fn, contract, sets), sets)
+        probe = timer.probe_ms(kernel_call)
         graph = probe < timer.graph_below_ms
-        per_graph = calls_per_graph(probe, n_sets) if graph else 1
+        per_graph = timer.graph_calls(kernel_call, n_sets) if graph else 1
         out_row["probe_ms"] = probe
     out_row["input_sets"] = n_sets
     for name, fn in impls:

@@ -142,6 +142,22 @@ class GpuTimer(Timer):
 
         return as_list(do_bench(call, warmup=5, rep=20, quantiles=[0.5]))[0]
 
+    def graph_calls(self, call: Callable[[], Any], sets: int = 1) -> int:
+        """Calls to capture in one graph: about 1 ms of the call's GPU time, a whole number of input-set
+        rotations. Sized from a short graph's replay, not from the eager probe: the eager median holds
+        the launcher's host time, so a call with a slow launcher would get fewer calls per graph than a
+        baseline of the same GPU time, and the fixed cost of each replay (its launch, the L2 flush
+        before it) would weigh more on it. A call that cannot be captured is sized by the eager probe."""
+        import torch
+
+        try:
+            per_call_ms = graph_of_calls_us(call, calls=math.ceil(8 / sets) * sets, replays=3) / 1e3
+        except Exception:  # noqa: BLE001 - a host sync in the call: measure() says so when it falls back
+            torch.cuda.synchronize()
+            reset_rng_after_failed_capture()
+            per_call_ms = self.probe_ms(call)
+        return calls_per_graph(per_call_ms, sets)
+
     def _graph(self, call: Callable[[], Any], calls: int):
         import torch
 
@@ -181,8 +197,8 @@ class GpuTimer(Timer):
     def describe(self) -> str:
         return (f"triton.testing.do_bench (CUDA events; {self.warmup_ms} ms warm-up, {self.rep_ms} ms of repetitions, "
                 "L2 flushed before each repetition); calls whose probe median is under "
-                f"{self.graph_below_ms * 1e3:.0f} us are timed as CUDA-graph replays (about 1 ms of calls per graph, "
-                "time divided by the calls; keeps launcher overhead out); inputs rotate over enough sets to span "
+                f"{self.graph_below_ms * 1e3:.0f} us are timed as CUDA-graph replays (about 1 ms of GPU time per graph, "
+                "sized from a short graph's replay; time divided by the calls; keeps launcher overhead out); inputs rotate over enough sets to span "
                 "2x L2 when one set fits in it; quantiles p20/p50/p80 of the second of two passes; a pass-to-pass "
                 f"median difference or a p20-p80 width over {NOISE_LIMIT:.0%} of the median is flagged as noisy")
 

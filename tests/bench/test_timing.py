@@ -104,3 +104,25 @@ def test_host_issue_time_stops_the_clock_before_the_final_synchronisation():
     us = host_issue_us_per_call(lambda: events.append("call"), lambda: events.append("sync"), calls=50, clock=clock)
     assert abs(us - 30.0) < 1e-6                  # 1.5 ms over 50 calls
     assert events == ["call"] * 5 + ["sync", "clock"] + ["call"] * 50 + ["clock", "sync"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_graph_size_follows_gpu_time_not_the_launchers_host_time():
+    """Two calls with the same kernel, one with 0.3 ms of host work in its launcher: both graphs get
+    the same calls (the eager probe would give the slow launcher about a third as many)."""
+    import time
+
+    x = torch.randn(1 << 22, device="cuda")
+    quick = lambda: torch.mul(x, 1.0001)  # noqa: E731
+
+    def slow_launcher():
+        deadline = time.perf_counter() + 3e-4
+        while time.perf_counter() < deadline:
+            pass
+        return torch.mul(x, 1.0001)
+
+    timer = GpuTimer(warmup_ms=5, rep_ms=20)
+    quick_calls, slow_calls = timer.graph_calls(quick), timer.graph_calls(slow_launcher)
+    assert calls_per_graph(timer.probe_ms(slow_launcher), 1) < 0.6 * quick_calls
+    assert abs(slow_calls - quick_calls) <= 0.25 * quick_calls
