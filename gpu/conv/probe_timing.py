@@ -9,10 +9,11 @@ probe records both sizings. The autotuner's own
 timings (``do_bench_cudagraph``, no flush, about 20 ms of calls per graph) came out 1.0-1.7 us under the rows'
 template times on the 1x1 layers at batch 32 (12:25Z of 2026-12-04).
 
-For each layer (PROBE_SHAPES, at PROBE_BATCH), the template's plain forward and cuDNN's, each timed four ways in
+For each layer (PROBE_SHAPES, at PROBE_BATCH), the template's plain forward and cuDNN's, each timed five ways in
 the same process: bench.py's own ``timings``; GpuTimer with the same fixed calls per graph for both
-(PROBE_CALLS); GpuTimer with the old eager-probe sizing; ``graph_ms`` (``do_bench_cudagraph``, the facts file's "graph" timing); and the median of replays
-of a graph of PROBE_CALLS calls timed with events, no flush (``graph_of_calls_us``). Each call's output is
+(PROBE_CALLS); GpuTimer with the old eager-probe sizing; ``graph_ms`` (``do_bench_cudagraph``, the facts file's
+"graph" timing); and the median of replays of a graph of PROBE_CALLS calls timed with events, no flush
+(``graph_of_calls_us``). Each call's output is
 checked against float64 first.
 
     python gpu/conv/probe_timing.py OUT_DIR        # records appended to OUT_DIR/probe_timing.jsonl

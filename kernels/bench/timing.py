@@ -197,9 +197,9 @@ class GpuTimer(Timer):
     def describe(self) -> str:
         return (f"triton.testing.do_bench (CUDA events; {self.warmup_ms} ms warm-up, {self.rep_ms} ms of repetitions, "
                 "L2 flushed before each repetition); calls whose probe median is under "
-                f"{self.graph_below_ms * 1e3:.0f} us are timed as CUDA-graph replays (about 1 ms of GPU time per graph, "
-                "sized from a short graph's replay; time divided by the calls; keeps launcher overhead out); inputs rotate over enough sets to span "
-                "2x L2 when one set fits in it; quantiles p20/p50/p80 of the second of two passes; a pass-to-pass "
+                f"{self.graph_below_ms * 1e3:.0f} us are timed as CUDA-graph replays (about 1 ms of GPU time per "
+                "graph, sized from a short graph's replay; time divided by the calls; keeps launcher overhead out); "
+                "inputs rotate over enough sets to span 2x L2 when one set fits in it; quantiles p20/p50/p80 of the second of two passes; a pass-to-pass "
                 f"median difference or a p20-p80 width over {NOISE_LIMIT:.0%} of the median is flagged as noisy")
 
 
